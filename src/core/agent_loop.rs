@@ -1,0 +1,588 @@
+//! The loop of §3: run start (prompt or continuation), the main loop with its polling points
+//! S0/S1/S2/F, the request boundary and streaming (L-3.5, L-3.6), hard exits, and the clean endings
+//! of D1 and D2. Tool batches are in `tools`; event delivery and callbacks in `run`.
+
+use super::declare::declare_tool_changes;
+use super::host::{Host, Kind};
+use super::run::{Run, Stop, abandon_deadline};
+use futures::FutureExt;
+use futures::future::{Either, select};
+
+const REQUEST_ABORTED: &str = "Request was aborted";
+const STREAM_ENDED: &str = "Stream ended without a done or error event";
+
+/// How long a foreign stream's `result()` is awaited after it ended without a terminal event.
+const FOREIGN_RESULT_WAIT_MS: f64 = 1000.0;
+
+/// A run ready to be driven, prepared synchronously at the entry point.
+pub struct Start<V> {
+    /// The working context (a copy of the caller's, L-3.1.3 / D6).
+    pub context: V,
+    /// `Some(initial messages)` for prompt runs, `None` for continuations.
+    pub initial: Option<Vec<V>>,
+}
+
+/// L-3.1.3: declares tools on the prompts and builds the working context. Synchronous, before any
+/// event; an `Err` is a value a caller getter threw.
+pub fn start_prompt_run<H: Host>(h: &H, prompts: &H::V, context: &H::V) -> Result<Start<H::V>, H::V> {
+    let prompts = h.array_items(prompts)?;
+    let initial = declare_tool_changes(h, context, &prompts)?;
+    let working = h.shallow_copy(context)?;
+    let mut messages = h.array_items(&h.get(context, "messages")?)?;
+    messages.extend(initial.iter().cloned());
+    h.set(&working, "messages", &h.array(&messages))?;
+    Ok(Start { context: working, initial: Some(initial) })
+}
+
+/// L-3.1.4: the continuation guards (exact texts, plain `Error`) and the D6 copy.
+pub fn start_continue_run<H: Host>(h: &H, context: &H::V) -> Result<Start<H::V>, H::V> {
+    let messages = h.array_items(&h.get(context, "messages")?)?;
+    let Some(last) = messages.last() else {
+        return Err(h.error("Cannot continue: no messages in context", false));
+    };
+    if super::declare::role(h, last)?.as_deref() == Some("assistant") {
+        return Err(h.error("Cannot continue from message role: assistant", false));
+    }
+    let working = h.shallow_copy(context)?;
+    h.set(&working, "messages", &h.array(&messages))?;
+    Ok(Start { context: working, initial: None })
+}
+
+/// Drives a prepared run to its end. Resolves with newMessages, or with the value a failing sink
+/// threw (L-3.10.4). Every other failure ends inside the run (D1, D2): `agent_end` is always last.
+pub async fn drive<H: Host>(run: &Run<'_, H>, initial: Option<Vec<H::V>>) -> Result<H::V, H::V> {
+    let outcome = match initial {
+        Some(initial) => run_prompts(run, initial).await,
+        None => run_continue(run).await,
+    };
+    let ended = match outcome {
+        Ok(()) | Err(Stop::EmitFailed) => Ok(()),
+        Err(Stop::Failed(message)) => end_with_failure(run, &message).await,
+        Err(Stop::Aborted) => end_after_abort(run).await,
+    };
+    let _ = ended;
+    match run.emitter.failure() {
+        Some(thrown) => Err(thrown),
+        None => Ok(run.new_messages.clone()),
+    }
+}
+
+async fn run_prompts<H: Host>(run: &Run<'_, H>, initial: Vec<H::V>) -> Result<(), Stop> {
+    let h = run.h;
+    for message in &initial {
+        h.array_push(&run.new_messages, message).map_err(|e| run.fail(&e))?;
+    }
+    run.emit_type("agent_start").await?;
+    run.emit_type("turn_start").await?;
+    for message in &initial {
+        run.emit_message("message_start", message).await?;
+        run.emit_message("message_end", message).await?;
+    }
+    run_loop(run).await
+}
+
+async fn run_continue<H: Host>(run: &Run<'_, H>) -> Result<(), Stop> {
+    run.emit_type("agent_start").await?;
+    run.emit_type("turn_start").await?;
+    run_loop(run).await
+}
+
+/// Polls a queue getter (S0, S1, S2, F). Nothing is polled once aborted (D2.1). What it returns is
+/// kept as undelivered until injected, so a failure never loses it (D1.2).
+async fn poll<H: Host>(run: &Run<'_, H>, getter: &str) -> Result<usize, Stop> {
+    let h = run.h;
+    run.check_abort()?;
+    let Some(value) = run.call_hook(getter, &[]).await? else {
+        return Ok(0);
+    };
+    if !h.truthy(&value) {
+        return Ok(0);
+    }
+    if h.kind(&value) != Kind::Array {
+        return Err(Stop::Failed(format!("{getter} must return an array of messages")));
+    }
+    let messages = h.array_items(&value).map_err(|e| run.fail(&e))?;
+    let count = messages.len();
+    run.ending.borrow_mut().undelivered.extend(messages);
+    Ok(count)
+}
+
+fn pending_count<H: Host>(run: &Run<'_, H>) -> usize {
+    run.ending.borrow().undelivered.len()
+}
+
+/// L-3.2.1: applies a `prepareNextTurn` / `prepareRequest` update; returns its `messages`.
+fn apply_update<H: Host>(run: &Run<'_, H>, hook: &str, update: Option<H::V>, with_messages: bool) -> Result<Vec<H::V>, Stop> {
+    let h = run.h;
+    let Some(update) = update else {
+        return Ok(Vec::new());
+    };
+    if !h.truthy(&update) {
+        return Ok(Vec::new());
+    }
+    let invalid = |detail: &str| Stop::Failed(format!("{hook} returned an invalid update: {detail}"));
+    if !h.kind(&update).is_object_like() {
+        return Err(invalid("expected an object"));
+    }
+    let get = |obj: &H::V, key: &str| h.get(obj, key).map_err(|e| run.fail(&e));
+    let context = get(&update, "context")?;
+    if !h.kind(&context).is_nullish() {
+        if !h.kind(&context).is_object_like() {
+            return Err(invalid("context must be an object"));
+        }
+        if h.kind(&get(&context, "messages")?) != Kind::Array {
+            return Err(invalid("context.messages must be an array"));
+        }
+    }
+    let messages = if with_messages {
+        let messages = get(&update, "messages")?;
+        match h.kind(&messages) {
+            Kind::Undefined | Kind::Null => Vec::new(),
+            Kind::Array => h.array_items(&messages).map_err(|e| run.fail(&e))?,
+            _ => return Err(invalid("messages must be an array")),
+        }
+    } else {
+        Vec::new()
+    };
+    let model = get(&update, "model")?;
+    let level = get(&update, "thinkingLevel")?;
+    let config = run.config();
+    let next = h.shallow_copy(&config).map_err(|e| run.fail(&e))?;
+    let model = if h.kind(&model).is_nullish() { get(&config, "model")? } else { model };
+    let reasoning = match h.kind(&level) {
+        Kind::Undefined => get(&config, "reasoning")?,
+        _ if h.as_string(&level).as_deref() == Some("off") => h.undefined(),
+        _ => level,
+    };
+    h.set(&next, "model", &model).map_err(|e| run.fail(&e))?;
+    h.set(&next, "reasoning", &reasoning).map_err(|e| run.fail(&e))?;
+    run.set_config(next);
+    if !h.kind(&context).is_nullish() {
+        run.set_context(context);
+    }
+    Ok(messages)
+}
+
+/// `{message, toolResults, context, newMessages}` handed to finishTurn and prepareNextTurn.
+fn turn_context<H: Host>(run: &Run<'_, H>, message: &H::V, results: &[H::V]) -> H::V {
+    let h = run.h;
+    h.object(&[
+        ("message", message.clone()),
+        ("toolResults", h.array(results)),
+        ("context", run.context()),
+        ("newMessages", run.new_messages.clone()),
+    ])
+}
+
+/// Injects everything undelivered (prepared first, then queued) after declaring tool changes.
+async fn inject_pending<H: Host>(run: &Run<'_, H>) -> Result<(), Stop> {
+    let pending = run.ending.borrow().undelivered.clone();
+    let declared = declare_tool_changes(run.h, &run.context(), &pending).map_err(|e| run.fail(&e))?;
+    run.ending.borrow_mut().undelivered.clear();
+    for message in &declared {
+        run.inject(message).await?;
+    }
+    Ok(())
+}
+
+fn stop_reason<H: Host>(run: &Run<'_, H>, message: &H::V) -> Option<String> {
+    run.h.get(message, "stopReason").ok().and_then(|v| run.h.as_string(&v))
+}
+
+fn is_end_decision<H: Host>(h: &H, decision: &Option<H::V>, action: &str) -> bool {
+    match decision {
+        Some(d) if h.kind(d).is_object_like() => {
+            h.get(d, "action").ok().and_then(|a| h.as_string(&a)).as_deref() == Some(action)
+        }
+        _ => false,
+    }
+}
+
+/// §3.2 main loop.
+async fn run_loop<H: Host>(run: &Run<'_, H>) -> Result<(), Stop> {
+    let h = run.h;
+    poll(run, "getSteeringMessages").await?; // S0
+    let mut last_turn: Option<H::V> = None;
+    let mut continue_once = false;
+    loop {
+        let mut more_tool_calls = true;
+        while more_tool_calls || pending_count(run) > 0 {
+            if let Some(turn) = &last_turn {
+                run.check_abort()?;
+                let queued = run.ending.borrow().undelivered.clone();
+                let update = run.call_hook("prepareNextTurn", &[turn.clone()]).await?;
+                let prepared = apply_update(run, "prepareNextTurn", update, true)?;
+                if !prepared.is_empty() {
+                    let mut all = prepared;
+                    all.extend(queued.iter().cloned());
+                    run.ending.borrow_mut().undelivered = all;
+                }
+                if queued.is_empty() {
+                    poll(run, "getSteeringMessages").await?; // S2
+                }
+                run.emit_type("turn_start").await?;
+            }
+            inject_pending(run).await?;
+            run.check_abort()?;
+            let request = h.object(&[
+                ("context", run.context()),
+                ("model", h.get(&run.config(), "model").map_err(|e| run.fail(&e))?),
+                ("thinkingLevel", thinking_level(run)),
+            ]);
+            let update = run.call_hook("prepareRequest", &[request, run.signal.clone()]).await?;
+            apply_update(run, "prepareRequest", update, false)?;
+
+            let message = stream_assistant_response(run).await?;
+            h.array_push(&run.new_messages, &message).map_err(|e| run.fail(&e))?;
+
+            let reason = stop_reason(run, &message);
+            if matches!(reason.as_deref(), Some("error") | Some("aborted")) {
+                return hard_exit(run, &message, &[]).await;
+            }
+            let calls = super::tools::tool_calls(h, &message).map_err(|e| run.fail(&e))?;
+            let mut results = Vec::new();
+            more_tool_calls = false;
+            if !calls.is_empty() {
+                let batch = if reason.as_deref() == Some("length") {
+                    run.fail_truncated(&calls).await?
+                } else {
+                    run.execute_tool_calls(&message, &calls).await?
+                };
+                more_tool_calls = !batch.terminate;
+                for result in &batch.messages {
+                    run.append(result)?;
+                }
+                results = batch.messages;
+            }
+            if run.aborted() {
+                return hard_exit(run, &message, &results).await; // D2.3
+            }
+            let turn = turn_context(run, &message, &results);
+            last_turn = Some(turn.clone());
+            let decision = run.call_hook("finishTurn", &[turn, run.signal.clone()]).await?;
+            run.emit_turn_end(&message, &results).await?;
+            if is_end_decision(h, &decision, "end") {
+                return run.emit_agent_end().await;
+            }
+            continue_once = is_end_decision(h, &decision, "continue");
+            let steered = poll(run, "getSteeringMessages").await?; // S1
+            if more_tool_calls || steered > 0 {
+                continue_once = false;
+            }
+        }
+        let follow_ups = poll(run, "getFollowUpMessages").await?; // F
+        if follow_ups > 0 {
+            continue_once = false;
+            continue;
+        }
+        if continue_once {
+            continue_once = false;
+            continue;
+        }
+        break;
+    }
+    run.emit_agent_end().await
+}
+
+/// L-3.7.1 / D2.3: finishTurn with its decision ignored, then `turn_end`, `agent_end`.
+async fn hard_exit<H: Host>(run: &Run<'_, H>, message: &H::V, results: &[H::V]) -> Result<(), Stop> {
+    let turn = turn_context(run, message, results);
+    // The decision is ignored and the run ends either way; a failing finishTurn changes nothing.
+    let _ = run.call_hook("finishTurn", &[turn, run.signal.clone()]).await;
+    run.emit_turn_end(message, results).await?;
+    run.emit_agent_end().await
+}
+
+fn thinking_level<H: Host>(run: &Run<'_, H>) -> H::V {
+    let h = run.h;
+    match h.get(&run.config(), "reasoning") {
+        Ok(level) if !h.kind(&level).is_nullish() => level,
+        _ => h.string("off"),
+    }
+}
+
+/// API-1.4.2: DEFAULT_AGENT_IDENTITY overlaid field by field with `config.identity`.
+pub fn request_identity<H: Host>(h: &H, config: &H::V) -> Result<H::V, H::V> {
+    let attribution = h.object(&[
+        ("name", h.string("pi")),
+        ("url", h.string("https://pi.dev")),
+        ("categories", h.array(&[h.string("cli-agent")])),
+    ]);
+    let merged = h.object(&[("attribution", attribution)]);
+    let identity = h.get(config, "identity")?;
+    if h.truthy(&identity) && h.kind(&identity).is_object_like() {
+        for key in ["userAgent", "attribution", "version"] {
+            let value = h.get(&identity, key)?;
+            if h.kind(&value) != Kind::Undefined {
+                h.set(&merged, key, &value)?;
+            }
+        }
+    }
+    Ok(merged)
+}
+
+/// The request boundary (L-3.5.1) and the stream (L-3.6). Returns the final assistant message,
+/// already in the context (not yet in newMessages).
+async fn stream_assistant_response<H: Host>(run: &Run<'_, H>) -> Result<H::V, Stop> {
+    let h = run.h;
+    run.check_abort()?;
+    let fail = |e: H::V| run.fail(&e);
+    let mut messages = run.context_messages()?;
+    if let Some(transformed) = run.call_hook("transformContext", &[messages.clone(), run.signal.clone()]).await? {
+        if h.kind(&transformed) != Kind::Array {
+            return Err(Stop::Failed("transformContext must return an array of messages".into()));
+        }
+        messages = transformed;
+    }
+    let llm = run.call_hook("convertToLlm", &[messages]).await?.unwrap_or_else(|| h.undefined());
+    if h.kind(&llm) != Kind::Array {
+        return Err(Stop::Failed("convertToLlm must return an array of messages".into()));
+    }
+    let transcript = h.object(&[("messages", llm)]);
+    let config = run.config();
+    let model = h.get(&config, "model").map_err(fail)?;
+    let mut api_key = h.undefined();
+    if run.hook("getApiKey")?.is_some() {
+        let provider = h.get(&model, "provider").map_err(fail)?;
+        if let Some(key) = run.call_hook("getApiKey", &[provider]).await? {
+            api_key = key;
+        }
+    }
+    if !h.truthy(&api_key) {
+        api_key = h.get(&config, "apiKey").map_err(fail)?;
+    }
+    let options = h.shallow_copy(&config).map_err(fail)?;
+    h.set(&options, "apiKey", &api_key).map_err(fail)?;
+    h.set(&options, "identity", &request_identity(h, &config).map_err(fail)?).map_err(fail)?;
+    h.set(&options, "signal", &run.signal).map_err(fail)?;
+    run.check_abort()?; // D2.4: no request once aborted
+    let undefined = h.undefined();
+    let source = match run.guarded(h.call(&run.stream_fn, &undefined, &[model, transcript, options])).await {
+        Some(Ok(source)) => source,
+        Some(Err(e)) => return Err(run.fail(&e)),
+        None => return Err(Stop::Failed(REQUEST_ABORTED.into())),
+    };
+    read_stream(run, &source).await
+}
+
+/// Iterates an assistant message event source (L-3.6.1 – L-3.6.4).
+async fn read_stream<H: Host>(run: &Run<'_, H>, source: &H::V) -> Result<H::V, Stop> {
+    let h = run.h;
+    let fail = |e: H::V| run.fail(&e);
+    let not_iterable = || Stop::Failed("streamFn must return an async iterable of assistant message events".into());
+    let iterator = match h.async_iterator(source) {
+        Ok(Some(it)) => it,
+        Ok(None) => return Err(not_iterable()),
+        Err(e) => return Err(fail(e)),
+    };
+    let messages = run.context_messages()?;
+    // Where the streamed partial sits in `messages`, once `start` arrived.
+    let mut slot: Option<usize> = None;
+    let mut deadline = abandon_deadline(h, &run.signal, run.abort_grace_ms).fuse();
+    loop {
+        let next = h.iterator_next(&iterator).fuse();
+        let event = futures::select_biased! {
+            n = Box::pin(next) => n,
+            () = deadline => {
+                h.iterator_return(&iterator);
+                return Err(Stop::Failed(REQUEST_ABORTED.into()));
+            }
+        };
+        let event = match event {
+            Ok(Some(event)) => event,
+            Ok(None) => break,
+            Err(e) => return Err(fail(e)),
+        };
+        if !h.kind(&event).is_object_like() {
+            continue;
+        }
+        let kind = h.get(&event, "type").map_err(fail)?;
+        let Some(kind) = h.as_string(&kind) else { continue };
+        match kind.as_str() {
+            "start" => {
+                let partial = h.get(&event, "partial").map_err(fail)?;
+                h.array_push(&messages, &partial).map_err(fail)?;
+                let index = h.array_len(&messages).map_err(fail)?.saturating_sub(1);
+                slot = Some(index);
+                run.ending.borrow_mut().partial = Some((messages.clone(), index, partial.clone()));
+                let copy = h.shallow_copy(&partial).map_err(fail)?;
+                run.emit_message("message_start", &copy).await?;
+            }
+            "text_start" | "text_delta" | "text_end" | "thinking_start" | "thinking_delta" | "thinking_end"
+            | "toolcall_start" | "toolcall_delta" | "toolcall_end" => {
+                let Some(index) = slot else { continue };
+                let partial = h.get(&event, "partial").map_err(fail)?;
+                h.array_set(&messages, index, &partial).map_err(fail)?;
+                run.ending.borrow_mut().partial = Some((messages.clone(), index, partial.clone()));
+                let copy = h.shallow_copy(&partial).map_err(fail)?;
+                let update = h.object(&[
+                    ("type", h.string("message_update")),
+                    ("assistantMessageEvent", event.clone()),
+                    ("message", copy),
+                ]);
+                run.emit(update).await?;
+            }
+            "done" | "error" => {
+                let field = if kind == "done" { "message" } else { "error" };
+                let fallback = h.get(&event, field).map_err(fail)?;
+                let final_message = match source_result(run, source, None).await {
+                    Some(result) => result,
+                    None if h.kind(&fallback).is_object_like() => fallback,
+                    None => return Err(Stop::Failed(format!("Assistant message event \"{kind}\" has no {field}"))),
+                };
+                return finish_message(run, &messages, slot, &final_message).await;
+            }
+            _ => {}
+        }
+    }
+    // L-3.6.4: ended without a terminal event.
+    match source_result(run, source, Some(FOREIGN_RESULT_WAIT_MS)).await {
+        Some(final_message) => finish_message(run, &messages, slot, &final_message).await,
+        None => Err(Stop::Failed(STREAM_ENDED.into())),
+    }
+}
+
+/// `await source.result()` when the source has one and it yields an object. With `wait_ms`, our
+/// own streams answer at once that no result will come; foreign ones get `wait_ms`.
+async fn source_result<H: Host>(run: &Run<'_, H>, source: &H::V, wait_ms: Option<f64>) -> Option<H::V> {
+    let h = run.h;
+    let result = h.get(source, "result").ok()?;
+    if h.kind(&result) != Kind::Function {
+        return None;
+    }
+    if wait_ms.is_some() {
+        if let Ok(has_result) = h.get(source, "hasResult") {
+            if h.kind(&has_result) == Kind::Function {
+                let known = h.call_sync(&has_result, source, &[]).ok()?;
+                if !h.truthy(&known) {
+                    return None;
+                }
+            }
+        }
+    }
+    let pending = h.call(&result, source, &[]);
+    let settled = match wait_ms {
+        None => run.guarded(pending).await?,
+        Some(ms) => match select(pending, h.sleep(ms)).await {
+            Either::Left((v, _)) => v,
+            Either::Right(_) => return None,
+        },
+    };
+    match settled {
+        Ok(v) if h.kind(&v).is_object_like() => Some(v),
+        _ => None,
+    }
+}
+
+/// L-3.6.3: stamps `thinkingLevel`, puts the final message in place of the partial (or appends
+/// it after a `message_start`), and emits `message_end`.
+async fn finish_message<H: Host>(run: &Run<'_, H>, messages: &H::V, slot: Option<usize>, final_message: &H::V) -> Result<H::V, Stop> {
+    let h = run.h;
+    let fail = |e: H::V| run.fail(&e);
+    h.set(final_message, "thinkingLevel", &thinking_level(run)).map_err(fail)?;
+    match slot {
+        Some(index) => h.array_set(messages, index, final_message).map_err(fail)?,
+        None => {
+            h.array_push(messages, final_message).map_err(fail)?;
+        }
+    }
+    run.ending.borrow_mut().partial = None;
+    if slot.is_none() {
+        let copy = h.shallow_copy(final_message).map_err(fail)?;
+        run.emit_message("message_start", &copy).await?;
+    }
+    run.emit_message("message_end", final_message).await?;
+    Ok(final_message.clone())
+}
+
+/// D2.4: an abort seen between steps. Nothing open and nothing drained → just `agent_end`;
+/// otherwise the turn ends with a synthesized aborted assistant message.
+async fn end_after_abort<H: Host>(run: &Run<'_, H>) -> Result<(), Stop> {
+    let nothing_open = !run.turn_open() && run.ending.borrow().undelivered.is_empty();
+    if nothing_open {
+        return run.emit_agent_end().await;
+    }
+    end_with_failure(run, REQUEST_ABORTED).await
+}
+
+/// D1.2: ends the run cleanly after a callback failure; calls no callback but the sink.
+async fn end_with_failure<H: Host>(run: &Run<'_, H>, error_message: &str) -> Result<(), Stop> {
+    let h = run.h;
+    let stop_reason = h.string(if run.aborted() { "aborted" } else { "error" });
+    if !run.turn_open() {
+        run.emit_type("turn_start").await?;
+    }
+    let undelivered = std::mem::take(&mut run.ending.borrow_mut().undelivered);
+    if !undelivered.is_empty() {
+        // The tools are not re-declared here: that would read caller objects again.
+        for message in &undelivered {
+            run.inject(message).await?;
+        }
+    }
+    let partial = run.ending.borrow_mut().partial.take();
+    let message = match partial {
+        Some((messages, index, partial)) => {
+            let copy = h.shallow_copy(&partial).unwrap_or_else(|_| h.object(&[]));
+            let _ = h.set(&copy, "stopReason", &stop_reason);
+            let _ = h.set(&copy, "errorMessage", &h.string(error_message));
+            let _ = h.array_set(&messages, index, &copy);
+            let _ = h.array_push(&run.new_messages, &copy);
+            run.emit_message("message_end", &copy).await?;
+            copy
+        }
+        None => {
+            let message = failure_message(run, &stop_reason, error_message);
+            run.emit_message("message_start", &message).await?;
+            run.emit_message("message_end", &message).await?;
+            if let Ok(messages) = run.context_messages() {
+                let _ = h.array_push(&messages, &message);
+            }
+            let _ = h.array_push(&run.new_messages, &message);
+            message
+        }
+    };
+    run.emit_turn_end(&message, &[]).await?;
+    run.emit_agent_end().await
+}
+
+/// The D1.2 shape: `{role, content: [empty text], api, provider, model, usage: zero, stopReason,
+/// errorMessage, timestamp}`, with the current config's model.
+pub fn failure_message<H: Host>(run: &Run<'_, H>, stop_reason: &H::V, error_message: &str) -> H::V {
+    let h = run.h;
+    let model = h.get(&run.config(), "model").unwrap_or_else(|_| h.undefined());
+    let field = |key: &str| {
+        if h.kind(&model).is_object_like() { h.get(&model, key).unwrap_or_else(|_| h.undefined()) } else { h.undefined() }
+    };
+    let text = h.object(&[("type", h.string("text")), ("text", h.string(""))]);
+    h.object(&[
+        ("role", h.string("assistant")),
+        ("content", h.array(&[text])),
+        ("api", field("api")),
+        ("provider", field("provider")),
+        ("model", field("id")),
+        ("usage", zero_usage(h)),
+        ("stopReason", stop_reason.clone()),
+        ("errorMessage", h.string(error_message)),
+        ("timestamp", h.number(h.date_now())),
+    ])
+}
+
+/// S-2.1.2.
+pub fn zero_usage<H: Host>(h: &H) -> H::V {
+    let zero = || h.number(0.0);
+    let cost = h.object(&[
+        ("input", zero()),
+        ("output", zero()),
+        ("cacheRead", zero()),
+        ("cacheWrite", zero()),
+        ("total", zero()),
+    ]);
+    h.object(&[
+        ("input", zero()),
+        ("output", zero()),
+        ("cacheRead", zero()),
+        ("cacheWrite", zero()),
+        ("totalTokens", zero()),
+        ("cost", cost),
+    ])
+}

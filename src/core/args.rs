@@ -1,0 +1,171 @@
+//! API misuse checks (E-8.1): wrong argument types and missing required configuration become a
+//! `TypeError` naming the argument, before any guard, event or callback.
+
+use super::host::{Host, Kind};
+
+pub enum ArgError<V> {
+    /// The message of the `TypeError` to throw: `<function>: <path> must be <expectation>`.
+    Type(String),
+    /// A getter or proxy trap threw while the arguments were read: rethrown as is.
+    Thrown(V),
+}
+
+impl<V> From<V> for ArgError<V> {
+    fn from(thrown: V) -> Self {
+        ArgError::Thrown(thrown)
+    }
+}
+
+pub struct Checker<'a, H: Host> {
+    pub h: &'a H,
+    pub function: &'a str,
+}
+
+const MAX_TIMER_MS: f64 = 2_147_483_647.0;
+
+pub const CONFIG_HOOKS: [&str; 9] = [
+    "transformContext",
+    "getApiKey",
+    "finishTurn",
+    "prepareRequest",
+    "prepareNextTurn",
+    "getSteeringMessages",
+    "getFollowUpMessages",
+    "beforeToolCall",
+    "afterToolCall",
+];
+
+impl<'a, H: Host> Checker<'a, H> {
+    pub fn new(h: &'a H, function: &'a str) -> Self {
+        Checker { h, function }
+    }
+
+    fn bad(&self, path: &str, expectation: &str) -> ArgError<H::V> {
+        ArgError::Type(format!("{}: {path} must be {expectation}", self.function))
+    }
+
+    pub fn object(&self, v: &H::V, path: &str) -> Result<(), ArgError<H::V>> {
+        if matches!(self.h.kind(v), Kind::Object | Kind::Function) { Ok(()) } else { Err(self.bad(path, "an object")) }
+    }
+
+    pub fn function(&self, v: &H::V, path: &str) -> Result<(), ArgError<H::V>> {
+        if self.h.kind(v) == Kind::Function { Ok(()) } else { Err(self.bad(path, "a function")) }
+    }
+
+    pub fn optional_function(&self, v: &H::V, path: &str) -> Result<(), ArgError<H::V>> {
+        if self.h.kind(v).is_nullish() { Ok(()) } else { self.function(v, path) }
+    }
+
+    pub fn array(&self, v: &H::V, path: &str) -> Result<Vec<H::V>, ArgError<H::V>> {
+        if self.h.kind(v) != Kind::Array {
+            return Err(self.bad(path, "an array"));
+        }
+        Ok(self.h.array_items(v)?)
+    }
+
+    /// A message: an object with a string `role`.
+    pub fn message(&self, v: &H::V, path: &str) -> Result<(), ArgError<H::V>> {
+        self.object(v, path)?;
+        let role = self.h.get(v, "role")?;
+        if self.h.kind(&role) != Kind::String {
+            return Err(self.bad(&format!("{path}.role"), "a string"));
+        }
+        Ok(())
+    }
+
+    pub fn messages(&self, v: &H::V, path: &str) -> Result<(), ArgError<H::V>> {
+        for (i, m) in self.array(v, path)?.iter().enumerate() {
+            self.message(m, &format!("{path}[{i}]"))?;
+        }
+        Ok(())
+    }
+
+    /// A tool: an object with a string `name`, a function `execute`, an object `parameters` if present.
+    pub fn tool(&self, v: &H::V, path: &str) -> Result<(), ArgError<H::V>> {
+        let h = self.h;
+        self.object(v, path)?;
+        if h.kind(&h.get(v, "name")?) != Kind::String {
+            return Err(self.bad(&format!("{path}.name"), "a string"));
+        }
+        self.function(&h.get(v, "execute")?, &format!("{path}.execute"))?;
+        let parameters = h.get(v, "parameters")?;
+        if h.kind(&parameters) != Kind::Undefined {
+            self.object(&parameters, &format!("{path}.parameters"))?;
+        }
+        Ok(())
+    }
+
+    pub fn tools(&self, v: &H::V, path: &str) -> Result<(), ArgError<H::V>> {
+        if self.h.kind(v).is_nullish() {
+            return Ok(());
+        }
+        for (i, t) in self.array(v, path)?.iter().enumerate() {
+            self.tool(t, &format!("{path}[{i}]"))?;
+        }
+        Ok(())
+    }
+
+    pub fn context(&self, v: &H::V, path: &str) -> Result<(), ArgError<H::V>> {
+        self.object(v, path)?;
+        self.messages(&self.h.get(v, "messages")?, &format!("{path}.messages"))?;
+        self.tools(&self.h.get(v, "tools")?, &format!("{path}.tools"))
+    }
+
+    pub fn signal(&self, v: &H::V, path: &str) -> Result<(), ArgError<H::V>> {
+        let h = self.h;
+        if h.kind(v).is_nullish() {
+            return Ok(());
+        }
+        let ok = matches!(h.kind(v), Kind::Object)
+            && h.kind(&h.get(v, "aborted")?) == Kind::Bool
+            && h.kind(&h.get(v, "addEventListener")?) == Kind::Function;
+        if ok { Ok(()) } else { Err(self.bad(path, "an AbortSignal")) }
+    }
+
+    /// D3–D5 numbers: timers are finite in 0…2147483647 (abortGraceMs may be Infinity);
+    /// maxParallelTools is a positive integer.
+    pub fn limits(&self, owner: &H::V, prefix: &str) -> Result<(), ArgError<H::V>> {
+        let h = self.h;
+        for key in ["toolTimeoutMs", "streamIdleTimeoutMs", "abortGraceMs", "timeoutMs"] {
+            if key == "timeoutMs" && prefix.ends_with("config") {
+                continue; // the stream option of the same name belongs to providers
+            }
+            let v = h.get(owner, key)?;
+            if h.kind(&v) == Kind::Undefined {
+                continue;
+            }
+            let ok = match h.as_number(&v) {
+                Some(n) if key == "abortGraceMs" && n == f64::INFINITY => true,
+                Some(n) => n.is_finite() && (0.0..=MAX_TIMER_MS).contains(&n),
+                None => false,
+            };
+            if !ok {
+                let what = if key == "abortGraceMs" {
+                    "a number between 0 and 2147483647, or Infinity"
+                } else {
+                    "a finite number between 0 and 2147483647"
+                };
+                return Err(self.bad(&format!("{prefix}.{key}"), what));
+            }
+        }
+        let v = h.get(owner, "maxParallelTools")?;
+        if h.kind(&v) != Kind::Undefined {
+            let ok = matches!(h.as_number(&v), Some(n) if n.is_finite() && n >= 1.0 && n.fract() == 0.0);
+            if !ok {
+                return Err(self.bad(&format!("{prefix}.maxParallelTools"), "a positive integer"));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn config(&self, v: &H::V, path: &str) -> Result<(), ArgError<H::V>> {
+        let h = self.h;
+        self.object(v, path)?;
+        self.object(&h.get(v, "model")?, &format!("{path}.model"))?;
+        self.function(&h.get(v, "convertToLlm")?, &format!("{path}.convertToLlm"))?;
+        for hook in CONFIG_HOOKS {
+            self.optional_function(&h.get(v, hook)?, &format!("{path}.{hook}"))?;
+        }
+        self.limits(v, path)
+    }
+}

@@ -1,0 +1,32 @@
+//! `streamBuiltin` (D7, §6). The built-in providers are not part of this build yet, so every api
+//! answers with the P-6.1.1 lone `error` event; the function never throws (P-6.1.2).
+
+use super::agent_loop::zero_usage;
+use super::host::Host;
+
+/// The names of the built-in wire formats, in the order `BUILTIN_APIS` lists them.
+pub const BUILTIN_APIS: [&str; 4] = ["openai-completions", "anthropic-messages", "openai-responses", "google-generative-ai"];
+
+/// The single `error` event of a request no built-in provider can serve.
+pub fn unavailable_event<H: Host>(h: &H, model: &H::V) -> H::V {
+    let field = |key: &str| {
+        if h.kind(model).is_object_like() { h.get(model, key).unwrap_or_else(|_| h.undefined()) } else { h.undefined() }
+    };
+    let api = field("api");
+    let api_text = h.as_string(&api).unwrap_or_else(|| h.error_message(&api));
+    let message = h.object(&[
+        ("role", h.string("assistant")),
+        ("content", h.array(&[])),
+        ("api", api),
+        ("provider", field("provider")),
+        ("model", field("id")),
+        ("usage", zero_usage(h)),
+        ("stopReason", h.string("error")),
+        (
+            "errorMessage",
+            h.string(&format!("No built-in provider for api \"{api_text}\". Pass streamFn or call setDefaultStreamFn().")),
+        ),
+        ("timestamp", h.number(h.date_now())),
+    ]);
+    h.object(&[("type", h.string("error")), ("reason", h.string("error")), ("error", message)])
+}

@@ -1,0 +1,190 @@
+//! `declareToolChanges` (L-3.4): before every request, write the difference between the tools the
+//! transcript declares and the tools `context.tools` can execute into a system message, so that
+//! replaying the transcript yields exactly the executable set. Reads caller values, mutates none.
+
+use super::host::{Host, Kind};
+
+/// Tools by name in `Map` order: re-setting a name keeps its place, deleting then setting moves it last.
+struct ToolSet<V> {
+    entries: Vec<(String, V)>,
+}
+
+impl<V: Clone> ToolSet<V> {
+    fn new() -> Self {
+        ToolSet { entries: Vec::new() }
+    }
+    fn set(&mut self, name: String, tool: V) {
+        match self.entries.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = tool,
+            None => self.entries.push((name, tool)),
+        }
+    }
+    fn delete(&mut self, name: &str) {
+        self.entries.retain(|(n, _)| n != name);
+    }
+}
+
+/// A tool as the model sees it, and its JSON text (two tools are equal when the texts are).
+pub struct Declaration<V> {
+    pub name: String,
+    pub value: V,
+    pub text: String,
+}
+
+/// `String(value)` for names: tool names are strings in practice, anything else is shown as JS would.
+fn name_of<H: Host>(h: &H, tool: &H::V) -> Result<String, H::V> {
+    let name = h.get(tool, "name")?;
+    Ok(h.as_string(&name).unwrap_or_else(|| h.error_message(&name)))
+}
+
+/// `{name, description, parameters: JSON round-trip, constrainedSampling? }` (L-3.4.1).
+pub fn declaration<H: Host>(h: &H, tool: &H::V) -> Result<Declaration<H::V>, H::V> {
+    let name_value = h.get(tool, "name")?;
+    let description = h.get(tool, "description")?;
+    let parameters = h.get(tool, "parameters")?;
+    let parameters = match h.json_stringify(&parameters, false)? {
+        Some(text) => h.json_parse(&text)?,
+        None => h.undefined(),
+    };
+    let constrained = h.get(tool, "constrainedSampling")?;
+    let mut entries = vec![("name", name_value.clone()), ("description", description), ("parameters", parameters)];
+    if h.kind(&constrained) != Kind::Undefined {
+        entries.push(("constrainedSampling", constrained));
+    }
+    let value = h.object(&entries);
+    let text = h.json_stringify(&value, false)?.unwrap_or_default();
+    let name = h.as_string(&name_value).unwrap_or_else(|| h.error_message(&name_value));
+    Ok(Declaration { name, value, text })
+}
+
+pub fn role<H: Host>(h: &H, message: &H::V) -> Result<Option<String>, H::V> {
+    if !h.kind(message).is_object_like() {
+        return Ok(None);
+    }
+    let role = h.get(message, "role")?;
+    Ok(h.as_string(&role))
+}
+
+fn items_of<H: Host>(h: &H, list: &H::V) -> Result<Vec<H::V>, H::V> {
+    match h.kind(list) {
+        Kind::Array => h.array_items(list),
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// Replays one message's tool fields into `tools` (toolsRemoved first, then toolsAdded).
+fn replay<H: Host>(h: &H, tools: &mut ToolSet<H::V>, message: &H::V) -> Result<(), H::V> {
+    if role(h, message)?.as_deref() != Some("system") {
+        return Ok(());
+    }
+    for removed in items_of(h, &h.get(message, "toolsRemoved")?)? {
+        let name = name_of(h, &removed)?;
+        tools.delete(&name);
+    }
+    for added in items_of(h, &h.get(message, "toolsAdded")?)? {
+        let name = name_of(h, &added)?;
+        tools.set(name, added);
+    }
+    Ok(())
+}
+
+/// Whether `message[key]?.length` is truthy.
+fn has_entries<H: Host>(h: &H, message: &H::V, key: &str) -> Result<bool, H::V> {
+    let list = h.get(message, key)?;
+    if h.kind(&list).is_nullish() {
+        return Ok(false);
+    }
+    if !h.kind(&list).is_object_like() && h.kind(&list) != Kind::String {
+        return Ok(false);
+    }
+    Ok(h.truthy(&h.get(&list, "length")?))
+}
+
+/// A copy of a system message with its tool fields replaced (empty lists omitted, placed last).
+fn with_tool_changes<H: Host>(h: &H, message: &H::V, added: &[H::V], removed: &[H::V]) -> Result<H::V, H::V> {
+    let copy = h.shallow_copy(message)?;
+    h.delete(&copy, "toolsAdded")?;
+    h.delete(&copy, "toolsRemoved")?;
+    if !added.is_empty() {
+        h.set(&copy, "toolsAdded", &h.array(added))?;
+    }
+    if !removed.is_empty() {
+        h.set(&copy, "toolsRemoved", &h.array(removed))?;
+    }
+    Ok(copy)
+}
+
+/// L-3.4.2. Returns the messages to inject (the pending ones, possibly with one system message
+/// rewritten or inserted). Errors are values thrown by caller getters.
+pub fn declare_tool_changes<H: Host>(h: &H, context: &H::V, pending: &[H::V]) -> Result<Vec<H::V>, H::V> {
+    let mut roles = Vec::with_capacity(pending.len());
+    for message in pending {
+        roles.push(role(h, message)?);
+    }
+    let system_index = roles.iter().rposition(|r| r.as_deref() == Some("system"));
+
+    let mut declared = ToolSet::new();
+    for message in items_of(h, &h.get(context, "messages")?)? {
+        replay(h, &mut declared, &message)?;
+    }
+    for (index, message) in pending.iter().enumerate() {
+        if Some(index) != system_index {
+            replay(h, &mut declared, message)?;
+        }
+    }
+
+    let mut executable = Vec::new();
+    for tool in items_of(h, &h.get(context, "tools")?)? {
+        executable.push(declaration(h, &tool)?);
+    }
+    let mut declared_texts = Vec::with_capacity(declared.entries.len());
+    for (name, tool) in &declared.entries {
+        declared_texts.push((name.clone(), declaration(h, tool)?.text));
+    }
+
+    let added: Vec<H::V> = executable
+        .iter()
+        .filter(|cur| !declared_texts.iter().any(|(n, text)| *n == cur.name && *text == cur.text))
+        .map(|cur| cur.value.clone())
+        .collect();
+    let removed: Vec<H::V> = declared_texts
+        .iter()
+        .filter(|(n, text)| !executable.iter().any(|cur| cur.name == *n && cur.text == *text))
+        .map(|(n, _)| h.object(&[("name", h.string(n))]))
+        .collect();
+    let unchanged = added.is_empty() && removed.is_empty();
+
+    if let Some(index) = system_index {
+        let Some(system) = pending.get(index) else {
+            return Ok(pending.to_vec());
+        };
+        if unchanged && !has_entries(h, system, "toolsAdded")? && !has_entries(h, system, "toolsRemoved")? {
+            return Ok(pending.to_vec());
+        }
+        let rewritten = with_tool_changes(h, system, &added, &removed)?;
+        let mut out = pending.to_vec();
+        if let Some(slot) = out.get_mut(index) {
+            *slot = rewritten;
+        }
+        return Ok(out);
+    }
+    if unchanged {
+        return Ok(pending.to_vec());
+    }
+    let mut entries = vec![
+        ("role", h.string("system")),
+        ("content", h.string("")),
+        ("timestamp", h.number(h.date_now())),
+    ];
+    if !added.is_empty() {
+        entries.push(("toolsAdded", h.array(&added)));
+    }
+    if !removed.is_empty() {
+        entries.push(("toolsRemoved", h.array(&removed)));
+    }
+    let update = h.object(&entries);
+    let insert_at = roles.iter().position(|r| r.as_deref() != Some("system")).unwrap_or(pending.len());
+    let mut out = pending.to_vec();
+    out.insert(insert_at, update);
+    Ok(out)
+}

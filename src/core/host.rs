@@ -1,0 +1,127 @@
+//! The host abstraction: everything the core needs from the JavaScript world, and nothing more.
+//! The core never names a JS type; it sees caller values as opaque `Host::V` handles and reaches
+//! them only through this trait, so a scripted host can drive it natively in `cargo test`.
+
+use futures::future::LocalBoxFuture;
+use std::rc::Rc;
+
+/// A future returned by the host. Single-threaded: nothing here is `Send`.
+pub type HostFuture<T> = LocalBoxFuture<'static, T>;
+
+/// What kind of value a handle holds, as JavaScript's `typeof` plus the array/null split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Undefined,
+    Null,
+    Bool,
+    Number,
+    String,
+    Array,
+    Function,
+    /// Any other object (plain objects, class instances, promises, ...).
+    Object,
+    /// Symbols, BigInts and whatever else a host cannot describe.
+    Other,
+}
+
+impl Kind {
+    pub fn is_nullish(self) -> bool {
+        matches!(self, Kind::Undefined | Kind::Null)
+    }
+    /// True for values a property can be read from: objects, arrays, functions.
+    pub fn is_object_like(self) -> bool {
+        matches!(self, Kind::Array | Kind::Function | Kind::Object)
+    }
+}
+
+/// The JS engine as the core sees it. `V` is a handle to a JS value; cloning a handle never copies
+/// the value it points to (identity is kept: a message appears as the same object everywhere).
+///
+/// Every method that may run caller code (getters, proxies, functions) returns `Err(thrown value)`
+/// instead of unwinding, so a hostile caller object can never trap the instance.
+pub trait Host: 'static {
+    type V: Clone + 'static;
+
+    // ---- creating values
+    fn undefined(&self) -> Self::V;
+    fn null(&self) -> Self::V;
+    fn boolean(&self, b: bool) -> Self::V;
+    fn number(&self, n: f64) -> Self::V;
+    fn string(&self, s: &str) -> Self::V;
+    /// A new plain object whose own keys are `entries` in the given order.
+    fn object(&self, entries: &[(&str, Self::V)]) -> Self::V;
+    /// A new plain array.
+    fn array(&self, items: &[Self::V]) -> Self::V;
+    /// A JS function that calls `f` with its arguments and returns what `f` returns. The function
+    /// must stay callable for as long as JS holds it (it may be called long after a run ended).
+    fn function(&self, f: Rc<dyn Fn(&[Self::V]) -> Self::V>) -> Self::V;
+    /// A JS `TypeError` (or `Error` when `type_error` is false) with this message.
+    fn error(&self, message: &str, type_error: bool) -> Self::V;
+
+    // ---- inspecting values
+    fn kind(&self, v: &Self::V) -> Kind;
+    fn as_string(&self, v: &Self::V) -> Option<String>;
+    fn as_number(&self, v: &Self::V) -> Option<f64>;
+    /// JavaScript truthiness.
+    fn truthy(&self, v: &Self::V) -> bool;
+    /// `Object.is(a, b)`.
+    fn same(&self, a: &Self::V, b: &Self::V) -> bool;
+
+    // ---- properties (may run getters / proxy traps)
+    fn get(&self, obj: &Self::V, key: &str) -> Result<Self::V, Self::V>;
+    fn set(&self, obj: &Self::V, key: &str, value: &Self::V) -> Result<(), Self::V>;
+    /// `delete obj[key]`.
+    fn delete(&self, obj: &Self::V, key: &str) -> Result<(), Self::V>;
+    /// `{...obj}` for objects, `[...arr]` for arrays.
+    fn shallow_copy(&self, obj: &Self::V) -> Result<Self::V, Self::V>;
+    /// The items of an array (a snapshot of its current elements).
+    fn array_items(&self, arr: &Self::V) -> Result<Vec<Self::V>, Self::V>;
+    fn array_push(&self, arr: &Self::V, value: &Self::V) -> Result<(), Self::V>;
+    /// Replaces `arr[index]`; `index` must be below the length.
+    fn array_set(&self, arr: &Self::V, index: usize, value: &Self::V) -> Result<(), Self::V>;
+    fn array_len(&self, arr: &Self::V) -> Result<usize, Self::V>;
+
+    // ---- calling caller code
+    /// Calls `f` with `this` and `args`. `f` runs synchronously inside `call` (so calls made in a
+    /// row start in that order within one tick); the returned future only awaits the outcome.
+    /// A synchronous throw, a rejection, or a thenable that
+    /// rejects all become `Err`; a returned thenable is awaited.
+    fn call(&self, f: &Self::V, this: &Self::V, args: &[Self::V]) -> HostFuture<Result<Self::V, Self::V>>;
+    /// Calls `f` synchronously, without awaiting what it returns (used for observational sinks).
+    fn call_sync(&self, f: &Self::V, this: &Self::V, args: &[Self::V]) -> Result<Self::V, Self::V>;
+    /// The message of a thrown value (E-8.3.1): `value.message` for errors and error-like objects
+    /// (string `message` and `name`), else `String(value)`.
+    fn error_message(&self, err: &Self::V) -> String;
+
+    // ---- JSON through the engine's own `JSON` (S-2.8.3)
+    /// `JSON.stringify(v)` or `JSON.stringify(v, null, 2)`; `Ok(None)` when the result is undefined.
+    fn json_stringify(&self, v: &Self::V, pretty: bool) -> Result<Option<String>, Self::V>;
+    fn json_parse(&self, text: &str) -> Result<Self::V, Self::V>;
+    /// `new RegExp(pattern, "u").test(text)`; `None` when the pattern is invalid.
+    fn regex_test(&self, pattern: &str, text: &str) -> Option<bool>;
+
+    // ---- time
+    /// Monotonic milliseconds (`performance.now()`).
+    fn now(&self) -> f64;
+    /// Wall clock Unix milliseconds (`Date.now()`).
+    fn date_now(&self) -> f64;
+    /// Resolves after `ms` milliseconds; dropping the future clears the timer.
+    fn sleep(&self, ms: f64) -> HostFuture<()>;
+
+    // ---- abort signals (an `AbortSignal`, or undefined for none)
+    fn signal_aborted(&self, signal: &Self::V) -> bool;
+    /// Resolves once `signal` is aborted (never for undefined); dropping it removes the listener.
+    fn wait_abort(&self, signal: &Self::V) -> HostFuture<()>;
+    /// A new `AbortController`, returned with its signal.
+    fn abort_controller(&self) -> (Self::V, Self::V);
+    /// `controller.abort(reason)`.
+    fn abort(&self, controller: &Self::V, reason: &Self::V);
+
+    // ---- async iteration
+    /// `source[Symbol.asyncIterator]()`, or `Ok(None)` when `source` is not async-iterable.
+    fn async_iterator(&self, source: &Self::V) -> Result<Option<Self::V>, Self::V>;
+    /// `await it.next()`: `Ok(Some(value))` until the iterator reports `done`.
+    fn iterator_next(&self, it: &Self::V) -> HostFuture<Result<Option<Self::V>, Self::V>>;
+    /// Calls `it.return()` if present, without awaiting it.
+    fn iterator_return(&self, it: &Self::V);
+}

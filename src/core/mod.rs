@@ -1,0 +1,16 @@
+//! The agent loop, its tool pipeline and argument validation, written against the `Host` trait.
+//! Nothing here names a JS type.
+
+pub mod agent_loop;
+pub mod args;
+pub mod builtin;
+pub mod declare;
+pub mod host;
+pub mod run;
+pub mod tools;
+#[path = "/tmp/validate_stub.rs"]
+pub mod validate;
+pub mod validate_call;
+
+#[cfg(test)]
+pub mod test_host;

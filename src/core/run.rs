@@ -1,0 +1,262 @@
+//! The state one run carries (working context, config, newMessages, signal) and the machinery every
+//! step shares: event delivery (L-3.10), calling caller callbacks (D1, D4), and abort checks (D2).
+//! It owns no scheduling decisions; those live in `agent_loop` and `tools`.
+
+use super::host::{Host, HostFuture, Kind};
+use futures::FutureExt;
+use futures::future::LocalBoxFuture;
+use futures::future::{Either, select};
+use futures::lock::Mutex;
+use std::cell::{Cell, RefCell};
+
+/// Why the normal flow of a run stopped early.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stop {
+    /// A callback threw, rejected or returned the wrong kind of value (D1); the message per E-8.3.1.
+    Failed(String),
+    /// The run's signal was seen aborted at a step that must not start new work (D2).
+    Aborted,
+    /// `emit` threw or rejected (L-3.10.4); the thrown value is kept by the emitter.
+    EmitFailed,
+}
+
+/// How events leave a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SinkMode {
+    /// `agentLoop`: the sink is called synchronously and never awaited (L-3.1.1).
+    Observe,
+    /// `runAgentLoop` / `Agent`: every call is awaited before the producer continues (L-3.10.2).
+    Barrier,
+}
+
+/// Delivers events one at a time in production order (L-3.10.3) and remembers a failing sink.
+pub struct Emitter<H: Host> {
+    sink: H::V,
+    mode: SinkMode,
+    turn: Mutex<()>,
+    failure: RefCell<Option<H::V>>,
+}
+
+impl<H: Host> Emitter<H> {
+    pub fn new(sink: H::V, mode: SinkMode) -> Self {
+        Emitter { sink, mode, turn: Mutex::new(()), failure: RefCell::new(None) }
+    }
+
+    pub fn failed(&self) -> bool {
+        self.failure.borrow().is_some()
+    }
+
+    /// The value the sink threw, once it failed.
+    pub fn failure(&self) -> Option<H::V> {
+        self.failure.borrow().clone()
+    }
+
+    pub async fn emit(&self, h: &H, event: H::V) -> Result<(), Stop> {
+        if self.failed() {
+            return Err(Stop::EmitFailed);
+        }
+        let undefined = h.undefined();
+        match self.mode {
+            SinkMode::Observe => {
+                if let Err(e) = h.call_sync(&self.sink, &undefined, &[event]) {
+                    self.failure.replace(Some(e));
+                    return Err(Stop::EmitFailed);
+                }
+            }
+            SinkMode::Barrier => {
+                let _turn = self.turn.lock().await;
+                if self.failed() {
+                    return Err(Stop::EmitFailed);
+                }
+                if let Err(e) = h.call(&self.sink, &undefined, &[event]).await {
+                    self.failure.replace(Some(e));
+                    return Err(Stop::EmitFailed);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What D1.2 needs to end a run cleanly wherever it stopped.
+#[derive(Default)]
+pub struct Ending<V> {
+    /// A `turn_start` was emitted and its `turn_end` was not.
+    pub turn_open: bool,
+    /// Messages drained from a queue or prepared by `prepareNextTurn` but not yet injected.
+    pub undelivered: Vec<V>,
+    /// The streamed partial: the array it sits in, its index there, and the partial itself.
+    pub partial: Option<(V, usize, V)>,
+}
+
+pub struct Run<'h, H: Host> {
+    pub h: &'h H,
+    pub signal: H::V,
+    pub stream_fn: H::V,
+    pub new_messages: H::V,
+    pub emitter: Emitter<H>,
+    /// D4: how long callbacks are still awaited after an abort (`f64::INFINITY` = forever).
+    pub abort_grace_ms: f64,
+    config: RefCell<H::V>,
+    context: RefCell<H::V>,
+    pub ending: RefCell<Ending<H::V>>,
+    turn_open: Cell<bool>,
+}
+
+impl<'h, H: Host> Run<'h, H> {
+    pub fn new(h: &'h H, context: H::V, config: H::V, signal: H::V, stream_fn: H::V, emitter: Emitter<H>) -> Self {
+        let abort_grace_ms = match h.get(&config, "abortGraceMs").ok().and_then(|v| h.as_number(&v)) {
+            Some(ms) if ms >= 0.0 => ms,
+            _ => 5000.0,
+        };
+        Run {
+            h,
+            signal,
+            stream_fn,
+            new_messages: h.array(&[]),
+            emitter,
+            abort_grace_ms,
+            config: RefCell::new(config),
+            context: RefCell::new(context),
+            ending: RefCell::new(Ending { turn_open: false, undelivered: Vec::new(), partial: None }),
+            turn_open: Cell::new(false),
+        }
+    }
+
+    pub fn config(&self) -> H::V {
+        self.config.borrow().clone()
+    }
+    pub fn set_config(&self, config: H::V) {
+        self.config.replace(config);
+    }
+    pub fn context(&self) -> H::V {
+        self.context.borrow().clone()
+    }
+    pub fn set_context(&self, context: H::V) {
+        self.context.replace(context);
+    }
+    pub fn turn_open(&self) -> bool {
+        self.turn_open.get()
+    }
+
+    pub fn aborted(&self) -> bool {
+        self.h.signal_aborted(&self.signal)
+    }
+
+    /// D2.1: the guard in front of every step that would start new work.
+    pub fn check_abort(&self) -> Result<(), Stop> {
+        if self.aborted() { Err(Stop::Aborted) } else { Ok(()) }
+    }
+
+    /// Turns a thrown value into a D1 failure.
+    pub fn fail(&self, thrown: &H::V) -> Stop {
+        Stop::Failed(self.h.error_message(thrown))
+    }
+
+    // ---- events
+
+    pub async fn emit(&self, event: H::V) -> Result<(), Stop> {
+        self.emitter.emit(self.h, event).await
+    }
+
+    pub async fn emit_type(&self, kind: &str) -> Result<(), Stop> {
+        let h = self.h;
+        if kind == "turn_start" {
+            self.turn_open.set(true);
+        }
+        self.emit(h.object(&[("type", h.string(kind))])).await
+    }
+
+    pub async fn emit_message(&self, kind: &str, message: &H::V) -> Result<(), Stop> {
+        let h = self.h;
+        self.emit(h.object(&[("type", h.string(kind)), ("message", message.clone())])).await
+    }
+
+    pub async fn emit_turn_end(&self, message: &H::V, tool_results: &[H::V]) -> Result<(), Stop> {
+        let h = self.h;
+        self.turn_open.set(false);
+        let event = h.object(&[
+            ("type", h.string("turn_end")),
+            ("message", message.clone()),
+            ("toolResults", h.array(tool_results)),
+        ]);
+        self.emit(event).await
+    }
+
+    pub async fn emit_agent_end(&self) -> Result<(), Stop> {
+        let h = self.h;
+        self.emit(h.object(&[("type", h.string("agent_end")), ("messages", self.new_messages.clone())])).await
+    }
+
+    /// `message_start` + `message_end` for a message, then appends it to the context and newMessages.
+    pub async fn inject(&self, message: &H::V) -> Result<(), Stop> {
+        self.emit_message("message_start", message).await?;
+        self.emit_message("message_end", message).await?;
+        self.append(message)
+    }
+
+    /// Appends to the working context's `messages` and to newMessages.
+    pub fn append(&self, message: &H::V) -> Result<(), Stop> {
+        let h = self.h;
+        let messages = self.context_messages()?;
+        h.array_push(&messages, message).map_err(|e| self.fail(&e))?;
+        h.array_push(&self.new_messages, message).map_err(|e| self.fail(&e))
+    }
+
+    pub fn context_messages(&self) -> Result<H::V, Stop> {
+        let h = self.h;
+        let messages = h.get(&self.context(), "messages").map_err(|e| self.fail(&e))?;
+        if h.kind(&messages) != Kind::Array {
+            return Err(Stop::Failed("context.messages must be an array".into()));
+        }
+        Ok(messages)
+    }
+
+    // ---- callbacks
+
+    /// Reads `config[name]`: `None` when absent, a failure when present but not a function.
+    pub fn hook(&self, name: &str) -> Result<Option<H::V>, Stop> {
+        let h = self.h;
+        let f = h.get(&self.config(), name).map_err(|e| self.fail(&e))?;
+        match h.kind(&f) {
+            Kind::Undefined | Kind::Null => Ok(None),
+            Kind::Function => Ok(Some(f)),
+            _ => Err(Stop::Failed(format!("config.{name} must be a function"))),
+        }
+    }
+
+    /// Calls the config hook `name` (with `this` = the current config) under the D4 deadline.
+    pub async fn call_hook(&self, name: &str, args: &[H::V]) -> Result<Option<H::V>, Stop> {
+        let Some(f) = self.hook(name)? else {
+            return Ok(None);
+        };
+        let config = self.config();
+        match self.guarded(self.h.call(&f, &config, args)).await {
+            Some(Ok(v)) => Ok(Some(v)),
+            Some(Err(e)) => Err(self.fail(&e)),
+            None => Err(Stop::Failed("Operation aborted".into())),
+        }
+    }
+
+    /// Awaits a callback's future, abandoning it (`None`) at the D4 deadline.
+    pub async fn guarded<T>(&self, fut: HostFuture<T>) -> Option<T> {
+        match select(fut, abandon_deadline(self.h, &self.signal, self.abort_grace_ms)).await {
+            Either::Left((v, _)) => Some(v),
+            Either::Right(((), _)) => None,
+        }
+    }
+}
+
+/// A future that resolves `grace_ms` after `signal` aborts (D4); never without a signal or with an
+/// infinite grace. The grace timer only exists once the abort happened.
+pub fn abandon_deadline<'h, H: Host>(h: &'h H, signal: &H::V, grace_ms: f64) -> LocalBoxFuture<'h, ()> {
+    if h.kind(signal).is_nullish() || !grace_ms.is_finite() {
+        return futures::future::pending().boxed_local();
+    }
+    let aborted = h.wait_abort(signal);
+    async move {
+        aborted.await;
+        h.sleep(grace_ms).await;
+    }
+    .boxed_local()
+}

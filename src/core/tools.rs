@@ -1,0 +1,598 @@
+//! Tool execution (§4): the one-call pipeline `find → prepareArguments → validate → beforeToolCall
+//! → execute → afterToolCall`, sequential and parallel batches, truncated batches, and the
+//! pieces `runToolCall` reuses. Events go out through the run; this module never polls queues.
+
+use super::host::{Host, HostFuture, Kind};
+use super::run::{Run, Stop, abandon_deadline};
+use super::validate_call::validate_tool_call;
+use futures::channel::mpsc;
+use futures::future::{Either, LocalBoxFuture, join_all, select};
+use futures::{FutureExt, StreamExt};
+use std::cell::Cell;
+use std::rc::Rc;
+
+pub const OPERATION_ABORTED: &str = "Operation aborted";
+
+/// Everything one call needs besides the call itself: where tools are found, where hooks are read
+/// from (`this` of the hooks), the signal and the D4 grace.
+pub struct ToolEnv<'a, H: Host> {
+    pub h: &'a H,
+    pub tools: H::V,
+    pub assistant: H::V,
+    pub context: H::V,
+    pub hooks: H::V,
+    pub signal: H::V,
+    pub grace_ms: f64,
+}
+
+/// A `toolCall` block of an assistant message.
+#[derive(Clone)]
+pub struct Call<V> {
+    pub block: V,
+    pub id: V,
+    pub name: String,
+    pub name_value: V,
+    pub args: V,
+}
+
+impl<V: Clone> Call<V> {
+    pub fn read<H: Host<V = V>>(h: &H, block: &V) -> Result<Self, V> {
+        let id = h.get(block, "id")?;
+        let name_value = h.get(block, "name")?;
+        let args = h.get(block, "arguments")?;
+        let name = h.as_string(&name_value).unwrap_or_else(|| h.error_message(&name_value));
+        Ok(Call { block: block.clone(), id, name, name_value, args })
+    }
+}
+
+/// The toolCall blocks of an assistant message, in content order (T-4.1.1).
+pub fn tool_calls<H: Host>(h: &H, message: &H::V) -> Result<Vec<Call<H::V>>, H::V> {
+    let content = h.get(message, "content")?;
+    if h.kind(&content) != Kind::Array {
+        return Ok(Vec::new());
+    }
+    let mut calls = Vec::new();
+    for block in h.array_items(&content)? {
+        if !h.kind(&block).is_object_like() {
+            continue;
+        }
+        let kind = h.get(&block, "type")?;
+        if h.as_string(&kind).as_deref() == Some("toolCall") {
+            calls.push(Call::read(h, &block)?);
+        }
+    }
+    Ok(calls)
+}
+
+/// A finalised call: what `tool_execution_end` and the tool-result message report.
+pub struct Outcome<V> {
+    pub call: Call<V>,
+    pub result: V,
+    /// The raw value (an `afterToolCall` may return a non-boolean `isError`, kept as given).
+    pub is_error: V,
+    pub duration_ms: Option<f64>,
+}
+
+pub enum Preparation<V> {
+    Immediate { result: V },
+    Prepared { tool: V, args: V },
+}
+
+/// The result of a tool that failed before or while running: `{content: [text], details: {}}`.
+pub fn error_result<H: Host>(h: &H, text: &str) -> H::V {
+    let block = h.object(&[("type", h.string("text")), ("text", h.string(text))]);
+    h.object(&[("content", h.array(&[block])), ("details", h.object(&[]))])
+}
+
+fn round_ms(ms: f64) -> f64 {
+    // Math.round: halves go up.
+    (ms + 0.5).floor()
+}
+
+impl<'a, H: Host> ToolEnv<'a, H> {
+    fn immediate(&self, text: &str) -> Preparation<H::V> {
+        Preparation::Immediate { result: error_result(self.h, text) }
+    }
+
+    fn find_tool(&self, name: &str) -> Result<Option<H::V>, H::V> {
+        let h = self.h;
+        if h.kind(&self.tools) != Kind::Array {
+            return Ok(None);
+        }
+        for tool in h.array_items(&self.tools)? {
+            if !h.kind(&tool).is_object_like() {
+                continue;
+            }
+            let tool_name = h.get(&tool, "name")?;
+            if h.as_string(&tool_name).as_deref() == Some(name) {
+                return Ok(Some(tool));
+            }
+        }
+        Ok(None)
+    }
+
+    fn hook(&self, name: &str) -> Result<Option<H::V>, H::V> {
+        let h = self.h;
+        let f = h.get(&self.hooks, name)?;
+        match h.kind(&f) {
+            Kind::Function => Ok(Some(f)),
+            Kind::Undefined | Kind::Null => Ok(None),
+            _ => Err(h.error(&format!("{name} must be a function"), true)),
+        }
+    }
+
+    /// Awaits a callback under the D4 deadline (`None` = abandoned).
+    async fn guarded<T>(&self, fut: HostFuture<T>) -> Option<T> {
+        match select(fut, abandon_deadline(self.h, &self.signal, self.grace_ms)).await {
+            Either::Left((v, _)) => Some(v),
+            Either::Right(((), _)) => None,
+        }
+    }
+
+    /// §4.2 steps 1–3.
+    pub async fn prepare(&self, call: &Call<H::V>) -> Preparation<H::V> {
+        let h = self.h;
+        if h.signal_aborted(&self.signal) {
+            return self.immediate(OPERATION_ABORTED);
+        }
+        let tool = match self.find_tool(&call.name) {
+            Ok(Some(tool)) => tool,
+            Ok(None) => return self.immediate(&format!("Tool {} not found", call.name)),
+            Err(e) => return self.immediate(&h.error_message(&e)),
+        };
+        match self.prepare_found(call, &tool).await {
+            Ok(p) => p,
+            Err(e) => self.immediate(&h.error_message(&e)),
+        }
+    }
+
+    /// Step 3, inside one error boundary: prepareArguments, validation, beforeToolCall.
+    async fn prepare_found(&self, call: &Call<H::V>, tool: &H::V) -> Result<Preparation<H::V>, H::V> {
+        let h = self.h;
+        let mut raw_args = call.args.clone();
+        let prepare = h.get(tool, "prepareArguments")?;
+        if h.kind(&prepare) == Kind::Function {
+            let prepared = h.call_sync(&prepare, tool, &[call.args.clone()])?;
+            if !h.same(&prepared, &call.args) {
+                raw_args = prepared;
+            }
+        }
+        let args = validate_tool_call(h, tool, &call.block, &raw_args)?;
+        if let Some(before) = self.hook("beforeToolCall")? {
+            let ctx = h.object(&[
+                ("assistantMessage", self.assistant.clone()),
+                ("toolCall", call.block.clone()),
+                ("args", args.clone()),
+                ("context", self.context.clone()),
+            ]);
+            let outcome = self.guarded(h.call(&before, &self.hooks, &[ctx, self.signal.clone()])).await;
+            let decision = match outcome {
+                None => return Ok(self.immediate(OPERATION_ABORTED)),
+                Some(r) => r?,
+            };
+            if h.signal_aborted(&self.signal) {
+                return Ok(self.immediate(OPERATION_ABORTED));
+            }
+            if h.kind(&decision).is_object_like() && h.truthy(&h.get(&decision, "block")?) {
+                let reason = h.get(&decision, "reason")?;
+                let text = if h.truthy(&reason) {
+                    h.as_string(&reason).unwrap_or_else(|| h.error_message(&reason))
+                } else {
+                    "Tool execution was blocked".to_string()
+                };
+                let result = error_result(h, &text);
+                let terminate = h.get(&decision, "terminate")?;
+                if h.kind(&terminate) == Kind::Bool && h.truthy(&terminate) {
+                    h.set(&result, "terminate", &h.boolean(true))?;
+                }
+                return Ok(Preparation::Immediate { result });
+            }
+        }
+        Ok(Preparation::Prepared { tool: tool.clone(), args })
+    }
+
+    /// Step 4: starts `execute` now (synchronously, so parallel calls start in source order within
+    /// one tick) and returns the execution to await.
+    pub fn start(&self, call: &Call<H::V>, tool: &H::V, args: &H::V) -> Execution<H> {
+        let h = self.h;
+        let accepting = Rc::new(Cell::new(true));
+        let (tx, rx) = mpsc::unbounded::<H::V>();
+        let on_update = {
+            let accepting = accepting.clone();
+            let undefined = h.undefined();
+            h.function(Rc::new(move |args: &[H::V]| {
+                if accepting.get() {
+                    if let Some(partial) = args.first() {
+                        let _ = tx.unbounded_send(partial.clone());
+                    } else {
+                        let _ = tx.unbounded_send(undefined.clone());
+                    }
+                }
+                undefined.clone()
+            }))
+        };
+        let started_at = h.now();
+        let running = match h.get(tool, "execute") {
+            Ok(execute) => h.call(&execute, tool, &[call.id.clone(), args.clone(), self.signal.clone(), on_update]),
+            Err(e) => futures::future::ready(Err(e)).boxed_local(),
+        };
+        Execution { running, updates: rx, accepting, started_at }
+    }
+
+    /// Awaits an execution, delivering its updates through `on_update` while it runs and before
+    /// it is finalised (T-4.8.1). Updates after it settled are dropped silently.
+    pub async fn finish<'f, F>(&self, call: &Call<H::V>, execution: Execution<H>, on_update: F) -> Executed<H::V>
+    where
+        F: Fn(H::V) -> LocalBoxFuture<'f, ()>,
+    {
+        let h = self.h;
+        let Execution { running, mut updates, accepting, started_at } = execution;
+        let mut running = running.fuse();
+        let mut deadline = abandon_deadline(h, &self.signal, self.grace_ms).fuse();
+        let settled = loop {
+            futures::select_biased! {
+                r = running => break Some(r),
+                partial = updates.next() => {
+                    if let Some(partial) = partial {
+                        on_update(partial).await;
+                    }
+                }
+                () = deadline => break None,
+            }
+        };
+        let duration = round_ms(h.now() - started_at);
+        accepting.set(false);
+        let abandoned = settled.is_none();
+        while let Ok(partial) = updates.try_recv() {
+            if !abandoned {
+                on_update(partial).await;
+            }
+        }
+        let (result, is_error) = match settled {
+            None => (error_result(h, OPERATION_ABORTED), true),
+            Some(Err(e)) => (error_result(h, &h.error_message(&e)), true),
+            Some(Ok(v)) if h.kind(&v).is_object_like() => match h.get(&v, "isError") {
+                Ok(flag) => {
+                    let is_error = h.kind(&flag) == Kind::Bool && h.truthy(&flag);
+                    (v, is_error)
+                }
+                Err(e) => (error_result(h, &h.error_message(&e)), true),
+            },
+            Some(Ok(_)) => {
+                let text = format!("Tool \"{}\" returned an invalid result: expected an object", call.name);
+                (error_result(h, &text), true)
+            }
+        };
+        Executed { result, is_error: h.boolean(is_error), duration_ms: duration, abandoned }
+    }
+
+    /// Step 5: afterToolCall and the S-2.5.2 merge.
+    pub async fn finalize(&self, call: &Call<H::V>, args: &H::V, executed: Executed<H::V>) -> Outcome<H::V> {
+        let h = self.h;
+        let Executed { result, is_error, duration_ms, abandoned } = executed;
+        let outcome = |result, is_error| Outcome { call: call.clone(), result, is_error, duration_ms: Some(duration_ms) };
+        if abandoned {
+            return outcome(result, is_error);
+        }
+        let after = match self.hook("afterToolCall") {
+            Ok(Some(after)) => after,
+            Ok(None) => return outcome(result, is_error),
+            Err(e) => return outcome(error_result(h, &h.error_message(&e)), h.boolean(true)),
+        };
+        let ctx = h.object(&[
+            ("assistantMessage", self.assistant.clone()),
+            ("toolCall", call.block.clone()),
+            ("args", args.clone()),
+            ("result", result.clone()),
+            ("isError", is_error.clone()),
+            ("context", self.context.clone()),
+        ]);
+        match self.guarded(h.call(&after, &self.hooks, &[ctx, self.signal.clone()])).await {
+            None => outcome(error_result(h, OPERATION_ABORTED), h.boolean(true)),
+            Some(Err(e)) => outcome(error_result(h, &h.error_message(&e)), h.boolean(true)),
+            Some(Ok(update)) if h.kind(&update).is_object_like() => match merge_after(h, &result, &is_error, &update) {
+                Ok((result, is_error)) => outcome(result, is_error),
+                Err(e) => outcome(error_result(h, &h.error_message(&e)), h.boolean(true)),
+            },
+            Some(Ok(_)) => outcome(result, is_error),
+        }
+    }
+
+    /// The whole pipeline for one call (`runToolCall`, sequential batches).
+    pub async fn run_call<'f, F>(&self, call: &Call<H::V>, on_update: F) -> Outcome<H::V>
+    where
+        F: Fn(H::V) -> LocalBoxFuture<'f, ()>,
+    {
+        match self.prepare(call).await {
+            Preparation::Immediate { result } => immediate_outcome(self.h, call, result),
+            Preparation::Prepared { tool, args } => {
+                let execution = self.start(call, &tool, &args);
+                let executed = self.finish(call, execution, on_update).await;
+                self.finalize(call, &args, executed).await
+            }
+        }
+    }
+}
+
+pub struct Execution<H: Host> {
+    running: HostFuture<Result<H::V, H::V>>,
+    updates: mpsc::UnboundedReceiver<H::V>,
+    accepting: Rc<Cell<bool>>,
+    started_at: f64,
+}
+
+pub struct Executed<V> {
+    pub result: V,
+    pub is_error: V,
+    pub duration_ms: f64,
+    pub abandoned: bool,
+}
+
+pub fn immediate_outcome<H: Host>(h: &H, call: &Call<H::V>, result: H::V) -> Outcome<H::V> {
+    Outcome { call: call.clone(), result, is_error: h.boolean(true), duration_ms: None }
+}
+
+/// S-2.5.2: `{...result, content, details, usage, terminate}`, then the structuredContent rule.
+fn merge_after<H: Host>(h: &H, result: &H::V, is_error: &H::V, update: &H::V) -> Result<(H::V, H::V), H::V> {
+    let pick = |key: &str| -> Result<H::V, H::V> {
+        let new = h.get(update, key)?;
+        if h.kind(&new).is_nullish() { h.get(result, key) } else { Ok(new) }
+    };
+    let new_structured = h.get(update, "structuredContent")?;
+    let new_content = h.get(update, "content")?;
+    let structured = if !h.kind(&new_structured).is_nullish() {
+        new_structured
+    } else if h.truthy(&new_content) {
+        h.undefined()
+    } else {
+        h.get(result, "structuredContent")?
+    };
+    let content = pick("content")?;
+    let details = pick("details")?;
+    let usage = pick("usage")?;
+    let terminate = pick("terminate")?;
+    let merged = h.shallow_copy(result)?;
+    h.set(&merged, "content", &content)?;
+    h.set(&merged, "details", &details)?;
+    h.set(&merged, "usage", &usage)?;
+    h.set(&merged, "terminate", &terminate)?;
+    if h.kind(&structured) == Kind::Undefined {
+        h.delete(&merged, "structuredContent")?;
+    } else {
+        h.set(&merged, "structuredContent", &structured)?;
+    }
+    let new_is_error = h.get(update, "isError")?;
+    let is_error = if h.kind(&new_is_error).is_nullish() { is_error.clone() } else { new_is_error };
+    Ok((merged, is_error))
+}
+
+/// `{toolCall, result, isError, durationMs?}` as `runToolCall` resolves it.
+pub fn outcome_object<H: Host>(h: &H, outcome: &Outcome<H::V>) -> H::V {
+    let mut entries = vec![
+        ("toolCall", outcome.call.block.clone()),
+        ("result", outcome.result.clone()),
+        ("isError", outcome.is_error.clone()),
+    ];
+    if let Some(ms) = outcome.duration_ms {
+        entries.push(("durationMs", h.number(ms)));
+    }
+    h.object(&entries)
+}
+
+/// §4.2 step 6: the tool-result message.
+pub fn result_message<H: Host>(h: &H, outcome: &Outcome<H::V>) -> H::V {
+    let read = |key: &str| h.get(&outcome.result, key).unwrap_or_else(|_| h.undefined());
+    let content = read("content");
+    let content = if h.kind(&content).is_nullish() { h.array(&[]) } else { content };
+    let mut entries = vec![
+        ("role", h.string("toolResult")),
+        ("toolCallId", outcome.call.id.clone()),
+        ("toolName", outcome.call.name_value.clone()),
+        ("content", content),
+        ("details", read("details")),
+        ("usage", read("usage")),
+        ("isError", outcome.is_error.clone()),
+    ];
+    if let Some(ms) = outcome.duration_ms {
+        entries.push(("durationMs", h.number(ms)));
+    }
+    entries.push(("timestamp", h.number(h.date_now())));
+    h.object(&entries)
+}
+
+/// Whether a finalised batch stops the automatic tool-result request (T-4.7.1).
+fn batch_terminates<H: Host>(h: &H, outcomes: &[Outcome<H::V>]) -> bool {
+    !outcomes.is_empty()
+        && outcomes.iter().all(|o| {
+            h.get(&o.result, "terminate").map(|t| h.kind(&t) == Kind::Bool && h.truthy(&t)).unwrap_or(false)
+        })
+}
+
+pub struct Batch<V> {
+    pub messages: Vec<V>,
+    pub terminate: bool,
+}
+
+// ---- batches inside a run
+
+impl<'h, H: Host> Run<'h, H> {
+    fn tool_env(&self, assistant: &H::V) -> Result<ToolEnv<'h, H>, Stop> {
+        let h = self.h;
+        let context = self.context();
+        let tools = h.get(&context, "tools").map_err(|e| self.fail(&e))?;
+        Ok(ToolEnv {
+            h,
+            tools,
+            assistant: assistant.clone(),
+            context,
+            hooks: self.config(),
+            signal: self.signal.clone(),
+            grace_ms: self.abort_grace_ms,
+        })
+    }
+
+    async fn emit_tool_start(&self, call: &Call<H::V>) -> Result<(), Stop> {
+        let h = self.h;
+        self.emit(h.object(&[
+            ("type", h.string("tool_execution_start")),
+            ("toolCallId", call.id.clone()),
+            ("toolName", call.name_value.clone()),
+            ("args", call.args.clone()),
+        ]))
+        .await
+    }
+
+    async fn emit_tool_end(&self, outcome: &Outcome<H::V>) -> Result<(), Stop> {
+        let h = self.h;
+        let mut entries = vec![
+            ("type", h.string("tool_execution_end")),
+            ("toolCallId", outcome.call.id.clone()),
+            ("toolName", outcome.call.name_value.clone()),
+            ("result", outcome.result.clone()),
+            ("isError", outcome.is_error.clone()),
+        ];
+        if let Some(ms) = outcome.duration_ms {
+            entries.push(("durationMs", h.number(ms)));
+        }
+        self.emit(h.object(&entries)).await
+    }
+
+    async fn emit_result_message(&self, outcome: &Outcome<H::V>) -> Result<H::V, Stop> {
+        let message = result_message(self.h, outcome);
+        self.emit_message("message_start", &message).await?;
+        self.emit_message("message_end", &message).await?;
+        Ok(message)
+    }
+
+    fn update_sink<'s>(&'s self, call: &Call<H::V>) -> impl Fn(H::V) -> LocalBoxFuture<'s, ()> + 's {
+        let call = call.clone();
+        move |partial: H::V| {
+            let h = self.h;
+            let event = h.object(&[
+                ("type", h.string("tool_execution_update")),
+                ("toolCallId", call.id.clone()),
+                ("toolName", call.name_value.clone()),
+                ("args", call.args.clone()),
+                ("partialResult", partial),
+            ]);
+            async move {
+                // A failing sink is remembered by the emitter; the tool keeps running (L-3.10.4).
+                let _ = self.emit(event).await;
+            }
+            .boxed_local()
+        }
+    }
+
+    /// T-4.1.2: sequential when the config says so or any called tool asks for it.
+    fn batch_is_sequential(&self, env: &ToolEnv<'h, H>, calls: &[Call<H::V>]) -> bool {
+        let h = self.h;
+        let mode = h.get(&env.hooks, "toolExecution").ok().and_then(|v| h.as_string(&v));
+        if mode.as_deref() == Some("sequential") {
+            return true;
+        }
+        calls.iter().any(|call| match env.find_tool(&call.name) {
+            Ok(Some(tool)) => {
+                h.get(&tool, "executionMode").ok().and_then(|v| h.as_string(&v)).as_deref() == Some("sequential")
+            }
+            _ => false,
+        })
+    }
+
+    pub async fn execute_tool_calls(&self, assistant: &H::V, calls: &[Call<H::V>]) -> Result<Batch<H::V>, Stop> {
+        let env = self.tool_env(assistant)?;
+        if self.batch_is_sequential(&env, calls) {
+            self.execute_tool_calls_sequential(&env, calls).await
+        } else {
+            self.execute_tool_calls_parallel(&env, calls).await
+        }
+    }
+
+    async fn execute_tool_calls_sequential(&self, env: &ToolEnv<'h, H>, calls: &[Call<H::V>]) -> Result<Batch<H::V>, Stop> {
+        let mut outcomes = Vec::with_capacity(calls.len());
+        let mut messages = Vec::with_capacity(calls.len());
+        for call in calls {
+            self.emit_tool_start(call).await?;
+            let outcome = env.run_call(call, self.update_sink(call)).await;
+            self.emit_tool_end(&outcome).await?;
+            messages.push(self.emit_result_message(&outcome).await?);
+            outcomes.push(outcome);
+        }
+        let terminate = batch_terminates(self.h, &outcomes);
+        Ok(Batch { messages, terminate })
+    }
+
+    async fn execute_tool_calls_parallel(&self, env: &ToolEnv<'h, H>, calls: &[Call<H::V>]) -> Result<Batch<H::V>, Stop> {
+        let h = self.h;
+        // T-4.5.1 preflight in source order; immediate outcomes end here.
+        let mut preflight: Vec<Either<Outcome<H::V>, (H::V, H::V)>> = Vec::with_capacity(calls.len());
+        for call in calls {
+            self.emit_tool_start(call).await?;
+            match env.prepare(call).await {
+                Preparation::Immediate { result } => {
+                    let outcome = immediate_outcome(h, call, result);
+                    self.emit_tool_end(&outcome).await?;
+                    preflight.push(Either::Left(outcome));
+                }
+                Preparation::Prepared { tool, args } => preflight.push(Either::Right((tool, args))),
+            }
+        }
+        // T-4.5.2: every prepared call starts now, in source order; each ends on its own.
+        let mut running: Vec<LocalBoxFuture<'_, Outcome<H::V>>> = Vec::with_capacity(calls.len());
+        for (call, entry) in calls.iter().zip(preflight) {
+            match entry {
+                Either::Left(outcome) => running.push(futures::future::ready(outcome).boxed_local()),
+                Either::Right((tool, args)) => {
+                    if h.signal_aborted(&env.signal) || self.emitter.failed() {
+                        let outcome = immediate_outcome(h, call, error_result(h, OPERATION_ABORTED));
+                        running.push(
+                            async move {
+                                let _ = self.emit_tool_end(&outcome).await;
+                                outcome
+                            }
+                            .boxed_local(),
+                        );
+                        continue;
+                    }
+                    let execution = env.start(call, &tool, &args);
+                    running.push(
+                        async move {
+                            let executed = env.finish(call, execution, self.update_sink(call)).await;
+                            let outcome = env.finalize(call, &args, executed).await;
+                            let _ = self.emit_tool_end(&outcome).await;
+                            outcome
+                        }
+                        .boxed_local(),
+                    );
+                }
+            }
+        }
+        let outcomes = join_all(running).await;
+        if self.emitter.failed() {
+            return Err(Stop::EmitFailed);
+        }
+        // T-4.5.3: result messages in source order.
+        let mut messages = Vec::with_capacity(outcomes.len());
+        for outcome in &outcomes {
+            messages.push(self.emit_result_message(outcome).await?);
+        }
+        let terminate = batch_terminates(h, &outcomes);
+        Ok(Batch { messages, terminate })
+    }
+
+    /// T-4.6.1: a response cut by the token limit executes nothing.
+    pub async fn fail_truncated(&self, calls: &[Call<H::V>]) -> Result<Batch<H::V>, Stop> {
+        let h = self.h;
+        let mut messages = Vec::with_capacity(calls.len());
+        for call in calls {
+            self.emit_tool_start(call).await?;
+            let text = format!(
+                "Tool call \"{}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.",
+                call.name
+            );
+            let outcome = immediate_outcome(h, call, error_result(h, &text));
+            self.emit_tool_end(&outcome).await?;
+            messages.push(self.emit_result_message(&outcome).await?);
+        }
+        Ok(Batch { messages, terminate: false })
+    }
+}

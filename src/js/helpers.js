@@ -1,0 +1,137 @@
+// Tiny helpers the Rust binding calls (R-0.4): each does one JS operation that js-sys cannot do
+// without eval or without letting a caller's exception unwind through wasm. No loop logic here.
+
+export const DONE = Symbol("agent-loop-wasm.done");
+
+export function copy(v) {
+  return Array.isArray(v) ? [...v] : { ...v };
+}
+
+export function items(a) {
+  return Array.from(a);
+}
+
+export function push(a, v) {
+  a.push(v);
+}
+
+export function kindOf(v) {
+  // 0 undefined, 1 null, 2 boolean, 3 number, 4 string, 5 array, 6 function, 7 object, 8 other
+  switch (typeof v) {
+    case "undefined": return 0;
+    case "boolean": return 2;
+    case "number": return 3;
+    case "string": return 4;
+    case "function": return 6;
+    case "object": return v === null ? 1 : Array.isArray(v) ? 5 : 7;
+    default: return 8;
+  }
+}
+
+export function errorMessage(e) {
+  try {
+    if (e instanceof Error) return String(e.message);
+    if (e !== null && typeof e === "object" && typeof e.message === "string" && typeof e.name === "string") {
+      return e.message;
+    }
+    return String(e);
+  } catch {
+    try {
+      return Object.prototype.toString.call(e);
+    } catch {
+      return "Unknown error";
+    }
+  }
+}
+
+export function apply(f, self, args) {
+  return Reflect.apply(f, self, args);
+}
+
+/** The thenable a value is, or undefined for plain values. */
+export function thenable(v) {
+  if (v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function") {
+    return Promise.resolve(v);
+  }
+  return undefined;
+}
+
+/** A JS function forwarding its arguments as one array to `f`. */
+export function variadic(f) {
+  return function (...args) {
+    return f(args);
+  };
+}
+
+export function regexTest(pattern, text) {
+  try {
+    return new RegExp(pattern, "u").test(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export function now() {
+  return performance.now();
+}
+
+export function timer(ms) {
+  let id;
+  const promise = new Promise((resolve) => {
+    id = setTimeout(resolve, ms);
+  });
+  return { promise, cancel: () => clearTimeout(id) };
+}
+
+export function onAbort(signal) {
+  let cancel = () => {};
+  const promise = new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const listener = () => resolve();
+    signal.addEventListener("abort", listener, { once: true });
+    cancel = () => signal.removeEventListener("abort", listener);
+  });
+  return { promise, cancel: () => cancel() };
+}
+
+export function abortController() {
+  const controller = new AbortController();
+  return [controller, controller.signal];
+}
+
+export function abort(controller, reason) {
+  controller.abort(reason);
+}
+
+export function asyncIterator(source) {
+  if (source === null || source === undefined) return undefined;
+  const f = source[Symbol.asyncIterator];
+  if (typeof f !== "function") return undefined;
+  return f.call(source);
+}
+
+function unwrapStep(r) {
+  if (Object(r) !== r) throw new TypeError(`Iterator result ${String(r)} is not an object`);
+  return r.done ? DONE : r.value;
+}
+
+/** `it.next()` as a promise of the next value, or DONE. */
+export function next(it) {
+  return Promise.resolve(it.next()).then(unwrapStep);
+}
+
+export function iteratorReturn(it) {
+  try {
+    const f = it.return;
+    if (typeof f !== "function") return;
+    const r = f.call(it);
+    if (r && typeof r.then === "function") r.then(undefined, () => {});
+  } catch {
+    // the stream is abandoned either way
+  }
+}
+
+/** Marks a promise as handled so an abandoned callback never becomes an unhandled rejection. */
+export function silence(p) {
+  if (p && typeof p.then === "function") p.then(undefined, () => {});
+}

@@ -1,0 +1,277 @@
+//! `Host` on the real JS engine: every operation that may run caller code goes through a helper
+//! declared with `catch`, so a throwing getter or proxy becomes `Err`, never an unwind or a trap.
+
+use crate::core::host::{Host, HostFuture, Kind};
+use futures::FutureExt;
+use js_sys::{Array, Function, Object, Promise, Reflect};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::{JsCast, intern};
+use wasm_bindgen_futures::JsFuture;
+
+#[wasm_bindgen(module = "/src/js/helpers.js")]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_name = DONE)]
+    static DONE: JsValue;
+    #[wasm_bindgen(catch)]
+    fn copy(v: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch)]
+    fn items(v: &JsValue) -> Result<Array, JsValue>;
+    #[wasm_bindgen(catch)]
+    fn push(a: &JsValue, v: &JsValue) -> Result<(), JsValue>;
+    #[wasm_bindgen(js_name = kindOf)]
+    fn kind_of(v: &JsValue) -> u8;
+    #[wasm_bindgen(js_name = errorMessage)]
+    fn error_message(e: &JsValue) -> String;
+    #[wasm_bindgen(catch)]
+    fn apply(f: &JsValue, this: &JsValue, args: &Array) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch)]
+    fn thenable(v: &JsValue) -> Result<JsValue, JsValue>;
+    fn variadic(f: &Closure<dyn Fn(Array) -> JsValue>) -> JsValue;
+    #[wasm_bindgen(js_name = regexTest)]
+    fn regex_test(pattern: &str, text: &str) -> JsValue;
+    fn now() -> f64;
+    fn timer(ms: f64) -> JsValue;
+    #[wasm_bindgen(catch, js_name = onAbort)]
+    fn on_abort(signal: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = abortController)]
+    fn abort_controller() -> Array;
+    #[wasm_bindgen(catch)]
+    fn abort(controller: &JsValue, reason: &JsValue) -> Result<(), JsValue>;
+    #[wasm_bindgen(catch, js_name = asyncIterator)]
+    fn async_iterator(source: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch)]
+    fn next(it: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_name = iteratorReturn)]
+    fn iterator_return(it: &JsValue);
+    pub fn silence(p: &JsValue);
+}
+
+/// A JS promise plus the function that cancels what it waits for; dropping cancels.
+struct Cancellable {
+    future: JsFuture,
+    cancel: Option<JsValue>,
+}
+
+impl Cancellable {
+    fn new(handle: &JsValue) -> Self {
+        let promise = Reflect::get(handle, &JsValue::from_str("promise")).unwrap_or(JsValue::UNDEFINED);
+        let cancel = Reflect::get(handle, &JsValue::from_str("cancel")).ok();
+        let promise: Promise = promise.dyn_into().unwrap_or_else(|_| Promise::resolve(&JsValue::UNDEFINED));
+        Cancellable { future: JsFuture::from(promise), cancel }
+    }
+}
+
+impl Future for Cancellable {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        match Pin::new(&mut self.future).poll(cx) {
+            Poll::Ready(_) => {
+                self.cancel = None;
+                Poll::Ready(())
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for Cancellable {
+    fn drop(&mut self) {
+        if let Some(cancel) = self.cancel.take() {
+            if let Some(f) = cancel.dyn_ref::<Function>() {
+                let _ = f.call0(&JsValue::UNDEFINED);
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+pub struct JsHost;
+
+fn key(k: &str) -> JsValue {
+    JsValue::from_str(intern(k))
+}
+
+impl Host for JsHost {
+    type V = JsValue;
+
+    fn undefined(&self) -> JsValue {
+        JsValue::UNDEFINED
+    }
+    fn null(&self) -> JsValue {
+        JsValue::NULL
+    }
+    fn boolean(&self, b: bool) -> JsValue {
+        JsValue::from_bool(b)
+    }
+    fn number(&self, n: f64) -> JsValue {
+        JsValue::from_f64(n)
+    }
+    fn string(&self, s: &str) -> JsValue {
+        JsValue::from_str(s)
+    }
+    fn object(&self, entries: &[(&str, JsValue)]) -> JsValue {
+        let o = Object::new();
+        for (k, v) in entries {
+            // Defining on a fresh plain object cannot throw.
+            let _ = Reflect::set(&o, &key(k), v);
+        }
+        o.into()
+    }
+    fn array(&self, values: &[JsValue]) -> JsValue {
+        values.iter().collect::<Array>().into()
+    }
+    fn function(&self, f: Rc<dyn Fn(&[JsValue]) -> JsValue>) -> JsValue {
+        let closure = Closure::<dyn Fn(Array) -> JsValue>::new(move |args: Array| {
+            let args: Vec<JsValue> = args.to_vec();
+            f(&args)
+        });
+        let js = variadic(&closure);
+        // JS owns the closure from now on; it stays callable as long as JS holds the function.
+        closure.forget();
+        js
+    }
+    fn error(&self, message: &str, type_error: bool) -> JsValue {
+        if type_error { js_sys::TypeError::new(message).into() } else { js_sys::Error::new(message).into() }
+    }
+
+    fn kind(&self, v: &JsValue) -> Kind {
+        match kind_of(v) {
+            0 => Kind::Undefined,
+            1 => Kind::Null,
+            2 => Kind::Bool,
+            3 => Kind::Number,
+            4 => Kind::String,
+            5 => Kind::Array,
+            6 => Kind::Function,
+            7 => Kind::Object,
+            _ => Kind::Other,
+        }
+    }
+    fn as_string(&self, v: &JsValue) -> Option<String> {
+        v.as_string()
+    }
+    fn as_number(&self, v: &JsValue) -> Option<f64> {
+        v.as_f64()
+    }
+    fn truthy(&self, v: &JsValue) -> bool {
+        v.is_truthy()
+    }
+    fn same(&self, a: &JsValue, b: &JsValue) -> bool {
+        Object::is(a, b)
+    }
+
+    fn get(&self, obj: &JsValue, k: &str) -> Result<JsValue, JsValue> {
+        Reflect::get(obj, &key(k))
+    }
+    fn set(&self, obj: &JsValue, k: &str, value: &JsValue) -> Result<(), JsValue> {
+        Reflect::set(obj, &key(k), value).map(|_| ())
+    }
+    fn delete(&self, obj: &JsValue, k: &str) -> Result<(), JsValue> {
+        let obj: &Object = obj.unchecked_ref();
+        Reflect::delete_property(obj, &key(k)).map(|_| ())
+    }
+    fn shallow_copy(&self, obj: &JsValue) -> Result<JsValue, JsValue> {
+        copy(obj)
+    }
+    fn array_items(&self, arr: &JsValue) -> Result<Vec<JsValue>, JsValue> {
+        items(arr).map(|a| a.to_vec())
+    }
+    fn array_push(&self, arr: &JsValue, value: &JsValue) -> Result<(), JsValue> {
+        push(arr, value)
+    }
+    fn array_set(&self, arr: &JsValue, index: usize, value: &JsValue) -> Result<(), JsValue> {
+        let index = u32::try_from(index).map_err(|_| JsValue::from_str("array index out of range"))?;
+        Reflect::set_u32(arr, index, value).map(|_| ())
+    }
+    fn array_len(&self, arr: &JsValue) -> Result<usize, JsValue> {
+        let len = Reflect::get(arr, &key("length"))?;
+        Ok(len.as_f64().filter(|n| n.is_finite() && *n >= 0.0).map(|n| n as usize).unwrap_or(0))
+    }
+
+    fn call(&self, f: &JsValue, this: &JsValue, args: &[JsValue]) -> HostFuture<Result<JsValue, JsValue>> {
+        let outcome = self.call_sync(f, this, args).and_then(|v| thenable(&v).map(|p| (v, p)));
+        match outcome {
+            Err(e) => futures::future::ready(Err(e)).boxed_local(),
+            Ok((value, promise)) if promise.is_undefined() => futures::future::ready(Ok(value)).boxed_local(),
+            Ok((_, promise)) => {
+                let promise: Promise = promise.unchecked_into();
+                JsFuture::from(promise).boxed_local()
+            }
+        }
+    }
+    fn call_sync(&self, f: &JsValue, this: &JsValue, args: &[JsValue]) -> Result<JsValue, JsValue> {
+        let args: Array = args.iter().collect();
+        apply(f, this, &args)
+    }
+    fn error_message(&self, err: &JsValue) -> String {
+        error_message(err)
+    }
+
+    fn json_stringify(&self, v: &JsValue, pretty: bool) -> Result<Option<String>, JsValue> {
+        let text = if pretty {
+            js_sys::JSON::stringify_with_replacer_and_space(v, &JsValue::NULL, &JsValue::from_f64(2.0))?
+        } else {
+            js_sys::JSON::stringify(v)?
+        };
+        Ok(JsValue::from(text).as_string())
+    }
+    fn json_parse(&self, text: &str) -> Result<JsValue, JsValue> {
+        js_sys::JSON::parse(text)
+    }
+    fn regex_test(&self, pattern: &str, text: &str) -> Option<bool> {
+        regex_test(pattern, text).as_bool()
+    }
+
+    fn now(&self) -> f64 {
+        now()
+    }
+    fn date_now(&self) -> f64 {
+        js_sys::Date::now()
+    }
+    fn sleep(&self, ms: f64) -> HostFuture<()> {
+        Cancellable::new(&timer(ms)).boxed_local()
+    }
+
+    fn signal_aborted(&self, signal: &JsValue) -> bool {
+        if signal.is_undefined() || signal.is_null() {
+            return false;
+        }
+        Reflect::get(signal, &key("aborted")).map(|v| v.is_truthy()).unwrap_or(false)
+    }
+    fn wait_abort(&self, signal: &JsValue) -> HostFuture<()> {
+        if signal.is_undefined() || signal.is_null() {
+            return futures::future::pending().boxed_local();
+        }
+        match on_abort(signal) {
+            Ok(handle) => Cancellable::new(&handle).boxed_local(),
+            Err(_) => futures::future::pending().boxed_local(),
+        }
+    }
+    fn abort_controller(&self) -> (JsValue, JsValue) {
+        let pair = abort_controller();
+        (pair.get(0), pair.get(1))
+    }
+    fn abort(&self, controller: &JsValue, reason: &JsValue) {
+        let _ = abort(controller, reason);
+    }
+
+    fn async_iterator(&self, source: &JsValue) -> Result<Option<JsValue>, JsValue> {
+        let it = async_iterator(source)?;
+        Ok(if it.is_undefined() { None } else { Some(it) })
+    }
+    fn iterator_next(&self, it: &JsValue) -> HostFuture<Result<Option<JsValue>, JsValue>> {
+        match next(it) {
+            Err(e) => futures::future::ready(Err(e)).boxed_local(),
+            Ok(promise) => JsFuture::from(promise)
+                .map(|r| r.map(|v| if DONE.with(|done| Object::is(&v, done)) { None } else { Some(v) }))
+                .boxed_local(),
+        }
+    }
+    fn iterator_return(&self, it: &JsValue) {
+        iterator_return(it);
+    }
+}

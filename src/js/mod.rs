@@ -1,0 +1,298 @@
+//! The wasm-bindgen binding: the only place that names `JsValue`. Each export checks its
+//! arguments (E-8.1), resolves the stream function (API-1.3.2) and hands the work to `core`.
+//! The npm wrapper (`pkg-template/api.js`) gives them their public names and arities.
+
+mod host;
+
+use crate::core::agent_loop::{Start, drive, start_continue_run, start_prompt_run};
+use crate::core::args::{ArgError, Checker};
+use crate::core::builtin::unavailable_event;
+use crate::core::host::Host;
+use crate::core::run::{Emitter, Run, SinkMode};
+use crate::core::tools::{Call, ToolEnv, outcome_object};
+use crate::core::validate_call::validate_tool_call;
+use futures::FutureExt;
+use host::JsHost;
+use std::cell::RefCell;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{future_to_promise, spawn_local};
+
+thread_local! {
+    /// `setDefaultStreamFn`'s value. Borrowed only for a clone, never across a call into JS.
+    static DEFAULT_STREAM_FN: RefCell<JsValue> = const { RefCell::new(JsValue::UNDEFINED) };
+}
+
+fn to_js(e: ArgError<JsValue>) -> JsValue {
+    match e {
+        ArgError::Type(message) => js_sys::TypeError::new(&message).into(),
+        ArgError::Thrown(v) => v,
+    }
+}
+
+/// API-1.3.2: the argument, else the default, else the built-in stream function.
+fn resolve_stream_fn(stream_fn: &JsValue, builtin: &JsValue) -> JsValue {
+    if !stream_fn.is_undefined() && !stream_fn.is_null() {
+        return stream_fn.clone();
+    }
+    let default = DEFAULT_STREAM_FN.with(|d| d.borrow().clone());
+    if default.is_undefined() { builtin.clone() } else { default }
+}
+
+struct LoopArgs<'a> {
+    function: &'a str,
+    prompts: Option<&'a JsValue>,
+    context: &'a JsValue,
+    config: &'a JsValue,
+    emit: Option<&'a JsValue>,
+    signal: &'a JsValue,
+    stream_fn: &'a JsValue,
+}
+
+fn check_loop_args(a: &LoopArgs<'_>) -> Result<(), ArgError<JsValue>> {
+    let c = Checker::new(&JsHost, a.function);
+    if let Some(prompts) = a.prompts {
+        c.messages(prompts, "prompts")?;
+    }
+    c.context(a.context, "context")?;
+    c.config(a.config, "config")?;
+    if let Some(emit) = a.emit {
+        c.function(emit, "emit")?;
+    }
+    c.signal(a.signal, "signal")?;
+    c.optional_function(a.stream_fn, "streamFn")
+}
+
+/// Checks, guards and prepares a run synchronously; the returned start is driven later.
+fn prepare(a: &LoopArgs<'_>) -> Result<Start<JsValue>, JsValue> {
+    check_loop_args(a).map_err(to_js)?;
+    match a.prompts {
+        Some(prompts) => start_prompt_run(&JsHost, prompts, a.context),
+        None => start_continue_run(&JsHost, a.context),
+    }
+}
+
+async fn drive_run(start: Start<JsValue>, config: JsValue, signal: JsValue, stream_fn: JsValue, emitter: Emitter<JsHost>) -> Result<JsValue, JsValue> {
+    let h = JsHost;
+    let run = Run::new(&h, start.context, config, signal, stream_fn, emitter);
+    drive(&run, start.initial).await
+}
+
+/// Starts an observational run pushing into `stream` (an `EventStream`), ended with its result.
+fn spawn_observed(a: LoopArgs<'_>, stream: &JsValue, builtin: &JsValue) -> Result<(), JsValue> {
+    let start = prepare(&a)?;
+    let push = JsHost.get(stream, "push")?;
+    let end = JsHost.get(stream, "end")?;
+    let sink = js_sys::Function::from(push).bind0(stream);
+    let emitter = Emitter::new(sink.into(), SinkMode::Observe);
+    let (config, signal, stream_fn) = (a.config.clone(), a.signal.clone(), resolve_stream_fn(a.stream_fn, builtin));
+    let stream = stream.clone();
+    spawn_local(async move {
+        let outcome = drive_run(start, config, signal, stream_fn, emitter).await;
+        let result = outcome.unwrap_or(JsValue::UNDEFINED);
+        let _ = JsHost.call_sync(&end, &stream, &[result]);
+    });
+    Ok(())
+}
+
+fn spawn_barrier(a: LoopArgs<'_>, emit: &JsValue, builtin: &JsValue) -> js_sys::Promise {
+    let start = match prepare(&a) {
+        Ok(start) => start,
+        Err(e) => return js_sys::Promise::reject(&e),
+    };
+    let emitter = Emitter::new(emit.clone(), SinkMode::Barrier);
+    let (config, signal, stream_fn) = (a.config.clone(), a.signal.clone(), resolve_stream_fn(a.stream_fn, builtin));
+    future_to_promise(drive_run(start, config, signal, stream_fn, emitter))
+}
+
+#[wasm_bindgen(js_name = agentLoop)]
+pub fn agent_loop(
+    prompts: JsValue,
+    context: JsValue,
+    config: JsValue,
+    signal: JsValue,
+    stream_fn: JsValue,
+    stream: JsValue,
+    builtin: JsValue,
+) -> Result<(), JsValue> {
+    let a = LoopArgs {
+        function: "agentLoop",
+        prompts: Some(&prompts),
+        context: &context,
+        config: &config,
+        emit: None,
+        signal: &signal,
+        stream_fn: &stream_fn,
+    };
+    spawn_observed(a, &stream, &builtin)
+}
+
+#[wasm_bindgen(js_name = agentLoopContinue)]
+pub fn agent_loop_continue(
+    context: JsValue,
+    config: JsValue,
+    signal: JsValue,
+    stream_fn: JsValue,
+    stream: JsValue,
+    builtin: JsValue,
+) -> Result<(), JsValue> {
+    let a = LoopArgs {
+        function: "agentLoopContinue",
+        prompts: None,
+        context: &context,
+        config: &config,
+        emit: None,
+        signal: &signal,
+        stream_fn: &stream_fn,
+    };
+    spawn_observed(a, &stream, &builtin)
+}
+
+#[wasm_bindgen(js_name = runAgentLoop)]
+#[allow(clippy::too_many_arguments)]
+pub fn run_agent_loop(
+    prompts: JsValue,
+    context: JsValue,
+    config: JsValue,
+    emit: JsValue,
+    signal: JsValue,
+    stream_fn: JsValue,
+    builtin: JsValue,
+) -> js_sys::Promise {
+    let a = LoopArgs {
+        function: "runAgentLoop",
+        prompts: Some(&prompts),
+        context: &context,
+        config: &config,
+        emit: Some(&emit),
+        signal: &signal,
+        stream_fn: &stream_fn,
+    };
+    spawn_barrier(a, &emit, &builtin)
+}
+
+#[wasm_bindgen(js_name = runAgentLoopContinue)]
+pub fn run_agent_loop_continue(
+    context: JsValue,
+    config: JsValue,
+    emit: JsValue,
+    signal: JsValue,
+    stream_fn: JsValue,
+    builtin: JsValue,
+) -> js_sys::Promise {
+    let a = LoopArgs {
+        function: "runAgentLoopContinue",
+        prompts: None,
+        context: &context,
+        config: &config,
+        emit: Some(&emit),
+        signal: &signal,
+        stream_fn: &stream_fn,
+    };
+    spawn_barrier(a, &emit, &builtin)
+}
+
+fn check_run_tool_call(tool_call: &JsValue, options: &JsValue) -> Result<(), ArgError<JsValue>> {
+    let h = JsHost;
+    let c = Checker::new(&h, "runToolCall");
+    c.object(tool_call, "toolCall")?;
+    c.object(options, "options")?;
+    c.tools(&h.get(options, "tools")?, "options.tools")?;
+    if h.kind(&h.get(options, "tools")?).is_nullish() {
+        return Err(ArgError::Type("runToolCall: options.tools must be an array".into()));
+    }
+    for hook in ["beforeToolCall", "afterToolCall", "onUpdate"] {
+        c.optional_function(&h.get(options, hook)?, &format!("options.{hook}"))?;
+    }
+    c.signal(&h.get(options, "signal")?, "options.signal")?;
+    c.limits(options, "options")
+}
+
+#[wasm_bindgen(js_name = runToolCall)]
+pub fn run_tool_call(tool_call: JsValue, options: JsValue) -> js_sys::Promise {
+    if let Err(e) = check_run_tool_call(&tool_call, &options) {
+        return js_sys::Promise::reject(&to_js(e));
+    }
+    future_to_promise(async move {
+        let h = JsHost;
+        let call = Call::read(&h, &tool_call)?;
+        let get = |k: &str| h.get(&options, k);
+        let grace_ms = match get("abortGraceMs")?.as_f64() {
+            Some(ms) if ms >= 0.0 => ms,
+            _ => 5000.0,
+        };
+        let env = ToolEnv {
+            h: &h,
+            tools: get("tools")?,
+            assistant: get("assistantMessage")?,
+            context: get("context")?,
+            hooks: options.clone(),
+            signal: get("signal")?,
+            grace_ms,
+        };
+        let on_update = get("onUpdate")?;
+        let deliver = |partial: JsValue| {
+            let on_update = on_update.clone();
+            async move {
+                if on_update.is_function() {
+                    let _ = JsHost.call(&on_update, &JsValue::UNDEFINED, &[partial]).await;
+                }
+            }
+            .boxed_local()
+        };
+        let outcome = env.run_call(&call, deliver).await;
+        Ok(outcome_object(&h, &outcome))
+    })
+}
+
+#[wasm_bindgen(js_name = validateToolArguments)]
+pub fn validate_tool_arguments(tool: JsValue, tool_call: JsValue) -> Result<JsValue, JsValue> {
+    let h = JsHost;
+    let c = Checker::new(&h, "validateToolArguments");
+    c.object(&tool, "tool").map_err(to_js)?;
+    c.object(&tool_call, "toolCall").map_err(to_js)?;
+    let args = h.get(&tool_call, "arguments")?;
+    validate_tool_call(&h, &tool, &tool_call, &args)
+}
+
+#[wasm_bindgen(js_name = setDefaultStreamFn)]
+pub fn set_default_stream_fn(stream_fn: JsValue) -> Result<(), JsValue> {
+    let c = Checker::new(&JsHost, "setDefaultStreamFn");
+    c.optional_function(&stream_fn, "streamFn").map_err(to_js)?;
+    let value = if stream_fn.is_null() { JsValue::UNDEFINED } else { stream_fn };
+    DEFAULT_STREAM_FN.with(|d| d.replace(value));
+    Ok(())
+}
+
+/// The default set by `setDefaultStreamFn`, or undefined (the wrapper then answers `streamBuiltin`).
+#[wasm_bindgen(js_name = getDefaultStreamFn)]
+pub fn get_default_stream_fn() -> JsValue {
+    DEFAULT_STREAM_FN.with(|d| d.borrow().clone())
+}
+
+/// Fills `stream` (an `AssistantMessageEventStream`) for a request; never throws (P-6.1.2).
+#[wasm_bindgen(js_name = streamBuiltin)]
+pub fn stream_builtin(model: JsValue, _context: JsValue, _options: JsValue, stream: JsValue) {
+    let h = JsHost;
+    let event = unavailable_event(&h, &model);
+    if let Ok(push) = h.get(&stream, "push") {
+        let _ = h.call_sync(&push, &stream, &[event]);
+    }
+}
+
+#[wasm_bindgen(js_name = defaultAgentIdentity)]
+pub fn default_agent_identity() -> JsValue {
+    let h = JsHost;
+    crate::core::agent_loop::request_identity(&h, &h.object(&[])).unwrap_or(JsValue::UNDEFINED)
+}
+
+#[wasm_bindgen(js_name = builtinApis)]
+pub fn builtin_apis() -> JsValue {
+    let h = JsHost;
+    let names: Vec<JsValue> = crate::core::builtin::BUILTIN_APIS.iter().map(|a| h.string(a)).collect();
+    h.array(&names)
+}
+
+#[wasm_bindgen(js_name = version)]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}
