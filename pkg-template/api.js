@@ -58,3 +58,4 @@ export function setDefaultStreamFn(streamFn) {
 export function getDefaultStreamFn() {
   return core.getDefaultStreamFn() ?? streamBuiltin;
 }
+export { Agent } from "./agent.js";

@@ -31,7 +31,8 @@ for (const f of ["agent_loop_wasm.js", "agent_loop_wasm_bg.wasm", "snippets"]) {
 }
 const template = join(root, "pkg-template");
 cpSync(join(template, "node-core.js"), join(node, "core.js"));
-for (const f of ["api.js", "streams.js", "index.js"]) cpSync(join(template, f), join(node, f));
+for (const f of ["api.js", "streams.js", "agent.js"]) cpSync(join(template, f), join(node, f));
+cpSync(join(template, "index.js"), join(node, "index.mjs"));
 for (const f of ["index.d.ts", "web.d.ts"]) {
   if (existsSync(join(template, f))) cpSync(join(template, f), join(out, f));
 }

@@ -210,7 +210,7 @@ async fn run_loop<H: Host>(run: &Run<'_, H>) -> Result<(), Stop> {
             if let Some(turn) = &last_turn {
                 run.check_abort()?;
                 let queued = run.ending.borrow().undelivered.clone();
-                let update = run.call_hook("prepareNextTurn", &[turn.clone()]).await?;
+                let update = run.call_hook("prepareNextTurn", std::slice::from_ref(turn)).await?;
                 let prepared = apply_update(run, "prepareNextTurn", update, true)?;
                 if !prepared.is_empty() {
                     let mut all = prepared;
@@ -450,14 +450,12 @@ async fn source_result<H: Host>(run: &Run<'_, H>, source: &H::V, wait_ms: Option
     if h.kind(&result) != Kind::Function {
         return None;
     }
-    if wait_ms.is_some() {
-        if let Ok(has_result) = h.get(source, "hasResult") {
-            if h.kind(&has_result) == Kind::Function {
-                let known = h.call_sync(&has_result, source, &[]).ok()?;
-                if !h.truthy(&known) {
-                    return None;
-                }
-            }
+    // Our own streams answer at once whether a result will come.
+    let has_result = h.get(source, "hasResult").unwrap_or_else(|_| h.undefined());
+    if wait_ms.is_some() && h.kind(&has_result) == Kind::Function {
+        let known = h.call_sync(&has_result, source, &[]).ok()?;
+        if !h.truthy(&known) {
+            return None;
         }
     }
     let pending = h.call(&result, source, &[]);

@@ -8,6 +8,9 @@ use std::rc::Rc;
 /// A future returned by the host. Single-threaded: nothing here is `Send`.
 pub type HostFuture<T> = LocalBoxFuture<'static, T>;
 
+/// A Rust function JS can call: arguments in, return value out.
+pub type NativeFn<V> = Rc<dyn Fn(&[V]) -> V>;
+
 /// What kind of value a handle holds, as JavaScript's `typeof` plus the array/null split.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -54,7 +57,7 @@ pub trait Host: 'static {
     fn array(&self, items: &[Self::V]) -> Self::V;
     /// A JS function that calls `f` with its arguments and returns what `f` returns. The function
     /// must stay callable for as long as JS holds it (it may be called long after a run ended).
-    fn function(&self, f: Rc<dyn Fn(&[Self::V]) -> Self::V>) -> Self::V;
+    fn function(&self, f: NativeFn<Self::V>) -> Self::V;
     /// A JS `TypeError` (or `Error` when `type_error` is false) with this message.
     fn error(&self, message: &str, type_error: bool) -> Self::V;
 
@@ -80,6 +83,16 @@ pub trait Host: 'static {
     /// Replaces `arr[index]`; `index` must be below the length.
     fn array_set(&self, arr: &Self::V, index: usize, value: &Self::V) -> Result<(), Self::V>;
     fn array_len(&self, arr: &Self::V) -> Result<usize, Self::V>;
+    /// `Object.entries(obj)`.
+    fn entries(&self, obj: &Self::V) -> Result<Vec<(String, Self::V)>, Self::V>;
+    /// `new Set(items)`.
+    fn new_set(&self, items: &[Self::V]) -> Self::V;
+    /// `[...set]`.
+    fn set_items(&self, set: &Self::V) -> Result<Vec<Self::V>, Self::V>;
+    /// `Promise.reject(reason)`, for native functions that must fail asynchronously.
+    fn rejected(&self, reason: &Self::V) -> Self::V;
+    /// A pending promise and the function that resolves it.
+    fn deferred(&self) -> (Self::V, Self::V);
 
     // ---- calling caller code
     /// Calls `f` with `this` and `args`. `f` runs synchronously inside `call` (so calls made in a

@@ -1,6 +1,7 @@
 //! The agent loop, its tool pipeline and argument validation, written against the `Host` trait.
 //! Nothing here names a JS type.
 
+pub mod agent;
 pub mod agent_loop;
 pub mod args;
 pub mod builtin;
@@ -8,7 +9,7 @@ pub mod declare;
 pub mod host;
 pub mod run;
 pub mod tools;
-#[path = "/tmp/validate_stub.rs"]
+pub mod transcript;
 pub mod validate;
 pub mod validate_call;
 

@@ -8,6 +8,7 @@ use futures::future::LocalBoxFuture;
 use futures::future::{Either, select};
 use futures::lock::Mutex;
 use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 
 /// Why the normal flow of a run stopped early.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,17 +30,28 @@ pub enum SinkMode {
     Barrier,
 }
 
+/// A sink written in Rust (the `Agent`'s reducer and listeners): awaited like a barrier sink.
+pub type NativeSink<V> = Rc<dyn Fn(V) -> LocalBoxFuture<'static, Result<(), V>>>;
+
+enum Sink<H: Host> {
+    Js(H::V, SinkMode),
+    Native(NativeSink<H::V>),
+}
+
 /// Delivers events one at a time in production order (L-3.10.3) and remembers a failing sink.
 pub struct Emitter<H: Host> {
-    sink: H::V,
-    mode: SinkMode,
+    sink: Sink<H>,
     turn: Mutex<()>,
     failure: RefCell<Option<H::V>>,
 }
 
 impl<H: Host> Emitter<H> {
     pub fn new(sink: H::V, mode: SinkMode) -> Self {
-        Emitter { sink, mode, turn: Mutex::new(()), failure: RefCell::new(None) }
+        Emitter { sink: Sink::Js(sink, mode), turn: Mutex::new(()), failure: RefCell::new(None) }
+    }
+
+    pub fn native(sink: NativeSink<H::V>) -> Self {
+        Emitter { sink: Sink::Native(sink), turn: Mutex::new(()), failure: RefCell::new(None) }
     }
 
     pub fn failed(&self) -> bool {
@@ -56,25 +68,27 @@ impl<H: Host> Emitter<H> {
             return Err(Stop::EmitFailed);
         }
         let undefined = h.undefined();
-        match self.mode {
-            SinkMode::Observe => {
-                if let Err(e) = h.call_sync(&self.sink, &undefined, &[event]) {
-                    self.failure.replace(Some(e));
-                    return Err(Stop::EmitFailed);
-                }
-            }
-            SinkMode::Barrier => {
+        let outcome = match &self.sink {
+            Sink::Js(sink, SinkMode::Observe) => h.call_sync(sink, &undefined, &[event]).map(|_| ()),
+            Sink::Js(sink, SinkMode::Barrier) => {
                 let _turn = self.turn.lock().await;
                 if self.failed() {
                     return Err(Stop::EmitFailed);
                 }
-                if let Err(e) = h.call(&self.sink, &undefined, &[event]).await {
-                    self.failure.replace(Some(e));
+                h.call(sink, &undefined, &[event]).await.map(|_| ())
+            }
+            Sink::Native(sink) => {
+                let _turn = self.turn.lock().await;
+                if self.failed() {
                     return Err(Stop::EmitFailed);
                 }
+                sink(event).await
             }
-        }
-        Ok(())
+        };
+        outcome.map_err(|e| {
+            self.failure.replace(Some(e));
+            Stop::EmitFailed
+        })
     }
 }
 

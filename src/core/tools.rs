@@ -73,6 +73,14 @@ pub struct Outcome<V> {
     pub duration_ms: Option<f64>,
 }
 
+/// Where a call of a parallel batch stands after preflight.
+enum Preflight<V> {
+    /// Finalised already (an immediate outcome, its end emitted).
+    Done(Outcome<V>),
+    /// Ready to execute: the tool and the arguments `execute` gets.
+    Ready(V, V),
+}
+
 pub enum Preparation<V> {
     Immediate { result: V },
     Prepared { tool: V, args: V },
@@ -152,7 +160,7 @@ impl<'a, H: Host> ToolEnv<'a, H> {
         let mut raw_args = call.args.clone();
         let prepare = h.get(tool, "prepareArguments")?;
         if h.kind(&prepare) == Kind::Function {
-            let prepared = h.call_sync(&prepare, tool, &[call.args.clone()])?;
+            let prepared = h.call_sync(&prepare, tool, std::slice::from_ref(&call.args))?;
             if !h.same(&prepared, &call.args) {
                 raw_args = prepared;
             }
@@ -524,24 +532,24 @@ impl<'h, H: Host> Run<'h, H> {
     async fn execute_tool_calls_parallel(&self, env: &ToolEnv<'h, H>, calls: &[Call<H::V>]) -> Result<Batch<H::V>, Stop> {
         let h = self.h;
         // T-4.5.1 preflight in source order; immediate outcomes end here.
-        let mut preflight: Vec<Either<Outcome<H::V>, (H::V, H::V)>> = Vec::with_capacity(calls.len());
+        let mut preflight: Vec<Preflight<H::V>> = Vec::with_capacity(calls.len());
         for call in calls {
             self.emit_tool_start(call).await?;
             match env.prepare(call).await {
                 Preparation::Immediate { result } => {
                     let outcome = immediate_outcome(h, call, result);
                     self.emit_tool_end(&outcome).await?;
-                    preflight.push(Either::Left(outcome));
+                    preflight.push(Preflight::Done(outcome));
                 }
-                Preparation::Prepared { tool, args } => preflight.push(Either::Right((tool, args))),
+                Preparation::Prepared { tool, args } => preflight.push(Preflight::Ready(tool, args)),
             }
         }
         // T-4.5.2: every prepared call starts now, in source order; each ends on its own.
         let mut running: Vec<LocalBoxFuture<'_, Outcome<H::V>>> = Vec::with_capacity(calls.len());
         for (call, entry) in calls.iter().zip(preflight) {
             match entry {
-                Either::Left(outcome) => running.push(futures::future::ready(outcome).boxed_local()),
-                Either::Right((tool, args)) => {
+                Preflight::Done(outcome) => running.push(futures::future::ready(outcome).boxed_local()),
+                Preflight::Ready(tool, args) => {
                     if h.signal_aborted(&env.signal) || self.emitter.failed() {
                         let outcome = immediate_outcome(h, call, error_result(h, OPERATION_ABORTED));
                         running.push(

@@ -11,6 +11,26 @@ export function items(a) {
   return Array.from(a);
 }
 
+export function entries(o) {
+  return Object.entries(o);
+}
+
+export function newSet(items) {
+  return new Set(items);
+}
+
+export function setItems(s) {
+  return [...s];
+}
+
+export function deferred() {
+  let resolve;
+  const promise = new Promise((r) => {
+    resolve = r;
+  });
+  return [promise, resolve];
+}
+
 export function push(a, v) {
   a.push(v);
 }

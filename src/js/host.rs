@@ -1,12 +1,11 @@
 //! `Host` on the real JS engine: every operation that may run caller code goes through a helper
 //! declared with `catch`, so a throwing getter or proxy becomes `Err`, never an unwind or a trap.
 
-use crate::core::host::{Host, HostFuture, Kind};
+use crate::core::host::{Host, HostFuture, Kind, NativeFn};
 use futures::FutureExt;
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::Rc;
 use std::task::{Context, Poll};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, intern};
@@ -21,6 +20,13 @@ extern "C" {
     #[wasm_bindgen(catch)]
     fn items(v: &JsValue) -> Result<Array, JsValue>;
     #[wasm_bindgen(catch)]
+    fn entries(v: &JsValue) -> Result<Array, JsValue>;
+    #[wasm_bindgen(js_name = newSet)]
+    fn new_set(items: &Array) -> JsValue;
+    #[wasm_bindgen(catch, js_name = setItems)]
+    fn set_items(v: &JsValue) -> Result<Array, JsValue>;
+    fn deferred() -> Array;
+    #[wasm_bindgen(catch)]
     fn push(a: &JsValue, v: &JsValue) -> Result<(), JsValue>;
     #[wasm_bindgen(js_name = kindOf)]
     fn kind_of(v: &JsValue) -> u8;
@@ -30,7 +36,7 @@ extern "C" {
     fn apply(f: &JsValue, this: &JsValue, args: &Array) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch)]
     fn thenable(v: &JsValue) -> Result<JsValue, JsValue>;
-    fn variadic(f: &Closure<dyn Fn(Array) -> JsValue>) -> JsValue;
+    fn variadic(f: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = regexTest)]
     fn regex_test(pattern: &str, text: &str) -> JsValue;
     fn now() -> f64;
@@ -80,10 +86,8 @@ impl Future for Cancellable {
 
 impl Drop for Cancellable {
     fn drop(&mut self) {
-        if let Some(cancel) = self.cancel.take() {
-            if let Some(f) = cancel.dyn_ref::<Function>() {
-                let _ = f.call0(&JsValue::UNDEFINED);
-            }
+        if let Some(f) = self.cancel.take().as_ref().and_then(|c| c.dyn_ref::<Function>()) {
+            let _ = f.call0(&JsValue::UNDEFINED);
         }
     }
 }
@@ -124,15 +128,14 @@ impl Host for JsHost {
     fn array(&self, values: &[JsValue]) -> JsValue {
         values.iter().collect::<Array>().into()
     }
-    fn function(&self, f: Rc<dyn Fn(&[JsValue]) -> JsValue>) -> JsValue {
+    fn function(&self, f: NativeFn<JsValue>) -> JsValue {
         let closure = Closure::<dyn Fn(Array) -> JsValue>::new(move |args: Array| {
             let args: Vec<JsValue> = args.to_vec();
             f(&args)
         });
-        let js = variadic(&closure);
-        // JS owns the closure from now on; it stays callable as long as JS holds the function.
-        closure.forget();
-        js
+        // The JS function owns the closure: it stays callable as long as JS holds it, and with
+        // weak refs the Rust side is freed once it is garbage collected.
+        variadic(&closure.into_js_value())
     }
     fn error(&self, message: &str, type_error: bool) -> JsValue {
         if type_error { js_sys::TypeError::new(message).into() } else { js_sys::Error::new(message).into() }
@@ -190,6 +193,29 @@ impl Host for JsHost {
     fn array_len(&self, arr: &JsValue) -> Result<usize, JsValue> {
         let len = Reflect::get(arr, &key("length"))?;
         Ok(len.as_f64().filter(|n| n.is_finite() && *n >= 0.0).map(|n| n as usize).unwrap_or(0))
+    }
+    fn entries(&self, obj: &JsValue) -> Result<Vec<(String, JsValue)>, JsValue> {
+        let pairs = entries(obj)?;
+        Ok(pairs
+            .iter()
+            .map(|pair| {
+                let pair: Array = pair.unchecked_into();
+                (pair.get(0).as_string().unwrap_or_default(), pair.get(1))
+            })
+            .collect())
+    }
+    fn new_set(&self, values: &[JsValue]) -> JsValue {
+        new_set(&values.iter().collect::<Array>())
+    }
+    fn set_items(&self, set: &JsValue) -> Result<Vec<JsValue>, JsValue> {
+        set_items(set).map(|a| a.to_vec())
+    }
+    fn rejected(&self, reason: &JsValue) -> JsValue {
+        Promise::reject(reason).into()
+    }
+    fn deferred(&self) -> (JsValue, JsValue) {
+        let pair = deferred();
+        (pair.get(0), pair.get(1))
     }
 
     fn call(&self, f: &JsValue, this: &JsValue, args: &[JsValue]) -> HostFuture<Result<JsValue, JsValue>> {

@@ -2,6 +2,7 @@
 //! arguments (E-8.1), resolves the stream function (API-1.3.2) and hands the work to `core`.
 //! The npm wrapper (`pkg-template/api.js`) gives them their public names and arities.
 
+mod agent;
 mod host;
 
 use crate::core::agent_loop::{Start, drive, start_continue_run, start_prompt_run};
@@ -22,7 +23,7 @@ thread_local! {
     static DEFAULT_STREAM_FN: RefCell<JsValue> = const { RefCell::new(JsValue::UNDEFINED) };
 }
 
-fn to_js(e: ArgError<JsValue>) -> JsValue {
+pub(crate) fn to_js(e: ArgError<JsValue>) -> JsValue {
     match e {
         ArgError::Type(message) => js_sys::TypeError::new(&message).into(),
         ArgError::Thrown(v) => v,

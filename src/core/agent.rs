@@ -1,0 +1,625 @@
+//! The stateful `Agent` (§5): construction, queues, the run lifecycle with its event reducer and
+//! awaited listeners, and run failure. The JS facade keeps the agent's values in a plain state
+//! object (`st`) that it passes to every call, so nothing here holds a JS value between calls
+//! (no reference cycle through the wasm instance, no borrow across a callback).
+
+use super::agent_loop::{Start, drive, start_continue_run, start_prompt_run, zero_usage};
+use super::args::{ArgError, CONFIG_HOOKS, Checker};
+use super::declare::{declaration, role};
+use super::host::{Host, Kind};
+use super::run::{Emitter, NativeSink, Run};
+use super::transcript::current_system_message;
+use futures::FutureExt;
+use futures::future::LocalBoxFuture;
+use std::rc::Rc;
+
+pub const PROMPT_BUSY: &str =
+    "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.";
+pub const CONTINUE_BUSY: &str = "Agent is already processing. Wait for completion before continuing.";
+pub const RESET_BUSY: &str = "Agent is already processing. Wait for completion before resetting.";
+pub const NOTHING_TO_CONTINUE: &str = "No messages to continue from";
+pub const ASSISTANT_TAIL: &str = "Cannot continue from message role: assistant";
+
+/// Options that become public fields of the same name, with their defaults.
+const FIELDS: [&str; 27] = [
+    "convertToLlm",
+    "transformContext",
+    "getApiKey",
+    "onPayload",
+    "onResponse",
+    "onProviderStreamEvent",
+    "beforeToolCall",
+    "afterToolCall",
+    "finishTurn",
+    "prepareRequest",
+    "prepareNextTurn",
+    "prepareNextTurnWithContext",
+    "sessionId",
+    "thinkingBudgets",
+    "transport",
+    "maxRetryDelayMs",
+    "toolExecution",
+    "identity",
+    "toolTimeoutMs",
+    "streamIdleTimeoutMs",
+    "abortGraceMs",
+    "maxParallelTools",
+    "apiKey",
+    "maxTokens",
+    "temperature",
+    "headers",
+    "fetch",
+];
+
+/// Fields copied from the agent into every run's loop config, besides the model,
+/// reasoning, the queue getters and the prepareNextTurn wrapper.
+const FORWARDED: [&str; 23] = [
+    "sessionId",
+    "onPayload",
+    "onResponse",
+    "onProviderStreamEvent",
+    "transport",
+    "thinkingBudgets",
+    "maxRetryDelayMs",
+    "identity",
+    "toolExecution",
+    "beforeToolCall",
+    "afterToolCall",
+    "finishTurn",
+    "prepareRequest",
+    "convertToLlm",
+    "transformContext",
+    "getApiKey",
+    "toolTimeoutMs",
+    "streamIdleTimeoutMs",
+    "abortGraceMs",
+    "maxParallelTools",
+    "apiKey",
+    "maxTokens",
+    "temperature",
+];
+
+const MODES: [&str; 2] = ["all", "one-at-a-time"];
+
+type Thrown<V> = V;
+
+fn get<H: Host>(h: &H, obj: &H::V, key: &str) -> Result<H::V, H::V> {
+    h.get(obj, key)
+}
+
+fn items<H: Host>(h: &H, obj: &H::V, key: &str) -> Result<Vec<H::V>, H::V> {
+    let v = h.get(obj, key)?;
+    if h.kind(&v) == Kind::Array { h.array_items(&v) } else { Ok(Vec::new()) }
+}
+
+/// The default `convertToLlm`: keeps the four LLM roles.
+fn default_convert_to_llm<H: Host + Clone>(h: &H) -> H::V {
+    let host = h.clone();
+    h.function(Rc::new(move |args: &[H::V]| {
+        let h = &host;
+        let Some(messages) = args.first() else { return h.array(&[]) };
+        let kept: Vec<H::V> = h
+            .array_items(messages)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|m| {
+                matches!(role(h, m).ok().flatten().as_deref(), Some("system" | "user" | "assistant" | "toolResult"))
+            })
+            .collect();
+        h.array(&kept)
+    }))
+}
+
+fn check_mode<H: Host>(h: &H, c: &Checker<'_, H>, v: &H::V, path: &str) -> Result<String, ArgError<H::V>> {
+    match h.as_string(v) {
+        Some(mode) if MODES.contains(&mode.as_str()) => Ok(mode),
+        _ => Err(ArgError::Type(format!("{}: {path} must be \"all\" or \"one-at-a-time\"", c.function))),
+    }
+}
+
+/// `new Agent(options)`: checks the options, sets the public fields on `agent` and fills
+/// the state object `st`.
+pub fn init<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V, options: &H::V, default_stream_fn: &H::V) -> Result<(), ArgError<H::V>> {
+    let c = Checker::new(h, "Agent");
+    let options = if h.kind(options).is_nullish() { h.object(&[]) } else { options.clone() };
+    c.object(&options, "options")?;
+    let initial = get(h, &options, "initialState")?;
+    if !h.kind(&initial).is_nullish() {
+        c.object(&initial, "options.initialState")?;
+    }
+    for hook in CONFIG_HOOKS.iter().copied().chain(["convertToLlm", "streamFn", "prepareNextTurnWithContext"]) {
+        if hook == "getSteeringMessages" || hook == "getFollowUpMessages" {
+            continue;
+        }
+        c.optional_function(&get(h, &options, hook)?, &format!("options.{hook}"))?;
+    }
+    c.limits(&options, "options")?;
+    let mut modes = Vec::new();
+    for key in ["steeringMode", "followUpMode"] {
+        let v = get(h, &options, key)?;
+        modes.push(if h.kind(&v) == Kind::Undefined {
+            "one-at-a-time".to_string()
+        } else {
+            check_mode(h, &c, &v, &format!("options.{key}"))?
+        });
+    }
+
+    // Initial state.
+    let (mut tools, mut messages, mut system_prompt, mut model, mut level) =
+        (Vec::new(), Vec::new(), h.undefined(), h.undefined(), h.undefined());
+    if !h.kind(&initial).is_nullish() {
+        let t = get(h, &initial, "tools")?;
+        if !h.kind(&t).is_nullish() {
+            c.tools(&t, "options.initialState.tools")?;
+            tools = h.array_items(&t)?;
+        }
+        let m = get(h, &initial, "messages")?;
+        if !h.kind(&m).is_nullish() {
+            c.messages(&m, "options.initialState.messages")?;
+            messages = h.array_items(&m)?;
+        }
+        system_prompt = get(h, &initial, "systemPrompt")?;
+        model = get(h, &initial, "model")?;
+        level = get(h, &initial, "thinkingLevel")?;
+    }
+    let first_is_system = match messages.first() {
+        Some(m) => role(h, m)?.as_deref() == Some("system"),
+        None => false,
+    };
+    let prompt_text = h.as_string(&system_prompt).unwrap_or_default();
+    if !first_is_system && (!prompt_text.is_empty() || !tools.is_empty()) {
+        let mut entries = vec![("role", h.string("system")), ("content", h.string(&prompt_text))];
+        if !tools.is_empty() {
+            let mut declarations = Vec::with_capacity(tools.len());
+            for tool in &tools {
+                declarations.push(declaration(h, tool)?.value);
+            }
+            entries.push(("toolsAdded", h.array(&declarations)));
+        }
+        entries.push(("timestamp", h.number(0.0)));
+        messages.insert(0, h.object(&entries));
+    }
+    let model = if h.kind(&model).is_nullish() { default_model(h) } else { model };
+    let level = if h.kind(&level).is_nullish() { h.string("off") } else { level };
+    let state = [
+        ("model", model),
+        ("thinkingLevel", level),
+        ("tools", h.array(&tools)),
+        ("messages", h.array(&messages)),
+        ("isStreaming", h.boolean(false)),
+        ("streamingMessage", h.undefined()),
+        ("pendingToolCalls", h.new_set(&[])),
+        ("errorMessage", h.undefined()),
+        ("steering", h.array(&[])),
+        ("followUp", h.array(&[])),
+        ("steeringMode", h.string(modes.first().map_or("one-at-a-time", |m| m.as_str()))),
+        ("followUpMode", h.string(modes.get(1).map_or("one-at-a-time", |m| m.as_str()))),
+        ("listeners", h.array(&[])),
+        ("active", h.undefined()),
+    ];
+    for (key, value) in &state {
+        h.set(st, key, value)?;
+    }
+
+    // Public fields.
+    for field in FIELDS {
+        let value = get(h, &options, field)?;
+        let value = match (field, h.kind(&value)) {
+            ("convertToLlm", k) if k.is_nullish() => default_convert_to_llm(h),
+            ("transport", k) if k.is_nullish() => h.string("auto"),
+            ("toolExecution", k) if k.is_nullish() => h.string("parallel"),
+            _ => value,
+        };
+        h.set(agent, field, &value)?;
+    }
+    let stream_fn = get(h, &options, "streamFn")?;
+    let stream_fn = if h.kind(&stream_fn).is_nullish() { default_stream_fn.clone() } else { stream_fn };
+    h.set(agent, "streamFunction", &stream_fn)?;
+    Ok(())
+}
+
+/// A-5.1.3's default model.
+pub fn default_model<H: Host>(h: &H) -> H::V {
+    let zero = || h.number(0.0);
+    let unknown = || h.string("unknown");
+    let cost = h.object(&[("input", zero()), ("output", zero()), ("cacheRead", zero()), ("cacheWrite", zero())]);
+    h.object(&[
+        ("id", unknown()),
+        ("name", unknown()),
+        ("api", unknown()),
+        ("provider", unknown()),
+        ("baseUrl", h.string("")),
+        ("reasoning", h.boolean(false)),
+        ("input", h.array(&[])),
+        ("cost", cost),
+        ("contextWindow", zero()),
+        ("maxTokens", zero()),
+    ])
+}
+
+// ---- queues
+
+/// Which queue: `("steering", "steeringMode")` or `("followUp", "followUpMode")`.
+#[derive(Clone, Copy)]
+pub enum Queue {
+    Steering,
+    FollowUp,
+}
+
+impl Queue {
+    fn keys(self) -> (&'static str, &'static str) {
+        match self {
+            Queue::Steering => ("steering", "steeringMode"),
+            Queue::FollowUp => ("followUp", "followUpMode"),
+        }
+    }
+}
+
+pub fn enqueue<H: Host>(h: &H, st: &H::V, queue: Queue, message: &H::V, function: &str) -> Result<(), ArgError<H::V>> {
+    Checker::new(h, function).message(message, "message")?;
+    let (list, _) = queue.keys();
+    h.array_push(&get(h, st, list)?, message)?;
+    Ok(())
+}
+
+/// The selection `peek` shows and `drain` removes: all, or the first one.
+pub fn peek<H: Host>(h: &H, st: &H::V, queue: Queue) -> Result<Vec<H::V>, H::V> {
+    let (list, mode) = queue.keys();
+    let all = items(h, st, list)?;
+    if h.as_string(&get(h, st, mode)?).as_deref() == Some("all") {
+        return Ok(all);
+    }
+    Ok(all.into_iter().take(1).collect())
+}
+
+pub fn drain<H: Host>(h: &H, st: &H::V, queue: Queue) -> Result<Vec<H::V>, H::V> {
+    let (list, _) = queue.keys();
+    let selected = peek(h, st, queue)?;
+    let rest: Vec<H::V> = items(h, st, list)?.into_iter().skip(selected.len()).collect();
+    h.set(st, list, &h.array(&rest))?;
+    Ok(selected)
+}
+
+pub fn clear<H: Host>(h: &H, st: &H::V, queue: Queue) -> Result<(), H::V> {
+    h.set(st, queue.keys().0, &h.array(&[]))
+}
+
+pub fn set_mode<H: Host>(h: &H, st: &H::V, queue: Queue, mode: &H::V) -> Result<(), ArgError<H::V>> {
+    let (_, key) = queue.keys();
+    let c = Checker::new(h, "Agent");
+    let mode = check_mode(h, &c, mode, key)?;
+    h.set(st, key, &h.string(&mode))?;
+    Ok(())
+}
+
+pub fn peek_queued<H: Host>(h: &H, st: &H::V) -> Result<H::V, H::V> {
+    let steering = peek(h, st, Queue::Steering)?;
+    let selected = if steering.is_empty() { peek(h, st, Queue::FollowUp)? } else { steering };
+    Ok(h.array(&selected))
+}
+
+// ---- subscriptions
+
+/// Adds a listener (once, like a `Set`) and returns the function that removes it.
+pub fn subscribe<H: Host + Clone>(h: &H, st: &H::V, listener: &H::V) -> Result<H::V, ArgError<H::V>> {
+    Checker::new(h, "Agent.subscribe").function(listener, "listener")?;
+    let listeners = get(h, st, "listeners")?;
+    if !h.array_items(&listeners)?.iter().any(|l| h.same(l, listener)) {
+        h.array_push(&listeners, listener)?;
+    }
+    let (host, st, listener) = (h.clone(), st.clone(), listener.clone());
+    Ok(h.function(Rc::new(move |_args: &[H::V]| {
+        let h = &host;
+        if let Ok(current) = items(h, &st, "listeners") {
+            let kept: Vec<H::V> = current.into_iter().filter(|l| !h.same(l, &listener)).collect();
+            let _ = h.set(&st, "listeners", &h.array(&kept));
+        }
+        h.undefined()
+    })))
+}
+
+// ---- reset
+
+pub fn reset<H: Host>(h: &H, st: &H::V) -> Result<(), H::V> {
+    if h.truthy(&get(h, st, "active")?) {
+        return Err(h.error(RESET_BUSY, false));
+    }
+    let messages = items(h, st, "messages")?;
+    let baseline = current_system_message(h, &messages)?;
+    h.set(st, "messages", &h.array(baseline.as_slice()))?;
+    h.set(st, "isStreaming", &h.boolean(false))?;
+    h.set(st, "streamingMessage", &h.undefined())?;
+    h.set(st, "pendingToolCalls", &h.new_set(&[]))?;
+    h.set(st, "errorMessage", &h.undefined())?;
+    clear(h, st, Queue::Steering)?;
+    clear(h, st, Queue::FollowUp)
+}
+
+// ---- runs
+
+pub type RunFuture<V> = LocalBoxFuture<'static, Result<(), V>>;
+
+/// `prompt(message | messages | text, images?)`.
+pub fn prompt<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V, input: &H::V, images: &H::V) -> Result<RunFuture<H::V>, Thrown<H::V>> {
+    if h.truthy(&get(h, st, "active")?) {
+        return Err(h.error(PROMPT_BUSY, false));
+    }
+    let c = Checker::new(h, "Agent.prompt");
+    let messages = match h.kind(input) {
+        Kind::Array => {
+            c.messages(input, "messages").map_err(|e| thrown(h, e))?;
+            h.array_items(input)?
+        }
+        Kind::String => {
+            let text = h.object(&[("type", h.string("text")), ("text", input.clone())]);
+            let mut content = vec![text];
+            if !h.kind(images).is_nullish() {
+                content.extend(c.array(images, "images").map_err(|e| thrown(h, e))?);
+            }
+            let message = h.object(&[
+                ("role", h.string("user")),
+                ("content", h.array(&content)),
+                ("timestamp", h.number(h.date_now())),
+            ]);
+            vec![message]
+        }
+        _ => {
+            c.message(input, "message").map_err(|e| thrown(h, e))?;
+            vec![input.clone()]
+        }
+    };
+    check_state(h, agent, st, "Agent.prompt").map_err(|e| thrown(h, e))?;
+    Ok(start_run(h, agent, st, Some(messages), false))
+}
+
+/// `continue()`.
+pub fn continue_run<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFuture<H::V>, Thrown<H::V>> {
+    if h.truthy(&get(h, st, "active")?) {
+        return Err(h.error(CONTINUE_BUSY, false));
+    }
+    let messages = items(h, st, "messages")?;
+    let mut all_system = true;
+    for m in &messages {
+        if role(h, m)?.as_deref() != Some("system") {
+            all_system = false;
+            break;
+        }
+    }
+    let Some(last) = messages.last().filter(|_| !all_system) else {
+        return Err(h.error(NOTHING_TO_CONTINUE, false));
+    };
+    check_state(h, agent, st, "Agent.continue").map_err(|e| thrown(h, e))?;
+    if role(h, last)?.as_deref() == Some("assistant") {
+        let steering = drain(h, st, Queue::Steering)?;
+        if !steering.is_empty() {
+            return Ok(start_run(h, agent, st, Some(steering), true));
+        }
+        let follow_ups = drain(h, st, Queue::FollowUp)?;
+        if !follow_ups.is_empty() {
+            return Ok(start_run(h, agent, st, Some(follow_ups), false));
+        }
+        return Err(h.error(ASSISTANT_TAIL, false));
+    }
+    Ok(start_run(h, agent, st, None, false))
+}
+
+fn thrown<H: Host>(h: &H, e: ArgError<H::V>) -> H::V {
+    match e {
+        ArgError::Type(message) => h.error(&message, true),
+        ArgError::Thrown(v) => v,
+    }
+}
+
+/// E-8.1 for the state a run would start from: tools, messages, hooks, numbers.
+fn check_state<H: Host>(h: &H, agent: &H::V, st: &H::V, function: &str) -> Result<(), ArgError<H::V>> {
+    let c = Checker::new(h, function);
+    c.tools(&get(h, st, "tools")?, "state.tools")?;
+    c.messages(&get(h, st, "messages")?, "state.messages")?;
+    c.object(&get(h, st, "model")?, "state.model")?;
+    c.function(&get(h, agent, "convertToLlm")?, "agent.convertToLlm")?;
+    c.function(&get(h, agent, "streamFunction")?, "agent.streamFunction")?;
+    for hook in ["transformContext", "getApiKey", "beforeToolCall", "afterToolCall", "finishTurn", "prepareRequest", "prepareNextTurn", "prepareNextTurnWithContext"] {
+        c.optional_function(&get(h, agent, hook)?, &format!("agent.{hook}"))?;
+    }
+    c.limits(agent, "agent")
+}
+
+/// The loop config of one run, captured at its start.
+fn loop_config<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V, signal: &H::V, skip_initial_steering: bool) -> Result<H::V, H::V> {
+    let level = get(h, st, "thinkingLevel")?;
+    let reasoning = if h.as_string(&level).as_deref() == Some("off") { h.undefined() } else { level };
+    let config = h.object(&[("model", get(h, st, "model")?), ("reasoning", reasoning)]);
+    for field in FORWARDED {
+        h.set(&config, field, &get(h, agent, field)?)?;
+    }
+    let with_context = get(h, agent, "prepareNextTurnWithContext")?;
+    let legacy = get(h, agent, "prepareNextTurn")?;
+    if h.truthy(&with_context) || h.truthy(&legacy) {
+        let (host, agent, signal) = (h.clone(), agent.clone(), signal.clone());
+        let wrapper = h.function(Rc::new(move |args: &[H::V]| {
+            let h = &host;
+            let ctx = args.first().cloned().unwrap_or_else(|| h.undefined());
+            let undefined = h.undefined();
+            let outcome = match get(h, &agent, "prepareNextTurnWithContext") {
+                Ok(f) if h.kind(&f) == Kind::Function => h.call_sync(&f, &agent, &[ctx, signal.clone()]),
+                Ok(_) => match get(h, &agent, "prepareNextTurn") {
+                    Ok(f) if h.kind(&f) == Kind::Function => h.call_sync(&f, &agent, std::slice::from_ref(&signal)),
+                    Ok(_) => Ok(undefined),
+                    Err(e) => Err(e),
+                },
+                Err(e) => Err(e),
+            };
+            // A throw becomes a rejected thenable the loop awaits.
+            match outcome {
+                Ok(v) => v,
+                Err(e) => h.rejected(&e),
+            }
+        }));
+        h.set(&config, "prepareNextTurn", &wrapper)?;
+    }
+    let skip = Rc::new(std::cell::Cell::new(skip_initial_steering));
+    let (host, queue_st) = (h.clone(), st.clone());
+    let steering = h.function(Rc::new(move |_args: &[H::V]| {
+        let h = &host;
+        if skip.replace(false) {
+            return h.array(&[]);
+        }
+        h.array(&drain(h, &queue_st, Queue::Steering).unwrap_or_default())
+    }));
+    let (host, queue_st) = (h.clone(), st.clone());
+    let follow_up = h.function(Rc::new(move |_args: &[H::V]| {
+        let h = &host;
+        h.array(&drain(h, &queue_st, Queue::FollowUp).unwrap_or_default())
+    }));
+    h.set(&config, "getSteeringMessages", &steering)?;
+    h.set(&config, "getFollowUpMessages", &follow_up)?;
+    for field in ["headers", "fetch"] {
+        h.set(&config, field, &get(h, agent, field)?)?;
+    }
+    Ok(config)
+}
+
+/// Starts a run under the lifecycle: the returned future resolves once the run and its
+/// `agent_end` listeners settled; it never rejects for run failures.
+fn start_run<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V, prompts: Option<Vec<H::V>>, skip_initial_steering: bool) -> RunFuture<H::V> {
+    let (controller, signal) = h.abort_controller();
+    let (promise, resolve) = h.deferred();
+    let active = h.object(&[
+        ("controller", controller),
+        ("signal", signal.clone()),
+        ("promise", promise),
+        ("resolve", resolve),
+    ]);
+    let setup = (|| -> Result<(H::V, H::V, Result<Start<H::V>, H::V>), H::V> {
+        h.set(st, "active", &active)?;
+        h.set(st, "isStreaming", &h.boolean(true))?;
+        h.set(st, "streamingMessage", &h.undefined())?;
+        h.set(st, "errorMessage", &h.undefined())?;
+        let context = h.object(&[
+            ("messages", h.array(&items(h, st, "messages")?)),
+            ("tools", h.array(&items(h, st, "tools")?)),
+        ]);
+        let config = loop_config(h, agent, st, &signal, skip_initial_steering)?;
+        let stream_fn = get(h, agent, "streamFunction")?;
+        let start = match &prompts {
+            Some(messages) => start_prompt_run(h, &h.array(messages), &context),
+            None => start_continue_run(h, &context),
+        };
+        Ok((config, stream_fn, start))
+    })();
+    let (h, st) = (h.clone(), st.clone());
+    async move {
+        let failure = match setup {
+            Err(e) => Some(e),
+            Ok((_, _, Err(e))) => Some(e),
+            Ok((config, stream_fn, Ok(start))) => {
+                let sink = event_sink(&h, &st, &signal);
+                let run = Run::new(&h, start.context, config, signal.clone(), stream_fn, Emitter::native(sink));
+                drive(&run, start.initial).await.err()
+            }
+        };
+        if let Some(thrown) = failure {
+            handle_run_failure(&h, &st, &signal, &thrown).await;
+        }
+        finish_run(&h, &st);
+        Ok(())
+    }
+    .boxed_local()
+}
+
+/// The reducer then every listener, awaited in subscription order.
+fn event_sink<H: Host + Clone>(h: &H, st: &H::V, signal: &H::V) -> NativeSink<H::V> {
+    let (h, st, signal) = (h.clone(), st.clone(), signal.clone());
+    Rc::new(move |event: H::V| {
+        let (h, st, signal) = (h.clone(), st.clone(), signal.clone());
+        async move {
+            reduce(&h, &st, &event)?;
+            for listener in items(&h, &st, "listeners")? {
+                h.call(&listener, &h.undefined(), &[event.clone(), signal.clone()]).await?;
+            }
+            Ok(())
+        }
+        .boxed_local()
+    })
+}
+
+fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<(), H::V> {
+    let kind = h.as_string(&get(h, event, "type")?).unwrap_or_default();
+    match kind.as_str() {
+        "message_start" | "message_update" => h.set(st, "streamingMessage", &get(h, event, "message")?),
+        "message_end" => {
+            h.set(st, "streamingMessage", &h.undefined())?;
+            h.array_push(&get(h, st, "messages")?, &get(h, event, "message")?)
+        }
+        "tool_execution_start" | "tool_execution_end" => {
+            let id = get(h, event, "toolCallId")?;
+            let mut ids: Vec<H::V> = h.set_items(&get(h, st, "pendingToolCalls")?)?;
+            ids.retain(|x| !h.same(x, &id));
+            if kind == "tool_execution_start" {
+                ids.push(id);
+            }
+            h.set(st, "pendingToolCalls", &h.new_set(&ids))
+        }
+        "turn_end" => {
+            let message = get(h, event, "message")?;
+            if role(h, &message)?.as_deref() == Some("assistant") {
+                let error = get(h, &message, "errorMessage")?;
+                if h.truthy(&error) {
+                    h.set(st, "errorMessage", &error)?;
+                }
+            }
+            Ok(())
+        }
+        "agent_end" => h.set(st, "streamingMessage", &h.undefined()),
+        _ => Ok(()),
+    }
+}
+
+/// a listener threw, so the loop stopped; the failure events go through the reducer and
+/// listeners, whose own errors are swallowed so the agent always becomes idle.
+async fn handle_run_failure<H: Host + Clone>(h: &H, st: &H::V, signal: &H::V, thrown: &H::V) {
+    let model = get(h, st, "model").unwrap_or_else(|_| h.undefined());
+    let field = |key: &str| {
+        if h.kind(&model).is_object_like() { h.get(&model, key).unwrap_or_else(|_| h.undefined()) } else { h.undefined() }
+    };
+    let stop_reason = if h.signal_aborted(signal) { "aborted" } else { "error" };
+    let message = h.error_message(thrown);
+    let text = h.object(&[("type", h.string("text")), ("text", h.string(""))]);
+    let failure = h.object(&[
+        ("role", h.string("assistant")),
+        ("content", h.array(&[text])),
+        ("api", field("api")),
+        ("provider", field("provider")),
+        ("model", field("id")),
+        ("usage", zero_usage(h)),
+        ("stopReason", h.string(stop_reason)),
+        ("errorMessage", h.string(&message)),
+        ("timestamp", h.number(h.date_now())),
+    ]);
+    let events = [
+        h.object(&[("type", h.string("message_start")), ("message", failure.clone())]),
+        h.object(&[("type", h.string("message_end")), ("message", failure.clone())]),
+        h.object(&[("type", h.string("turn_end")), ("message", failure.clone()), ("toolResults", h.array(&[]))]),
+        h.object(&[("type", h.string("agent_end")), ("messages", h.array(&[failure]))]),
+    ];
+    for event in events {
+        let _ = reduce(h, st, &event);
+        for listener in items(h, st, "listeners").unwrap_or_default() {
+            let _ = h.call(&listener, &h.undefined(), &[event.clone(), signal.clone()]).await;
+        }
+    }
+    let _ = h.set(st, "errorMessage", &h.string(&message));
+}
+
+/// Clears the runtime state and resolves `waitForIdle()`.
+fn finish_run<H: Host>(h: &H, st: &H::V) {
+    let _ = h.set(st, "isStreaming", &h.boolean(false));
+    let _ = h.set(st, "streamingMessage", &h.undefined());
+    let _ = h.set(st, "pendingToolCalls", &h.new_set(&[]));
+    if let Ok(active) = get(h, st, "active") {
+        if let Ok(resolve) = get(h, &active, "resolve") {
+            let _ = h.call_sync(&resolve, &h.undefined(), &[]);
+        }
+    }
+    let _ = h.set(st, "active", &h.undefined());
+}

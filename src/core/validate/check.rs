@@ -1,0 +1,317 @@
+//! The check (T-4.3.4): whether a value passes a schema, keyword by keyword, with pi-schema's semantics (draft
+//! 2020-12 mode, which also reads draft 7's `items` arrays, `additionalItems`, `definitions` and `dependencies`).
+//! Only answers yes or no; `explain.rs` says why.
+
+use serde_json::{Map, Value};
+
+use super::format;
+use super::json::{js_property_key, json_equal};
+use super::number::{as_f64, is_integer, is_multiple};
+use super::resolve::{BaseId, Target};
+use super::Ctx;
+
+/// Whether `v` has the type `name` (`integer`: a number without fraction; unknown names never match).
+pub(crate) fn has_type(name: &str, v: &Value) -> bool {
+    match name {
+        "string" => v.is_string(),
+        "number" => v.is_number(),
+        "integer" => v.as_number().is_some_and(|n| is_integer(as_f64(n))),
+        "boolean" => v.is_boolean(),
+        "null" => v.is_null(),
+        "array" => v.is_array(),
+        "object" => v.is_object(),
+        _ => false,
+    }
+}
+
+/// Whether `v` matches the `type` keyword's value (a name or a list of names).
+pub(crate) fn type_matches(t: &Value, v: &Value) -> bool {
+    match t {
+        Value::String(name) => has_type(name, v),
+        Value::Array(names) => names.iter().any(|n| n.as_str().is_some_and(|name| has_type(name, v))),
+        _ => false,
+    }
+}
+
+/// A numeric keyword's value, when it is a number.
+pub(crate) fn num(o: &Map<String, Value>, key: &str) -> Option<f64> {
+    o.get(key).and_then(Value::as_number).map(as_f64)
+}
+
+/// The prefix item schemas and the schema of the items after them.
+pub(crate) fn item_schemas(o: &Map<String, Value>) -> (&[Value], Option<&Value>) {
+    match o.get("items") {
+        Some(Value::Array(prefix)) => (prefix.as_slice(), o.get("additionalItems")),
+        items => match o.get("prefixItems") {
+            Some(Value::Array(prefix)) => (prefix.as_slice(), items),
+            _ => (&[], items),
+        },
+    }
+}
+
+/// `minContains` (default 1) and `maxContains` (default none).
+pub(crate) fn contains_bounds(o: &Map<String, Value>) -> (f64, f64) {
+    (num(o, "minContains").unwrap_or(1.0), num(o, "maxContains").unwrap_or(f64::INFINITY))
+}
+
+impl<'a> Ctx<'a> {
+    /// Whether `v` passes `node`. Anything that is not a schema accepts (`schema_problem` reports it).
+    pub(crate) fn valid(&mut self, node: &'a Value, base: BaseId, v: &Value) -> bool {
+        let Value::Object(o) = node else {
+            return node.as_bool().unwrap_or(true);
+        };
+        if !self.enter() {
+            return false;
+        }
+        let b = self.resolver.base_for(node, base);
+        let ok = self.valid_object(o, b, v);
+        self.leave();
+        ok
+    }
+
+    fn valid_object(&mut self, o: &'a Map<String, Value>, b: BaseId, v: &Value) -> bool {
+        if let Some(t) = o.get("type") {
+            if !type_matches(t, v) {
+                return false;
+            }
+        }
+        let typed = match v {
+            Value::String(s) => self.valid_string(o, s),
+            Value::Number(n) => valid_number(o, as_f64(n)),
+            Value::Object(m) => self.valid_members(o, b, m, v),
+            Value::Array(items) => self.valid_items(o, b, items),
+            _ => true,
+        };
+        typed && self.valid_in_place(o, b, v)
+    }
+
+    /// The keywords that apply to a value of any type.
+    fn valid_in_place(&mut self, o: &'a Map<String, Value>, b: BaseId, v: &Value) -> bool {
+        if let Some(Value::Array(values)) = o.get("enum") {
+            if !values.iter().any(|x| json_equal(x, v)) {
+                return false;
+            }
+        }
+        if let Some(c) = o.get("const") {
+            if !json_equal(c, v) {
+                return false;
+            }
+        }
+        if let Some(Value::Array(all)) = o.get("allOf") {
+            for s in all {
+                if !self.valid(s, b, v) {
+                    return false;
+                }
+            }
+        }
+        if let Some(Value::Array(any)) = o.get("anyOf") {
+            if self.count_passing(any, b, v, 1) == 0 {
+                return false;
+            }
+        }
+        if let Some(Value::Array(one)) = o.get("oneOf") {
+            if self.count_passing(one, b, v, 2) != 1 {
+                return false;
+            }
+        }
+        if let Some(not) = o.get("not") {
+            if self.valid(not, b, v) {
+                return false;
+            }
+        }
+        if let Some(cond) = o.get("if") {
+            let (then, otherwise) = (o.get("then"), o.get("else"));
+            if then.is_some() || otherwise.is_some() {
+                let branch = if self.valid(cond, b, v) { then } else { otherwise };
+                if let Some(branch) = branch {
+                    if !self.valid(branch, b, v) {
+                        return false;
+                    }
+                }
+            }
+        }
+        for key in ["$ref", "$dynamicRef"] {
+            if let Some(Value::String(reference)) = o.get(key) {
+                if !self.valid_ref(reference, b, v) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// How many of `branches` pass, counting no further than `stop`.
+    pub(crate) fn count_passing(&mut self, branches: &'a [Value], b: BaseId, v: &Value, stop: usize) -> usize {
+        let mut n = 0usize;
+        for s in branches {
+            if self.valid(s, b, v) {
+                n = n.saturating_add(1);
+                if n >= stop {
+                    break;
+                }
+            }
+        }
+        n
+    }
+
+    pub(crate) fn valid_ref(&mut self, reference: &str, b: BaseId, v: &Value) -> bool {
+        match self.resolver.resolve(reference, b) {
+            Target::Found(target, tb) => self.valid(target, tb, v),
+            Target::Unresolved => false,
+        }
+    }
+
+    /// Whether `text` matches `pattern`; an invalid pattern matches nothing.
+    pub(crate) fn matches(&self, pattern: &str, text: &str) -> bool {
+        self.re.is_match(pattern, text) == Some(true)
+    }
+
+    fn valid_string(&self, o: &Map<String, Value>, s: &str) -> bool {
+        let len = s.chars().count() as f64;
+        if num(o, "minLength").is_some_and(|min| len < min) || num(o, "maxLength").is_some_and(|max| len > max) {
+            return false;
+        }
+        if let Some(Value::String(p)) = o.get("pattern") {
+            if !self.matches(p, s) {
+                return false;
+            }
+        }
+        match o.get("format") {
+            Some(Value::String(name)) => format::check(name, s, self.re) != Some(false),
+            _ => true,
+        }
+    }
+
+    fn valid_members(&mut self, o: &'a Map<String, Value>, b: BaseId, m: &Map<String, Value>, v: &Value) -> bool {
+        let properties = o.get("properties").and_then(Value::as_object);
+        if let Some(props) = properties {
+            for (k, s) in props {
+                if let Some(x) = m.get(k) {
+                    if !self.valid(s, b, x) {
+                        return false;
+                    }
+                }
+            }
+        }
+        if let Some(Value::Array(required)) = o.get("required") {
+            if required.iter().any(|r| r.as_str().is_some_and(|k| !m.contains_key(k))) {
+                return false;
+            }
+        }
+        let patterns = o.get("patternProperties").and_then(Value::as_object);
+        let additional = o.get("additionalProperties");
+        let names = o.get("propertyNames");
+        if patterns.is_some() || additional.is_some() || names.is_some() {
+            for (k, x) in m {
+                let mut matched = properties.is_some_and(|p| p.contains_key(k));
+                for (p, s) in patterns.into_iter().flatten() {
+                    if self.matches(p, k) {
+                        matched = true;
+                        if !self.valid(s, b, x) {
+                            return false;
+                        }
+                    }
+                }
+                if let (false, Some(extra)) = (matched, additional) {
+                    if !self.valid(extra, b, x) {
+                        return false;
+                    }
+                }
+                if let Some(names) = names {
+                    if !self.valid(names, b, &Value::String(k.clone())) {
+                        return false;
+                    }
+                }
+            }
+        }
+        let count = m.len() as f64;
+        if num(o, "minProperties").is_some_and(|min| count < min) || num(o, "maxProperties").is_some_and(|max| count > max)
+        {
+            return false;
+        }
+        for key in ["dependentRequired", "dependencies"] {
+            for (k, d) in o.get(key).and_then(Value::as_object).into_iter().flatten() {
+                if !m.contains_key(k) {
+                    continue;
+                }
+                match d {
+                    Value::Array(list) => {
+                        if list.iter().any(|r| !m.contains_key(&js_property_key(r))) {
+                            return false;
+                        }
+                    }
+                    schema if key == "dependencies" => {
+                        if !self.valid(schema, b, v) {
+                            return false;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for (k, s) in o.get("dependentSchemas").and_then(Value::as_object).into_iter().flatten() {
+            if m.contains_key(k) && !self.valid(s, b, v) {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn valid_items(&mut self, o: &'a Map<String, Value>, b: BaseId, items: &[Value]) -> bool {
+        let (prefix, rest) = item_schemas(o);
+        for (i, x) in items.iter().enumerate() {
+            if let Some(s) = prefix.get(i).or(if i >= prefix.len() { rest } else { None }) {
+                if !self.valid(s, b, x) {
+                    return false;
+                }
+            }
+        }
+        let count = items.len() as f64;
+        if num(o, "minItems").is_some_and(|min| count < min) || num(o, "maxItems").is_some_and(|max| count > max) {
+            return false;
+        }
+        if o.get("uniqueItems") == Some(&Value::Bool(true)) && !unique(items) {
+            return false;
+        }
+        if let Some(contains) = o.get("contains") {
+            let (min, max) = contains_bounds(o);
+            let n = self.count_contained(contains, b, items, max);
+            if n < min || n > max {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// How many items pass `contains`, counting no further than just past `max`.
+    pub(crate) fn count_contained(&mut self, contains: &'a Value, b: BaseId, items: &[Value], max: f64) -> f64 {
+        let mut n = 0.0;
+        for x in items {
+            if self.valid(contains, b, x) {
+                n += 1.0;
+                if n > max {
+                    break;
+                }
+            }
+        }
+        n
+    }
+}
+
+fn valid_number(o: &Map<String, Value>, x: f64) -> bool {
+    !(num(o, "minimum").is_some_and(|m| x < m)
+        || num(o, "maximum").is_some_and(|m| x > m)
+        || num(o, "exclusiveMinimum").is_some_and(|m| x <= m)
+        || num(o, "exclusiveMaximum").is_some_and(|m| x >= m)
+        || num(o, "multipleOf").is_some_and(|m| !is_multiple(x, m)))
+}
+
+/// `uniqueItems`: no two items are JSON-equal.
+pub(crate) fn unique(items: &[Value]) -> bool {
+    for (i, x) in items.iter().enumerate() {
+        if items.get(..i).is_some_and(|before| before.iter().any(|y| json_equal(x, y))) {
+            return false;
+        }
+    }
+    true
+}

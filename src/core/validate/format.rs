@@ -1,0 +1,540 @@
+//! `format` checks (T-4.3.4): `date`, `date-time`, `time`, `duration`, `email`, `hostname`, `ipv4`, `ipv6`, `uri`,
+//! `uri-reference`, `url`, `uuid`, `regex`, `json-pointer`, with the grammar of pi-schema's checks (adapted there
+//! from TypeBox); other formats pass. Hand-written matchers, no regex engine; `regex` and `url` ask the host.
+
+use super::PatternMatcher;
+
+/// Whether `text` has format `name`; `None` for a format that is not checked.
+pub(crate) fn check(name: &str, text: &str, re: &dyn PatternMatcher) -> Option<bool> {
+    Some(match name {
+        "date" => is_date(text),
+        "date-time" => is_date_time(text),
+        "time" => is_time(text),
+        "duration" => is_duration(text),
+        "email" => is_email(text),
+        "hostname" => is_hostname(text),
+        "ipv4" => is_ipv4(text),
+        "ipv6" => is_ipv6(text),
+        "uri" => is_uri(text),
+        "uri-reference" => is_uri(text) || is_relative_ref(text),
+        "url" => re.url_can_parse(text).unwrap_or_else(|| is_url(text)),
+        "uuid" => is_uuid(text),
+        "regex" => re.is_regex(text),
+        "json-pointer" => is_json_pointer(text),
+        _ => return None,
+    })
+}
+
+fn digits_value(s: &str) -> Option<u32> {
+    if s.is_empty() || !s.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// `YYYY-MM-DD` with a real day of the month.
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() != 10 || b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') {
+        return false;
+    }
+    let (Some(year), Some(month), Some(day)) = (
+        s.get(0..4).and_then(digits_value),
+        s.get(5..7).and_then(digits_value),
+        s.get(8..10).and_then(digits_value),
+    ) else {
+        return false;
+    };
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        1..=12 => 31,
+        _ => return false,
+    };
+    (1..=days).contains(&day)
+}
+
+/// `HH:MM:SS[.frac](Z|±HH:MM)`, a leap second only at 23:59:60 UTC.
+fn is_time(s: &str) -> bool {
+    let b = s.as_bytes();
+    let two = |i: usize| s.get(i..i.saturating_add(2)).and_then(digits_value);
+    if b.len() < 9 || b.get(2) != Some(&b':') || b.get(5) != Some(&b':') {
+        return false;
+    }
+    let (Some(hour), Some(minute), Some(second)) = (two(0), two(3), two(6)) else {
+        return false;
+    };
+    let mut i = 8;
+    if b.get(i) == Some(&b'.') {
+        let frac = b.get(i + 1..).map_or(0, |rest| rest.iter().take_while(|c| c.is_ascii_digit()).count());
+        if frac == 0 {
+            return false;
+        }
+        i += 1 + frac;
+    }
+    let (sign, tz_hour, tz_minute) = match b.get(i) {
+        Some(b'Z' | b'z') if b.len() == i + 1 => (0i64, 0, 0),
+        Some(sign @ (b'+' | b'-')) if b.len() == i + 6 && b.get(i + 3) == Some(&b':') => {
+            let (Some(h), Some(m)) = (two(i + 1), two(i + 4)) else {
+                return false;
+            };
+            (if *sign == b'-' { -1 } else { 1 }, h, m)
+        }
+        _ => return false,
+    };
+    if hour > 23 || minute > 59 || second > 60 || tz_hour > 23 || tz_minute > 59 {
+        return false;
+    }
+    if second < 60 {
+        return true;
+    }
+    let utc = i64::from(hour * 60 + minute) - sign * i64::from(tz_hour * 60 + tz_minute);
+    utc.rem_euclid(1440) == 1439
+}
+
+/// A date and a time joined by one `T` (either case).
+fn is_date_time(s: &str) -> bool {
+    let mut parts = s.split(['T', 't']);
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(date), Some(time), None) => is_date(date) && is_time(time),
+        _ => false,
+    }
+}
+
+/// ISO 8601 durations: `P[nY[nM[nD]]|nM[nD]|nD][T…]`, `PT…`, `PnW`; units contiguous and in order.
+fn is_duration(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix('P') else {
+        return false;
+    };
+    let (date, time) = match rest.split_once('T') {
+        Some((d, t)) => (d, Some(t)),
+        None => (rest, None),
+    };
+    if time.is_none() {
+        if let Some(weeks) = date.strip_suffix('W') {
+            if !weeks.is_empty() && weeks.bytes().all(|c| c.is_ascii_digit()) {
+                return true;
+            }
+        }
+    }
+    let date_ok = date.is_empty() || units_in_order(date, b"YMD");
+    let time_ok = match time {
+        Some(t) => !t.is_empty() && units_in_order(t, b"HMS"),
+        None => true,
+    };
+    date_ok && time_ok && !(date.is_empty() && time.is_none())
+}
+
+/// `n<U>` groups whose units are a contiguous run of `order` (`1Y2M`, `2M3D`; not `1Y3D`).
+fn units_in_order(s: &str, order: &[u8]) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut last: Option<usize> = None;
+    while i < b.len() {
+        let digits = b.get(i..).map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
+        if digits == 0 {
+            return false;
+        }
+        i += digits;
+        let Some(pos) = b.get(i).and_then(|u| order.iter().position(|o| o == u)) else {
+            return false;
+        };
+        if last.is_some_and(|l| pos != l + 1) {
+            return false;
+        }
+        last = Some(pos);
+        i += 1;
+    }
+    last.is_some()
+}
+
+const ATEXT_SPECIALS: &[u8] = b"!#$%&'*+/=?^_`{|}~-";
+
+fn is_atext(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || ATEXT_SPECIALS.contains(&c)
+}
+
+/// A domain label of an e-mail address: `[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?`.
+fn is_ldh_label(l: &str) -> bool {
+    let b = l.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
+        && b.first().is_some_and(u8::is_ascii_alphanumeric)
+        && b.last().is_some_and(u8::is_ascii_alphanumeric)
+}
+
+fn is_email(s: &str) -> bool {
+    let domain = if let Some(quoted) = s.strip_prefix('"') {
+        let mut chars = quoted.char_indices();
+        let mut end = None;
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '"' => {
+                    end = Some(i);
+                    break;
+                }
+                '\\' => match chars.next() {
+                    Some((_, e)) if (' '..='~').contains(&e) => {}
+                    _ => return false,
+                },
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
+            return false;
+        };
+        match quoted.get(end + 1..).and_then(|r| r.strip_prefix('@')) {
+            Some(domain) => domain,
+            None => return false,
+        }
+    } else {
+        let Some((local, domain)) = s.split_once('@') else {
+            return false;
+        };
+        if local.is_empty() || !local.split('.').all(|atom| !atom.is_empty() && atom.bytes().all(is_atext)) {
+            return false;
+        }
+        domain
+    };
+    if let Some(literal) = domain.strip_prefix('[').and_then(|d| d.strip_suffix(']')) {
+        return match literal.get(..5) {
+            Some(prefix) if prefix.eq_ignore_ascii_case("ipv6:") => literal
+                .get(5..)
+                .is_some_and(|h| !h.is_empty() && h.bytes().all(|c| c.is_ascii_hexdigit() || c == b':')),
+            _ => is_ipv4(literal),
+        };
+    }
+    domain.split('.').all(is_ldh_label)
+}
+
+/// `hostname`: labels of letters, digits and inner hyphens (or `xn--` labels with valid punycode), at most 253 long.
+fn is_hostname(s: &str) -> bool {
+    if s.is_empty() || s.encode_utf16().count() > 253 || s.ends_with('.') {
+        return false;
+    }
+    s.split('.').all(|label| {
+        let len = label.encode_utf16().count();
+        len > 0 && len <= 63 && (is_puny_label(label) || is_ascii_label(label))
+    })
+}
+
+fn is_ascii_label(l: &str) -> bool {
+    let b = l.as_bytes();
+    !l.starts_with('-')
+        && !l.ends_with('-')
+        && b.get(2..4) != Some(b"--")
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
+}
+
+/// An `xn--` label whose punycode decodes to a label with a non-ASCII character and valid hyphens.
+/// (pi-schema also applies the IDNA code point tables to the decoded label; those are not reproduced.)
+fn is_puny_label(l: &str) -> bool {
+    let lower = l.to_lowercase();
+    let Some(body) = lower.strip_prefix("xn--") else {
+        return false;
+    };
+    if body.rfind('-') == Some(0) {
+        return false;
+    }
+    let Some(decoded) = punycode_decode(body) else {
+        return false;
+    };
+    let chars: Vec<char> = decoded.chars().collect();
+    !decoded.is_ascii()
+        && chars.first() != Some(&'-')
+        && chars.last() != Some(&'-')
+        && !(chars.get(2) == Some(&'-') && chars.get(3) == Some(&'-'))
+}
+
+/// RFC 3492 decoding; `None` for malformed input.
+fn punycode_decode(input: &str) -> Option<String> {
+    const BASE: u32 = 36;
+    let (basic, extended) = match input.rfind('-') {
+        Some(i) => (input.get(..i)?, input.get(i + 1..)?),
+        None => ("", input),
+    };
+    if !basic.is_ascii() {
+        return None;
+    }
+    let mut output: Vec<char> = basic.chars().collect();
+    let (mut n, mut i, mut bias) = (128u32, 0u32, 72u32);
+    let mut chars = extended.chars().peekable();
+    while chars.peek().is_some() {
+        let old_i = i;
+        let mut w = 1u32;
+        let mut k = BASE;
+        loop {
+            let c = chars.next()?;
+            let digit = match c {
+                'a'..='z' => u32::from(c) - u32::from('a'),
+                'A'..='Z' => u32::from(c) - u32::from('A'),
+                '0'..='9' => u32::from(c) - u32::from('0') + 26,
+                _ => return None,
+            };
+            i = i.checked_add(digit.checked_mul(w)?)?;
+            let t = if k <= bias { 1 } else if k >= bias + 26 { 26 } else { k - bias };
+            if digit < t {
+                break;
+            }
+            w = w.checked_mul(BASE - t)?;
+            k = k.checked_add(BASE)?;
+        }
+        let len = u32::try_from(output.len()).ok()?.checked_add(1)?;
+        bias = adapt(i - old_i, len, old_i == 0);
+        n = n.checked_add(i / len)?;
+        i %= len;
+        output.insert(usize::try_from(i).ok()?, char::from_u32(n)?);
+        i = i.checked_add(1)?;
+    }
+    Some(output.into_iter().collect())
+}
+
+fn adapt(delta: u32, points: u32, first: bool) -> u32 {
+    let mut delta = if first { delta / 700 } else { delta / 2 };
+    delta += delta / points.max(1);
+    let mut k = 0;
+    while delta > ((36 - 1) * 26) / 2 {
+        delta /= 36 - 1;
+        k += 36;
+    }
+    k + (36 * delta) / (delta + 38)
+}
+
+/// Four decimal octets without leading zeros.
+fn is_ipv4(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('.').collect();
+    parts.len() == 4
+        && parts.iter().all(|p| {
+            !p.is_empty() && p.len() <= 3 && !(p.len() > 1 && p.starts_with('0')) && digits_value(p).is_some_and(|v| v <= 255)
+        })
+}
+
+/// IPv6 text: eight groups, or fewer around one `::`, the last two possibly an IPv4 address.
+fn is_ipv6(s: &str) -> bool {
+    let hex_group = |g: &str| !g.is_empty() && g.len() <= 4 && g.bytes().all(|c| c.is_ascii_hexdigit());
+    let count = |part: &str, last: bool| -> Option<usize> {
+        if part.is_empty() {
+            return Some(0);
+        }
+        let groups: Vec<&str> = part.split(':').collect();
+        let mut n = 0usize;
+        for (i, g) in groups.iter().enumerate() {
+            if last && i + 1 == groups.len() && g.contains('.') {
+                if !is_ipv4(g) {
+                    return None;
+                }
+                n += 2;
+            } else if hex_group(g) {
+                n += 1;
+            } else {
+                return None;
+            }
+        }
+        Some(n)
+    };
+    match s.split_once("::") {
+        Some((head, tail)) => {
+            if tail.contains("::") {
+                return false;
+            }
+            match (count(head, false), count(tail, true)) {
+                (Some(h), Some(t)) => h + t <= 7,
+                _ => false,
+            }
+        }
+        None => count(s, true) == Some(8),
+    }
+}
+
+fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { *c == b'-' } else { c.is_ascii_hexdigit() })
+}
+
+fn is_json_pointer(s: &str) -> bool {
+    if !(s.is_empty() || s.starts_with('/')) {
+        return false;
+    }
+    let b = s.as_bytes();
+    b.iter().enumerate().all(|(i, c)| *c != b'~' || matches!(b.get(i + 1), Some(b'0' | b'1')))
+}
+
+// -- URIs (RFC 3986, ASCII only, case-insensitive as the /i regexes are) ------------------------------------------------
+
+fn is_unreserved(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~')
+}
+
+fn is_sub_delim(c: u8) -> bool {
+    matches!(c, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=')
+}
+
+/// Whether every character of `s` is in `allowed` or a `%XX` escape.
+fn all_chars(s: &str, allowed: impl Fn(u8) -> bool) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        if c == b'%' {
+            let ok = b.get(i + 1).is_some_and(u8::is_ascii_hexdigit) && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit);
+            if !ok {
+                return false;
+            }
+            i += 3;
+        } else if allowed(c) {
+            i += 1;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+fn is_pchar(c: u8) -> bool {
+    is_unreserved(c) || is_sub_delim(c) || c == b':' || c == b'@'
+}
+
+fn is_query_char(c: u8) -> bool {
+    is_pchar(c) || c == b'/' || c == b'?'
+}
+
+fn is_authority(a: &str) -> bool {
+    let (userinfo, hostport) = match a.rsplit_once('@') {
+        Some((u, h)) => (Some(u), h),
+        None => (None, a),
+    };
+    if userinfo.is_some_and(|u| !all_chars(u, |c| is_unreserved(c) || is_sub_delim(c) || c == b':')) {
+        return false;
+    }
+    let (host, port) = if let Some(rest) = hostport.strip_prefix('[') {
+        let Some((literal, after)) = rest.split_once(']') else {
+            return false;
+        };
+        if !(is_ipv6(literal) || is_ipvfuture(literal)) {
+            return false;
+        }
+        (None, after)
+    } else {
+        match hostport.find(':') {
+            Some(i) => (hostport.get(..i), hostport.get(i..).unwrap_or("")),
+            None => (Some(hostport), ""),
+        }
+    };
+    if host.is_some_and(|h| !all_chars(h, |c| is_unreserved(c) || is_sub_delim(c))) {
+        return false;
+    }
+    port.is_empty() || port.strip_prefix(':').is_some_and(|p| p.bytes().all(|c| c.is_ascii_digit()))
+}
+
+fn is_ipvfuture(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix(['v', 'V']) else {
+        return false;
+    };
+    let Some((version, body)) = rest.split_once('.') else {
+        return false;
+    };
+    !version.is_empty()
+        && version.bytes().all(|c| c.is_ascii_hexdigit())
+        && !body.is_empty()
+        && body.bytes().all(|c| is_unreserved(c) || is_sub_delim(c) || c == b':')
+}
+
+/// Query and fragment after a hier-part or relative part: `[?query][#fragment]`.
+fn split_tail(s: &str) -> Option<(&str, bool)> {
+    let (before_fragment, fragment) = match s.split_once('#') {
+        Some((b, f)) => (b, Some(f)),
+        None => (s, None),
+    };
+    if fragment.is_some_and(|f| !all_chars(f, is_query_char)) {
+        return None;
+    }
+    let (part, query) = match before_fragment.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (before_fragment, None),
+    };
+    if query.is_some_and(|q| !all_chars(q, is_query_char)) {
+        return None;
+    }
+    Some((part, true))
+}
+
+/// A hier-part or relative part: `//authority path`, `/path`, or a rootless path whose first segment obeys `first`.
+fn is_part(part: &str, first: fn(u8) -> bool) -> bool {
+    let segments_ok = |path: &str| path.split('/').all(|seg| all_chars(seg, is_pchar));
+    if let Some(rest) = part.strip_prefix("//") {
+        let end = rest.find('/').unwrap_or(rest.len());
+        return is_authority(rest.get(..end).unwrap_or("")) && segments_ok(rest.get(end..).unwrap_or(""));
+    }
+    if let Some(path) = part.strip_prefix('/') {
+        // `/` alone, or a first segment that is not empty (`//` was an authority).
+        return path.is_empty() || (!path.starts_with('/') && segments_ok(path));
+    }
+    if part.is_empty() {
+        return true;
+    }
+    let (head, tail) = part.split_once('/').unwrap_or((part, ""));
+    !head.is_empty() && all_chars(head, first) && segments_ok(tail)
+}
+
+fn scheme_end(s: &str) -> Option<usize> {
+    let colon = s.find(':')?;
+    let scheme = s.as_bytes().get(..colon)?;
+    let ok = scheme.first().is_some_and(u8::is_ascii_alphabetic)
+        && scheme.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'));
+    ok.then_some(colon)
+}
+
+/// `uri`: a scheme, then an RFC 3986 hier-part, query and fragment.
+fn is_uri(s: &str) -> bool {
+    let Some(colon) = scheme_end(s) else {
+        return false;
+    };
+    let rest = s.get(colon + 1..).unwrap_or("");
+    split_tail(rest).is_some_and(|(part, _)| is_part(part, is_pchar))
+}
+
+/// A relative reference: its first path segment has no `:`.
+fn is_relative_ref(s: &str) -> bool {
+    split_tail(s).is_some_and(|(part, _)| is_part(part, |c| is_pchar(c) && c != b':'))
+}
+
+/// An approximation of `URL.canParse` for hosts that do not provide it: a scheme, and for the special schemes a host.
+fn is_url(s: &str) -> bool {
+    let s = s.trim_matches(|c: char| c <= ' ');
+    if s.chars().any(|c| matches!(c, '\t' | '\n' | '\r')) {
+        return is_url(&s.replace(['\t', '\n', '\r'], ""));
+    }
+    let Some(colon) = scheme_end(s) else {
+        return false;
+    };
+    let scheme = s.get(..colon).unwrap_or("").to_ascii_lowercase();
+    let rest = s.get(colon + 1..).unwrap_or("");
+    if !matches!(scheme.as_str(), "http" | "https" | "ws" | "wss" | "ftp") {
+        return true;
+    }
+    let after = rest.trim_start_matches(['/', '\\']);
+    let end = after.find(['/', '\\', '?', '#']).unwrap_or(after.len());
+    let authority = after.get(..end).unwrap_or("");
+    let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = if hostport.starts_with('[') {
+        match hostport.split_once(']') {
+            Some((h, p)) => (h.get(1..).unwrap_or(""), p.strip_prefix(':')),
+            None => return false,
+        }
+    } else {
+        match hostport.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (hostport, None),
+        }
+    };
+    let host_ok = if hostport.starts_with('[') {
+        is_ipv6(host)
+    } else {
+        !host.is_empty() && !host.chars().any(|c| " #%/:<>?@[\\]^|".contains(c) || c <= ' ')
+    };
+    let port_ok = port.is_none_or(|p| p.is_empty() || (p.bytes().all(|c| c.is_ascii_digit()) && p.parse::<u32>().is_ok_and(|v| v <= 65535)));
+    host_ok && port_ok
+}

@@ -1,0 +1,203 @@
+//! Tool-argument validation (SPEC §4.3, `validateToolArguments`): coerce a model's arguments towards a tool's JSON
+//! Schema in three passes (T-4.3.3), then check them and explain failures (T-4.3.4–T-4.3.6), with pi-schema's
+//! semantics, messages and order. Pure Rust on `serde_json::Value`: no JS types; ECMAScript regexes are the host's
+//! (`PatternMatcher`). Nothing here may panic: recursion stops at depth 512 with `nesting too deep` (E-8.4.1).
+
+mod check;
+mod coerce;
+mod explain;
+mod format;
+mod json;
+mod number;
+mod problems;
+mod resolve;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_coerce;
+#[cfg(test)]
+mod tests_errors;
+#[cfg(test)]
+mod tests_support;
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+pub use json::{js_json_stringify, js_json_stringify_pretty};
+pub use number::js_number_to_string;
+
+use resolve::{BaseId, Resolver};
+
+/// How deep any recursion (schema, `$ref`, coercion, value) may go before it stops with `nesting too deep`.
+pub const MAX_DEPTH: usize = 512;
+
+/// The message of the error reported when the schema, the value or a `$ref` chain nests deeper than `MAX_DEPTH`.
+pub const TOO_DEEP: &str = "nesting too deep";
+
+/// ECMAScript regex matching is done by the host (js_sys::RegExp in wasm). None = invalid pattern.
+///
+/// A pattern compiles as pi-schema's `sharedRegex` does: with the `u` flag, else (some older schemas escape
+/// characters `u` rejects) without it; matching is `RegExp.prototype.test` (a search, not anchored).
+pub trait PatternMatcher {
+    fn is_match(&self, pattern: &str, text: &str) -> Option<bool>;
+
+    /// The message `new RegExp(pattern)` throws for a pattern `is_match` rejects (reported by `schema_problem`).
+    /// `None`: `Invalid regular expression: /<pattern>/`.
+    fn pattern_error(&self, _pattern: &str) -> Option<String> {
+        None
+    }
+
+    /// Format `regex`: whether `text` compiles as `new RegExp(text, "u")`. The default asks `is_match`, which also
+    /// accepts patterns valid only without the `u` flag.
+    fn is_regex(&self, text: &str) -> bool {
+        self.is_match(text, "").is_some()
+    }
+
+    /// Format `url`: `URL.canParse(text)`. `None` (the default): a built-in approximation of the WHATWG parser.
+    fn url_can_parse(&self, _text: &str) -> Option<bool> {
+        None
+    }
+}
+
+/// One failed keyword: where (a dotted path) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaError {
+    /// Already dotted: "edits.0.oldText" or "root".
+    pub path: String,
+    pub message: String,
+}
+
+/// Coerce (three passes, T-4.3.3) then check (T-4.3.4–T-4.3.6). Returns the coerced value, or the errors in report order.
+///
+/// A malformed schema (a subschema that is not an object or a boolean, an invalid `pattern`) is not reported here;
+/// `schema_problem` finds it, as pi-schema's `compile` throws before any value is seen. Here such parts accept.
+pub fn coerce_and_validate(
+    schema: &Value,
+    args: &Value,
+    re: &dyn PatternMatcher,
+) -> Result<Value, Vec<SchemaError>> {
+    let too_deep = || vec![SchemaError { path: "root".to_string(), message: TOO_DEEP.to_string() }];
+    if json::depth_exceeds(schema, MAX_DEPTH) || json::depth_exceeds(args, MAX_DEPTH) {
+        return Err(too_deep());
+    }
+    let mut ctx = Ctx::new(schema, re);
+    let coerced = ctx.coerce(args);
+    if ctx.too_deep {
+        return Err(too_deep());
+    }
+    let value = coerced.as_ref().unwrap_or(args);
+    let base = ctx.resolver.root_base();
+    if ctx.valid(schema, base, value) && !ctx.too_deep {
+        return Ok(coerced.unwrap_or_else(|| args.clone()));
+    }
+    let raw = ctx.errors(schema, value);
+    if ctx.too_deep {
+        return Err(too_deep());
+    }
+    Err(raw.into_iter().map(|e| SchemaError { path: json::dotted_path(&e.path), message: e.message }).collect())
+}
+
+/// `Validation failed for tool "<name>":\n  - <path>: <message>\n...\n\nReceived arguments:\n<received_pretty>`
+pub fn format_validation_error(tool_name: &str, errors: &[SchemaError], received_pretty: &str) -> String {
+    let lines: Vec<String> = errors.iter().map(|e| format!("  - {}: {}", e.path, e.message)).collect();
+    format!("Validation failed for tool \"{tool_name}\":\n{}\n\nReceived arguments:\n{received_pretty}", lines.join("\n"))
+}
+
+/// What pi-schema's `compile` would throw for this schema (its message), or `None` for a usable schema. Cache it per
+/// schema: a schema with a problem fails every call with this message instead of a validation error.
+pub fn schema_problem(schema: &Value, re: &dyn PatternMatcher) -> Option<String> {
+    if schema.is_boolean() {
+        // pi-ai caches validators in a WeakMap keyed by the schema, which throws for a primitive key (V8's words).
+        return Some("Invalid value used as weak map key".to_string());
+    }
+    if json::depth_exceeds(schema, MAX_DEPTH) {
+        return Some(TOO_DEEP.to_string());
+    }
+    problems::find(schema, re)
+}
+
+/// T-4.3.2 and T-4.3.5 in one call: the coerced arguments, or the text of the error `validateToolArguments` throws.
+/// `original` is the value shown under `Received arguments` (the arguments before coercion).
+pub fn validate_tool_arguments(
+    tool_name: &str,
+    schema: &Value,
+    original: &Value,
+    re: &dyn PatternMatcher,
+) -> Result<Value, String> {
+    if let Some(problem) = schema_problem(schema, re) {
+        return Err(problem);
+    }
+    coerce_and_validate(schema, original, re)
+        .map_err(|errors| format_validation_error(tool_name, &errors, &js_json_stringify_pretty(original)))
+}
+
+/// An error before its path is dotted: the path is a JSON Pointer (its length ranks union branches).
+#[derive(Debug, Clone)]
+pub(crate) struct RawError {
+    pub path: String,
+    pub message: String,
+}
+
+/// A value as the coercer's re-entry guard compares it: objects and arrays by identity, primitives by value.
+enum EnteredValue {
+    Address(usize),
+    Primitive(Value),
+}
+
+/// The state of one `coerce_and_validate` call.
+pub(crate) struct Ctx<'a> {
+    pub root: &'a Value,
+    pub resolver: Resolver<'a>,
+    pub re: &'a dyn PatternMatcher,
+    depth: usize,
+    /// Set when any recursion reached `MAX_DEPTH`: the call then fails with `nesting too deep`.
+    pub too_deep: bool,
+    /// (schema node, value) pairs pass 2 is converting through a re-entry point (`$ref` or a wrap).
+    entered: Vec<(usize, EnteredValue)>,
+    /// How often a re-entry was cut short; results computed across a cut are not memoized.
+    cuts: usize,
+    /// Pass 2 results of `$ref` targets: (node, value key) → [(value, result)] (see `coerce.rs`).
+    convert_memo: HashMap<(usize, String), Vec<(Value, Option<Value>)>>,
+    /// Errors of `$ref` targets for objects and arrays: (node, value address) → (path, errors).
+    explain_memo: HashMap<(usize, usize), (String, Vec<RawError>)>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(schema: &'a Value, re: &'a dyn PatternMatcher) -> Self {
+        Ctx {
+            root: schema,
+            resolver: Resolver::new(schema),
+            re,
+            depth: 0,
+            too_deep: false,
+            entered: Vec::new(),
+            cuts: 0,
+            convert_memo: HashMap::new(),
+            explain_memo: HashMap::new(),
+        }
+    }
+
+    /// One level deeper; `false` (and the call fails) past `MAX_DEPTH`. Pair each `true` with `leave`.
+    fn enter(&mut self) -> bool {
+        if self.too_deep || self.depth >= MAX_DEPTH {
+            self.too_deep = true;
+            return false;
+        }
+        self.depth = self.depth.saturating_add(1);
+        true
+    }
+
+    fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    /// Whether `value` passes `node`; `None` when `node` is not a schema (pi-schema's compile would throw).
+    fn passes(&mut self, node: &'a Value, base: BaseId, value: &Value) -> Option<bool> {
+        match node {
+            Value::Bool(_) | Value::Object(_) => Some(self.valid(node, base, value)),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,391 @@
+//! JavaScript number semantics the validator needs: `Number.prototype.toString`, `Number(text)`, `multipleOf`.
+//! Pure functions on `f64`; nothing here may panic, whatever the input.
+
+use serde_json::{Number, Value};
+
+/// JavaScript's `Number.prototype.toString()` for an `f64` (`1`, `1.5`, `1e+21`, `1e-7`, `NaN`, `-Infinity`).
+pub fn js_number_to_string(n: f64) -> String {
+    if n.is_nan() {
+        return "NaN".to_string();
+    }
+    if n == 0.0 {
+        return "0".to_string();
+    }
+    if n.is_infinite() {
+        return if n > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
+    }
+    let (digits, point) = shortest_digits(n.abs());
+    let mut out = String::new();
+    if n < 0.0 {
+        out.push('-');
+    }
+    let k = digits.len() as i64;
+    if k <= point && point <= 21 {
+        out.push_str(&digits);
+        for _ in k..point {
+            out.push('0');
+        }
+    } else if 0 < point && point <= 21 {
+        let (a, b) = digits.split_at(usize::try_from(point).unwrap_or(0).min(digits.len()));
+        out.push_str(a);
+        out.push('.');
+        out.push_str(b);
+    } else if -6 < point && point <= 0 {
+        out.push_str("0.");
+        for _ in point..0 {
+            out.push('0');
+        }
+        out.push_str(&digits);
+    } else {
+        let e = point.saturating_sub(1);
+        let mut chars = digits.chars();
+        if let Some(first) = chars.next() {
+            out.push(first);
+        }
+        let rest: String = chars.collect();
+        if !rest.is_empty() {
+            out.push('.');
+            out.push_str(&rest);
+        }
+        out.push('e');
+        out.push(if e < 0 { '-' } else { '+' });
+        out.push_str(&e.unsigned_abs().to_string());
+    }
+    out
+}
+
+/// The shortest round-trip decimal digits of a finite positive `x`, and the position of the decimal point relative
+/// to them (`x = 0.d1d2… × 10^point`), as ECMAScript's Number::toString defines `n`.
+fn shortest_digits(x: f64) -> (String, i64) {
+    // Rust's `{:e}` prints the shortest digits that round-trip, e.g. "1.2345e-7".
+    let s = format!("{x:e}");
+    let (mantissa, exponent) = s.split_once('e').unwrap_or((s.as_str(), "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let exponent: i64 = exponent.parse().unwrap_or(0);
+    (digits, exponent.saturating_add(1))
+}
+
+/// Whether `x` is a finite number without fraction (`Number.isInteger`).
+pub(crate) fn is_integer(x: f64) -> bool {
+    x.is_finite() && x.trunc() == x
+}
+
+/// The `f64` of a JSON number (integers beyond 2^53 round, as `JSON.parse` does).
+pub(crate) fn as_f64(n: &Number) -> f64 {
+    n.as_f64().unwrap_or(f64::NAN)
+}
+
+/// A JSON value for a finite `x`: an integer when it has no fraction and fits, else a float. `None` for NaN/Infinity.
+pub(crate) fn number_value(x: f64) -> Option<Value> {
+    if is_integer(x) && x.abs() < 9_007_199_254_740_992.0 {
+        // In range and without fraction: the cast is exact (and turns -0 into 0, which JSON prints as 0 anyway).
+        return Some(Value::from(x as i64));
+    }
+    Number::from_f64(x).map(Value::Number)
+}
+
+/// Whitespace as ECMAScript's `String.prototype.trim` and `StringToNumber` strip it.
+pub(crate) fn is_js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\u{9}'
+            | '\u{A}'
+            | '\u{B}'
+            | '\u{C}'
+            | '\u{D}'
+            | ' '
+            | '\u{A0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200A}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202F}'
+            | '\u{205F}'
+            | '\u{3000}'
+            | '\u{FEFF}'
+    )
+}
+
+/// `text.trim()` in JavaScript.
+pub(crate) fn js_trim(text: &str) -> &str {
+    text.trim_matches(is_js_whitespace)
+}
+
+/// JavaScript's `Number(text)` (also unary `+text`): NaN when the text is not a numeric literal.
+pub(crate) fn js_string_to_number(text: &str) -> f64 {
+    let s = js_trim(text);
+    if s.is_empty() {
+        return 0.0;
+    }
+    let bytes = s.as_bytes();
+    if bytes.len() > 2 && bytes.first() == Some(&b'0') {
+        let radix = match bytes.get(1) {
+            Some(b'x' | b'X') => 16,
+            Some(b'o' | b'O') => 8,
+            Some(b'b' | b'B') => 2,
+            _ => 0,
+        };
+        if radix != 0 {
+            return s.get(2..).map_or(f64::NAN, |d| parse_radix(d, radix));
+        }
+    }
+    let (sign, unsigned) = match bytes.first() {
+        Some(b'+') => (1.0, s.get(1..).unwrap_or("")),
+        Some(b'-') => (-1.0, s.get(1..).unwrap_or("")),
+        _ => (1.0, s),
+    };
+    if unsigned == "Infinity" {
+        return sign * f64::INFINITY;
+    }
+    if !is_unsigned_decimal(unsigned) {
+        return f64::NAN;
+    }
+    unsigned.parse::<f64>().map_or(f64::NAN, |x| sign * x)
+}
+
+/// `StrUnsignedDecimalLiteral` without `Infinity`: `1`, `1.`, `.5`, `1.5e-3`.
+fn is_unsigned_decimal(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let int_digits = count_digits(b, i);
+    i += int_digits;
+    let mut frac_digits = 0;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        frac_digits = count_digits(b, i);
+        i += frac_digits;
+    }
+    if int_digits == 0 && frac_digits == 0 {
+        return false;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let exp_digits = count_digits(b, i);
+        if exp_digits == 0 {
+            return false;
+        }
+        i += exp_digits;
+    }
+    i == b.len()
+}
+
+fn count_digits(b: &[u8], from: usize) -> usize {
+    b.get(from..).map_or(0, |rest| rest.iter().take_while(|c| c.is_ascii_digit()).count())
+}
+
+/// Digits of a `0x`/`0o`/`0b` literal, correctly rounded; NaN when empty or with another character.
+fn parse_radix(digits: &str, radix: u32) -> f64 {
+    if digits.is_empty() {
+        return f64::NAN;
+    }
+    let bits_per_digit: i32 = match radix {
+        16 => 4,
+        8 => 3,
+        _ => 1,
+    };
+    let mut acc: u128 = 0;
+    let mut sticky = false;
+    let mut extra_digits: i32 = 0;
+    for c in digits.chars() {
+        let Some(d) = c.to_digit(radix) else {
+            return f64::NAN;
+        };
+        if acc >> 120 == 0 {
+            acc = (acc << bits_per_digit) | u128::from(d);
+        } else {
+            // 120+ significant bits are kept: the rest only decides rounding (a sticky bit) and the scale.
+            sticky |= d != 0;
+            extra_digits = extra_digits.saturating_add(1);
+        }
+    }
+    if sticky {
+        acc |= 1;
+    }
+    let scale = extra_digits.saturating_mul(bits_per_digit);
+    // `as f64` rounds to nearest, ties to even; scaling by a power of two is exact (or overflows to Infinity).
+    (acc as f64) * 2f64.powi(scale)
+}
+
+/// Whether `v` is a multiple of `d`, exactly for decimals (0.0075 is a multiple of 0.0001), as pi-schema decides it.
+pub(crate) fn is_multiple(v: f64, d: f64) -> bool {
+    let q = v / d;
+    if is_integer(q) {
+        return true;
+    }
+    if !q.is_finite() {
+        return v % d == 0.0;
+    }
+    let (Some((vc, ve)), Some((dc, de))) = (decimal(v), decimal(d)) else {
+        return false;
+    };
+    if dc == 0 {
+        return false;
+    }
+    if ve >= de {
+        let k = ve.saturating_sub(de);
+        mul_mod(vc % dc, pow10_mod(k, dc), dc) == 0
+    } else {
+        let k = de.saturating_sub(ve);
+        match pow10(k).and_then(|p| dc.checked_mul(p)) {
+            Some(divisor) => vc % divisor == 0,
+            // A divisor beyond u128 is larger than any coefficient: only 0 is a multiple of it.
+            None => vc == 0,
+        }
+    }
+}
+
+/// `|x|` as an integer coefficient and a power of ten, read from its JavaScript text.
+fn decimal(x: f64) -> Option<(u128, i64)> {
+    let text = js_number_to_string(x.abs());
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((text.as_str(), "0"));
+    let exponent: i64 = exponent.trim_start_matches('+').parse().ok()?;
+    let fraction = mantissa.split_once('.').map_or(0, |(_, f)| f.len());
+    let mut coefficient: u128 = 0;
+    for c in mantissa.chars().filter(char::is_ascii_digit) {
+        coefficient = coefficient.checked_mul(10)?.checked_add(u128::from(c.to_digit(10)?))?;
+    }
+    let fraction = i64::try_from(fraction).ok()?;
+    Some((coefficient, exponent.saturating_sub(fraction)))
+}
+
+fn pow10(k: i64) -> Option<u128> {
+    let k = u32::try_from(k).ok()?;
+    10u128.checked_pow(k)
+}
+
+/// `(a * b) % m` without overflow, for `a, b < m`.
+fn mul_mod(mut a: u128, mut b: u128, m: u128) -> u128 {
+    if m == 0 {
+        return 0;
+    }
+    let mut result: u128 = 0;
+    a %= m;
+    while b > 0 {
+        if b & 1 == 1 {
+            result = add_mod(result, a, m);
+        }
+        a = add_mod(a, a, m);
+        b >>= 1;
+    }
+    result
+}
+
+fn add_mod(a: u128, b: u128, m: u128) -> u128 {
+    // a, b < m < 2^127 here (coefficients have at most 21 digits), so the sum cannot overflow; wrapping keeps it safe.
+    a.wrapping_add(b) % m
+}
+
+fn pow10_mod(k: i64, m: u128) -> u128 {
+    if m == 0 {
+        return 0;
+    }
+    let mut result = 1 % m;
+    let mut base = 10 % m;
+    let mut e = u64::try_from(k).unwrap_or(0);
+    while e > 0 {
+        if e & 1 == 1 {
+            result = mul_mod(result, base, m);
+        }
+        base = mul_mod(base, base, m);
+        e >>= 1;
+    }
+    result
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::float_cmp)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn to_string_matches_javascript() {
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0"),
+            (-0.0, "0"),
+            (1.0, "1"),
+            (-1.5, "-1.5"),
+            (1.5, "1.5"),
+            (0.1, "0.1"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (123456789012345680000.0, "123456789012345680000"),
+            (1e-6, "0.000001"),
+            (1e-7, "1e-7"),
+            (1.5e-7, "1.5e-7"),
+            (2.5e22, "2.5e+22"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (5e-324, "5e-324"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+            (100.0, "100"),
+            (123.456, "123.456"),
+            (9007199254740993.0, "9007199254740992"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(js_number_to_string(*x), *want, "{x}");
+        }
+    }
+
+    #[test]
+    fn string_to_number_matches_javascript() {
+        let cases: &[(&str, f64)] = &[
+            ("", 0.0),
+            ("   ", 0.0),
+            (" 12 ", 12.0),
+            ("0x10", 16.0),
+            ("0X1f", 31.0),
+            ("0o17", 15.0),
+            ("0b101", 5.0),
+            ("1e3", 1000.0),
+            ("-1.5", -1.5),
+            ("+2", 2.0),
+            (".5", 0.5),
+            ("5.", 5.0),
+            ("Infinity", f64::INFINITY),
+            ("-Infinity", f64::NEG_INFINITY),
+            ("\u{a0}7\u{feff}", 7.0),
+            ("1e400", f64::INFINITY),
+        ];
+        for (s, want) in cases {
+            assert_eq!(js_string_to_number(s), *want, "{s:?}");
+        }
+        for bad in [
+            "abc", "1a", "0x", "-0x10", "infinity", "inf", "NaN", "1e", ".", "+", "1_000", "12n", "0x1g", "1 2", "e5",
+        ] {
+            assert!(js_string_to_number(bad).is_nan(), "{bad:?}");
+        }
+        assert_eq!(js_string_to_number("0x1fffffffffffff"), 9007199254740991.0);
+        assert_eq!(js_string_to_number("0x20000000000001"), 9007199254740992.0);
+        assert_eq!(
+            js_string_to_number("0x100000000000000000000000000000000000000"),
+            2f64.powi(152)
+        );
+    }
+
+    #[test]
+    fn multiple_of_is_exact_for_decimals() {
+        assert!(is_multiple(0.0075, 0.0001));
+        assert!(is_multiple(4.5, 1.5));
+        assert!(is_multiple(0.3, 0.1));
+        assert!(!is_multiple(0.35, 0.1));
+        assert!(!is_multiple(1e-8, 0.1));
+        assert!(is_multiple(10.0, 2.0));
+        assert!(!is_multiple(7.0, 2.0));
+        assert!(!is_multiple(1.0, 0.0));
+        assert!(!is_multiple(0.0, 0.0));
+        assert!(is_multiple(123456789.123, 0.001));
+    }
+
+    #[test]
+    fn number_values() {
+        assert_eq!(number_value(42.0).unwrap(), serde_json::json!(42));
+        assert_eq!(number_value(-0.0).unwrap(), serde_json::json!(0));
+        assert_eq!(number_value(1.5).unwrap(), serde_json::json!(1.5));
+        assert!(number_value(f64::NAN).is_none());
+    }
+}
