@@ -1,0 +1,1313 @@
+// Type declarations of agent-loop-wasm: an LLM agent loop whose core is Rust compiled to WebAssembly.
+// Hand-written and self-contained (SPEC API-1.6): nothing here imports pi-ai or pi-schema. The loop API is a
+// drop-in for `@earendil-works/pi-agent-core` 1.6.0, and the pi-ai shapes it uses are declared again
+// structurally, so pi-ai values (models, messages, `models.streamSimple.bind(models)`, its streams) fit.
+
+// ============================================================================================================
+// JSON values
+// ============================================================================================================
+
+/** Any value that survives a JSON round trip. */
+export type JsonValue = null | boolean | number | string | readonly JsonValue[] | JsonObject;
+
+/** A JSON object. */
+export type JsonObject = { [key: string]: JsonValue };
+
+// ============================================================================================================
+// Content blocks and messages
+// ============================================================================================================
+
+/** Plain text. `textSignature` is provider metadata (a legacy id, or the JSON of `{v: 1, id, phase?}`). */
+export interface TextContent {
+  type: "text";
+  text: string;
+  textSignature?: string;
+}
+
+/**
+ * Model reasoning. With `redacted`, the provider withheld the text and the opaque payload is kept in
+ * `thinkingSignature` so it can be sent back on the next request.
+ */
+export interface ThinkingContent {
+  type: "thinking";
+  thinking: string;
+  thinkingSignature?: string;
+  redacted?: boolean;
+}
+
+/** An image as base64 data. */
+export interface ImageContent {
+  type: "image";
+  /** Base64-encoded bytes (no `data:` prefix). */
+  data: string;
+  mimeType: string;
+}
+
+/**
+ * A tool call the model made. When the model's complete argument text was not a JSON object, `arguments` is `{}` and
+ * `argumentsError` describes the problem (including the text received); validation then fails with it.
+ */
+export interface ToolCall {
+  type: "toolCall";
+  id: string;
+  name: string;
+  arguments: JsonObject;
+  /** Google: signature of the reasoning that produced this call. */
+  thoughtSignature?: string;
+  /** OpenAI Responses: namespace of a namespaced or dynamically loaded tool. */
+  namespace?: string;
+  argumentsError?: string;
+}
+
+/** Token counts and their cost in USD. `totalTokens` = input + output + cacheRead + cacheWrite. */
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  /** The part of `cacheWrite` written with one-hour retention (Anthropic only). */
+  cacheWrite1h?: number;
+  /** Reasoning tokens, a subset of `output`, when the provider reports them. */
+  reasoning?: number;
+  totalTokens: number;
+  cost: {
+    input: number;
+    output: number;
+    cacheRead: number;
+    cacheWrite: number;
+    /** The best known total: the provider's billed cost when reported, else the catalog estimate. */
+    total: number;
+    /** True when `total` is the cost the provider billed. */
+    totalFromProvider?: boolean;
+  };
+}
+
+/**
+ * Why an assistant message ended. `"pending"` appears only on partial (streaming) messages. `"deferred"` is treated
+ * like `"stop"`; `"error"` and `"aborted"` end the run (hard exit).
+ */
+export type StopReason = "pending" | "stop" | "length" | "toolUse" | "error" | "aborted" | "deferred";
+
+/**
+ * Reasoning effort of a request. `"off"` disables reasoning; `"xhigh"` and `"max"` exist only for some model
+ * families (budget-based providers treat them as `"high"`).
+ */
+export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
+
+/** pi-ai's name for {@link ThinkingLevel} (the levels including `"off"`). */
+export type ModelThinkingLevel = ThinkingLevel;
+
+/** The levels a stream request's `reasoning` option takes: {@link ThinkingLevel} without `"off"` (`undefined` = off). */
+export type ReasoningLevel = Exclude<ThinkingLevel, "off">;
+
+/** A durable handle for a response the provider finishes asynchronously (`stopReason: "deferred"`). */
+export interface DeferredHandle {
+  provider: string;
+  modelId: string;
+  api: string;
+  /** Provider token, such as a response id. */
+  id: string;
+  expiresAt?: number;
+  pollAfterMs?: number;
+  /** Provider data needed to rebuild the final message. */
+  data?: JsonValue;
+}
+
+/** A problem a provider recorded while producing an assistant message. */
+export interface AssistantMessageDiagnostic {
+  type: string;
+  timestamp: number;
+  error?: { name?: string; message: string; stack?: string; code?: string | number };
+  details?: JsonObject;
+}
+
+/**
+ * System instructions and tool declarations at one point of the transcript. The first system message is the system
+ * prompt; later ones add instructions (`content`), replace or remove named `sections` (`null` removes), and change the
+ * tool set (`toolsAdded`, `toolsRemoved`). Replaying every system message in order yields the current prompt and tools.
+ */
+export interface SystemMessage {
+  role: "system";
+  content: string | TextContent[];
+  /** Named prompt sections, rendered after `content`; later messages replace them by name, `null` removes one. */
+  sections?: Record<string, string | null>;
+  /** Complete definitions of tools that become available here. */
+  toolsAdded?: Tool[];
+  /** Tools that stop being available here. */
+  toolsRemoved?: ToolReference[];
+  /** Unix milliseconds. */
+  timestamp: number;
+}
+
+/** Input from the user. */
+export interface UserMessage {
+  role: "user";
+  content: string | (TextContent | ImageContent)[];
+  /** Unix milliseconds. */
+  timestamp: number;
+}
+
+/** A model response. */
+export interface AssistantMessage {
+  role: "assistant";
+  content: (TextContent | ThinkingContent | ToolCall)[];
+  api: Api;
+  provider: ProviderId;
+  /** The requested model id. */
+  model: string;
+  /** The concrete model the provider reported. */
+  responseModel?: string;
+  /** The provider's response or message id. */
+  responseId?: string;
+  /** The provider-native effort level used. */
+  providerThinkingLevel?: string;
+  /** The level the agent loop requested for this response (set by the loop on the final message). */
+  thinkingLevel?: ThinkingLevel;
+  diagnostics?: AssistantMessageDiagnostic[];
+  usage: Usage;
+  stopReason: StopReason;
+  deferred?: DeferredHandle;
+  /** Set when `stopReason` is `"error"` or `"aborted"`. */
+  errorMessage?: string;
+  /** The provider's own stop reason. */
+  rawStopReason?: string;
+  /** Whether the provider said the model ended its turn (informational only). */
+  endTurn?: boolean;
+  /** Unix milliseconds when the request started. */
+  timestamp: number;
+  /** Monotonic milliseconds from the stream's creation to the response's end (set by {@link AssistantMessageEventStream}). */
+  durationMs?: number;
+}
+
+/** A call a tool made to another tool while it ran (recorded by some hosts; never set by this loop). */
+export interface NestedToolCallRecord {
+  id: string;
+  name: string;
+  arguments?: JsonObject;
+  argumentsBytes?: number;
+  status: "ok" | "error" | "unfinished";
+  durationMs?: number;
+  error?: string;
+}
+
+/** Bounded record of the nested calls a tool made. */
+export interface NestedToolCalls {
+  calls: NestedToolCallRecord[];
+  complete: boolean;
+}
+
+/**
+ * The result of one tool call as the model sees it. `structuredContent` and `terminate` of an
+ * {@link AgentToolResult} never reach this message.
+ */
+export interface ToolResultMessage<TDetails = JsonValue> {
+  role: "toolResult";
+  toolCallId: string;
+  toolName: string;
+  content: (TextContent | ImageContent)[];
+  details?: TDetails;
+  /** Usage of the tool's own work (not main-context accounting). */
+  usage?: Usage;
+  nestedCalls?: NestedToolCalls;
+  isError: boolean;
+  /** Monotonic milliseconds `execute()` took; absent when the tool did not run. */
+  durationMs?: number;
+  /** Unix milliseconds. */
+  timestamp: number;
+}
+
+/** A message a provider understands. */
+export type Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage;
+
+/**
+ * App-specific message types, empty by default. Add roles by declaration merging; `convertToLlm` must then map or
+ * drop them:
+ *
+ * ```ts
+ * declare module "agent-loop-wasm" {
+ *   interface CustomAgentMessages {
+ *     notification: { role: "notification"; text: string; timestamp: number };
+ *   }
+ * }
+ * ```
+ */
+export interface CustomAgentMessages {}
+
+/** Every message the loop carries: provider messages plus the app's custom ones. */
+export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessages];
+
+// ============================================================================================================
+// Models, providers and stream options
+// ============================================================================================================
+
+/** The chat APIs pi-ai knows. Only {@link BuiltinApi} are built in here. */
+export type KnownApi =
+  | "openai-completions"
+  | "mistral-conversations"
+  | "openai-responses"
+  | "azure-openai-responses"
+  | "openai-codex-responses"
+  | "anthropic-messages"
+  | "bedrock-converse-stream"
+  | "google-generative-ai"
+  | "google-vertex"
+  | "pi-messages";
+
+/** A wire-format name: a known one (with completion in editors) or any other string. */
+export type Api = KnownApi | (string & {});
+
+/** The provider ids pi-ai knows. */
+export type KnownProvider =
+  | "amazon-bedrock"
+  | "ant-ling"
+  | "anthropic"
+  | "google"
+  | "google-vertex"
+  | "openai"
+  | "azure"
+  | "openai-codex"
+  | "radius"
+  | "typesafe"
+  | "nvidia"
+  | "deepseek"
+  | "github-copilot"
+  | "xai"
+  | "groq"
+  | "cerebras"
+  | "openrouter"
+  | "vercel-ai-gateway"
+  | "zai"
+  | "zai-coding-cn"
+  | "mistral"
+  | "minimax"
+  | "minimax-cn"
+  | "moonshotai"
+  | "moonshotai-cn"
+  | "huggingface"
+  | "fireworks"
+  | "together"
+  | "baseten"
+  | "opencode"
+  | "opencode-go"
+  | "kimi-coding"
+  | "meta"
+  | "cloudflare-workers-ai"
+  | "cloudflare-ai-gateway"
+  | "qwen-token-plan"
+  | "qwen-token-plan-cn"
+  | "qwen-token-plan-individual"
+  | "qwen-token-plan-individual-cn"
+  | "xiaomi"
+  | "xiaomi-token-plan-cn"
+  | "xiaomi-token-plan-ams"
+  | "xiaomi-token-plan-sgp";
+
+/** A provider id (any string; {@link KnownProvider} lists pi-ai's). */
+export type ProviderId = KnownProvider | string;
+
+/** Input kinds a model accepts. */
+export type ModelInputModality = "text" | "image";
+
+/** Prices in USD per million tokens. */
+export interface ModelCostRates {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/** Prices that apply once a request's input exceeds `inputTokensAbove` tokens. */
+export interface ModelCostTier extends ModelCostRates {
+  inputTokensAbove: number;
+}
+
+/** A model's prices (USD per million tokens), optionally tiered by input size. */
+export interface ModelCost extends ModelCostRates {
+  tiers?: ModelCostTier[];
+}
+
+/** Input limits a provider enforces. */
+export interface ModelInputLimits {
+  maxRequestBytes?: number;
+  images?: {
+    resize?: { maxWidth?: number; maxHeight?: number; maxBytes?: number; jpegQuality?: number };
+    maxPerMessage?: number;
+    maxPerRequest?: number;
+  };
+}
+
+/** Prompt-cache lifetimes in seconds per retention tier. */
+export interface ModelPromptCache {
+  short?: number;
+  long?: number;
+}
+
+/** Provider-specific effort names per thinking level; `null` marks a level the model does not support. */
+export type ThinkingLevelMap = Partial<Record<ThinkingLevel, string | null>>;
+
+/** Extra request-body parameters (for example `top_p`), merged into the body as they are. */
+export type SamplingParams = Record<string, unknown>;
+
+/**
+ * Compatibility flags of a model's API (pi-ai's per-API `compat` objects are accepted as they are). The built-in
+ * `openai-completions` and `openai-responses` providers read the flags named here; other keys are ignored.
+ */
+export interface ModelCompat {
+  [flag: string]: any;
+  /** Send the system prompt with role `developer` (reasoning models). */
+  supportsDeveloperRole?: boolean;
+  /** Send `reasoning_effort`. */
+  supportsReasoningEffort?: boolean;
+  /** Ask for usage in the stream (`stream_options.include_usage`). */
+  supportsUsageInStreaming?: boolean;
+  /** Whether the server sends `finish_reason`. */
+  supportsFinishReason?: boolean;
+  /** Body field for the output-token limit. */
+  maxTokensField?: "max_completion_tokens" | "max_tokens";
+  /** Add `name` to tool-result messages. */
+  requiresToolResultName?: boolean;
+  /** Send `""` instead of `null` for assistant messages without text. */
+  requiresNonNullAssistantContent?: boolean;
+  /** Send joined thinking as `reasoning_content` on assistant messages. */
+  requiresReasoningContentOnAssistantMessages?: boolean;
+}
+
+/**
+ * A chat model: where and how to send requests. Literals written for pi-ai's `Model` type-check as they are. The loop
+ * reads `api`, `provider` and `id`; the built-in providers also read what their wire format needs (`baseUrl`,
+ * `headers`, `reasoning`, `thinkingLevelMap`, `maxTokens`, `contextWindow`, `cost`, `input`, sampling parameters and
+ * `compat`).
+ */
+export interface Model<TApi extends Api = Api> {
+  id: string;
+  /** Display name. */
+  name: string;
+  /** Wire format; selects the built-in provider (see {@link BUILTIN_APIS}). */
+  api: TApi;
+  provider: ProviderId;
+  /** Endpoint base; empty for the API's default. */
+  baseUrl: string;
+  input: ModelInputModality[];
+  inputLimits?: ModelInputLimits;
+  cost: ModelCost;
+  /** Headers sent with every request to this model. */
+  headers?: Record<string, string>;
+  /** Chat is the only model type this library uses. */
+  type?: "chat";
+  /** Whether the model reasons (thinking levels apply only then). */
+  reasoning: boolean;
+  thinkingLevelMap?: ThinkingLevelMap;
+  promptCache?: ModelPromptCache;
+  /** Context window in tokens (0 = unknown). */
+  contextWindow: number;
+  /** Default output-token limit (0 = unknown). */
+  maxTokens: number;
+  /** Default sampling parameters of the model; request values override them per key. */
+  samplingParams?: SamplingParams;
+  /** Sampling parameters per effective thinking level. */
+  samplingParamsByThinkingLevel?: Partial<Record<ThinkingLevel, SamplingParams>>;
+  compat?: ModelCompat;
+}
+
+/** How a request identifies the app: its `User-Agent` and provider attribution headers. */
+export interface ClientIdentity {
+  /** `"detailed"` (default), `"short"`, or a custom value. */
+  userAgent?: "short" | "detailed" | { custom: string };
+  /** Attribution headers; `null` turns them off, also over a merged identity. */
+  attribution?: { name: string; url: string; categories?: string[] } | null;
+  /** Version shown in the detailed `User-Agent`. */
+  version?: string;
+}
+
+/** Per-level thinking token budgets for budget-based providers (defaults 1024 / 2048 / 8192 / 16384). */
+export interface ThinkingBudgets {
+  minimal?: number;
+  low?: number;
+  medium?: number;
+  high?: number;
+}
+
+/** Preferred transport. Only `"sse"` exists here; other values are accepted and ignored. */
+export type Transport = "sse" | "websocket" | "websocket-cached" | "auto";
+
+/** Prompt-cache retention (`"short"` by default; `"none"` sends no cache markers). */
+export type CacheRetention = "none" | "short" | "long";
+
+/** Provider-neutral tool choice. */
+export type ToolChoice = "auto" | "none";
+
+/** Extra request headers; `null` removes a default header of the same name. */
+export type ProviderHeaders = Record<string, string | null>;
+
+/** A `fetch` implementation. */
+export type FetchFunction = typeof globalThis.fetch;
+
+/** The status and headers of a provider's HTTP response, as given to `onResponse`. */
+export interface ProviderResponse {
+  status: number;
+  headers: Record<string, string>;
+}
+
+/** Request options understood by stream functions (pi-ai's `StreamOptions`). */
+export interface StreamOptions {
+  /** Aborts the request. The loop always passes its own run signal here. */
+  signal?: AbortSignal;
+  /** Parent telemetry span (opaque to this library). */
+  telemetry?: any;
+  /** API key; built-in providers otherwise read `env` and the environment. */
+  apiKey?: string;
+  /** Replaces `globalThis.fetch` for provider requests. */
+  fetch?: FetchFunction;
+  /** Environment overrides (e.g. `OPENAI_API_KEY`), taking precedence over the process environment. */
+  env?: Record<string, string>;
+  /** Inspects the request body before it is sent; a value other than `undefined` replaces it. */
+  onPayload?: (payload: unknown, model: Model<Api>) => unknown | undefined | Promise<unknown | undefined>;
+  /** Called when the response headers arrived, before the body is read. */
+  onResponse?: (response: ProviderResponse, model: Model<Api>) => void | Promise<void>;
+  /** Observes every parsed provider event before it is mapped (read-only). */
+  onProviderStreamEvent?: (data: unknown, model: Model<Api>) => void | Promise<void>;
+  headers?: ProviderHeaders;
+  /** Ignored by the built-in providers; the loop sends `DEFAULT_AGENT_IDENTITY` overlaid with this. */
+  identity?: ClientIdentity;
+  /** Bound on the wait for response headers, in milliseconds (not a tool timeout). */
+  timeoutMs?: number;
+  /** Retries before any event (default 2). */
+  maxRetries?: number;
+  /** Longest server-requested retry delay that is still waited for (default 60000; 0 = no cap). */
+  maxRetryDelayMs?: number;
+  temperature?: number;
+  /** Extra body parameters, merged over `Model.samplingParams` per key. */
+  samplingParams?: SamplingParams;
+  /** Output-token limit (defaults to `Model.maxTokens`). */
+  maxTokens?: number;
+  transport?: Transport;
+  cacheRetention?: CacheRetention;
+  /** Session id for cache-aware routing (`prompt_cache_key` on OpenAI). */
+  sessionId?: string;
+  /** Do not use or record server-side continuation state (ignored here). */
+  disableContinuation?: boolean;
+  /** WebSocket connect timeout (ignored here). */
+  websocketConnectTimeoutMs?: number;
+  /** Provider metadata (ignored by the built-in providers). */
+  metadata?: Record<string, unknown>;
+}
+
+/** Options of a simple (provider-neutral) stream request: pi-ai's `SimpleStreamOptions`. */
+export interface SimpleStreamOptions extends StreamOptions {
+  toolChoice?: ToolChoice;
+  /** Requested reasoning level; `undefined` means off. */
+  reasoning?: ReasoningLevel;
+  /** Ask for a durable asynchronous response (ignored by the built-in providers). */
+  deferred?: boolean | { window?: "15m" | "1h" | "24h" };
+  thinkingBudgets?: ThinkingBudgets;
+}
+
+/**
+ * The request context a stream function receives. System messages carry the prompt and tool declarations; there is
+ * no `systemPrompt` or `tools` field. (pi-ai's branded `TranscriptContext` is accepted wherever this is.)
+ */
+export type TranscriptContext = { messages: Message[] };
+
+// ============================================================================================================
+// Tools
+// ============================================================================================================
+
+/** Provider-side constrained sampling for a tool's arguments. */
+export type ConstrainedSamplingConfig =
+  | { type: "json_schema"; strict: "prefer" | "require" }
+  | { type: "grammar"; variants: Partial<Record<"openai_lark" | "openai_regex", string>> };
+
+/** A tool the model may call. `parameters` is the JSON Schema of its arguments (any schema object). */
+export interface Tool<TParameters extends object = object> {
+  name: string;
+  description: string;
+  parameters: TParameters;
+  constrainedSampling?: false | ConstrainedSamplingConfig;
+}
+
+/** Names a tool, e.g. in `SystemMessage.toolsRemoved`. */
+export interface ToolReference {
+  name: string;
+}
+
+type IsAnyType<T> = 0 extends 1 & T ? true : false;
+type UnknownToAny<T> = unknown extends T ? any : T;
+type PrettyObject<T> = { [K in keyof T]: T[K] } & {};
+
+/** TypeBox 1.x kinds whose value type needs no further schema fields. */
+interface TypeBoxScalarValues {
+  String: string;
+  Number: number;
+  Integer: number;
+  Boolean: boolean;
+  Null: null;
+  Undefined: undefined;
+  BigInt: bigint;
+  Unknown: unknown;
+  Any: any;
+}
+
+/** TypeBox 1.x: the value type of a schema marked with `"~kind"`, for the common kinds; `any` for the others. */
+type TypeBoxKindValue<S> = S extends { readonly "~kind": infer K } ? TypeBoxValueByKind<S, K> : any;
+
+// prettier-ignore
+type TypeBoxValueByKind<S, K> =
+  K extends keyof TypeBoxScalarValues ? TypeBoxScalarValues[K] :
+  K extends "Literal" ? (S extends { readonly const: infer V } ? V : any) :
+  K extends "Enum" ? (S extends { readonly enum: readonly (infer V)[] } ? V : any) :
+  K extends "Array" ? (S extends { readonly items: infer I } ? SchemaValue<I>[] : any) :
+  K extends "Tuple" ? (S extends { readonly items: infer I extends readonly unknown[] } ? { -readonly [N in keyof I]: SchemaValue<I[N]> } : any) :
+  K extends "Union" ? (S extends { readonly anyOf: readonly (infer B)[] } ? SchemaValue<B> : any) :
+  K extends "Intersect" ? (S extends { readonly allOf: infer L } ? IntersectValues<L> : any) :
+  K extends "Record" ? (S extends { readonly patternProperties: infer P } ? Record<RecordKeyOf<keyof P>, SchemaValue<P[keyof P]>> : any) :
+  K extends "Object" ? (S extends { readonly properties: infer P } ? ObjectValue<P> : any) :
+  any;
+
+/** TypeBox writes number and integer record keys as these patterns. */
+type NumericKeyPattern = "^-?(?:0|[1-9][0-9]*)$" | "^-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?$";
+type RecordKeyOf<Pattern> = Pattern extends NumericKeyPattern ? number : string;
+
+type IntersectValues<L> = L extends readonly [infer H, ...infer R] ? SchemaValue<H> & IntersectValues<R> : unknown;
+
+type OptionalMarked = { readonly "~optional": true };
+type ReadonlyMarked = { readonly "~readonly": true };
+type ObjectValue<P> = keyof P extends never
+  ? object
+  : PrettyObject<
+      { -readonly [K in keyof P as P[K] extends OptionalMarked | ReadonlyMarked ? never : K]: SchemaValue<P[K]> } & {
+        -readonly [K in keyof P as P[K] extends OptionalMarked
+          ? P[K] extends ReadonlyMarked
+            ? never
+            : K
+          : never]?: SchemaValue<P[K]>;
+      } & {
+        readonly [K in keyof P as P[K] extends ReadonlyMarked
+          ? P[K] extends OptionalMarked
+            ? never
+            : K
+          : never]: SchemaValue<P[K]>;
+      } & {
+        readonly [K in keyof P as P[K] extends ReadonlyMarked
+          ? P[K] extends OptionalMarked
+            ? K
+            : never
+          : never]?: SchemaValue<P[K]>;
+      }
+    >;
+
+/**
+ * The value type a schema records, if any: TypeBox 1.x (`"~unsafe"`, then `"~kind"`), TypeBox 0.3x (`static`), or a
+ * type brand on a symbol key (pi-schema's builders). `unknown` when nothing is recorded.
+ */
+type SchemaValue<S> = S extends { readonly "~unsafe": infer T }
+  ? T
+  : S extends { readonly "~kind": unknown }
+    ? TypeBoxKindValue<S>
+    : S extends { readonly static: infer T }
+      ? T
+      : S extends { readonly [brand: symbol]: infer T }
+        ? T
+        : unknown;
+
+/**
+ * The argument type `execute` receives for a tool whose `parameters` has type `TParameters`: `any` for `AgentTool<any>`;
+ * the type the schema records when it records one (pi-schema builders, TypeBox 1.x `"~kind"`/`"~unsafe"` schemas,
+ * TypeBox 0.3x `static`); otherwise `any` (a plain JSON Schema object carries no static type).
+ */
+export type AgentToolParams<TParameters> =
+  IsAnyType<TParameters> extends true ? any : UnknownToAny<SchemaValue<TParameters>>;
+
+/** Reports partial results while a tool runs. Calls after `execute` settled are ignored. */
+export type AgentToolUpdateCallback<T = any> = (partialResult: AgentToolResult<T>) => void;
+
+/** Final or partial result of a tool. */
+export interface AgentToolResult<T = JsonValue | undefined> {
+  /** Text or images for the model. */
+  content: (TextContent | ImageContent)[];
+  /** Structured details for logs and UIs. */
+  details: T;
+  /** Machine-readable result matching the tool's `outputSchema`; not sent to the model. */
+  structuredContent?: JsonValue;
+  /** Usage of the tool's own work. */
+  usage?: Usage;
+  /** Report a failure without throwing; `details` and `structuredContent` are kept. */
+  isError?: boolean;
+  /** Ask to stop after this batch: honoured only when every finalised result of the batch sets it. */
+  terminate?: boolean;
+}
+
+/** A tool the loop can execute. */
+export interface AgentTool<TParameters extends object = object, TDetails = any> extends Tool<TParameters> {
+  /** Label for UIs. */
+  label: string;
+  /**
+   * Rewrites the raw arguments before validation (a compatibility shim). The result is used for validation and
+   * execution only; events and hooks keep the original call.
+   */
+  prepareArguments?: (args: unknown) => AgentToolParams<TParameters>;
+  /** JSON Schema of `structuredContent` on successful results (declared, not enforced). */
+  outputSchema?: object;
+  /**
+   * Runs the tool with validated arguments. Throw on failure, or resolve a result with `isError: true`. Called with
+   * `this` = the tool. `signal` is the run's signal (or a timeout child signal, see `timeoutMs`).
+   */
+  execute: (
+    toolCallId: string,
+    params: AgentToolParams<TParameters>,
+    signal?: AbortSignal,
+    onUpdate?: AgentToolUpdateCallback<TDetails>,
+  ) => Promise<AgentToolResult<TDetails>>;
+  /** Recovery policy for durable effects (declared only; the loop never reads it). */
+  replay?: "never" | "safe";
+  /** `"sequential"` forces the whole batch containing a call to this tool to run one call at a time. */
+  executionMode?: ToolExecutionMode;
+  /**
+   * New (D3): milliseconds after which `execute` is given up with `Tool "<name>" timed out after <s> seconds`.
+   * Overrides `AgentLoopConfig.toolTimeoutMs`; absent or 0 = no timeout.
+   */
+  timeoutMs?: number;
+}
+
+/** A tool-call block of an assistant message. */
+export type AgentToolCall = ToolCall;
+
+/** Final outcome of one tool call after the hooks ran. */
+export interface AgentToolCallOutcome {
+  toolCall: AgentToolCall;
+  result: AgentToolResult<any>;
+  isError: boolean;
+  /** Monotonic milliseconds `execute()` took; absent when the tool did not run. */
+  durationMs?: number;
+}
+
+/**
+ * How the tool calls of one assistant message run: `"sequential"` one after another; `"parallel"` (the default)
+ * prepared in order, then executed concurrently, with `tool_execution_end` in completion order and result messages
+ * in source order.
+ */
+export type ToolExecutionMode = "sequential" | "parallel";
+
+/** How many queued messages a drain takes: every one, or only the oldest. */
+export type QueueMode = "all" | "one-at-a-time";
+
+// ============================================================================================================
+// Assistant message events and streams
+// ============================================================================================================
+
+/**
+ * Events of one assistant response. Success is `start`, updates, `done`; a failure after `start` ends with `error`; a
+ * setup failure may be a lone `error`. `partial` is the live, mutable message (not a snapshot); blocks may interleave,
+ * so key on `contentIndex`. During `toolcall_delta`, the block's `arguments` is a best-effort parse (at least `{}`).
+ */
+export type AssistantMessageEvent =
+  | { type: "start"; partial: AssistantMessage }
+  | { type: "text_start"; contentIndex: number; partial: AssistantMessage }
+  | { type: "text_delta"; contentIndex: number; delta: string; partial: AssistantMessage }
+  | { type: "text_end"; contentIndex: number; content: string; partial: AssistantMessage }
+  | { type: "thinking_start"; contentIndex: number; partial: AssistantMessage }
+  | { type: "thinking_delta"; contentIndex: number; delta: string; partial: AssistantMessage }
+  | { type: "thinking_end"; contentIndex: number; content: string; partial: AssistantMessage }
+  | { type: "toolcall_start"; contentIndex: number; partial: AssistantMessage }
+  | { type: "toolcall_delta"; contentIndex: number; delta: string; partial: AssistantMessage }
+  | { type: "toolcall_end"; contentIndex: number; toolCall: ToolCall; partial: AssistantMessage }
+  | { type: "done"; reason: "stop" | "length" | "toolUse" | "deferred"; message: AssistantMessage }
+  | { type: "error"; reason: "aborted" | "error"; error: AssistantMessage };
+
+/**
+ * A push/pull async queue of events with a final result.
+ *
+ * - `push(event)` is ignored once the stream is done. An event for which `isComplete` is true ends the stream, sets the
+ *   result to `extractResult(event)`, and is still delivered.
+ * - `end(result?)` ends the stream; it sets the result only when `result !== undefined`.
+ * - Iteration yields queued events even after the end and stops when the queue is empty and the stream done. It is
+ *   meant for one consumer: each event is delivered once.
+ * - `result()` resolves at the first completing event or `end(result)`; otherwise it stays pending (it never rejects).
+ */
+export declare class EventStream<T, R = T> implements AsyncIterable<T> {
+  constructor(isComplete: (event: T) => boolean, extractResult: (event: T) => R);
+  /** Delivers an event (ignored once done). */
+  push(event: T): void;
+  /** Ends the stream, with `result` as the result unless it is `undefined`. */
+  end(result?: R): void;
+  [Symbol.asyncIterator](): AsyncIterator<T>;
+  /** The final result (see the class description). */
+  result(): Promise<R>;
+}
+
+/**
+ * The event stream of one assistant response: complete on `done` (result `message`) or `error` (result `error`). The
+ * final message (of `done`, `error` or `end(message)`) gets `durationMs`, the rounded monotonic milliseconds since
+ * the stream was created, unless it already has one, the stream is already done, or its `timestamp` predates the
+ * stream (a response that started elsewhere).
+ */
+export declare class AssistantMessageEventStream extends EventStream<AssistantMessageEvent, AssistantMessage> {
+  constructor();
+}
+
+/** Creates an {@link AssistantMessageEventStream}. */
+export declare function createAssistantMessageEventStream(): AssistantMessageEventStream;
+
+/**
+ * What a {@link StreamFnLike} may return: any async iterable of assistant message events. With `result()` its value is
+ * the final message; without it, the `done`/`error` event's message is used.
+ */
+export interface AssistantMessageEventSource extends AsyncIterable<AssistantMessageEvent> {
+  result?(): Promise<AssistantMessage>;
+}
+
+/**
+ * Stream function used by the loop (`Models.streamSimple` of pi-ai has this shape, so
+ * `models.streamSimple.bind(models)` fits). It receives the transcript (prompt and tools in its system messages) and
+ * the request options, and must report failures inside the stream (an `error` event whose message has
+ * `stopReason` `"error"` or `"aborted"` and an `errorMessage`) rather than throw. If it throws anyway, the run ends
+ * cleanly with that error (D1).
+ *
+ * (Declared through a method signature, whose parameters are bivariant, so functions typed with pi-ai's branded
+ * context and option types fit.)
+ */
+export type StreamFn = {
+  streamFn(
+    model: Model<Api>,
+    context: TranscriptContext,
+    options?: SimpleStreamOptions,
+  ): AssistantMessageEventStream | Promise<AssistantMessageEventStream>;
+}["streamFn"];
+
+/**
+ * A stream function returning any {@link AssistantMessageEventSource}: accepted wherever a stream function is taken
+ * (a superset of {@link StreamFn}).
+ */
+export type StreamFnLike = {
+  streamFn(
+    model: Model<Api>,
+    context: TranscriptContext,
+    options?: SimpleStreamOptions,
+  ): AssistantMessageEventSource | Promise<AssistantMessageEventSource>;
+}["streamFn"];
+
+// ============================================================================================================
+// Context, hooks and loop configuration
+// ============================================================================================================
+
+/** What a run works on. The system prompt lives in system messages; there is no `systemPrompt` field. */
+export interface AgentContext {
+  /** The transcript. */
+  messages: AgentMessage[];
+  /** Tools that can execute in this run; differences from the declared tools are announced before each request. */
+  tools?: AgentTool<any>[];
+}
+
+/** Returned by `beforeToolCall`: `block` prevents execution (error result `reason`, or a default text). */
+export interface BeforeToolCallResult {
+  block?: boolean;
+  reason?: string;
+  /** With `block`: counts as a terminating result for the batch. */
+  terminate?: boolean;
+}
+
+/**
+ * Returned by `afterToolCall`: each given (non-nullish) field replaces the executed value, without deep merging.
+ * `content` given without `structuredContent` drops the original `structuredContent`.
+ */
+export interface AfterToolCallResult {
+  content?: (TextContent | ImageContent)[];
+  details?: unknown;
+  structuredContent?: JsonValue;
+  isError?: boolean;
+  usage?: Usage;
+  terminate?: boolean;
+}
+
+/** Given to `beforeToolCall`. */
+export interface BeforeToolCallContext {
+  /** The message that made the call. */
+  assistantMessage: AssistantMessage;
+  /** The original tool-call block. */
+  toolCall: AgentToolCall;
+  /** The validated (coerced) arguments; mutations reach `execute`. */
+  args: unknown;
+  context: AgentContext;
+}
+
+/** Given to `afterToolCall`. */
+export interface AfterToolCallContext {
+  assistantMessage: AssistantMessage;
+  toolCall: AgentToolCall;
+  args: unknown;
+  /** The executed result, before any override. */
+  result: AgentToolResult<any>;
+  isError: boolean;
+  context: AgentContext;
+}
+
+/** A completed turn: the assistant message and its tool results (already appended to `context`). */
+export interface AgentTurnContext {
+  message: AssistantMessage;
+  toolResults: ToolResultMessage[];
+  context: AgentContext;
+  /** What the run would return if it stopped now (the live array). */
+  newMessages: AgentMessage[];
+}
+
+/** Given to `prepareNextTurn`. */
+export interface PrepareNextTurnContext extends AgentTurnContext {}
+
+/** Returned by `finishTurn`; `undefined` keeps normal scheduling. */
+export type AgentTurnDecision = { action: "continue" } | { action: "end" };
+
+/**
+ * Called after each turn's assistant message and tool results, before `turn_end`. `{action: "end"}` ends the run
+ * without polling queues; `{action: "continue"}` ensures one more request (a natural one counts). Error and aborted
+ * responses stay hard exits.
+ */
+export type FinishTurn = (
+  turn: AgentTurnContext,
+  signal?: AbortSignal,
+) => AgentTurnDecision | void | Promise<AgentTurnDecision | undefined> | Promise<void>;
+
+/** Replacement state for the rest of a run. */
+export interface AgentLoopTurnUpdate {
+  /** Becomes the working context (later messages are appended to its `messages`). */
+  context?: AgentContext;
+  /** Messages injected before the next request, with the usual events. */
+  messages?: AgentMessage[];
+  model?: Model<any>;
+  /** `"off"` clears `reasoning`. */
+  thinkingLevel?: ThinkingLevel;
+}
+
+/** Given to `prepareRequest`. */
+export interface PrepareRequestContext {
+  context: AgentContext;
+  model: Model<any>;
+  thinkingLevel: ThinkingLevel;
+}
+
+/** Returned by `prepareRequest` (messages cannot be injected there). */
+export type AgentRequestUpdate = Omit<AgentLoopTurnUpdate, "messages">;
+
+/**
+ * Called before every request, the first included, after pending messages were injected. It never polls queues; its
+ * replacements apply to this and later requests of the run.
+ */
+export type PrepareRequest = (
+  request: PrepareRequestContext,
+  signal?: AbortSignal,
+) => AgentRequestUpdate | void | Promise<AgentRequestUpdate | undefined> | Promise<void>;
+
+/**
+ * Configuration of a run. Only `model` and `convertToLlm` are required. The whole object (hooks included) is passed to
+ * the stream function as its options, with `apiKey`, `identity` and `signal` replaced. Hooks are called with `this` =
+ * this object.
+ */
+export interface AgentLoopConfig extends SimpleStreamOptions {
+  model: Model<any>;
+  /** Maps the transcript to provider messages before every request (drop or map custom roles here). */
+  convertToLlm: (messages: AgentMessage[]) => Message[] | Promise<Message[]>;
+  /** Runs before `convertToLlm`; its output is used for that request only. */
+  transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => Promise<AgentMessage[]>;
+  /** Called per request with `model.provider`; a falsy result falls back to `apiKey`. */
+  getApiKey?: (provider: string) => Promise<string | undefined> | string | undefined;
+  finishTurn?: FinishTurn;
+  prepareRequest?: PrepareRequest;
+  /** Called only when another turn will start, never before the first; no signal argument. */
+  prepareNextTurn?: (
+    context: PrepareNextTurnContext,
+  ) => AgentLoopTurnUpdate | undefined | Promise<AgentLoopTurnUpdate | undefined>;
+  /** Polled after each turn (and at the start); `undefined`/`null` count as none. */
+  getSteeringMessages?: () => Promise<AgentMessage[]>;
+  /** Polled only when the run would otherwise end. */
+  getFollowUpMessages?: () => Promise<AgentMessage[]>;
+  /** Default `"parallel"`; any other value than `"sequential"` means parallel. */
+  toolExecution?: ToolExecutionMode;
+  /** After validation, before `execute`. */
+  beforeToolCall?: (context: BeforeToolCallContext, signal?: AbortSignal) => Promise<BeforeToolCallResult | undefined>;
+  /** After `execute` (only for calls that executed), before `tool_execution_end`. */
+  afterToolCall?: (context: AfterToolCallContext, signal?: AbortSignal) => Promise<AfterToolCallResult | undefined>;
+  /** New (D3): default tool timeout in milliseconds (a tool's own `timeoutMs` wins); absent or 0 = none. */
+  toolTimeoutMs?: number;
+  /**
+   * New (D3): ends a response when the provider sends no event for this many milliseconds
+   * (`Stream idle timeout: no event from the provider for <N> ms`); absent or 0 = none.
+   */
+  streamIdleTimeoutMs?: number;
+  /**
+   * New (D4): after an abort, how long awaited callbacks (tools, hooks, getters, the provider stream) may still run
+   * before they are abandoned. Default 5000; `Infinity` waits forever; 0 abandons at once.
+   */
+  abortGraceMs?: number;
+  /** New (D5): most tool executions running at once in parallel mode (positive integer; default unlimited). */
+  maxParallelTools?: number;
+}
+
+/** Receives the events of a run; `runAgentLoop` awaits each call before the run goes on. */
+export type AgentEventSink = (event: AgentEvent) => Promise<void> | void;
+
+/** The `beforeToolCall` and `afterToolCall` hooks of {@link AgentLoopConfig}. */
+export type ToolCallHooks = Pick<AgentLoopConfig, "beforeToolCall" | "afterToolCall">;
+
+/** Options of {@link runToolCall}. */
+export interface RunToolCallOptions extends ToolCallHooks {
+  /** Tools the call is looked up in. */
+  tools: readonly AgentTool<any>[];
+  /** Given to the hooks as the message that made the call. */
+  assistantMessage: AssistantMessage;
+  /** Given to the hooks as the current context. */
+  context: AgentContext;
+  signal?: AbortSignal;
+  /** Receives the tool's partial results (awaited). */
+  onUpdate?: (partialResult: AgentToolResult<any>) => Promise<void> | void;
+  /** New (D3): timeout for `execute` when the tool has no `timeoutMs`. */
+  toolTimeoutMs?: number;
+  /** New (D4): grace period after an abort (default 5000). */
+  abortGraceMs?: number;
+}
+
+// ============================================================================================================
+// Events
+// ============================================================================================================
+
+/**
+ * Events of a run, from `agent_start` to `agent_end` (always last). Every message gets `message_start` then
+ * `message_end`; a streamed assistant message also gets `message_update`s (shallow copies of the partial).
+ */
+export type AgentEvent =
+  | { type: "agent_start" }
+  | { type: "agent_end"; messages: AgentMessage[] }
+  | { type: "turn_start" }
+  | { type: "turn_end"; message: AgentMessage; toolResults: ToolResultMessage[] }
+  | { type: "message_start"; message: AgentMessage }
+  | { type: "message_update"; message: AgentMessage; assistantMessageEvent: AssistantMessageEvent }
+  | { type: "message_end"; message: AgentMessage }
+  | { type: "tool_execution_start"; toolCallId: string; toolName: string; args: any }
+  | { type: "tool_execution_update"; toolCallId: string; toolName: string; args: any; partialResult: any }
+  | {
+      type: "tool_execution_end";
+      toolCallId: string;
+      toolName: string;
+      result: any;
+      isError: boolean;
+      /** Monotonic milliseconds `execute()` took; absent when the tool did not run. */
+      durationMs?: number;
+    };
+
+// ============================================================================================================
+// Loop entry points and helpers
+// ============================================================================================================
+
+/**
+ * Starts a run with new prompt messages and returns its event stream at once (the run goes on in the background and
+ * never waits for the consumer). `result()` resolves with the run's new messages. Without `streamFn`, the default from
+ * {@link setDefaultStreamFn} is used, else {@link streamBuiltin}. Argument errors throw a `TypeError` synchronously.
+ */
+export declare function agentLoop(
+  prompts: AgentMessage[],
+  context: AgentContext,
+  config: AgentLoopConfig,
+  signal?: AbortSignal,
+  streamFn?: StreamFnLike,
+): EventStream<AgentEvent, AgentMessage[]>;
+
+/**
+ * Continues from the current context without adding a message (the last message must convert to a user or
+ * tool-result message). Throws `Cannot continue: no messages in context` or `Cannot continue from message role:
+ * assistant`. The caller's `context.messages` array is not modified.
+ */
+export declare function agentLoopContinue(
+  context: AgentContext,
+  config: AgentLoopConfig,
+  signal?: AbortSignal,
+  streamFn?: StreamFnLike,
+): EventStream<AgentEvent, AgentMessage[]>;
+
+/**
+ * Runs like {@link agentLoop} but awaits `emit` for every event, and resolves with the run's new messages. Callback
+ * failures end the run cleanly and resolve; only a failing `emit` rejects.
+ */
+export declare function runAgentLoop(
+  prompts: AgentMessage[],
+  context: AgentContext,
+  config: AgentLoopConfig,
+  emit: AgentEventSink,
+  signal?: AbortSignal,
+  streamFn?: StreamFnLike,
+): Promise<AgentMessage[]>;
+
+/** Continuation counterpart of {@link runAgentLoop}; the guards of {@link agentLoopContinue} reject. */
+export declare function runAgentLoopContinue(
+  context: AgentContext,
+  config: AgentLoopConfig,
+  emit: AgentEventSink,
+  signal?: AbortSignal,
+  streamFn?: StreamFnLike,
+): Promise<AgentMessage[]>;
+
+/**
+ * Runs one tool call through the loop's steps (preparation, validation, `beforeToolCall`, `execute`,
+ * `afterToolCall`) without events or messages. Never rejects for tool failures: aborted, unknown, invalid, blocked,
+ * thrown and timed-out calls resolve with `isError: true`.
+ */
+export declare function runToolCall(toolCall: AgentToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome>;
+
+/**
+ * Coerces and validates a tool call's arguments against `tool.parameters` (JSON Schema drafts 2020-12 and 7) and
+ * returns the coerced copy; throws `Validation failed for tool "<name>": …` or `Invalid arguments for tool "<name>": …`.
+ */
+export declare function validateToolArguments(tool: Tool<any>, toolCall: ToolCall): any;
+
+/** Stores (or, with `undefined`, clears) the stream function used when none is passed. */
+export declare function setDefaultStreamFn(streamFn: StreamFnLike | undefined): void;
+
+/** The stored default stream function, or {@link streamBuiltin}. Never throws. */
+export declare function getDefaultStreamFn(): StreamFn;
+
+/** Request identity of agent loops, overlaid field by field with `AgentLoopConfig.identity`. */
+export declare const DEFAULT_AGENT_IDENTITY: ClientIdentity;
+
+/** The wire formats built in. */
+export type BuiltinApi = "openai-completions" | "anthropic-messages" | "openai-responses" | "google-generative-ai";
+
+/** The values of {@link BuiltinApi}. */
+export declare const BUILTIN_APIS: readonly BuiltinApi[];
+
+/**
+ * The built-in stream function: picks the provider by `model.api` (see {@link BUILTIN_APIS}) and talks to it with
+ * `fetch`. Returns its stream synchronously and never throws; every failure (unknown api, missing key, HTTP or
+ * network error, abort) becomes the final `error` event.
+ */
+export declare function streamBuiltin(
+  model: Model<Api>,
+  context: TranscriptContext,
+  options?: SimpleStreamOptions,
+): AssistantMessageEventStream;
+
+/** The library version. */
+export declare const VERSION: string;
+
+/** The newest {@link AgentSnapshot} format version this library writes and reads (1). */
+export declare const SNAPSHOT_VERSION: number;
+
+// ============================================================================================================
+// Agent
+// ============================================================================================================
+
+/** Public state of an {@link Agent}: one stable object. */
+export interface AgentState {
+  /** The prompt replayed from the transcript's system messages (read-only; append a system message to change it). */
+  readonly systemPrompt: string;
+  /** Model of future runs. */
+  model: Model<any>;
+  /** Reasoning level of future runs. */
+  thinkingLevel: ThinkingLevel;
+  /** Executable tools; assigning copies the array. */
+  set tools(tools: AgentTool<any>[]);
+  get tools(): AgentTool<any>[];
+  /** The transcript (the live array); assigning copies the array. */
+  set messages(messages: AgentMessage[]);
+  get messages(): AgentMessage[];
+  /** True while a run is active, until its `agent_end` listeners settled. */
+  readonly isStreaming: boolean;
+  /** The assistant message being streamed, if any. */
+  readonly streamingMessage?: AgentMessage;
+  /** Ids of the tool calls executing now. */
+  readonly pendingToolCalls: ReadonlySet<string>;
+  /** Error of the latest failed or aborted turn, if any. */
+  readonly errorMessage?: string;
+}
+
+/**
+ * Initial state of an {@link Agent}. `systemPrompt` and `tools` become a leading system message unless `messages`
+ * already starts with one.
+ */
+export type AgentInitialState = {
+  readonly systemPrompt?: string;
+  model?: Model<any>;
+  thinkingLevel?: ThinkingLevel;
+  tools?: AgentTool<any>[];
+  messages?: AgentMessage[];
+};
+
+/** Options of `new Agent(options)`. Every option except `initialState` and the modes becomes a public field. */
+export interface AgentOptions {
+  initialState?: AgentInitialState;
+  /** Default: keeps the roles `system`, `user`, `assistant` and `toolResult`. */
+  convertToLlm?: (messages: AgentMessage[]) => Message[] | Promise<Message[]>;
+  transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => Promise<AgentMessage[]>;
+  /** Default: {@link getDefaultStreamFn} at construction. */
+  streamFn?: StreamFnLike;
+  getApiKey?: (provider: string) => Promise<string | undefined> | string | undefined;
+  onPayload?: SimpleStreamOptions["onPayload"];
+  onResponse?: SimpleStreamOptions["onResponse"];
+  onProviderStreamEvent?: SimpleStreamOptions["onProviderStreamEvent"];
+  beforeToolCall?: (context: BeforeToolCallContext, signal?: AbortSignal) => Promise<BeforeToolCallResult | undefined>;
+  afterToolCall?: (context: AfterToolCallContext, signal?: AbortSignal) => Promise<AfterToolCallResult | undefined>;
+  finishTurn?: FinishTurn;
+  prepareRequest?: PrepareRequest;
+  /** Legacy form of `prepareNextTurnWithContext`. */
+  prepareNextTurn?: (signal?: AbortSignal) => Promise<AgentLoopTurnUpdate | undefined> | AgentLoopTurnUpdate | undefined;
+  /** Wins over `prepareNextTurn`. */
+  prepareNextTurnWithContext?: (
+    context: PrepareNextTurnContext,
+    signal?: AbortSignal,
+  ) => Promise<AgentLoopTurnUpdate | undefined> | AgentLoopTurnUpdate | undefined;
+  /** Default `"one-at-a-time"`. */
+  steeringMode?: QueueMode;
+  /** Default `"one-at-a-time"`. */
+  followUpMode?: QueueMode;
+  sessionId?: string;
+  thinkingBudgets?: ThinkingBudgets;
+  /** Default `"auto"`. */
+  transport?: Transport;
+  maxRetryDelayMs?: number;
+  /** Default `"parallel"`. */
+  toolExecution?: ToolExecutionMode;
+  /** Merged field by field over {@link DEFAULT_AGENT_IDENTITY}; `{attribution: null}` sends no attribution. */
+  identity?: ClientIdentity;
+  /** New (D3), see {@link AgentLoopConfig.toolTimeoutMs}. */
+  toolTimeoutMs?: number;
+  /** New (D3), see {@link AgentLoopConfig.streamIdleTimeoutMs}. */
+  streamIdleTimeoutMs?: number;
+  /** New (D4), see {@link AgentLoopConfig.abortGraceMs}. */
+  abortGraceMs?: number;
+  /** New (D5), see {@link AgentLoopConfig.maxParallelTools}. */
+  maxParallelTools?: number;
+  /** New: fallback API key forwarded to the stream function. */
+  apiKey?: string;
+  /** New: output-token limit forwarded to the stream function. */
+  maxTokens?: number;
+  /** New: temperature forwarded to the stream function. */
+  temperature?: number;
+  /** New: request headers forwarded to the stream function. */
+  headers?: ProviderHeaders;
+  /** New: `fetch` forwarded to the stream function. */
+  fetch?: FetchFunction;
+}
+
+/** Options of {@link Agent.restore}: {@link AgentOptions} without `initialState`, plus the executable tools. */
+export type AgentRestoreOptions = Omit<AgentOptions, "initialState"> & {
+  tools?: AgentTool<any>[];
+};
+
+/**
+ * A JSON-compatible copy of an agent's committed state (D8). `toolNames` is informational: tools are functions and
+ * must be passed again to {@link Agent.restore}.
+ */
+export interface AgentSnapshot {
+  format: "agent-loop-wasm/agent-snapshot";
+  /** {@link SNAPSHOT_VERSION} of the writer. */
+  version: number;
+  model: Model<any>;
+  thinkingLevel: ThinkingLevel;
+  messages: AgentMessage[];
+  steeringQueue: AgentMessage[];
+  followUpQueue: AgentMessage[];
+  steeringMode: QueueMode;
+  followUpMode: QueueMode;
+  sessionId?: string;
+  toolNames: string[];
+}
+
+/**
+ * A stateful agent: owns the transcript, the steering and follow-up queues and the listeners, and runs the loop with
+ * listeners as a barrier (each is awaited in subscription order). Subclassable.
+ */
+export declare class Agent {
+  /**
+   * Restores an idle agent of the class this is called on from a snapshot (object or JSON text). The transcript is
+   * taken verbatim; tool differences are declared on the next request. Throws `Agent.restore: …` errors for input that
+   * is not a valid snapshot.
+   */
+  static restore<TAgent extends typeof Agent>(
+    this: TAgent,
+    snapshot: AgentSnapshot | string,
+    options?: AgentRestoreOptions,
+  ): InstanceType<TAgent>;
+
+  constructor(options?: AgentOptions);
+
+  convertToLlm: (messages: AgentMessage[]) => Message[] | Promise<Message[]>;
+  transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => Promise<AgentMessage[]>;
+  /** The stream function of future runs (`options.streamFn`, else the default at construction). */
+  streamFunction: StreamFnLike;
+  getApiKey?: (provider: string) => Promise<string | undefined> | string | undefined;
+  onPayload?: SimpleStreamOptions["onPayload"];
+  onResponse?: SimpleStreamOptions["onResponse"];
+  onProviderStreamEvent?: SimpleStreamOptions["onProviderStreamEvent"];
+  beforeToolCall?: (context: BeforeToolCallContext, signal?: AbortSignal) => Promise<BeforeToolCallResult | undefined>;
+  afterToolCall?: (context: AfterToolCallContext, signal?: AbortSignal) => Promise<AfterToolCallResult | undefined>;
+  finishTurn?: FinishTurn;
+  prepareRequest?: PrepareRequest;
+  prepareNextTurn?: (signal?: AbortSignal) => Promise<AgentLoopTurnUpdate | undefined> | AgentLoopTurnUpdate | undefined;
+  prepareNextTurnWithContext?: (
+    context: PrepareNextTurnContext,
+    signal?: AbortSignal,
+  ) => Promise<AgentLoopTurnUpdate | undefined> | AgentLoopTurnUpdate | undefined;
+  /** Session id forwarded to providers (read at each run's start). */
+  sessionId?: string;
+  thinkingBudgets?: ThinkingBudgets;
+  transport: Transport;
+  maxRetryDelayMs?: number;
+  toolExecution: ToolExecutionMode;
+  identity?: ClientIdentity;
+  toolTimeoutMs?: number;
+  streamIdleTimeoutMs?: number;
+  abortGraceMs?: number;
+  maxParallelTools?: number;
+  apiKey?: string;
+  maxTokens?: number;
+  temperature?: number;
+  headers?: ProviderHeaders;
+  fetch?: FetchFunction;
+
+  /**
+   * Adds a listener; returns a function that removes it. No event is replayed on subscribe. Listeners are awaited one
+   * by one and get the run's abort signal.
+   */
+  subscribe(listener: (event: AgentEvent, signal: AbortSignal) => Promise<void> | void): () => void;
+
+  /** The state object (stable). */
+  get state(): AgentState;
+
+  /** How steering messages are drained (changeable while running; invalid values throw `TypeError`). */
+  get steeringMode(): QueueMode;
+  set steeringMode(mode: QueueMode);
+  /** How follow-up messages are drained. */
+  get followUpMode(): QueueMode;
+  set followUpMode(mode: QueueMode);
+
+  /** Queues a message for injection after the current turn. */
+  steer(message: AgentMessage): void;
+  /** Queues a message that runs only when the agent would otherwise stop. */
+  followUp(message: AgentMessage): void;
+  clearSteeringQueue(): void;
+  clearFollowUpQueue(): void;
+  clearAllQueues(): void;
+  /** True when either queue holds a message. */
+  hasQueuedMessages(): boolean;
+  /** The messages the next drain would take (steering first, else follow-up), without taking them. */
+  peekQueuedMessages(): AgentMessage[];
+
+  /** The active run's abort signal, if a run is active. */
+  get signal(): AbortSignal | undefined;
+  /** Aborts the active run (no-op when idle). */
+  abort(): void;
+  /** Resolves once the active run and its `agent_end` listeners finished (at once when idle). */
+  waitForIdle(): Promise<void>;
+  /** Resets the transcript to its replayed head system message and clears the queues; throws while running. */
+  reset(): void;
+
+  /** Runs a prompt: a message, an array of messages, or text with optional images. Rejects while a run is active. */
+  prompt(message: AgentMessage | AgentMessage[]): Promise<void>;
+  prompt(input: string, images?: ImageContent[]): Promise<void>;
+  /** Continues from the current transcript (see the Agent docs for an assistant tail). */
+  continue(): Promise<void>;
+
+  /**
+   * New (D8): a JSON-compatible deep copy of the committed state. Throws `TypeError` `Agent.snapshot: <path> is not
+   * JSON-serializable` for values JSON cannot hold.
+   */
+  snapshot(): AgentSnapshot;
+}
+
+// Only the declarations marked `export` above are public (the schema helpers are not).
+export {};
