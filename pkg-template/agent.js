@@ -61,6 +61,16 @@ export class Agent {
   waitForIdle() { return stateOf(this).active?.promise ?? Promise.resolve(); }
   reset() { core.agentReset(stateOf(this)); }
 
+  snapshot() { return core.agentSnapshot(this, stateOf(this)); }
+
+  static restore(snapshot, options) {
+    const data = core.agentParseSnapshot(snapshot);
+    const { initialState: _ignored, tools, ...rest } = options ?? {};
+    const agent = new this(rest);
+    core.agentApplySnapshot(agent, stateOf(agent), data, tools);
+    return agent;
+  }
+
   prompt(input, images) {
     const st = internals.get(this);
     if (!st) return Promise.reject(new TypeError("Agent: method called on an object that is not an Agent"));

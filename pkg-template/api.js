@@ -6,7 +6,7 @@ import { AssistantMessageEventStream, EventStream, createAssistantMessageEventSt
 export { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream };
 
 export const VERSION = core.version();
-export const SNAPSHOT_VERSION = 1;
+export const SNAPSHOT_VERSION = core.snapshotVersion();
 export const DEFAULT_AGENT_IDENTITY = core.defaultAgentIdentity();
 export const BUILTIN_APIS = Object.freeze(core.builtinApis());
 

@@ -623,3 +623,120 @@ fn finish_run<H: Host>(h: &H, st: &H::V) {
     }
     let _ = h.set(st, "active", &h.undefined());
 }
+
+// ---- snapshots (D8)
+
+/// Walks a value the way `JSON.stringify` would and names the first part it cannot hold
+/// (a function, symbol, BigInt, or a cycle), as `messages[3].details.fn`.
+fn unserializable<H: Host>(h: &H, v: &H::V, path: &str, ancestors: &mut Vec<H::V>) -> Option<String> {
+    match h.kind(v) {
+        Kind::Function | Kind::Other => return Some(path.to_string()),
+        Kind::Array | Kind::Object => {}
+        _ => return None,
+    }
+    if ancestors.iter().any(|a| h.same(a, v)) || ancestors.len() >= 512 {
+        return Some(path.to_string());
+    }
+    ancestors.push(v.clone());
+    let found = if h.kind(v) == Kind::Array {
+        let list = h.array_items(v).unwrap_or_default();
+        list.iter().enumerate().find_map(|(i, item)| unserializable(h, item, &format!("{path}[{i}]"), ancestors))
+    } else {
+        let fields = match h.entries(v) {
+            Ok(fields) => fields,
+            Err(_) => return Some(path.to_string()),
+        };
+        fields.iter().filter(|(_, value)| h.kind(value) != Kind::Undefined).find_map(|(key, value)| {
+            let child = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+            unserializable(h, value, &child, ancestors)
+        })
+    };
+    ancestors.pop();
+    found
+}
+
+/// `agent.snapshot()` (D8.1): a JSON-compatible deep copy of the committed state.
+pub fn snapshot<H: Host>(h: &H, agent: &H::V, st: &H::V) -> Result<H::V, H::V> {
+    let mut names = Vec::new();
+    for tool in items(h, st, "tools")? {
+        if h.kind(&tool).is_object_like() {
+            names.push(get(h, &tool, "name")?);
+        }
+    }
+    let mut entries = vec![
+        ("format", h.string(super::snapshot::FORMAT)),
+        ("version", h.number(super::snapshot::VERSION as f64)),
+        ("model", get(h, st, "model")?),
+        ("thinkingLevel", get(h, st, "thinkingLevel")?),
+        ("messages", h.array(&items(h, st, "messages")?)),
+        ("steeringQueue", h.array(&items(h, st, "steering")?)),
+        ("followUpQueue", h.array(&items(h, st, "followUp")?)),
+        ("steeringMode", get(h, st, "steeringMode")?),
+        ("followUpMode", get(h, st, "followUpMode")?),
+    ];
+    let session = get(h, agent, "sessionId")?;
+    if h.kind(&session) != Kind::Undefined {
+        entries.push(("sessionId", session));
+    }
+    entries.push(("toolNames", h.array(&names)));
+    let picture = h.object(&entries);
+    if let Some(path) = unserializable(h, &picture, "", &mut Vec::new()) {
+        return Err(h.error(&format!("Agent.snapshot: {path} is not JSON-serializable"), true));
+    }
+    let text = h.json_stringify(&picture, false)?.unwrap_or_default();
+    h.json_parse(&text)
+}
+
+/// The checking half of `Agent.restore` (D8.2, D8.3): parses, migrates and checks a snapshot
+/// (object or JSON text) into a fresh plain value; throws the exact D8.3 `Error`s.
+pub fn parse_snapshot<H: Host>(h: &H, input: &H::V) -> Result<H::V, H::V> {
+    let text = match h.as_string(input) {
+        Some(text) => {
+            // Parsed by the engine first, so its SyntaxError text is what the message shows.
+            h.json_parse(&text).map_err(|e| {
+                h.error(&format!("Agent.restore: snapshot is not valid JSON: {}", h.error_message(&e)), false)
+            })?;
+            text
+        }
+        None => {
+            if !h.kind(input).is_object_like() {
+                return Err(h.error("Agent.restore: not an agent-loop-wasm snapshot", false));
+            }
+            if let Some(path) = unserializable(h, input, "", &mut Vec::new()) {
+                return Err(h.error(&format!("Agent.restore: invalid snapshot: {path}: not JSON-serializable"), false));
+            }
+            h.json_stringify(input, false)?.unwrap_or_default()
+        }
+    };
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| h.error(&format!("Agent.restore: snapshot is not valid JSON: {e}"), false))?;
+    let migrated = super::snapshot::migrate(value).map_err(|message| h.error(&message, false))?;
+    let text = serde_json::to_string(&serde_json::Value::Object(migrated)).map_err(|e| h.error(&e.to_string(), false))?;
+    h.json_parse(&text)
+}
+
+/// The applying half of `Agent.restore`: `data` was checked by `parse_snapshot`, `agent` is a new
+/// idle instance built from the options; `tools` (optional) become its tools.
+pub fn apply_snapshot<H: Host>(h: &H, agent: &H::V, st: &H::V, data: &H::V, tools: &H::V) -> Result<(), ArgError<H::V>> {
+    if !h.kind(tools).is_nullish() {
+        Checker::new(h, "Agent.restore").tools(tools, "options.tools")?;
+    }
+    let tools = if h.kind(tools).is_nullish() { Vec::new() } else { h.array_items(tools)? };
+    h.set(st, "tools", &h.array(&tools))?;
+    for (from, to) in [
+        ("model", "model"),
+        ("thinkingLevel", "thinkingLevel"),
+        ("messages", "messages"),
+        ("steeringQueue", "steering"),
+        ("followUpQueue", "followUp"),
+        ("steeringMode", "steeringMode"),
+        ("followUpMode", "followUpMode"),
+    ] {
+        h.set(st, to, &get(h, data, from)?)?;
+    }
+    let session = get(h, data, "sessionId")?;
+    if h.kind(&session) != Kind::Undefined {
+        h.set(agent, "sessionId", &session)?;
+    }
+    Ok(())
+}

@@ -8,6 +8,7 @@ pub mod builtin;
 pub mod declare;
 pub mod host;
 pub mod run;
+pub mod snapshot;
 pub mod tools;
 pub mod transcript;
 pub mod validate;

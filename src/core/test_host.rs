@@ -1665,3 +1665,1223 @@ impl Host for TestHost {
         }
     }
 }
+
+// =====================================================================================
+// Faux provider
+// =====================================================================================
+
+/// `{type: "text", text}`.
+pub fn faux_text(text: &str) -> TV {
+    TV::obj(&[("type", TV::str("text")), ("text", TV::str(text))])
+}
+
+/// `{type: "thinking", thinking}`.
+pub fn faux_thinking(thinking: &str) -> TV {
+    TV::obj(&[("type", TV::str("thinking")), ("thinking", TV::str(thinking))])
+}
+
+/// `{type: "toolCall", id, name, arguments}`.
+pub fn faux_tool_call(id: &str, name: &str, args: serde_json::Value) -> TV {
+    TV::obj(&[
+        ("type", TV::str("toolCall")),
+        ("id", TV::str(id)),
+        ("name", TV::str(name)),
+        ("arguments", TV::from_json(&args)),
+    ])
+}
+
+/// Zero usage (S-2.1.2).
+pub fn faux_usage() -> TV {
+    TV::from_json(&serde_json::json!({
+        "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    }))
+}
+
+/// `fauxAssistantMessage(content, {stopReason})`. `timestamp` is left undefined (keeping its key
+/// position) and filled with `Date.now()` when the message is streamed.
+pub fn faux_assistant(content: Vec<TV>, stop_reason: &str) -> TV {
+    TV::obj(&[
+        ("role", TV::str("assistant")),
+        ("content", TV::arr(content)),
+        ("api", TV::str("faux")),
+        ("provider", TV::str("faux")),
+        ("model", TV::str("faux-1")),
+        ("usage", faux_usage()),
+        ("stopReason", TV::str(stop_reason)),
+        ("timestamp", TV::Undefined),
+    ])
+}
+
+/// An assistant message with `stopReason: "error"` and this `errorMessage`.
+pub fn faux_assistant_error(content: Vec<TV>, error_message: &str) -> TV {
+    let m = faux_assistant(content, "error");
+    m.delete("timestamp");
+    m.set("errorMessage", TV::str(error_message));
+    m.set("timestamp", TV::Undefined);
+    m
+}
+
+/// The faux provider's default model object.
+pub fn faux_model() -> TV {
+    TV::from_json(&serde_json::json!({
+        "id": "faux-1", "name": "Faux Model", "api": "faux", "provider": "faux",
+        "baseUrl": "http://localhost:0", "reasoning": false, "input": ["text", "image"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 128000, "maxTokens": 16384
+    }))
+}
+
+/// A user message `{role: "user", content: text, timestamp}`.
+pub fn user_message(text: &str) -> TV {
+    TV::obj(&[("role", TV::str("user")), ("content", TV::str(text)), ("timestamp", TV::num(EPOCH_MS))])
+}
+
+/// `(context, options) -> assistant message` (Err = thrown while resolving: a lone `error` event).
+pub type FauxResponder = Rc<dyn Fn(&TV, &TV) -> Result<TV, TV>>;
+
+/// One scripted response.
+#[derive(Clone)]
+pub enum FauxResponse {
+    Message(TV),
+    Respond(FauxResponder),
+}
+
+/// One request the faux stream function received.
+#[derive(Clone)]
+pub struct FauxCall {
+    pub model: TV,
+    /// The context object passed (`{messages}`).
+    pub context: TV,
+    /// A snapshot of `context.messages` at call time.
+    pub messages: Vec<TV>,
+    pub options: TV,
+    /// The returned event source.
+    pub source: TV,
+    generator: Rc<FauxGen>,
+}
+
+impl FauxCall {
+    /// Whether the consumer called the iterator's `return()`.
+    pub fn return_called(&self) -> bool {
+        self.generator.returned.get()
+    }
+    /// The final message (the shared partial) once the stream finished.
+    pub fn final_message(&self) -> Option<TV> {
+        self.generator.final_message.borrow().clone()
+    }
+}
+
+struct FauxInner {
+    host: TestHost,
+    queue: RefCell<VecDeque<FauxResponse>>,
+    calls: RefCell<Vec<FauxCall>>,
+    chunk_delay_ms: Cell<f64>,
+}
+
+/// A scripted provider mirroring pi-ai's faux provider, streaming through ONE shared partial
+/// message that is mutated as it goes and ends as `done.message` / `error.error`.
+#[derive(Clone)]
+pub struct FauxProvider(Rc<FauxInner>);
+
+impl FauxProvider {
+    pub fn new(host: &TestHost) -> Self {
+        FauxProvider(Rc::new(FauxInner {
+            host: host.clone(),
+            queue: RefCell::new(VecDeque::new()),
+            calls: RefCell::new(Vec::new()),
+            chunk_delay_ms: Cell::new(0.0),
+        }))
+    }
+    /// Queues an assistant message (deep-cloned per request, like `structuredClone`).
+    pub fn push(&self, message: TV) -> &Self {
+        self.0.queue.borrow_mut().push_back(FauxResponse::Message(message));
+        self
+    }
+    /// Queues a responder called with `(context, options)` at request time.
+    pub fn push_fn(&self, f: impl Fn(&TV, &TV) -> TV + 'static) -> &Self {
+        self.0.queue.borrow_mut().push_back(FauxResponse::Respond(Rc::new(move |c, o| Ok(f(c, o)))));
+        self
+    }
+    /// Queues any response.
+    pub fn push_response(&self, r: FauxResponse) -> &Self {
+        self.0.queue.borrow_mut().push_back(r);
+        self
+    }
+    /// Virtual ms waited before every delta chunk (default 0: no timer at all).
+    pub fn set_chunk_delay(&self, ms: f64) -> &Self {
+        self.0.chunk_delay_ms.set(ms);
+        self
+    }
+    /// Responses not yet used.
+    pub fn pending(&self) -> usize {
+        self.0.queue.borrow().len()
+    }
+    pub fn calls(&self) -> Vec<FauxCall> {
+        self.0.calls.borrow().clone()
+    }
+    pub fn call_count(&self) -> usize {
+        self.0.calls.borrow().len()
+    }
+    /// The stream function `(model, context, options) => source`.
+    pub fn stream_fn(&self) -> TV {
+        let inner = Rc::downgrade(&self.0);
+        TV::func(move |h, _this, args| {
+            let inner = inner.upgrade().expect("faux provider dropped");
+            let arg = |i: usize| args.get(i).cloned().unwrap_or(TV::Undefined);
+            let (model, context, options) = (arg(0), arg(1), arg(2));
+            let messages = context.try_get("messages").unwrap_or(TV::Undefined).items();
+            let signal = options.try_get("signal").unwrap_or(TV::Undefined);
+            let step = inner.queue.borrow_mut().pop_front();
+            let generator = Rc::new(FauxGen::new(h, &model, &context, &options, step, signal, inner.chunk_delay_ms.get()));
+            let source = generator.source();
+            inner.calls.borrow_mut().push(FauxCall { model, context, messages, options, source: source.clone(), generator });
+            Ok(source)
+        })
+    }
+}
+
+enum FauxStep {
+    Start,
+    BlockStart(usize),
+    Delta(usize, String),
+    BlockEnd(usize),
+    Finish,
+    /// A lone `error` event with this message (no response, or a responder threw).
+    LoneError(TV),
+}
+
+struct FauxGen {
+    host: TestHost,
+    /// The resolved response (clone), when there is one.
+    message: TV,
+    partial: TV,
+    steps: RefCell<VecDeque<FauxStep>>,
+    /// Tool-call JSON text received so far, per content index.
+    json_text: RefCell<Vec<String>>,
+    signal: TV,
+    delay_ms: f64,
+    finished: Cell<bool>,
+    returned: Cell<bool>,
+    final_message: RefCell<Option<TV>>,
+}
+
+/// Chunks of 3 then 4 characters, alternating; `[""]` for an empty string.
+fn faux_chunks(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut chunks = Vec::new();
+    let mut i = 0;
+    let mut size = 3;
+    while i < chars.len() {
+        let end = (i + size).min(chars.len());
+        chunks.push(chars[i..end].iter().collect());
+        i = end;
+        size = if size == 3 { 4 } else { 3 };
+    }
+    if chunks.is_empty() {
+        chunks.push(String::new());
+    }
+    chunks
+}
+
+fn model_field(model: &TV, key: &str, fallback: &str) -> TV {
+    match model.try_get(key) {
+        Ok(TV::Str(s)) => TV::Str(s),
+        _ => TV::str(fallback),
+    }
+}
+
+impl FauxGen {
+    fn new(h: &TestHost, model: &TV, context: &TV, options: &TV, step: Option<FauxResponse>, signal: TV, delay_ms: f64) -> Self {
+        let api = model_field(model, "api", "faux");
+        let provider = model_field(model, "provider", "faux");
+        let model_id = model_field(model, "id", "faux-1");
+        let error_message = |text: &str| {
+            TV::obj(&[
+                ("role", TV::str("assistant")),
+                ("content", TV::arr(Vec::new())),
+                ("api", api.clone()),
+                ("provider", provider.clone()),
+                ("model", model_id.clone()),
+                ("usage", faux_usage()),
+                ("stopReason", TV::str("error")),
+                ("errorMessage", TV::str(text)),
+                ("timestamp", TV::num(h.date_now())),
+            ])
+        };
+        let resolved = match step {
+            None => Err(error_message("No more faux responses queued")),
+            Some(FauxResponse::Message(m)) => Ok(m),
+            Some(FauxResponse::Respond(f)) => f(context, options).map_err(|e| error_message(&h.error_message(&e))),
+        };
+        let mut steps = VecDeque::new();
+        let (message, partial) = match resolved {
+            Err(lone) => {
+                steps.push_back(FauxStep::LoneError(lone.clone()));
+                (lone.clone(), lone)
+            }
+            Ok(m) => {
+                // cloneMessage: structuredClone, then api/provider/model from the request model.
+                let m = m.deep_clone();
+                m.set("api", api);
+                m.set("provider", provider);
+                m.set("model", model_id);
+                if m.get("timestamp").is_undefined() {
+                    m.set("timestamp", TV::num(h.date_now()));
+                }
+                if m.get("usage").is_undefined() {
+                    m.set("usage", faux_usage());
+                }
+                let partial = Host::shallow_copy(h, &m).expect("plain message");
+                partial.set("content", TV::arr(Vec::new()));
+                partial.set("stopReason", TV::str("pending"));
+                steps.push_back(FauxStep::Start);
+                for (i, block) in m.get("content").items().iter().enumerate() {
+                    steps.push_back(FauxStep::BlockStart(i));
+                    let text = match block.get("type").as_str() {
+                        Some("text") => block.get("text").js_string(),
+                        Some("thinking") => block.get("thinking").js_string(),
+                        _ => h.json_stringify(&block.get("arguments"), false).ok().flatten().unwrap_or_default(),
+                    };
+                    for chunk in faux_chunks(&text) {
+                        steps.push_back(FauxStep::Delta(i, chunk));
+                    }
+                    steps.push_back(FauxStep::BlockEnd(i));
+                }
+                steps.push_back(FauxStep::Finish);
+                (m, partial)
+            }
+        };
+        FauxGen {
+            host: h.clone(),
+            message,
+            partial,
+            steps: RefCell::new(steps),
+            json_text: RefCell::new(Vec::new()),
+            signal,
+            delay_ms,
+            finished: Cell::new(false),
+            returned: Cell::new(false),
+            final_message: RefCell::new(None),
+        }
+    }
+
+    fn source(self: &Rc<Self>) -> TV {
+        let g = self.clone();
+        let next = TV::async_func(move |_h, _this, _args| {
+            let g = g.clone();
+            async move {
+                Ok(match g.next_event().await {
+                    Some(event) => iter_result(event, false),
+                    None => iter_result(TV::Undefined, true),
+                })
+            }
+            .boxed_local()
+        });
+        let g = self.clone();
+        let ret = TV::func(move |_h, _this, _args| {
+            g.returned.set(true);
+            g.finish(None);
+            Ok(iter_result(TV::Undefined, true))
+        });
+        let iterator = TV::obj(&[("next", next), ("return", ret)]);
+        let g = self.clone();
+        let result = TV::async_func(move |_h, _this, _args| {
+            let g = g.clone();
+            async move {
+                while g.next_event().await.is_some() {}
+                Ok(g.final_message.borrow().clone().unwrap_or_else(|| g.partial.clone()))
+            }
+            .boxed_local()
+        });
+        let source = TV::obj(&[("result", result)]);
+        let it = iterator.clone();
+        source.set_async_iterator(TV::func(move |_h, _this, _args| Ok(it.clone())));
+        source
+    }
+
+    fn finish(&self, final_message: Option<TV>) {
+        self.finished.set(true);
+        self.steps.borrow_mut().clear();
+        if let Some(m) = final_message {
+            self.final_message.replace(Some(m));
+        }
+    }
+
+    fn aborted(&self) -> bool {
+        Host::signal_aborted(&self.host, &self.signal)
+    }
+
+    fn abort_event(&self) -> TV {
+        let p = &self.partial;
+        p.set("stopReason", TV::str("aborted"));
+        p.set("errorMessage", TV::str("Request was aborted"));
+        p.set("timestamp", TV::num(self.host.date_now()));
+        self.finish(Some(p.clone()));
+        TV::obj(&[("type", TV::str("error")), ("reason", TV::str("aborted")), ("error", p.clone())])
+    }
+
+    async fn next_event(&self) -> Option<TV> {
+        if self.finished.get() {
+            return None;
+        }
+        let step = self.steps.borrow_mut().pop_front()?;
+        if matches!(step, FauxStep::Delta(..)) && self.delay_ms > 0.0 {
+            Host::sleep(&self.host, self.delay_ms).await;
+            if self.finished.get() {
+                return None;
+            }
+        }
+        if matches!(step, FauxStep::Start | FauxStep::BlockStart(_) | FauxStep::Delta(..)) && self.aborted() {
+            return Some(self.abort_event());
+        }
+        Some(self.apply(step))
+    }
+
+    fn apply(&self, step: FauxStep) -> TV {
+        let p = &self.partial;
+        let event = |kind: &str, i: usize, extra: &[(&str, TV)]| {
+            let e = TV::obj(&[("type", TV::str(kind)), ("contentIndex", TV::num(i as f64))]);
+            for (k, v) in extra {
+                e.set(k, v.clone());
+            }
+            e.set("partial", p.clone());
+            e
+        };
+        let block_of = |i: usize| self.message.get("content").at(i);
+        let kind_of = |i: usize| match block_of(i).get("type").as_str() {
+            Some("text") => "text",
+            Some("thinking") => "thinking",
+            _ => "toolcall",
+        };
+        match step {
+            FauxStep::Start => TV::obj(&[("type", TV::str("start")), ("partial", p.clone())]),
+            FauxStep::BlockStart(i) => {
+                let b = block_of(i);
+                let fresh = match kind_of(i) {
+                    "text" => TV::obj(&[("type", TV::str("text")), ("text", TV::str(""))]),
+                    "thinking" => TV::obj(&[("type", TV::str("thinking")), ("thinking", TV::str(""))]),
+                    _ => TV::obj(&[
+                        ("type", TV::str("toolCall")),
+                        ("id", b.get("id")),
+                        ("name", b.get("name")),
+                        ("arguments", TV::obj(&[])),
+                    ]),
+                };
+                p.get("content").push(fresh);
+                let kind = kind_of(i);
+                event(&format!("{kind}_start"), i, &[])
+            }
+            FauxStep::Delta(i, chunk) => {
+                let target = p.get("content").at(i);
+                let kind = kind_of(i);
+                match kind {
+                    "text" | "thinking" => {
+                        let key = if kind == "text" { "text" } else { "thinking" };
+                        target.set(key, TV::Str(format!("{}{chunk}", target.get(key).js_string())));
+                    }
+                    _ => {
+                        let mut texts = self.json_text.borrow_mut();
+                        if texts.len() <= i {
+                            texts.resize(i + 1, String::new());
+                        }
+                        texts[i].push_str(&chunk);
+                        target.set("arguments", TV::from_json(&parse_partial_json(&texts[i])));
+                    }
+                }
+                event(&format!("{kind}_delta"), i, &[("delta", TV::Str(chunk))])
+            }
+            FauxStep::BlockEnd(i) => {
+                let b = block_of(i);
+                let target = p.get("content").at(i);
+                match kind_of(i) {
+                    "text" => event("text_end", i, &[("content", b.get("text"))]),
+                    "thinking" => event("thinking_end", i, &[("content", b.get("thinking"))]),
+                    _ => {
+                        target.set("arguments", b.get("arguments"));
+                        event("toolcall_end", i, &[("toolCall", target)])
+                    }
+                }
+            }
+            FauxStep::Finish => {
+                let reason = self.message.get("stopReason");
+                p.set("stopReason", reason.clone());
+                self.finish(Some(p.clone()));
+                if matches!(reason.as_str(), Some("error") | Some("aborted")) {
+                    TV::obj(&[("type", TV::str("error")), ("reason", reason), ("error", p.clone())])
+                } else {
+                    TV::obj(&[("type", TV::str("done")), ("reason", reason), ("message", p.clone())])
+                }
+            }
+            FauxStep::LoneError(message) => {
+                self.finish(Some(message.clone()));
+                TV::obj(&[("type", TV::str("error")), ("reason", TV::str("error")), ("error", message)])
+            }
+        }
+    }
+}
+
+/// Best-effort parse of a JSON object prefix (closes open strings and brackets, drops an
+/// incomplete tail); at least `{}`.
+pub fn parse_partial_json(text: &str) -> serde_json::Value {
+    fn repair(s: &str) -> String {
+        let mut stack = Vec::new();
+        let (mut in_str, mut esc) = (false, false);
+        for c in s.chars() {
+            if in_str {
+                if esc {
+                    esc = false;
+                } else if c == '\\' {
+                    esc = true;
+                } else if c == '"' {
+                    in_str = false;
+                }
+                continue;
+            }
+            match c {
+                '"' => in_str = true,
+                '{' => stack.push('}'),
+                '[' => stack.push(']'),
+                '}' | ']' => {
+                    stack.pop();
+                }
+                _ => {}
+            }
+        }
+        let mut out = s.to_string();
+        if in_str {
+            if esc {
+                out.pop();
+            }
+            out.push('"');
+        }
+        out.extend(stack.iter().rev());
+        out
+    }
+    let cuts: Vec<usize> = text.char_indices().map(|(i, _)| i).chain(std::iter::once(text.len())).collect();
+    for &cut in cuts.iter().rev() {
+        if let Ok(v @ serde_json::Value::Object(_)) = serde_json::from_str(&repair(&text[..cut])) {
+            return v;
+        }
+    }
+    serde_json::json!({})
+}
+
+// =====================================================================================
+// Event recorder
+// =====================================================================================
+
+/// Records the events a sink receives.
+#[derive(Clone, Default)]
+pub struct Recorder(Rc<RefCell<Vec<TV>>>);
+
+impl Recorder {
+    pub fn new() -> Self {
+        Recorder::default()
+    }
+    /// A synchronous sink function pushing each event (returns undefined).
+    pub fn sink(&self) -> TV {
+        let events = self.0.clone();
+        TV::func(move |_h, _this, args| {
+            events.borrow_mut().push(args.first().cloned().unwrap_or(TV::Undefined));
+            Ok(TV::Undefined)
+        })
+    }
+    /// An async sink: records the event at once, then resolves after `delay_ms` virtual ms.
+    pub fn async_sink(&self, delay_ms: f64) -> TV {
+        let events = self.0.clone();
+        TV::async_func(move |h, _this, args| {
+            events.borrow_mut().push(args.first().cloned().unwrap_or(TV::Undefined));
+            let sleep = Host::sleep(h, delay_ms);
+            async move {
+                sleep.await;
+                Ok(TV::Undefined)
+            }
+            .boxed_local()
+        })
+    }
+    pub fn events(&self) -> Vec<TV> {
+        self.0.borrow().clone()
+    }
+    /// Events of one type.
+    pub fn of_type(&self, kind: &str) -> Vec<TV> {
+        self.events().into_iter().filter(|e| e.get("type").as_str() == Some(kind)).collect()
+    }
+    pub fn types(&self) -> Vec<String> {
+        self.events().iter().map(|e| e.get("type").js_string()).collect()
+    }
+    /// `"message_start:user"`, `"tool_execution_end:call-1"`, `"turn_start"`.
+    pub fn labels(&self) -> Vec<String> {
+        self.events().iter().map(event_label).collect()
+    }
+    pub fn clear(&self) {
+        self.0.borrow_mut().clear();
+    }
+    pub fn len(&self) -> usize {
+        self.0.borrow().len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.borrow().is_empty()
+    }
+}
+
+/// The label of one event (see [`Recorder::labels`]).
+pub fn event_label(e: &TV) -> String {
+    let kind = e.get("type").js_string();
+    if kind.starts_with("message_") {
+        format!("{kind}:{}", e.get("message").get("role").js_string())
+    } else if kind.starts_with("tool_execution_") {
+        format!("{kind}:{}", e.get("toolCallId").js_string())
+    } else {
+        kind
+    }
+}
+
+// =====================================================================================
+// Tests of the host itself
+// =====================================================================================
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::future::{Either, select};
+    use serde_json::json;
+
+    fn ok_fn(v: TV) -> TV {
+        TV::func(move |_h, _this, _args| Ok(v.clone()))
+    }
+
+    #[test]
+    fn identity_and_object_is() {
+        let h = TestHost::new();
+        let a = TV::obj(&[("k", TV::num(1.0))]);
+        let b = a.clone();
+        assert!(h.same(&a, &b));
+        let copy = h.shallow_copy(&a).unwrap();
+        assert!(!h.same(&a, &copy));
+        assert_eq!(copy.to_json(), json!({"k": 1}));
+        assert!(h.same(&TV::num(f64::NAN), &TV::num(f64::NAN)));
+        assert!(!h.same(&TV::num(0.0), &TV::num(-0.0)));
+        assert!(h.same(&TV::str("x"), &TV::str("x")));
+        assert!(!h.same(&TV::arr(vec![]), &TV::arr(vec![])));
+        assert!(!h.same(&TV::Undefined, &TV::Null));
+        // Arrays hold handles: an object pushed is the same object read back.
+        let arr = h.array(&[]);
+        h.array_push(&arr, &a).unwrap();
+        assert!(h.same(&h.array_items(&arr).unwrap()[0], &a));
+        let arr_copy = h.shallow_copy(&arr).unwrap();
+        assert!(h.same(&arr_copy.at(0), &a));
+    }
+
+    #[test]
+    fn kinds_and_truthiness() {
+        let h = TestHost::new();
+        assert_eq!(h.kind(&TV::Undefined), Kind::Undefined);
+        assert_eq!(h.kind(&TV::arr(vec![])), Kind::Array);
+        assert_eq!(h.kind(&ok_fn(TV::Undefined)), Kind::Function);
+        assert_eq!(h.kind(&TV::error("x")), Kind::Object);
+        assert_eq!(h.kind(&TV::symbol("s")), Kind::Other);
+        for v in [TV::Undefined, TV::Null, TV::Bool(false), TV::num(0.0), TV::num(-0.0), TV::num(f64::NAN), TV::str("")] {
+            assert!(!h.truthy(&v), "{v:?}");
+        }
+        for v in [TV::str("0"), TV::num(-1.0), TV::arr(vec![]), TV::obj(&[])] {
+            assert!(h.truthy(&v), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn properties_follow_reflect() {
+        let h = TestHost::new();
+        let o = TV::obj(&[("a", TV::num(1.0)), ("b", TV::num(2.0))]);
+        h.set(&o, "a", &TV::num(3.0)).unwrap();
+        h.set(&o, "c", &TV::num(4.0)).unwrap();
+        assert_eq!(o.keys(), vec!["a", "b", "c"]);
+        h.delete(&o, "b").unwrap();
+        assert_eq!(o.to_json(), json!({"a": 3, "c": 4}));
+        assert!(h.get(&TV::Undefined, "x").is_err());
+        assert!(h.get(&TV::str("abc"), "length").is_err(), "Reflect.get on a primitive throws");
+        assert!(h.set(&TV::Null, "x", &TV::Null).is_err());
+        let arr = TV::arr(vec![TV::num(1.0), TV::num(2.0)]);
+        assert_eq!(h.array_len(&arr).unwrap(), 2);
+        h.array_set(&arr, 1, &TV::str("x")).unwrap();
+        assert_eq!(arr.to_json(), json!([1, "x"]));
+        assert!(h.array_push(&o, &TV::Null).is_err());
+        // Integer keys come first, ascending, like JS.
+        let ordered = TV::obj(&[("b", TV::num(1.0)), ("2", TV::num(2.0)), ("1", TV::num(3.0))]);
+        assert_eq!(h.json_stringify(&ordered, false).unwrap().unwrap(), r#"{"1":3,"2":2,"b":1}"#);
+        // Frozen objects ignore writes silently (Reflect.set returns false).
+        o.freeze();
+        h.set(&o, "a", &TV::num(9.0)).unwrap();
+        assert_eq!(o.get("a").as_num(), Some(3.0));
+        assert_eq!(h.entries(&o).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn throwing_getters_are_errors() {
+        let h = TestHost::new();
+        let o = TV::obj(&[("ok", TV::num(1.0))]);
+        o.throwing_getter("bad", TV::error("boom"));
+        let e = h.get(&o, "bad").unwrap_err();
+        assert_eq!(h.error_message(&e), "boom");
+        assert_eq!(h.error_message(&h.shallow_copy(&o).unwrap_err()), "boom");
+        assert_eq!(h.error_message(&h.json_stringify(&o, false).unwrap_err()), "boom");
+        assert!(h.entries(&o).is_err());
+        // A counting getter runs on every read.
+        let reads = Rc::new(Cell::new(0));
+        let r = reads.clone();
+        o.define_getter("count", move |_| {
+            r.set(r.get() + 1);
+            Ok(TV::num(r.get() as f64))
+        });
+        h.get(&o, "count").unwrap();
+        h.get(&o, "count").unwrap();
+        assert_eq!(reads.get(), 2);
+        // error_message falls back to the object tag when reading message throws.
+        let hostile = TV::obj(&[]);
+        hostile.throwing_getter("message", TV::str("no"));
+        assert_eq!(h.error_message(&hostile), "[object Object]");
+    }
+
+    #[test]
+    fn error_messages_per_e_8_3_1() {
+        let h = TestHost::new();
+        assert_eq!(h.error_message(&TV::error("plain")), "plain");
+        assert_eq!(h.error_message(&h.error("typed", true)), "typed");
+        assert_eq!(h.error(&"x".to_string(), true).get("name").as_str(), Some("TypeError"));
+        let like = TV::obj(&[("name", TV::str("Custom")), ("message", TV::str("like an error"))]);
+        assert_eq!(h.error_message(&like), "like an error");
+        let no_name = TV::obj(&[("message", TV::str("m"))]);
+        assert_eq!(h.error_message(&no_name), "[object Object]");
+        assert_eq!(h.error_message(&TV::str("text")), "text");
+        assert_eq!(h.error_message(&TV::num(42.0)), "42");
+        assert_eq!(h.error_message(&TV::num(1.5)), "1.5");
+        assert_eq!(h.error_message(&TV::Undefined), "undefined");
+        assert_eq!(h.error_message(&TV::Null), "null");
+        assert_eq!(h.error_message(&TV::arr(vec![TV::num(1.0), TV::Null, TV::str("a")])), "1,,a");
+        // Errors' message and name are not enumerable.
+        assert_eq!(h.json_stringify(&TV::error("x"), false).unwrap().as_deref(), Some("{}"));
+        assert!(h.shallow_copy(&TV::error("x")).unwrap().keys().is_empty());
+    }
+
+    #[test]
+    fn js_number_formatting() {
+        let cases = [
+            (0.0, "0"),
+            (-0.0, "0"),
+            (1.0, "1"),
+            (-42.0, "-42"),
+            (1.5, "1.5"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (123456789012345680000.0, "123456789012345680000"),
+            (1e-7, "1e-7"),
+            (0.000001, "0.000001"),
+            (1.25e-10, "1.25e-10"),
+            (2.5e300, "2.5e+300"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+            (1700000000000.0, "1700000000000"),
+        ];
+        for (x, s) in cases {
+            assert_eq!(js_number(x), s, "{x}");
+        }
+    }
+
+    #[test]
+    fn json_stringify_compact_and_pretty() {
+        let h = TestHost::new();
+        let v = TV::obj(&[
+            ("a", TV::num(1.0)),
+            ("u", TV::Undefined),
+            ("f", ok_fn(TV::Undefined)),
+            ("arr", TV::arr(vec![TV::Undefined, TV::num(2.5), ok_fn(TV::Null), TV::num(f64::NAN)])),
+            ("empty", TV::obj(&[])),
+            ("none", TV::arr(vec![])),
+            ("s", TV::str("q\"\\\n\u{1}é")),
+        ]);
+        assert_eq!(
+            h.json_stringify(&v, false).unwrap().unwrap(),
+            r#"{"a":1,"arr":[null,2.5,null,null],"empty":{},"none":[],"s":"q\"\\\n\u0001é"}"#
+        );
+        let pretty = h.json_stringify(&TV::from_json(&json!({"a": [1, {"b": null}], "c": {}})), true).unwrap().unwrap();
+        assert_eq!(pretty, "{\n  \"a\": [\n    1,\n    {\n      \"b\": null\n    }\n  ],\n  \"c\": {}\n}");
+        assert_eq!(h.json_stringify(&TV::Undefined, false).unwrap(), None);
+        assert_eq!(h.json_stringify(&ok_fn(TV::Null), true).unwrap(), None);
+        assert_eq!(h.json_stringify(&TV::str("x"), true).unwrap().as_deref(), Some("\"x\""));
+        // toJSON is honoured; cycles throw a TypeError.
+        let dated = TV::obj(&[("toJSON", ok_fn(TV::str("custom")))]);
+        assert_eq!(h.json_stringify(&TV::arr(vec![dated]), false).unwrap().as_deref(), Some("[\"custom\"]"));
+        let cyclic = TV::obj(&[]);
+        cyclic.set("self", cyclic.clone());
+        let e = h.json_stringify(&cyclic, false).unwrap_err();
+        assert_eq!(e.get("name").as_str(), Some("TypeError"));
+    }
+
+    #[test]
+    fn json_parse_and_conversions() {
+        let h = TestHost::new();
+        let v = h.json_parse(r#"{"z":1,"a":[true,null,"s",1.5],"__proto__":{}}"#).unwrap();
+        assert_eq!(v.keys(), vec!["z", "a", "__proto__"]);
+        assert_eq!(h.json_stringify(&v, false).unwrap().unwrap(), r#"{"z":1,"a":[true,null,"s",1.5],"__proto__":{}}"#);
+        let e = h.json_parse("{").unwrap_err();
+        assert!(e.is_error());
+        assert_eq!(e.get("name").as_str(), Some("SyntaxError"));
+        assert_eq!(TV::from_json(&json!({"x": [1, 2]})).to_json(), json!({"x": [1, 2]}));
+        assert_eq!(v.path("a.3").as_num(), Some(1.5));
+        assert_eq!(h.regex_test("^a+$", "aaa"), Some(true));
+        assert_eq!(h.regex_test("(", "x"), None);
+    }
+
+    #[test]
+    fn sets_and_promise_helpers() {
+        let h = TestHost::new();
+        let a = TV::obj(&[]);
+        let set = h.new_set(&[TV::str("x"), a.clone(), TV::str("x"), a.clone(), TV::num(0.0), TV::num(-0.0)]);
+        assert_eq!(h.set_items(&set).unwrap().len(), 3);
+        assert!(h.set_items(&TV::obj(&[])).is_err());
+        let (promise, resolve) = h.deferred();
+        let f = ok_fn(promise);
+        let out = h.run(async {
+            let pending = h.call(&f, &TV::Undefined, &[]);
+            h.call_sync(&resolve, &TV::Undefined, &[TV::str("done")]).unwrap();
+            pending.await
+        });
+        assert_eq!(out.unwrap().as_str(), Some("done"));
+        let r = h.rejected(&TV::str("no"));
+        let out = h.run(h.call(&ok_fn(r), &TV::Undefined, &[]));
+        assert_eq!(out.unwrap_err().as_str(), Some("no"));
+    }
+
+    #[test]
+    fn sync_and_async_calls() {
+        let h = TestHost::new();
+        let log = Rc::new(RefCell::new(Vec::<String>::new()));
+        let l = log.clone();
+        let sync = h.func(move |_h, this, args| {
+            l.borrow_mut().push(format!("sync {}", args.len()));
+            Ok(this.clone())
+        });
+        let l = log.clone();
+        let asynchronous = h.async_func(move |h, _this, args| {
+            // Runs inside `call`, like the synchronous prefix of a JS async function.
+            l.borrow_mut().push("async start".into());
+            let l = l.clone();
+            let h = h.clone();
+            let arg = args.first().cloned().unwrap_or(TV::Undefined);
+            async move {
+                h.sleep(10.0).await;
+                l.borrow_mut().push("async end".into());
+                if arg.truthy() { Ok(arg) } else { Err(TV::error("falsy")) }
+            }
+            .boxed_local()
+        });
+        let throwing = h.func(|_h, _this, _args| Err(TV::error("thrown")));
+        let this = TV::obj(&[]);
+        let f1 = h.call(&sync, &this, &[TV::Null]);
+        let f2 = h.call(&asynchronous, &TV::Undefined, &[TV::str("v")]);
+        assert_eq!(*log.borrow(), vec!["sync 1", "async start"]);
+        let (r1, r2) = h.run(async { (f1.await, f2.await) });
+        assert!(r1.unwrap().same(&this));
+        assert_eq!(r2.unwrap().as_str(), Some("v"));
+        assert_eq!(h.now(), 10.0);
+        let e = h.run(h.call(&asynchronous, &TV::Undefined, &[TV::Null])).unwrap_err();
+        assert_eq!(h.error_message(&e), "falsy");
+        assert_eq!(h.error_message(&h.run(h.call(&throwing, &TV::Undefined, &[])).unwrap_err()), "thrown");
+        assert!(h.run(h.call(&TV::num(1.0), &TV::Undefined, &[])).is_err());
+        // call_sync of an async function returns its promise; the body keeps running unawaited.
+        log.borrow_mut().clear();
+        let p = h.call_sync(&asynchronous, &TV::Undefined, &[TV::str("x")]).unwrap();
+        assert_eq!(p.js_string(), "[object Promise]");
+        h.settle();
+        assert_eq!(*log.borrow(), vec!["async start", "async end"]);
+        // Host::function
+        let native = h.function(Rc::new(|args: &[TV]| TV::num(args.len() as f64)));
+        assert_eq!(h.call_sync(&native, &TV::Undefined, &[TV::Null, TV::Null]).unwrap().as_num(), Some(2.0));
+    }
+
+    #[test]
+    fn abandoned_async_calls_keep_running() {
+        let h = TestHost::new();
+        let done = Rc::new(Cell::new(false));
+        let d = done.clone();
+        let slow = h.async_func(move |h, _this, _args| {
+            let h = h.clone();
+            let d = d.clone();
+            async move {
+                h.sleep(1000.0).await;
+                d.set(true);
+                Ok(TV::Undefined)
+            }
+            .boxed_local()
+        });
+        let raced = h.run(async {
+            match select(h.call(&slow, &TV::Undefined, &[]), h.sleep(10.0)).await {
+                Either::Left(_) => "call",
+                Either::Right(_) => "timeout",
+            }
+        });
+        assert_eq!(raced, "timeout");
+        assert_eq!(h.now(), 10.0);
+        assert!(!done.get());
+        assert_eq!(h.pending_timers(), 1, "the abandoned body's timer is still pending");
+        h.settle();
+        assert!(done.get());
+        assert_eq!(h.now(), 1000.0);
+        assert_eq!(h.pending_timers(), 0);
+    }
+
+    #[test]
+    fn thenables_are_adopted() {
+        let h = TestHost::new();
+        let thenable = TV::obj(&[]);
+        thenable.set(
+            "then",
+            TV::func(|h, _this, args| {
+                let resolve = args[0].clone();
+                h.call_sync(&resolve, &TV::Undefined, &[TV::str("from then")])?;
+                Ok(TV::Undefined)
+            }),
+        );
+        let f = ok_fn(thenable);
+        assert_eq!(h.run(h.call(&f, &TV::Undefined, &[])).unwrap().as_str(), Some("from then"));
+        let hostile = TV::obj(&[]);
+        hostile.throwing_getter("then", TV::str("then getter"));
+        let f = ok_fn(hostile);
+        assert_eq!(h.run(h.call(&f, &TV::Undefined, &[])).unwrap_err().as_str(), Some("then getter"));
+    }
+
+    #[test]
+    fn virtual_timers() {
+        let h = TestHost::new();
+        assert_eq!(h.date_now(), EPOCH_MS);
+        let order = Rc::new(RefCell::new(Vec::new()));
+        let out = h.run(async {
+            let o1 = order.clone();
+            let o2 = order.clone();
+            let a = async {
+                h.sleep(50.0).await;
+                o1.borrow_mut().push(("a", h.now()));
+            };
+            let b = async {
+                h.sleep(20.0).await;
+                o2.borrow_mut().push(("b", h.now()));
+            };
+            futures::join!(a, b);
+            h.now()
+        });
+        assert_eq!(out, 50.0);
+        assert_eq!(*order.borrow(), vec![("b", 20.0), ("a", 50.0)]);
+        assert_eq!(h.date_now(), EPOCH_MS + 50.0);
+        // A losing sleep is dropped, and its timer with it.
+        h.run(async {
+            let _ = select(h.sleep(5.0), h.sleep(500.0)).await;
+        });
+        assert_eq!(h.now(), 55.0);
+        assert_eq!(h.pending_timers(), 0);
+        let s = h.sleep(1.0);
+        assert_eq!(h.pending_timers(), 1);
+        drop(s);
+        assert_eq!(h.pending_timers(), 0);
+        // `at` and `advance`.
+        let hit = Rc::new(Cell::new(0.0));
+        let hh = hit.clone();
+        h.at(100.0, move |h| hh.set(h.now()));
+        h.advance(10.0);
+        assert_eq!((h.now(), hit.get()), (65.0, 0.0));
+        h.advance(100.0);
+        assert_eq!((h.now(), hit.get()), (165.0, 100.0));
+    }
+
+    #[test]
+    #[should_panic(expected = "deadlock: run stalled with no pending timer")]
+    fn stalled_run_panics() {
+        let h = TestHost::new();
+        h.run(futures::future::pending::<()>());
+    }
+
+    #[test]
+    fn abort_wakes_and_deregisters() {
+        let h = TestHost::new();
+        let (controller, signal) = h.abort_controller();
+        assert!(!h.signal_aborted(&signal));
+        assert!(h.get(&controller, "signal").unwrap().same(&signal));
+        let w1 = h.wait_abort(&signal);
+        let w2 = h.wait_abort(&signal);
+        assert_eq!(h.abort_listener_count(), 2);
+        drop(w2);
+        assert_eq!(h.abort_listener_count(), 1);
+        h.abort_at(&controller, 30.0);
+        h.run(w1);
+        assert_eq!(h.now(), 30.0);
+        assert!(h.signal_aborted(&signal));
+        assert_eq!(h.get(&signal, "aborted").unwrap().as_bool(), Some(true));
+        assert_eq!(h.get(&signal, "reason").unwrap().get("name").as_str(), Some("AbortError"));
+        assert_eq!(h.abort_listener_count(), 0);
+        // Already aborted: resolves at once, registers nothing.
+        h.run(h.wait_abort(&signal));
+        assert_eq!(h.abort_listener_count(), 0);
+        // No signal: never resolves.
+        let out = h.run(async {
+            match select(h.wait_abort(&TV::Undefined), h.sleep(5.0)).await {
+                Either::Left(_) => "aborted",
+                Either::Right(_) => "slept",
+            }
+        });
+        assert_eq!(out, "slept");
+        // A reason is kept; the method form works too; a plain object "signal" is read via `aborted`.
+        let (c2, s2) = h.abort_controller();
+        let abort = h.get(&c2, "abort").unwrap();
+        h.call_sync(&abort, &c2, &[TV::str("why")]).unwrap();
+        assert_eq!(s2.get("reason").as_str(), Some("why"));
+        assert!(h.signal_aborted(&TV::obj(&[("aborted", TV::Bool(true))])));
+        // A dropped waiter on a live signal deregisters.
+        let (_c3, s3) = h.abort_controller();
+        h.run(async {
+            let _ = select(h.wait_abort(&s3), h.sleep(1.0)).await;
+        });
+        assert_eq!(h.abort_listener_count(), 0);
+    }
+
+    #[test]
+    fn scripted_streams() {
+        let h = TestHost::new();
+        let s = h.stream(vec![
+            StreamStep::Event(TV::num(1.0)),
+            StreamStep::Delay(25.0),
+            StreamStep::Event(TV::num(2.0)),
+            StreamStep::Throw(TV::error("broken")),
+        ]);
+        let it = h.async_iterator(&s.source).unwrap().unwrap();
+        let (a, b, c) = h.run(async { (h.iterator_next(&it).await, h.iterator_next(&it).await, h.iterator_next(&it).await) });
+        assert_eq!(a.unwrap().unwrap().as_num(), Some(1.0));
+        assert_eq!(b.unwrap().unwrap().as_num(), Some(2.0));
+        assert_eq!(h.error_message(&c.unwrap_err()), "broken");
+        assert_eq!(h.now(), 25.0);
+        assert!(h.run(h.iterator_next(&it)).unwrap().is_none(), "out of steps: done");
+        assert_eq!(s.next_calls(), 4);
+        assert!(!s.return_called());
+        h.iterator_return(&it);
+        assert!(s.return_called());
+
+        let s = h.stream(vec![StreamStep::End, StreamStep::Event(TV::Null)]);
+        let it = h.async_iterator(&s.source).unwrap().unwrap();
+        assert!(h.run(h.iterator_next(&it)).unwrap().is_none());
+        assert!(h.run(h.iterator_next(&it)).unwrap().is_none(), "End is sticky");
+
+        assert!(h.async_iterator(&TV::obj(&[])).unwrap().is_none());
+        assert!(h.async_iterator(&TV::Undefined).unwrap().is_none());
+        let bad = TV::obj(&[]);
+        bad.set_async_iterator(TV::func(|_h, _this, _args| Err(TV::str("no iterator"))));
+        assert!(h.async_iterator(&bad).is_err());
+        // A `next` resolving to a non-object is a TypeError.
+        let odd = TV::obj(&[("next", ok_fn(TV::num(3.0)))]);
+        let e = h.run(h.iterator_next(&odd)).unwrap_err();
+        assert_eq!(h.error_message(&e), "Iterator result 3 is not an object");
+    }
+
+    /// Reads a faux source to the end.
+    fn drain(h: &TestHost, source: &TV) -> Vec<TV> {
+        let it = h.async_iterator(source).unwrap().unwrap();
+        h.run(async {
+            let mut events = Vec::new();
+            while let Some(e) = h.iterator_next(&it).await.unwrap() {
+                events.push(e);
+            }
+            events
+        })
+    }
+
+    fn types(events: &[TV]) -> Vec<String> {
+        events.iter().map(|e| e.str_at("type")).collect()
+    }
+
+    fn request(h: &TestHost, faux: &FauxProvider, messages: Vec<TV>, signal: TV) -> TV {
+        let context = TV::obj(&[("messages", TV::arr(messages))]);
+        let options = TV::obj(&[("apiKey", TV::str("k")), ("signal", signal)]);
+        h.call_sync(&faux.stream_fn(), &TV::Undefined, &[faux_model(), context, options]).unwrap()
+    }
+
+    #[test]
+    fn faux_streams_text() {
+        let h = TestHost::new();
+        let faux = FauxProvider::new(&h);
+        faux.push(faux_assistant(vec![faux_text("Hello world")], "stop"));
+        let source = request(&h, &faux, vec![user_message("hi")], TV::Undefined);
+        let events = drain(&h, &source);
+        assert_eq!(types(&events), vec!["start", "text_start", "text_delta", "text_delta", "text_delta", "text_delta", "text_end", "done"]);
+        let deltas: Vec<String> = events.iter().filter(|e| e.str_at("type") == "text_delta").map(|e| e.str_at("delta")).collect();
+        assert_eq!(deltas, vec!["Hel", "lo w", "orl", "d"]);
+        let partial = events[0].get("partial");
+        for e in &events[..events.len() - 1] {
+            assert!(e.get("partial").same(&partial), "one shared partial");
+        }
+        assert_eq!(events[1].num_at("contentIndex"), 0.0);
+        assert_eq!(events[6].str_at("content"), "Hello world");
+        let done = &events[7];
+        assert_eq!(done.str_at("reason"), "stop");
+        let message = done.get("message");
+        assert!(message.same(&partial));
+        assert_eq!(message.str_at("stopReason"), "stop");
+        assert_eq!(message.path("content.0.text").as_str(), Some("Hello world"));
+        assert_eq!(message.num_at("timestamp"), EPOCH_MS);
+        assert_eq!(message.keys(), vec!["role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp"]);
+        let result = source.get("result");
+        let r = h.run(h.call(&result, &source, &[])).unwrap();
+        assert!(r.same(&message));
+        assert_eq!(faux.call_count(), 1);
+        let call = &faux.calls()[0];
+        assert_eq!(call.messages.len(), 1);
+        assert_eq!(call.options.str_at("apiKey"), "k");
+        assert!(call.final_message().unwrap().same(&message));
+        assert!(!call.return_called());
+    }
+
+    #[test]
+    fn faux_streams_thinking_and_tool_calls() {
+        let h = TestHost::new();
+        let faux = FauxProvider::new(&h);
+        let scripted = faux_assistant(
+            vec![faux_thinking("hmm"), faux_tool_call("call-1", "echo", json!({"text": "hi there", "n": 12}))],
+            "toolUse",
+        );
+        faux.push(scripted.clone());
+        let source = request(&h, &faux, vec![], TV::Undefined);
+        let events = drain(&h, &source);
+        let t = types(&events);
+        assert_eq!(&t[..4], &["start", "thinking_start", "thinking_delta", "thinking_end"]);
+        assert_eq!(t[4], "toolcall_start");
+        assert!(t[5..t.len() - 2].iter().all(|x| x == "toolcall_delta"));
+        assert_eq!(&t[t.len() - 2..], &["toolcall_end", "done"]);
+        let json_text: String = events.iter().filter(|e| e.str_at("type") == "toolcall_delta").map(|e| e.str_at("delta")).collect();
+        assert_eq!(json_text, r#"{"text":"hi there","n":12}"#);
+        // Partial arguments grow, always an object.
+        for e in events.iter().filter(|e| e.str_at("type") == "toolcall_delta") {
+            assert_eq!(e.num_at("contentIndex"), 1.0);
+            assert!(matches!(e.path("partial.content.1.arguments"), TV::Obj(_)));
+        }
+        let end = &events[events.len() - 2];
+        let call = end.get("toolCall");
+        assert_eq!(call.to_json(), json!({"type": "toolCall", "id": "call-1", "name": "echo", "arguments": {"text": "hi there", "n": 12}}));
+        assert!(call.same(&end.path("partial.content.1")));
+        let done = events.last().unwrap();
+        assert_eq!(done.str_at("reason"), "toolUse");
+        assert_eq!(done.path("message.content.0.thinking").as_str(), Some("hmm"));
+        // The scripted message itself is never mutated (cloned per request).
+        assert!(scripted.get("timestamp").is_undefined());
+    }
+
+    #[test]
+    fn partial_json() {
+        assert_eq!(parse_partial_json(""), json!({}));
+        assert_eq!(parse_partial_json("{\"a\": \"hel"), json!({"a": "hel"}));
+        assert_eq!(parse_partial_json("{\"a\": 12"), json!({"a": 12}));
+        assert_eq!(parse_partial_json("{\"a\": tr"), json!({}));
+        assert_eq!(parse_partial_json("{\"a\": [1, {\"b\""), json!({"a": [1, {}]}));
+    }
+
+    #[test]
+    fn faux_abort_between_chunks() {
+        let h = TestHost::new();
+        let faux = FauxProvider::new(&h);
+        faux.set_chunk_delay(10.0);
+        faux.push(faux_assistant(vec![faux_text("abcdefghijklmnop")], "stop"));
+        let (controller, signal) = h.abort_controller();
+        h.abort_at(&controller, 25.0);
+        let source = request(&h, &faux, vec![], signal);
+        let events = drain(&h, &source);
+        assert_eq!(types(&events), vec!["start", "text_start", "text_delta", "text_delta", "error"]);
+        let error = events.last().unwrap();
+        assert_eq!(error.str_at("reason"), "aborted");
+        let message = error.get("error");
+        assert!(message.same(&events[0].get("partial")));
+        assert_eq!(message.str_at("stopReason"), "aborted");
+        assert_eq!(message.str_at("errorMessage"), "Request was aborted");
+        assert_eq!(message.path("content.0.text").as_str(), Some("abcdefg"));
+        assert_eq!(h.now(), 30.0);
+        assert_eq!(h.pending_timers(), 0);
+
+        // Aborted before the request: a lone error.
+        let faux = FauxProvider::new(&h);
+        faux.push(faux_assistant(vec![faux_text("x")], "stop"));
+        let (controller, signal) = h.abort_controller();
+        h.abort(&controller, &TV::Undefined);
+        let events = drain(&h, &request(&h, &faux, vec![], signal));
+        assert_eq!(types(&events), vec!["error"]);
+        assert_eq!(events[0].path("error.stopReason").as_str(), Some("aborted"));
+    }
+
+    #[test]
+    fn faux_errors() {
+        let h = TestHost::new();
+        let faux = FauxProvider::new(&h);
+        let events = drain(&h, &request(&h, &faux, vec![], TV::Undefined));
+        assert_eq!(types(&events), vec!["error"]);
+        assert_eq!(events[0].str_at("reason"), "error");
+        let message = events[0].get("error");
+        assert_eq!(message.str_at("errorMessage"), "No more faux responses queued");
+        assert_eq!(message.str_at("model"), "faux-1");
+        assert_eq!(message.get("content").len(), 0);
+
+        // A scripted error message streams its content, then `error`.
+        faux.push(faux_assistant_error(vec![faux_text("partial")], "provider exploded"));
+        let events = drain(&h, &request(&h, &faux, vec![], TV::Undefined));
+        assert_eq!(types(&events), vec!["start", "text_start", "text_delta", "text_delta", "text_end", "error"]);
+        let error = events.last().unwrap();
+        assert_eq!(error.str_at("reason"), "error");
+        assert_eq!(error.path("error.errorMessage").as_str(), Some("provider exploded"));
+
+        // A responder sees the context and options; `return()` is recorded.
+        faux.push_fn(|context, options| {
+            let n = context.get("messages").len();
+            faux_assistant(vec![faux_text(&format!("{n} {}", options.str_at("apiKey")))], "stop")
+        });
+        let source = request(&h, &faux, vec![user_message("a"), user_message("b")], TV::Undefined);
+        let it = h.async_iterator(&source).unwrap().unwrap();
+        let first = h.run(h.iterator_next(&it)).unwrap().unwrap();
+        assert_eq!(first.path("partial.stopReason").as_str(), Some("pending"));
+        h.iterator_return(&it);
+        assert!(h.run(h.iterator_next(&it)).unwrap().is_none());
+        let calls = faux.calls();
+        assert!(calls[2].return_called());
+        assert_eq!(faux.call_count(), 3);
+        assert_eq!(faux.pending(), 0);
+        let r = h.run(h.call(&source.get("result"), &source, &[])).unwrap();
+        assert_eq!(r.get("content").len(), 0, "stopped before any block");
+    }
+
+    #[test]
+    fn faux_responder_sees_context() {
+        let h = TestHost::new();
+        let faux = FauxProvider::new(&h);
+        faux.push_fn(|context, options| {
+            let n = context.get("messages").len();
+            faux_assistant(vec![faux_text(&format!("{n} {}", options.str_at("apiKey")))], "stop")
+        });
+        let events = drain(&h, &request(&h, &faux, vec![user_message("a"), user_message("b")], TV::Undefined));
+        assert_eq!(events.last().unwrap().path("message.content.0.text").as_str(), Some("2 k"));
+    }
+
+    #[test]
+    fn recorder_labels() {
+        let h = TestHost::new();
+        let rec = Recorder::new();
+        let sink = rec.sink();
+        let user = user_message("hi");
+        for e in [
+            TV::obj(&[("type", TV::str("agent_start"))]),
+            TV::obj(&[("type", TV::str("message_start")), ("message", user.clone())]),
+            TV::obj(&[("type", TV::str("tool_execution_end")), ("toolCallId", TV::str("c1"))]),
+        ] {
+            h.call_sync(&sink, &TV::Undefined, &[e]).unwrap();
+        }
+        assert_eq!(rec.types(), vec!["agent_start", "message_start", "tool_execution_end"]);
+        assert_eq!(rec.labels(), vec!["agent_start", "message_start:user", "tool_execution_end:c1"]);
+        assert!(rec.events()[1].get("message").same(&user));
+        assert_eq!(rec.of_type("message_start").len(), 1);
+        let slow = rec.async_sink(5.0);
+        h.run(h.call(&slow, &TV::Undefined, &[TV::obj(&[("type", TV::str("x"))])])).unwrap();
+        assert_eq!((rec.len(), h.now()), (4, 5.0));
+    }
+}

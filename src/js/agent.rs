@@ -83,3 +83,18 @@ pub fn agent_check_array(value: JsValue, path: &str) -> Result<(), JsValue> {
         Err(to_js(ArgError::Type(format!("Agent: {path} must be an array"))))
     }
 }
+
+#[wasm_bindgen(js_name = agentSnapshot)]
+pub fn agent_snapshot(agent: JsValue, st: JsValue) -> Result<JsValue, JsValue> {
+    agent::snapshot(&JsHost, &agent, &st)
+}
+
+#[wasm_bindgen(js_name = agentParseSnapshot)]
+pub fn agent_parse_snapshot(input: JsValue) -> Result<JsValue, JsValue> {
+    agent::parse_snapshot(&JsHost, &input)
+}
+
+#[wasm_bindgen(js_name = agentApplySnapshot)]
+pub fn agent_apply_snapshot(agent: JsValue, st: JsValue, data: JsValue, tools: JsValue) -> Result<(), JsValue> {
+    agent::apply_snapshot(&JsHost, &agent, &st, &data, &tools).map_err(to_js)
+}

@@ -297,3 +297,8 @@ pub fn builtin_apis() -> JsValue {
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
+
+#[wasm_bindgen(js_name = snapshotVersion)]
+pub fn snapshot_version() -> u32 {
+    crate::core::snapshot::VERSION as u32
+}

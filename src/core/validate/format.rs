@@ -12,7 +12,7 @@ pub(crate) fn check(name: &str, text: &str, re: &dyn PatternMatcher) -> Option<b
         "time" => is_time(text),
         "duration" => is_duration(text),
         "email" => is_email(text),
-        "hostname" => is_hostname(text),
+        "hostname" => is_hostname(text, re),
         "ipv4" => is_ipv4(text),
         "ipv6" => is_ipv6(text),
         "uri" => is_uri(text),
@@ -211,13 +211,13 @@ fn is_email(s: &str) -> bool {
 }
 
 /// `hostname`: labels of letters, digits and inner hyphens (or `xn--` labels with valid punycode), at most 253 long.
-fn is_hostname(s: &str) -> bool {
+fn is_hostname(s: &str, re: &dyn PatternMatcher) -> bool {
     if s.is_empty() || s.encode_utf16().count() > 253 || s.ends_with('.') {
         return false;
     }
     s.split('.').all(|label| {
         let len = label.encode_utf16().count();
-        len > 0 && len <= 63 && (is_puny_label(label) || is_ascii_label(label))
+        len > 0 && len <= 63 && (is_puny_label(label, re) || is_ascii_label(label))
     })
 }
 
@@ -229,9 +229,16 @@ fn is_ascii_label(l: &str) -> bool {
         && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
 }
 
-/// An `xn--` label whose punycode decodes to a label with a non-ASCII character and valid hyphens.
-/// (pi-schema also applies the IDNA code point tables to the decoded label; those are not reproduced.)
-fn is_puny_label(l: &str) -> bool {
+/// Code points IDNA permits in a label (RFC 5892): letters, digits, combining marks, a few separators, and the
+/// exceptional code points whose context the full rules check. Asked of the host's Unicode-aware regexes.
+const PERMITTED: &str = "^(?:\\p{L}|\\p{Nd}|\\p{Mn}|\\p{Mc}|[-+.,:/\u{b7}\u{375}\u{5f3}\u{5f4}\u{200c}\u{200d}\u{30fb}\u{df}\u{3c2}\u{6fd}\u{6fe}\u{f0b}\u{3007}])$";
+const COMBINING_MARK: &str = "^(?:\\p{Mn}|\\p{Mc}|\\p{Me})";
+const DISALLOWED: [char; 10] =
+    ['\u{640}', '\u{7fa}', '\u{302e}', '\u{302f}', '\u{3031}', '\u{3032}', '\u{3033}', '\u{3034}', '\u{3035}', '\u{303b}'];
+
+/// An `xn--` label whose punycode decodes to a U-label: a non-ASCII character, valid hyphens, no leading combining
+/// mark, only permitted code points. (pi-schema also applies the contextual and bidi rules; those are not reproduced.)
+fn is_puny_label(l: &str, re: &dyn PatternMatcher) -> bool {
     let lower = l.to_lowercase();
     let Some(body) = lower.strip_prefix("xn--") else {
         return false;
@@ -243,10 +250,13 @@ fn is_puny_label(l: &str) -> bool {
         return false;
     };
     let chars: Vec<char> = decoded.chars().collect();
+    let is = |pattern: &str, c: &char| re.is_match(pattern, &c.to_string()) == Some(true);
     !decoded.is_ascii()
         && chars.first() != Some(&'-')
         && chars.last() != Some(&'-')
         && !(chars.get(2) == Some(&'-') && chars.get(3) == Some(&'-'))
+        && !chars.first().is_some_and(|c| is(COMBINING_MARK, c))
+        && chars.iter().all(|c| !DISALLOWED.contains(c) && is(PERMITTED, c))
 }
 
 /// RFC 3492 decoding; `None` for malformed input.

@@ -45,3 +45,209 @@ fn differential_against_recorded_reference() {
     }
     assert_eq!(failures, 0, "{failures} of {} cases differ", cases.len());
 }
+
+fn j(text: &str) -> Value {
+    serde_json::from_str(text).unwrap()
+}
+
+/// The coerced value of `args` at property `v` of a one-property object schema, or the error lines.
+fn prop(schema: &str, arg: &str) -> String {
+    answer(&j(&format!(r#"{{"type":"object","properties":{{"v":{schema}}},"required":["v"]}}"#)), &j(&format!(r#"{{"v":{arg}}}"#)))
+}
+
+#[test]
+fn t_4_3_3_measured_type_array_coercions() {
+    let cases = [
+        (r#"["integer","null"]"#, r#""5""#, r#"{"v":5}"#),
+        (r#"["integer","null"]"#, r#""""#, r#"{"v":null}"#),
+        (r#"["integer","null"]"#, r#""null""#, "v: expected integer or null, got string"),
+        (r#"["integer","null"]"#, r#""42.7""#, "v: expected integer or null, got string"),
+        (r#"["number","string"]"#, "true", r#"{"v":1}"#),
+        (r#"["string","number"]"#, "true", r#"{"v":"true"}"#),
+        (r#"["string","boolean"]"#, "null", r#"{"v":""}"#),
+        (r#"["boolean","string"]"#, "null", r#"{"v":false}"#),
+        (r#"["integer","boolean"]"#, r#""true""#, r#"{"v":true}"#),
+    ];
+    for (types, arg, want) in cases {
+        assert_eq!(prop(&format!(r#"{{"type":{types}}}"#), arg), want, "{types} {arg}");
+    }
+}
+
+#[test]
+fn t_4_3_3_measured_conversions() {
+    let number = r#"{"type":"number"}"#;
+    assert_eq!(prop(number, r#""""#), r#"{"v":0}"#);
+    assert_eq!(prop(number, r#"" 12 ""#), r#"{"v":12}"#);
+    assert_eq!(prop(number, r#""0x10""#), r#"{"v":16}"#);
+    assert_eq!(prop(number, r#""1e3""#), r#"{"v":1000}"#);
+    assert_eq!(prop(number, r#""Infinity""#), "v: expected number, got string");
+    assert_eq!(prop(number, r#""tRuE""#), r#"{"v":1}"#);
+    assert_eq!(prop(number, r#""12n""#), r#"{"v":12}"#);
+    assert_eq!(prop(r#"{"type":"integer"}"#, r#""42.7""#), r#"{"v":42}"#);
+    assert_eq!(prop(r#"{"enum":[null,0]}"#, r#""null""#), "v: expected one of [null,0]");
+    assert_eq!(prop(r#"{"type":"array","items":{"type":"string"}}"#, "null"), r#"{"v":["null"]}"#);
+    assert_eq!(prop(r#"{"type":"string"}"#, "5"), r#"{"v":"5"}"#);
+    assert_eq!(prop(r#"{"type":"string"}"#, "null"), r#"{"v":"null"}"#);
+    assert_eq!(prop(r#"{"type":"null"}"#, r#""Undefined""#), r#"{"v":null}"#);
+    // A tuple never wraps a single value.
+    assert_eq!(prop(r#"{"type":"array","prefixItems":[{"type":"string"}]}"#, "1"), "v: expected array, got integer");
+}
+
+#[test]
+fn t_4_3_7_measured_examples() {
+    let schema = j(r#"{"type":"object","properties":{"n":{"type":"integer"},"tags":{"type":"array","items":{"type":"string"}},
+        "opt":{"type":"string"},"b":{"type":"boolean"}},"required":["n","tags","b"]}"#);
+    let args = j(r#"{"n":"42.7","tags":"one","opt":null,"b":"true"}"#);
+    let coerced = coerce_and_validate(&schema, &args, &TestRegex).unwrap();
+    assert_eq!(coerced, j(r#"{"n":42,"tags":["one"],"b":true}"#));
+    assert_eq!(args, j(r#"{"n":"42.7","tags":"one","opt":null,"b":"true"}"#), "the input is never modified");
+
+    let args = j(r#"{"n":"ten","extra":1}"#);
+    let errors = coerce_and_validate(&schema, &args, &TestRegex).unwrap_err();
+    let want = "Validation failed for tool \"t\":\n  - tags: missing\n  - b: missing\n  - n: expected integer, got string\n\nReceived arguments:\n{\n  \"n\": \"ten\",\n  \"extra\": 1\n}";
+    assert_eq!(format_validation_error("t", &errors, &js_json_stringify_pretty(&args)), want);
+    assert_eq!(validate_tool_arguments("t", &schema, &args, &TestRegex).unwrap_err(), want);
+}
+
+#[test]
+fn unchanged_arguments_come_back_equal() {
+    let schema = j(r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"array","items":{"type":"number"}}}}"#);
+    let args = j(r#"{"b":[1,2.5],"a":"x","z":{"q":[null]}}"#);
+    assert_eq!(coerce_and_validate(&schema, &args, &TestRegex).unwrap(), args);
+    assert_eq!(coerce_and_validate(&j("{}"), &j("[1,{}]"), &TestRegex).unwrap(), j("[1,{}]"));
+}
+
+fn nested(depth: usize, leaf: Value, wrap: impl Fn(Value) -> Value) -> Value {
+    let mut v = leaf;
+    for _ in 0..depth {
+        v = wrap(v);
+    }
+    v
+}
+
+fn too_deep() -> Vec<SchemaError> {
+    vec![SchemaError { path: "root".to_string(), message: TOO_DEEP.to_string() }]
+}
+
+#[test]
+fn e_8_4_1_deep_values_and_schemas_stop_with_an_error() {
+    let deep_value = nested(600, json!(1), |v| json!([v]));
+    assert_eq!(coerce_and_validate(&json!({}), &deep_value, &TestRegex), Err(too_deep()));
+    let deep_schema = nested(600, json!({}), |s| json!({"items": s}));
+    assert_eq!(coerce_and_validate(&deep_schema, &json!([]), &TestRegex), Err(too_deep()));
+    assert_eq!(schema_problem(&deep_schema, &TestRegex).as_deref(), Some(TOO_DEEP));
+    // Within the limit, a deep schema walks a deep value.
+    let schema = nested(150, json!({"type": "integer"}), |s| json!({"type": "array", "items": s}));
+    let value = nested(150, json!("7"), |v| json!([v]));
+    assert_eq!(coerce_and_validate(&schema, &value, &TestRegex), Ok(nested(150, json!(7), |v| json!([v]))));
+}
+
+#[test]
+fn e_8_4_1_ref_cycles_terminate() {
+    for schema in [
+        json!({"$ref": "#"}),
+        json!({"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}}),
+        json!({"anyOf": [{"$ref": "#"}, {"type": "string"}]}),
+        json!({"allOf": [{"$ref": "#"}], "properties": {"a": {"type": "integer"}}}),
+        json!({"not": {"$ref": "#"}}),
+        json!({"type": "array", "items": {"$ref": "#"}}),
+    ] {
+        for args in [json!(1), json!("x"), json!({"a": "1"}), json!([[["1"]]]), json!(null)] {
+            let result = coerce_and_validate(&schema, &args, &TestRegex);
+            assert!(result.is_ok() || result.as_ref().is_err_and(|e| !e.is_empty()), "{schema} {args}");
+            assert_eq!(schema_problem(&schema, &TestRegex), None, "{schema}");
+        }
+    }
+    assert_eq!(coerce_and_validate(&json!({"$ref": "#"}), &json!(1), &TestRegex), Err(too_deep()));
+    // A recursive tree of ordinary depth is no problem.
+    let tree = json!({"$defs": {"t": {"type": "object", "properties": {"v": {"type": "integer"},
+        "kids": {"type": "array", "items": {"$ref": "#/$defs/t"}}}}}, "$ref": "#/$defs/t"});
+    let value = nested(40, json!({"v": "1"}), |v| json!({"v": "2", "kids": [v]}));
+    let want = nested(40, json!({"v": 1}), |v| json!({"v": 2, "kids": [v]}));
+    assert_eq!(coerce_and_validate(&tree, &value, &TestRegex), Ok(want));
+}
+
+#[test]
+fn recursive_unions_stay_fast() {
+    // Every level fails every branch: without the memos, explaining this would take 3^30 steps.
+    let schema = json!({"$defs": {"n": {"anyOf": [
+        {"type": "object", "properties": {"a": {"$ref": "#/$defs/n"}}, "required": ["a"]},
+        {"type": "object", "properties": {"a": {"$ref": "#/$defs/n"}, "b": {"type": "string"}}, "required": ["b"]},
+        {"type": "array", "items": {"$ref": "#/$defs/n"}}]}}, "$ref": "#/$defs/n"});
+    let value = nested(30, json!(5), |v| json!({"a": v}));
+    let started = std::time::Instant::now();
+    let errors = coerce_and_validate(&schema, &value, &TestRegex).unwrap_err();
+    assert!(!errors.is_empty());
+    assert!(started.elapsed().as_secs() < 20, "took {:?}", started.elapsed());
+}
+
+struct Strict;
+impl PatternMatcher for Strict {
+    fn is_match(&self, pattern: &str, text: &str) -> Option<bool> {
+        TestRegex.is_match(pattern, text)
+    }
+    fn pattern_error(&self, pattern: &str) -> Option<String> {
+        Some(format!("Invalid regular expression: /{pattern}/: Unterminated group"))
+    }
+    fn is_regex(&self, text: &str) -> bool {
+        !text.contains("\\-")
+    }
+    fn url_can_parse(&self, text: &str) -> Option<bool> {
+        Some(text.starts_with("x:"))
+    }
+}
+
+#[test]
+fn schema_problems_are_what_compile_throws() {
+    let cases = [
+        (json!({"properties": {"a": 5}}), Some("A schema must be an object or a boolean, got 5")),
+        (json!({"items": "x"}), Some("A schema must be an object or a boolean, got \"x\"")),
+        (json!({"not": null}), Some("A schema must be an object or a boolean, got null")),
+        (json!({"anyOf": [{}, [1, {"a": 2}]]}), Some("A schema must be an object or a boolean, got [1,{\"a\":2}]")),
+        (json!({"properties": {"a": {"$ref": "#/properties/a/minimum"}}}), None),
+        (json!({"properties": {"a": {"minimum": 5, "$ref": "#/properties/a/minimum"}}}), Some("A schema must be an object or a boolean, got 5")),
+        (json!({"type": "string", "pattern": "("}), Some("Invalid regular expression: /(/")),
+        (json!({"patternProperties": {"[": {}}}), Some("Invalid regular expression: /[/")),
+        (json!(true), Some("Invalid value used as weak map key")),
+        (json!({"$defs": {"unused": 5}, "type": "object"}), None),
+        (json!({"anyOf": [{"const": 1}, {"const": "a"}]}), None),
+        (json!({"if": 5}), None),
+        (json!({"$ref": "#/$defs/missing"}), None),
+    ];
+    for (schema, want) in cases {
+        assert_eq!(schema_problem(&schema, &TestRegex).as_deref(), want, "{schema}");
+    }
+    assert_eq!(
+        schema_problem(&json!({"pattern": "("}), &Strict).as_deref(),
+        Some("Invalid regular expression: /(/: Unterminated group")
+    );
+    let err = validate_tool_arguments("t", &json!({"properties": {"a": 5}}), &json!({}), &TestRegex).unwrap_err();
+    assert_eq!(err, "A schema must be an object or a boolean, got 5");
+}
+
+#[test]
+fn host_answers_regex_and_url_formats() {
+    let regex = json!({"type": "string", "format": "regex"});
+    assert!(coerce_and_validate(&regex, &json!("a\\-b"), &TestRegex).is_ok());
+    assert!(coerce_and_validate(&regex, &json!("a\\-b"), &Strict).is_err());
+    assert!(coerce_and_validate(&regex, &json!("("), &TestRegex).is_err());
+    let url = json!({"type": "string", "format": "url"});
+    assert!(coerce_and_validate(&url, &json!("x:y"), &Strict).is_ok());
+    assert!(coerce_and_validate(&url, &json!("https://a.com"), &Strict).is_err());
+    assert!(coerce_and_validate(&url, &json!("https://a.com:8080/x?y#z"), &TestRegex).is_ok());
+    assert!(coerce_and_validate(&url, &json!("mailto:a@b"), &TestRegex).is_ok());
+    for bad in ["https://", "no scheme", "http://a b", "http://a.com:99999", "1http://x"] {
+        assert!(coerce_and_validate(&url, &json!(bad), &TestRegex).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn js_numbers_in_messages() {
+    assert_eq!(js_number_to_string(1.5), "1.5");
+    assert_eq!(js_number_to_string(1e21), "1e+21");
+    assert_eq!(prop(r#"{"type":"number","minimum":1.5}"#, "1"), "v: expected >= 1.5");
+    assert_eq!(prop(r#"{"enum":[1.0,2e21,-0.0]}"#, "3"), "v: expected one of [1,2e+21,0]");
+    assert_eq!(prop(r#"{"const":[1.0,"\u0007"]}"#, "3"), r#"v: expected [1,"\u0007"]"#);
+}
+
+use serde_json::json;

@@ -1,0 +1,193 @@
+//! Agent snapshots (D8): the versioned, JSON-compatible picture of an agent, its step-by-step
+//! migrations, and the checks `Agent.restore` applies before anything is changed. Building the
+//! snapshot from live values and applying it are in `agent`; this module is pure JSON.
+
+use super::validate::js_number_to_string;
+use serde_json::{Map, Value};
+
+pub const FORMAT: &str = "agent-loop-wasm/agent-snapshot";
+pub const VERSION: u64 = 1;
+const MODES: [&str; 2] = ["all", "one-at-a-time"];
+
+/// One migration step: a snapshot of version `v` in, the same snapshot at version `v + 1` out.
+type Migration = fn(Map<String, Value>) -> Result<Map<String, Value>, String>;
+
+/// `MIGRATIONS[i]` turns version `i + 1` into version `i + 2`. Version 1 is the first format, so
+/// there is nothing to migrate yet; a format change appends its step here (with fixtures).
+const MIGRATIONS: [Migration; 0] = [];
+
+fn restore_error(detail: &str) -> String {
+    format!("Agent.restore: {detail}")
+}
+
+fn invalid(path: &str, problem: &str) -> String {
+    restore_error(&format!("invalid snapshot: {path}: {problem}"))
+}
+
+/// Checks the envelope, migrates to `VERSION` and checks every field. `Err` is the exact message
+/// of the `Error` `Agent.restore` throws; nothing has been applied at that point.
+pub fn migrate(value: Value) -> Result<Map<String, Value>, String> {
+    let Value::Object(mut snapshot) = value else {
+        return Err(restore_error("not an agent-loop-wasm snapshot"));
+    };
+    if snapshot.get("format").and_then(Value::as_str) != Some(FORMAT) {
+        return Err(restore_error("not an agent-loop-wasm snapshot"));
+    }
+    let version = match snapshot.get("version") {
+        Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+        Some(other) => return Err(restore_error(&format!("unknown snapshot version {}", describe(other)))),
+        None => return Err(restore_error("unknown snapshot version undefined")),
+    };
+    let max = VERSION as f64;
+    if version.fract() == 0.0 && version > max {
+        return Err(restore_error(&format!(
+            "snapshot version {} is newer than this library supports ({VERSION})",
+            js_number_to_string(version)
+        )));
+    }
+    if version.fract() != 0.0 || version < 1.0 {
+        return Err(restore_error(&format!("unknown snapshot version {}", js_number_to_string(version))));
+    }
+    let mut current = version as usize;
+    while current < VERSION as usize {
+        let Some(step) = MIGRATIONS.get(current - 1) else {
+            return Err(restore_error(&format!("unknown snapshot version {current}")));
+        };
+        snapshot = step(snapshot)?;
+        current += 1;
+        snapshot.insert("version".into(), Value::from(current));
+    }
+    check(&snapshot)?;
+    Ok(snapshot)
+}
+
+fn describe(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn kind_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn expect_messages(snapshot: &Map<String, Value>, key: &str) -> Result<(), String> {
+    let Some(Value::Array(messages)) = snapshot.get(key) else {
+        let got = snapshot.get(key).map_or("undefined", kind_name);
+        return Err(invalid(key, &format!("expected an array, got {got}")));
+    };
+    for (i, message) in messages.iter().enumerate() {
+        let Value::Object(fields) = message else {
+            return Err(invalid(&format!("{key}[{i}]"), "expected an object"));
+        };
+        if !matches!(fields.get("role"), Some(Value::String(_))) {
+            return Err(invalid(&format!("{key}[{i}].role"), "expected a string"));
+        }
+    }
+    Ok(())
+}
+
+/// The fields of a current-version snapshot (D8.1).
+fn check(snapshot: &Map<String, Value>) -> Result<(), String> {
+    if !matches!(snapshot.get("model"), Some(Value::Object(_))) {
+        return Err(invalid("model", "expected an object"));
+    }
+    if !matches!(snapshot.get("thinkingLevel"), Some(Value::String(_))) {
+        return Err(invalid("thinkingLevel", "expected a string"));
+    }
+    expect_messages(snapshot, "messages")?;
+    expect_messages(snapshot, "steeringQueue")?;
+    expect_messages(snapshot, "followUpQueue")?;
+    for key in ["steeringMode", "followUpMode"] {
+        match snapshot.get(key).and_then(Value::as_str) {
+            Some(mode) if MODES.contains(&mode) => {}
+            _ => return Err(invalid(key, "expected \"all\" or \"one-at-a-time\"")),
+        }
+    }
+    match snapshot.get("sessionId") {
+        None | Some(Value::String(_)) => {}
+        Some(_) => return Err(invalid("sessionId", "expected a string")),
+    }
+    match snapshot.get("toolNames") {
+        None => {}
+        Some(Value::Array(names)) => {
+            for (i, name) in names.iter().enumerate() {
+                if !name.is_string() {
+                    return Err(invalid(&format!("toolNames[{i}]"), "expected a string"));
+                }
+            }
+        }
+        Some(_) => return Err(invalid("toolNames", "expected an array")),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fixture() -> Value {
+        json!({
+            "format": FORMAT, "version": 1,
+            "model": {"id": "m", "api": "faux", "provider": "faux"},
+            "thinkingLevel": "off",
+            "messages": [{"role": "user", "content": "hi", "timestamp": 1}],
+            "steeringQueue": [], "followUpQueue": [{"role": "user", "content": "later", "timestamp": 2}],
+            "steeringMode": "one-at-a-time", "followUpMode": "all",
+            "sessionId": "s1", "toolNames": ["echo"]
+        })
+    }
+
+    #[test]
+    fn d8_3_current_version_passes_unchanged() {
+        let migrated = migrate(fixture()).unwrap();
+        assert_eq!(Value::Object(migrated), fixture());
+    }
+
+    #[test]
+    fn d8_3_envelope_errors_are_exact() {
+        assert_eq!(migrate(json!([])).unwrap_err(), "Agent.restore: not an agent-loop-wasm snapshot");
+        assert_eq!(migrate(json!({"format": "x"})).unwrap_err(), "Agent.restore: not an agent-loop-wasm snapshot");
+        let mut v = fixture();
+        v["version"] = json!(2);
+        assert_eq!(migrate(v).unwrap_err(), "Agent.restore: snapshot version 2 is newer than this library supports (1)");
+        let mut v = fixture();
+        v["version"] = json!(0);
+        assert_eq!(migrate(v).unwrap_err(), "Agent.restore: unknown snapshot version 0");
+        let mut v = fixture();
+        v["version"] = json!(1.5);
+        assert_eq!(migrate(v).unwrap_err(), "Agent.restore: unknown snapshot version 1.5");
+        let mut v = fixture();
+        v["version"] = json!("1");
+        assert_eq!(migrate(v).unwrap_err(), "Agent.restore: unknown snapshot version 1");
+    }
+
+    #[test]
+    fn d8_3_field_errors_name_the_path() {
+        let mut v = fixture();
+        v["messages"] = json!([{"role": "user"}, {"role": "assistant"}, {"role": 3}]);
+        assert_eq!(migrate(v).unwrap_err(), "Agent.restore: invalid snapshot: messages[2].role: expected a string");
+        let mut v = fixture();
+        v["followUpQueue"] = json!([1]);
+        assert_eq!(migrate(v).unwrap_err(), "Agent.restore: invalid snapshot: followUpQueue[0]: expected an object");
+        let mut v = fixture();
+        v["steeringMode"] = json!("some");
+        assert_eq!(
+            migrate(v).unwrap_err(),
+            "Agent.restore: invalid snapshot: steeringMode: expected \"all\" or \"one-at-a-time\""
+        );
+        let mut v = fixture();
+        v.as_object_mut().unwrap().remove("messages");
+        assert_eq!(migrate(v).unwrap_err(), "Agent.restore: invalid snapshot: messages: expected an array, got undefined");
+    }
+}
