@@ -16,3 +16,6 @@ pub mod validate_call;
 
 #[cfg(test)]
 pub mod test_host;
+
+#[cfg(test)]
+mod tests;

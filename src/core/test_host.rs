@@ -7,13 +7,7 @@
 //! - [`FauxProvider`] mirrors pi-ai's faux provider; [`Recorder`] records loop events.
 //!
 //! Panics are allowed here: this file is test support only.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    dead_code
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing, dead_code)]
 
 use super::host::{Host, HostFuture, Kind};
 use futures::FutureExt;
@@ -93,7 +87,10 @@ pub enum Class {
     /// `instanceof Error` (message and name are own non-enumerable properties).
     Error,
     Function(Body),
-    AbortController { state: Rc<AbortState>, signal: TV },
+    AbortController {
+        state: Rc<AbortState>,
+        signal: TV,
+    },
     AbortSignal(Rc<AbortState>),
     Promise(Rc<PromiseState>),
     /// A `Set` (items in insertion order, SameValueZero-unique).
@@ -116,8 +113,11 @@ impl Object {
     /// Own enumerable keys in JS order: integer keys ascending, then the rest in insertion order.
     fn own_keys(&self) -> Vec<String> {
         let props = self.props.borrow();
-        let mut ints: Vec<(u32, String)> =
-            props.iter().filter(|p| p.enumerable).filter_map(|p| array_index(&p.key).map(|i| (i, p.key.clone()))).collect();
+        let mut ints: Vec<(u32, String)> = props
+            .iter()
+            .filter(|p| p.enumerable)
+            .filter_map(|p| array_index(&p.key).map(|i| (i, p.key.clone())))
+            .collect();
         ints.sort_by_key(|(i, _)| *i);
         let mut keys: Vec<String> = ints.into_iter().map(|(_, k)| k).collect();
         keys.extend(props.iter().filter(|p| p.enumerable && array_index(&p.key).is_none()).map(|p| p.key.clone()));
@@ -197,7 +197,10 @@ impl TV {
     }
     /// An `Error` instance whose `name` is `name`.
     pub fn error_named(name: &str, message: &str) -> TV {
-        TV::Obj(Object::new(Class::Error, vec![data("message", TV::str(message), false), data("name", TV::str(name), false)]))
+        TV::Obj(Object::new(
+            Class::Error,
+            vec![data("message", TV::str(message), false), data("name", TV::str(name), false)],
+        ))
     }
     /// A synchronous function.
     pub fn func(f: impl Fn(&TestHost, &TV, &[TV]) -> Result<TV, TV> + 'static) -> TV {
@@ -285,7 +288,9 @@ impl TV {
         match (self, other) {
             (TV::Undefined, TV::Undefined) | (TV::Null, TV::Null) => true,
             (TV::Bool(a), TV::Bool(b)) => a == b,
-            (TV::Num(a), TV::Num(b)) => (a.is_nan() && b.is_nan()) || (a == b && a.is_sign_negative() == b.is_sign_negative()),
+            (TV::Num(a), TV::Num(b)) => {
+                (a.is_nan() && b.is_nan()) || (a == b && a.is_sign_negative() == b.is_sign_negative())
+            }
             (TV::Str(a), TV::Str(b)) => a == b,
             (TV::Sym(a), TV::Sym(b)) => Rc::ptr_eq(a, b),
             (TV::Arr(a), TV::Arr(b)) => Rc::ptr_eq(a, b),
@@ -451,10 +456,10 @@ impl TV {
         match self {
             TV::Obj(o) | TV::Func(o) if !o.frozen.get() => o.props.borrow_mut().retain(|p| p.key != key),
             TV::Arr(a) => {
-                if let Some(i) = array_index(key) {
-                    if let Some(slot) = a.borrow_mut().get_mut(i as usize) {
-                        *slot = TV::Undefined;
-                    }
+                if let Some(i) = array_index(key)
+                    && let Some(slot) = a.borrow_mut().get_mut(i as usize)
+                {
+                    *slot = TV::Undefined;
                 }
             }
             _ => {}
@@ -591,7 +596,11 @@ pub fn js_number(x: f64) -> String {
     } else {
         let e = n - 1;
         let sign = if e >= 0 { "+" } else { "-" };
-        if k == 1 { format!("{digits}e{sign}{}", e.abs()) } else { format!("{}.{}e{sign}{}", &digits[..1], &digits[1..], e.abs()) }
+        if k == 1 {
+            format!("{digits}e{sign}{}", e.abs())
+        } else {
+            format!("{}.{}e{sign}{}", &digits[..1], &digits[1..], e.abs())
+        }
     };
     if x < 0.0 { format!("-{body}") } else { body }
 }
@@ -624,9 +633,11 @@ fn debug_render(v: &TV, out: &mut String, depth: usize) {
         TV::Obj(o) | TV::Func(o) => {
             match &o.class {
                 Class::Plain => {}
-                Class::Error => out.push_str(&format!("{}", js_string(v, 0))),
+                Class::Error => out.push_str(&js_string(v, 0)),
                 Class::Function(_) => out.push_str("[Function]"),
-                Class::AbortController { state, .. } => out.push_str(&format!("AbortController(aborted={})", state.aborted.get())),
+                Class::AbortController { state, .. } => {
+                    out.push_str(&format!("AbortController(aborted={})", state.aborted.get()))
+                }
                 Class::AbortSignal(state) => out.push_str(&format!("AbortSignal(aborted={})", state.aborted.get())),
                 Class::Promise(_) => out.push_str("Promise"),
                 Class::Set(items) => {
@@ -833,10 +844,10 @@ impl Future for PromiseWait {
 
 impl Drop for PromiseWait {
     fn drop(&mut self) {
-        if let Ok(mut st) = self.p.state.try_borrow_mut() {
-            if let PState::Pending(w) = &mut *st {
-                w.retain(|(id, _)| *id != self.id);
-            }
+        if let Ok(mut st) = self.p.state.try_borrow_mut()
+            && let PState::Pending(w) = &mut *st
+        {
+            w.retain(|(id, _)| *id != self.id);
         }
     }
 }
@@ -875,11 +886,8 @@ impl AbortState {
         if self.aborted.get() {
             return;
         }
-        let reason = if reason.is_undefined() {
-            TV::error_named("AbortError", "This operation was aborted")
-        } else {
-            reason
-        };
+        let reason =
+            if reason.is_undefined() { TV::error_named("AbortError", "This operation was aborted") } else { reason };
         self.aborted.set(true);
         self.reason.replace(reason);
         let listeners = std::mem::take(&mut *self.listeners.borrow_mut());
@@ -956,10 +964,10 @@ impl Future for Sleep {
 
 impl Drop for Sleep {
     fn drop(&mut self) {
-        if !self.shared.fired.get() {
-            if let Ok(mut timers) = self.inner.timers.try_borrow_mut() {
-                timers.retain(|t| t.id != self.id);
-            }
+        if !self.shared.fired.get()
+            && let Ok(mut timers) = self.inner.timers.try_borrow_mut()
+        {
+            timers.retain(|t| t.id != self.id);
         }
     }
 }
@@ -1015,10 +1023,10 @@ impl TestHost {
         let mut cx = Context::from_waker(&waker);
         let mut fut = std::pin::pin!(fut);
         loop {
-            if flag.0.swap(false, Ordering::SeqCst) {
-                if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
-                    return v;
-                }
+            if flag.0.swap(false, Ordering::SeqCst)
+                && let Poll::Ready(v) = fut.as_mut().poll(&mut cx)
+            {
+                return v;
             }
             self.0.pool.borrow_mut().run_until_stalled();
             if flag.0.load(Ordering::SeqCst) {
@@ -1126,7 +1134,10 @@ impl TestHost {
     }
 
     /// An async scripted function (see [`AsyncBody`]).
-    pub fn async_func(&self, f: impl Fn(&TestHost, &TV, &[TV]) -> LocalBoxFuture<'static, Result<TV, TV>> + 'static) -> TV {
+    pub fn async_func(
+        &self,
+        f: impl Fn(&TestHost, &TV, &[TV]) -> LocalBoxFuture<'static, Result<TV, TV>> + 'static,
+    ) -> TV {
         TV::async_func(f)
     }
 
@@ -1145,10 +1156,10 @@ impl TestHost {
 
     /// Awaits a promise or thenable (`await v`); plain values resolve at once.
     pub fn await_value(&self, v: &TV) -> HostFuture<Result<TV, TV>> {
-        if let TV::Obj(o) = v {
-            if let Class::Promise(p) = &o.class {
-                return PromiseWait::new(p.clone()).boxed_local();
-            }
+        if let TV::Obj(o) = v
+            && let Class::Promise(p) = &o.class
+        {
+            return PromiseWait::new(p.clone()).boxed_local();
         }
         if let TV::Obj(_) | TV::Func(_) = v {
             let then = match v.try_get("then") {
@@ -1457,7 +1468,9 @@ impl Host for TestHost {
     fn entries(&self, obj: &TV) -> Result<Vec<(String, TV)>, TV> {
         match obj {
             TV::Undefined | TV::Null => Err(TV::type_error("Cannot convert undefined or null to object")),
-            TV::Obj(_) | TV::Func(_) | TV::Arr(_) => obj.keys().into_iter().map(|k| obj.try_get(&k).map(|v| (k, v))).collect(),
+            TV::Obj(_) | TV::Func(_) | TV::Arr(_) => {
+                obj.keys().into_iter().map(|k| obj.try_get(&k).map(|v| (k, v))).collect()
+            }
             TV::Str(s) => Ok(s.chars().enumerate().map(|(i, c)| (i.to_string(), TV::Str(c.to_string()))).collect()),
             _ => Ok(Vec::new()),
         }
@@ -1465,7 +1478,8 @@ impl Host for TestHost {
     fn new_set(&self, items: &[TV]) -> TV {
         let mut unique: Vec<TV> = Vec::new();
         for item in items {
-            let zero = |v: &TV| if let TV::Num(n) = v { if *n == 0.0 { TV::Num(0.0) } else { v.clone() } } else { v.clone() };
+            let zero =
+                |v: &TV| if let TV::Num(n) = v { if *n == 0.0 { TV::Num(0.0) } else { v.clone() } } else { v.clone() };
             let item = zero(item);
             if !unique.iter().any(|u| u.same(&item)) {
                 unique.push(item);
@@ -1610,11 +1624,11 @@ impl Host for TestHost {
         (controller, signal)
     }
     fn abort(&self, controller: &TV, reason: &TV) {
-        if let TV::Obj(o) = controller {
-            if let Class::AbortController { state, .. } = &o.class {
-                state.abort(reason.clone());
-                return;
-            }
+        if let TV::Obj(o) = controller
+            && let Class::AbortController { state, .. } = &o.class
+        {
+            state.abort(reason.clone());
+            return;
         }
         // A foreign controller: `controller.abort(reason)`, errors ignored.
         if let Ok(f) = controller.try_get("abort") {
@@ -1635,10 +1649,9 @@ impl Host for TestHost {
     }
     fn iterator_next(&self, it: &TV) -> HostFuture<Result<Option<TV>, TV>> {
         let started = match it {
-            TV::Undefined | TV::Null => Err(TV::type_error(&format!(
-                "Cannot read properties of {} (reading 'next')",
-                it.js_string()
-            ))),
+            TV::Undefined | TV::Null => {
+                Err(TV::type_error(&format!("Cannot read properties of {} (reading 'next')", it.js_string())))
+            }
             _ => it.try_get("next").and_then(|next| self.call_sync(&next, it, &[])),
         };
         let result = match started {
@@ -1658,10 +1671,10 @@ impl Host for TestHost {
         if it.kind().is_nullish() {
             return;
         }
-        if let Ok(f) = it.try_get("return") {
-            if f.is_func() {
-                let _ = self.call_sync(&f, it, &[]);
-            }
+        if let Ok(f) = it.try_get("return")
+            && f.is_func()
+        {
+            let _ = self.call_sync(&f, it, &[]);
         }
     }
 }
@@ -1825,17 +1838,24 @@ impl FauxProvider {
     }
     /// The stream function `(model, context, options) => source`.
     pub fn stream_fn(&self) -> TV {
-        let inner = Rc::downgrade(&self.0);
+        let inner = self.0.clone();
         TV::func(move |h, _this, args| {
-            let inner = inner.upgrade().expect("faux provider dropped");
             let arg = |i: usize| args.get(i).cloned().unwrap_or(TV::Undefined);
             let (model, context, options) = (arg(0), arg(1), arg(2));
             let messages = context.try_get("messages").unwrap_or(TV::Undefined).items();
             let signal = options.try_get("signal").unwrap_or(TV::Undefined);
             let step = inner.queue.borrow_mut().pop_front();
-            let generator = Rc::new(FauxGen::new(h, &model, &context, &options, step, signal, inner.chunk_delay_ms.get()));
+            let generator =
+                Rc::new(FauxGen::new(h, &model, &context, &options, step, signal, inner.chunk_delay_ms.get()));
             let source = generator.source();
-            inner.calls.borrow_mut().push(FauxCall { model, context, messages, options, source: source.clone(), generator });
+            inner.calls.borrow_mut().push(FauxCall {
+                model,
+                context,
+                messages,
+                options,
+                source: source.clone(),
+                generator,
+            });
             Ok(source)
         })
     }
@@ -1892,7 +1912,15 @@ fn model_field(model: &TV, key: &str, fallback: &str) -> TV {
 }
 
 impl FauxGen {
-    fn new(h: &TestHost, model: &TV, context: &TV, options: &TV, step: Option<FauxResponse>, signal: TV, delay_ms: f64) -> Self {
+    fn new(
+        h: &TestHost,
+        model: &TV,
+        context: &TV,
+        options: &TV,
+        step: Option<FauxResponse>,
+        signal: TV,
+        delay_ms: f64,
+    ) -> Self {
         let api = model_field(model, "api", "faux");
         let provider = model_field(model, "provider", "faux");
         let model_id = model_field(model, "id", "faux-1");
@@ -2281,7 +2309,8 @@ mod tests {
         assert_eq!(h.kind(&ok_fn(TV::Undefined)), Kind::Function);
         assert_eq!(h.kind(&TV::error("x")), Kind::Object);
         assert_eq!(h.kind(&TV::symbol("s")), Kind::Other);
-        for v in [TV::Undefined, TV::Null, TV::Bool(false), TV::num(0.0), TV::num(-0.0), TV::num(f64::NAN), TV::str("")] {
+        for v in [TV::Undefined, TV::Null, TV::Bool(false), TV::num(0.0), TV::num(-0.0), TV::num(f64::NAN), TV::str("")]
+        {
             assert!(!h.truthy(&v), "{v:?}");
         }
         for v in [TV::str("0"), TV::num(-1.0), TV::arr(vec![]), TV::obj(&[])] {
@@ -2347,7 +2376,7 @@ mod tests {
         let h = TestHost::new();
         assert_eq!(h.error_message(&TV::error("plain")), "plain");
         assert_eq!(h.error_message(&h.error("typed", true)), "typed");
-        assert_eq!(h.error(&"x".to_string(), true).get("name").as_str(), Some("TypeError"));
+        assert_eq!(h.error("x", true).get("name").as_str(), Some("TypeError"));
         let like = TV::obj(&[("name", TV::str("Custom")), ("message", TV::str("like an error"))]);
         assert_eq!(h.error_message(&like), "like an error");
         let no_name = TV::obj(&[("message", TV::str("m"))]);
@@ -2654,7 +2683,8 @@ mod tests {
             StreamStep::Throw(TV::error("broken")),
         ]);
         let it = h.async_iterator(&s.source).unwrap().unwrap();
-        let (a, b, c) = h.run(async { (h.iterator_next(&it).await, h.iterator_next(&it).await, h.iterator_next(&it).await) });
+        let (a, b, c) =
+            h.run(async { (h.iterator_next(&it).await, h.iterator_next(&it).await, h.iterator_next(&it).await) });
         assert_eq!(a.unwrap().unwrap().as_num(), Some(1.0));
         assert_eq!(b.unwrap().unwrap().as_num(), Some(2.0));
         assert_eq!(h.error_message(&c.unwrap_err()), "broken");
@@ -2710,8 +2740,12 @@ mod tests {
         faux.push(faux_assistant(vec![faux_text("Hello world")], "stop"));
         let source = request(&h, &faux, vec![user_message("hi")], TV::Undefined);
         let events = drain(&h, &source);
-        assert_eq!(types(&events), vec!["start", "text_start", "text_delta", "text_delta", "text_delta", "text_delta", "text_end", "done"]);
-        let deltas: Vec<String> = events.iter().filter(|e| e.str_at("type") == "text_delta").map(|e| e.str_at("delta")).collect();
+        assert_eq!(
+            types(&events),
+            vec!["start", "text_start", "text_delta", "text_delta", "text_delta", "text_delta", "text_end", "done"]
+        );
+        let deltas: Vec<String> =
+            events.iter().filter(|e| e.str_at("type") == "text_delta").map(|e| e.str_at("delta")).collect();
         assert_eq!(deltas, vec!["Hel", "lo w", "orl", "d"]);
         let partial = events[0].get("partial");
         for e in &events[..events.len() - 1] {
@@ -2726,7 +2760,10 @@ mod tests {
         assert_eq!(message.str_at("stopReason"), "stop");
         assert_eq!(message.path("content.0.text").as_str(), Some("Hello world"));
         assert_eq!(message.num_at("timestamp"), EPOCH_MS);
-        assert_eq!(message.keys(), vec!["role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp"]);
+        assert_eq!(
+            message.keys(),
+            vec!["role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp"]
+        );
         let result = source.get("result");
         let r = h.run(h.call(&result, &source, &[])).unwrap();
         assert!(r.same(&message));
@@ -2754,7 +2791,8 @@ mod tests {
         assert_eq!(t[4], "toolcall_start");
         assert!(t[5..t.len() - 2].iter().all(|x| x == "toolcall_delta"));
         assert_eq!(&t[t.len() - 2..], &["toolcall_end", "done"]);
-        let json_text: String = events.iter().filter(|e| e.str_at("type") == "toolcall_delta").map(|e| e.str_at("delta")).collect();
+        let json_text: String =
+            events.iter().filter(|e| e.str_at("type") == "toolcall_delta").map(|e| e.str_at("delta")).collect();
         assert_eq!(json_text, r#"{"text":"hi there","n":12}"#);
         // Partial arguments grow, always an object.
         for e in events.iter().filter(|e| e.str_at("type") == "toolcall_delta") {
@@ -2763,7 +2801,10 @@ mod tests {
         }
         let end = &events[events.len() - 2];
         let call = end.get("toolCall");
-        assert_eq!(call.to_json(), json!({"type": "toolCall", "id": "call-1", "name": "echo", "arguments": {"text": "hi there", "n": 12}}));
+        assert_eq!(
+            call.to_json(),
+            json!({"type": "toolCall", "id": "call-1", "name": "echo", "arguments": {"text": "hi there", "n": 12}})
+        );
         assert!(call.same(&end.path("partial.content.1")));
         let done = events.last().unwrap();
         assert_eq!(done.str_at("reason"), "toolUse");

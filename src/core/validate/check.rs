@@ -4,11 +4,11 @@
 
 use serde_json::{Map, Value};
 
-use super::format;
-use super::json::{js_property_key, json_equal};
-use super::number::{as_f64, is_integer, is_multiple};
-use super::resolve::{BaseId, Target};
 use super::Ctx;
+use super::format;
+use super::json::{is_primitive, js_property_key, json_equal};
+use super::number::{as_f64, is_integer, is_multiple};
+use super::resolve::{BaseId, Target, address};
 
 /// Whether `v` has the type `name` (`integer`: a number without fraction; unknown names never match).
 pub(crate) fn has_type(name: &str, v: &Value) -> bool {
@@ -28,7 +28,9 @@ pub(crate) fn has_type(name: &str, v: &Value) -> bool {
 pub(crate) fn type_matches(t: &Value, v: &Value) -> bool {
     match t {
         Value::String(name) => has_type(name, v),
-        Value::Array(names) => names.iter().any(|n| n.as_str().is_some_and(|name| has_type(name, v))),
+        Value::Array(names) => names
+            .iter()
+            .any(|n| n.as_str().is_some_and(|name| has_type(name, v))),
         _ => false,
     }
 }
@@ -51,7 +53,10 @@ pub(crate) fn item_schemas(o: &Map<String, Value>) -> (&[Value], Option<&Value>)
 
 /// `minContains` (default 1) and `maxContains` (default none).
 pub(crate) fn contains_bounds(o: &Map<String, Value>) -> (f64, f64) {
-    (num(o, "minContains").unwrap_or(1.0), num(o, "maxContains").unwrap_or(f64::INFINITY))
+    (
+        num(o, "minContains").unwrap_or(1.0),
+        num(o, "maxContains").unwrap_or(f64::INFINITY),
+    )
 }
 
 impl<'a> Ctx<'a> {
@@ -63,17 +68,22 @@ impl<'a> Ctx<'a> {
         if !self.enter() {
             return false;
         }
+        self.check_calls = self.check_calls.saturating_add(1);
         let b = self.resolver.base_for(node, base);
         let ok = self.valid_object(o, b, v);
+        self.check_calls = self.check_calls.saturating_sub(1);
+        if self.check_calls == 0 {
+            self.check_memo.clear();
+        }
         self.leave();
         ok
     }
 
     fn valid_object(&mut self, o: &'a Map<String, Value>, b: BaseId, v: &Value) -> bool {
-        if let Some(t) = o.get("type") {
-            if !type_matches(t, v) {
-                return false;
-            }
+        if let Some(t) = o.get("type")
+            && !type_matches(t, v)
+        {
+            return false;
         }
         let typed = match v {
             Value::String(s) => self.valid_string(o, s),
@@ -87,15 +97,15 @@ impl<'a> Ctx<'a> {
 
     /// The keywords that apply to a value of any type.
     fn valid_in_place(&mut self, o: &'a Map<String, Value>, b: BaseId, v: &Value) -> bool {
-        if let Some(Value::Array(values)) = o.get("enum") {
-            if !values.iter().any(|x| json_equal(x, v)) {
-                return false;
-            }
+        if let Some(Value::Array(values)) = o.get("enum")
+            && !values.iter().any(|x| json_equal(x, v))
+        {
+            return false;
         }
-        if let Some(c) = o.get("const") {
-            if !json_equal(c, v) {
-                return false;
-            }
+        if let Some(c) = o.get("const")
+            && !json_equal(c, v)
+        {
+            return false;
         }
         if let Some(Value::Array(all)) = o.get("allOf") {
             for s in all {
@@ -104,44 +114,54 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        if let Some(Value::Array(any)) = o.get("anyOf") {
-            if self.count_passing(any, b, v, 1) == 0 {
-                return false;
-            }
+        if let Some(Value::Array(any)) = o.get("anyOf")
+            && self.count_passing(any, b, v, 1) == 0
+        {
+            return false;
         }
-        if let Some(Value::Array(one)) = o.get("oneOf") {
-            if self.count_passing(one, b, v, 2) != 1 {
-                return false;
-            }
+        if let Some(Value::Array(one)) = o.get("oneOf")
+            && self.count_passing(one, b, v, 2) != 1
+        {
+            return false;
         }
-        if let Some(not) = o.get("not") {
-            if self.valid(not, b, v) {
-                return false;
-            }
+        if let Some(not) = o.get("not")
+            && self.valid(not, b, v)
+        {
+            return false;
         }
         if let Some(cond) = o.get("if") {
             let (then, otherwise) = (o.get("then"), o.get("else"));
             if then.is_some() || otherwise.is_some() {
-                let branch = if self.valid(cond, b, v) { then } else { otherwise };
-                if let Some(branch) = branch {
-                    if !self.valid(branch, b, v) {
-                        return false;
-                    }
+                let branch = if self.valid(cond, b, v) {
+                    then
+                } else {
+                    otherwise
+                };
+                if let Some(branch) = branch
+                    && !self.valid(branch, b, v)
+                {
+                    return false;
                 }
             }
         }
         for key in ["$ref", "$dynamicRef"] {
-            if let Some(Value::String(reference)) = o.get(key) {
-                if !self.valid_ref(reference, b, v) {
-                    return false;
-                }
+            if let Some(Value::String(reference)) = o.get(key)
+                && !self.valid_ref(reference, b, v)
+            {
+                return false;
             }
         }
         true
     }
 
     /// How many of `branches` pass, counting no further than `stop`.
-    pub(crate) fn count_passing(&mut self, branches: &'a [Value], b: BaseId, v: &Value, stop: usize) -> usize {
+    pub(crate) fn count_passing(
+        &mut self,
+        branches: &'a [Value],
+        b: BaseId,
+        v: &Value,
+        stop: usize,
+    ) -> usize {
         let mut n = 0usize;
         for s in branches {
             if self.valid(s, b, v) {
@@ -155,10 +175,22 @@ impl<'a> Ctx<'a> {
     }
 
     pub(crate) fn valid_ref(&mut self, reference: &str, b: BaseId, v: &Value) -> bool {
-        match self.resolver.resolve(reference, b) {
-            Target::Found(target, tb) => self.valid(target, tb, v),
-            Target::Unresolved => false,
+        let Target::Found(target, tb) = self.resolver.resolve(reference, b) else {
+            return false;
+        };
+        if is_primitive(v) {
+            return self.valid(target, tb, v);
         }
+        // Objects and arrays by address: they outlive the outermost `valid` call, which clears the memo.
+        let key = (address(target), address(v));
+        if let Some(known) = self.check_memo.get(&key) {
+            return *known;
+        }
+        let ok = self.valid(target, tb, v);
+        if !self.too_deep {
+            self.check_memo.insert(key, ok);
+        }
+        ok
     }
 
     /// Whether `text` matches `pattern`; an invalid pattern matches nothing.
@@ -168,13 +200,15 @@ impl<'a> Ctx<'a> {
 
     fn valid_string(&self, o: &Map<String, Value>, s: &str) -> bool {
         let len = s.chars().count() as f64;
-        if num(o, "minLength").is_some_and(|min| len < min) || num(o, "maxLength").is_some_and(|max| len > max) {
+        if num(o, "minLength").is_some_and(|min| len < min)
+            || num(o, "maxLength").is_some_and(|max| len > max)
+        {
             return false;
         }
-        if let Some(Value::String(p)) = o.get("pattern") {
-            if !self.matches(p, s) {
-                return false;
-            }
+        if let Some(Value::String(p)) = o.get("pattern")
+            && !self.matches(p, s)
+        {
+            return false;
         }
         match o.get("format") {
             Some(Value::String(name)) => format::check(name, s, self.re) != Some(false),
@@ -182,21 +216,29 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn valid_members(&mut self, o: &'a Map<String, Value>, b: BaseId, m: &Map<String, Value>, v: &Value) -> bool {
+    fn valid_members(
+        &mut self,
+        o: &'a Map<String, Value>,
+        b: BaseId,
+        m: &Map<String, Value>,
+        v: &Value,
+    ) -> bool {
         let properties = o.get("properties").and_then(Value::as_object);
         if let Some(props) = properties {
             for (k, s) in props {
-                if let Some(x) = m.get(k) {
-                    if !self.valid(s, b, x) {
-                        return false;
-                    }
+                if let Some(x) = m.get(k)
+                    && !self.valid(s, b, x)
+                {
+                    return false;
                 }
             }
         }
-        if let Some(Value::Array(required)) = o.get("required") {
-            if required.iter().any(|r| r.as_str().is_some_and(|k| !m.contains_key(k))) {
-                return false;
-            }
+        if let Some(Value::Array(required)) = o.get("required")
+            && required
+                .iter()
+                .any(|r| r.as_str().is_some_and(|k| !m.contains_key(k)))
+        {
+            return false;
         }
         let patterns = o.get("patternProperties").and_then(Value::as_object);
         let additional = o.get("additionalProperties");
@@ -212,20 +254,21 @@ impl<'a> Ctx<'a> {
                         }
                     }
                 }
-                if let (false, Some(extra)) = (matched, additional) {
-                    if !self.valid(extra, b, x) {
-                        return false;
-                    }
+                if let (false, Some(extra)) = (matched, additional)
+                    && !self.valid(extra, b, x)
+                {
+                    return false;
                 }
-                if let Some(names) = names {
-                    if !self.valid(names, b, &Value::String(k.clone())) {
-                        return false;
-                    }
+                if let Some(names) = names
+                    && !self.valid(names, b, &Value::String(k.clone()))
+                {
+                    return false;
                 }
             }
         }
         let count = m.len() as f64;
-        if num(o, "minProperties").is_some_and(|min| count < min) || num(o, "maxProperties").is_some_and(|max| count > max)
+        if num(o, "minProperties").is_some_and(|min| count < min)
+            || num(o, "maxProperties").is_some_and(|max| count > max)
         {
             return false;
         }
@@ -235,21 +278,24 @@ impl<'a> Ctx<'a> {
                     continue;
                 }
                 match d {
-                    Value::Array(list) => {
-                        if list.iter().any(|r| !m.contains_key(&js_property_key(r))) {
-                            return false;
-                        }
+                    Value::Array(list)
+                        if list.iter().any(|r| !m.contains_key(&js_property_key(r))) =>
+                    {
+                        return false;
                     }
-                    schema if key == "dependencies" => {
-                        if !self.valid(schema, b, v) {
-                            return false;
-                        }
+                    schema if key == "dependencies" && !self.valid(schema, b, v) => {
+                        return false;
                     }
                     _ => {}
                 }
             }
         }
-        for (k, s) in o.get("dependentSchemas").and_then(Value::as_object).into_iter().flatten() {
+        for (k, s) in o
+            .get("dependentSchemas")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
             if m.contains_key(k) && !self.valid(s, b, v) {
                 return false;
             }
@@ -260,14 +306,18 @@ impl<'a> Ctx<'a> {
     fn valid_items(&mut self, o: &'a Map<String, Value>, b: BaseId, items: &[Value]) -> bool {
         let (prefix, rest) = item_schemas(o);
         for (i, x) in items.iter().enumerate() {
-            if let Some(s) = prefix.get(i).or(if i >= prefix.len() { rest } else { None }) {
-                if !self.valid(s, b, x) {
-                    return false;
-                }
+            if let Some(s) = prefix
+                .get(i)
+                .or(if i >= prefix.len() { rest } else { None })
+                && !self.valid(s, b, x)
+            {
+                return false;
             }
         }
         let count = items.len() as f64;
-        if num(o, "minItems").is_some_and(|min| count < min) || num(o, "maxItems").is_some_and(|max| count > max) {
+        if num(o, "minItems").is_some_and(|min| count < min)
+            || num(o, "maxItems").is_some_and(|max| count > max)
+        {
             return false;
         }
         if o.get("uniqueItems") == Some(&Value::Bool(true)) && !unique(items) {
@@ -284,7 +334,13 @@ impl<'a> Ctx<'a> {
     }
 
     /// How many items pass `contains`, counting no further than just past `max`.
-    pub(crate) fn count_contained(&mut self, contains: &'a Value, b: BaseId, items: &[Value], max: f64) -> f64 {
+    pub(crate) fn count_contained(
+        &mut self,
+        contains: &'a Value,
+        b: BaseId,
+        items: &[Value],
+        max: f64,
+    ) -> f64 {
         let mut n = 0.0;
         for x in items {
             if self.valid(contains, b, x) {
@@ -309,7 +365,10 @@ fn valid_number(o: &Map<String, Value>, x: f64) -> bool {
 /// `uniqueItems`: no two items are JSON-equal.
 pub(crate) fn unique(items: &[Value]) -> bool {
     for (i, x) in items.iter().enumerate() {
-        if items.get(..i).is_some_and(|before| before.iter().any(|y| json_equal(x, y))) {
+        if items
+            .get(..i)
+            .is_some_and(|before| before.iter().any(|y| json_equal(x, y)))
+        {
             return false;
         }
     }

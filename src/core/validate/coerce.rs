@@ -1,19 +1,26 @@
 //! Coercion (T-4.3.3): three copy-on-write passes over the arguments before they are checked, as pi-schema's
-//! coercer (ported from TypeBox's `Value.Convert` and Ajv's `coerceTypes`). Every function returns `None` when the
-//! value stays as it is, so unchanged parts are never copied; the input is never modified. A value no rule applies
-//! to stays for the check to report.
+//! coercer (ported from TypeBox's `Value.Convert` and Ajv's `coerceTypes`). This file drives them and holds passes
+//! 1 (optional nulls) and 3 (primitive coercion by type); pass 2 is `convert.rs`. Every function returns `None` when
+//! the value stays as it is, so unchanged parts are never copied; the input is never modified. A value no rule
+//! applies to stays for the check to report.
 
 use serde_json::{Map, Value};
 
+use super::Ctx;
 use super::check::has_type;
-use super::json::{is_primitive, js_entries, js_keys, json_equal, strict_equal};
-use super::number::{as_f64, is_integer, js_number_to_string, js_string_to_number, js_trim, number_value};
-use super::resolve::{address, BaseId, Target};
-use super::{Ctx, EnteredValue};
+use super::json::{js_entries, js_keys, strict_equal};
+use super::number::{
+    as_f64, is_integer, js_number_to_string, js_string_to_number, js_trim, number_value,
+};
+use super::resolve::BaseId;
 
 /// `Some(new)` unless `new === old`.
-fn changed(new: Value, old: &Value) -> Option<Value> {
-    if strict_equal(&new, old) { None } else { Some(new) }
+pub(crate) fn changed(new: Value, old: &Value) -> Option<Value> {
+    if strict_equal(&new, old) {
+        None
+    } else {
+        Some(new)
+    }
 }
 
 /// The schema of an array's item at `index`: a tuple's (`prefixItems` or an `items` array), else `items`.
@@ -21,58 +28,42 @@ fn item_schema_at(o: &Map<String, Value>, index: usize) -> Option<&Value> {
     if let Some(Value::Array(items)) = o.get("items") {
         return items.get(index);
     }
-    if let Some(Value::Array(prefix)) = o.get("prefixItems") {
-        if index < prefix.len() {
-            return prefix.get(index);
-        }
+    if let Some(Value::Array(prefix)) = o.get("prefixItems")
+        && index < prefix.len()
+    {
+        return prefix.get(index);
     }
     o.get("items")
 }
 
 /// `patternProperties` as (pattern, schema) pairs in `Object.keys` order.
-fn patterns(o: &Map<String, Value>) -> Vec<(&String, &Value)> {
-    o.get("patternProperties").and_then(Value::as_object).map(js_entries).unwrap_or_default()
+pub(crate) fn patterns(o: &Map<String, Value>) -> Vec<(&String, &Value)> {
+    o.get("patternProperties")
+        .and_then(Value::as_object)
+        .map(js_entries)
+        .unwrap_or_default()
 }
 
 /// `additionalProperties` when it is a schema object (a boolean converts nothing).
-fn additional(o: &Map<String, Value>) -> Option<&Value> {
+pub(crate) fn additional(o: &Map<String, Value>) -> Option<&Value> {
     o.get("additionalProperties").filter(|a| a.is_object())
 }
 
 /// Sets `key` of the copy of `m` being built (made on the first change).
-fn set(out: &mut Option<Map<String, Value>>, m: &Map<String, Value>, key: &str, next: Value) {
-    out.get_or_insert_with(|| m.clone()).insert(key.to_string(), next);
+pub(crate) fn set(
+    out: &mut Option<Map<String, Value>>,
+    m: &Map<String, Value>,
+    key: &str,
+    next: Value,
+) {
+    out.get_or_insert_with(|| m.clone())
+        .insert(key.to_string(), next);
 }
 
 /// Sets item `i` of the copy of `items` being built.
-fn set_item(out: &mut Option<Vec<Value>>, items: &[Value], i: usize, next: Value) {
+pub(crate) fn set_item(out: &mut Option<Vec<Value>>, items: &[Value], i: usize, next: Value) {
     if let Some(slot) = out.get_or_insert_with(|| items.to_vec()).get_mut(i) {
         *slot = next;
-    }
-}
-
-/// The key the pass-2 memo files a value under: an address for objects and arrays (checked by content on a hit,
-/// since a temporary may reuse it), the value itself for primitives.
-fn memo_key(v: &Value) -> String {
-    match v {
-        Value::Null => "null".to_string(),
-        Value::Bool(b) => format!("b{b}"),
-        Value::Number(n) => format!("n{}", js_number_to_string(as_f64(n))),
-        Value::String(s) => format!("s{s}"),
-        _ => format!("@{}", address(v)),
-    }
-}
-
-impl EnteredValue {
-    fn of(v: &Value) -> Self {
-        if is_primitive(v) { EnteredValue::Primitive(v.clone()) } else { EnteredValue::Address(address(v)) }
-    }
-
-    fn is(&self, v: &Value) -> bool {
-        match self {
-            EnteredValue::Address(a) => !is_primitive(v) && *a == address(v),
-            EnteredValue::Primitive(p) => strict_equal(p, v),
-        }
     }
 }
 
@@ -105,7 +96,9 @@ impl<'a> Ctx<'a> {
             Value::Array(items) => {
                 let mut out: Option<Vec<Value>> = None;
                 for (i, item) in items.iter().enumerate() {
-                    if let Some(next) = item_schema_at(o, i).and_then(|s| self.drop_nulls(item, s, b)) {
+                    if let Some(next) =
+                        item_schema_at(o, i).and_then(|s| self.drop_nulls(item, s, b))
+                    {
                         set_item(&mut out, items, i, next);
                     }
                 }
@@ -118,14 +111,25 @@ impl<'a> Ctx<'a> {
         result
     }
 
-    fn drop_nulls_in_object(&mut self, o: &'a Map<String, Value>, b: BaseId, m: &Map<String, Value>) -> Option<Value> {
+    fn drop_nulls_in_object(
+        &mut self,
+        o: &'a Map<String, Value>,
+        b: BaseId,
+        m: &Map<String, Value>,
+    ) -> Option<Value> {
         let properties = o.get("properties").and_then(Value::as_object);
         let patterns = patterns(o);
         let additional = additional(o);
         if patterns.is_empty() && additional.is_none() && properties.is_none() {
             return None;
         }
-        let required: Vec<&str> = o.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+        let required: Vec<&str> = o
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
         let mut out: Option<Map<String, Value>> = None;
         for (key, property) in properties.map(js_entries).unwrap_or_default() {
             let Some(x) = m.get(key) else {
@@ -164,220 +168,11 @@ impl<'a> Ctx<'a> {
                         set(&mut out, m, key, next);
                     }
                 }
-                if let (false, Some(extra), Some(x)) = (matched, additional, m.get(key)) {
-                    if let Some(next) = self.drop_nulls(x, extra, b) {
-                        set(&mut out, m, key, next);
-                    }
+                if let (false, Some(extra), Some(x)) = (matched, additional, m.get(key))
+                    && let Some(next) = self.drop_nulls(x, extra, b)
+                {
+                    set(&mut out, m, key, next);
                 }
-            }
-        }
-        out.map(Value::Object)
-    }
-
-    // -- Pass 2: conversions keyed on schema keywords ---------------------------------------------------------------
-
-    fn convert(&mut self, node: &'a Value, base: BaseId, value: &Value) -> Option<Value> {
-        let Value::Object(o) = node else {
-            return None;
-        };
-        if !self.enter() {
-            return None;
-        }
-        let b = self.resolver.base_for(node, base);
-        let result = match o.get("$ref") {
-            Some(Value::String(reference)) => match self.resolver.resolve(reference, b) {
-                Target::Found(target, tb) if target.is_object() => self.reenter(target, tb, value, true),
-                _ => None,
-            },
-            _ => self.convert_node(node, o, b, value),
-        };
-        self.leave();
-        result
-    }
-
-    /// `node` converted for `value` at a re-entry point (a `$ref`, a wrap): unchanged when that pair is already being
-    /// converted, so a recursive schema that meets a value it cannot convert terminates.
-    fn reenter(&mut self, node: &'a Value, base: BaseId, value: &Value, memoize: bool) -> Option<Value> {
-        let at = address(node);
-        if self.entered.iter().any(|(n, v)| *n == at && v.is(value)) {
-            self.cuts = self.cuts.saturating_add(1);
-            return None;
-        }
-        let key = (at, memo_key(value));
-        if memoize {
-            let hit = self.convert_memo.get(&key).and_then(|list| {
-                list.iter().find(|(input, _)| is_primitive(value) || json_equal(input, value)).map(|(_, r)| r.clone())
-            });
-            if let Some(result) = hit {
-                return result;
-            }
-        }
-        let cuts = self.cuts;
-        self.entered.push((at, EnteredValue::of(value)));
-        let result = self.convert(node, base, value);
-        self.entered.pop();
-        if memoize && self.cuts == cuts {
-            let input = if is_primitive(value) { Value::Null } else { value.clone() };
-            self.convert_memo.entry(key).or_default().push((input, result.clone()));
-        }
-        result
-    }
-
-    /// One node's conversion: its first keyword among `const`, `enum`, `anyOf`, `oneOf`, `allOf`, `type`.
-    fn convert_node(&mut self, node: &'a Value, o: &'a Map<String, Value>, b: BaseId, value: &Value) -> Option<Value> {
-        if let Some(literal) = o.get("const") {
-            return convert_literal(literal, value);
-        }
-        if let Some(Value::Array(values)) = o.get("enum") {
-            return self.convert_enum(node, values, b, value);
-        }
-        for key in ["anyOf", "oneOf"] {
-            if let Some(Value::Array(branches)) = o.get(key) {
-                return self.convert_union(node, o, branches, b, value);
-            }
-        }
-        if let Some(Value::Array(members)) = o.get("allOf") {
-            let mut next: Option<Value> = None;
-            for member in members {
-                let converted = self.convert(member, b, next.as_ref().unwrap_or(value));
-                if converted.is_some() {
-                    next = converted;
-                }
-            }
-            let members = self.convert_members(o, b, next.as_ref().unwrap_or(value));
-            return members.or(next);
-        }
-        match o.get("type") {
-            Some(Value::String(t)) => match t.as_str() {
-                "string" => try_string(value).and_then(|s| changed(Value::String(s), value)),
-                "number" => try_number(value).and_then(number_value).and_then(|n| changed(n, value)),
-                "integer" => try_number(value).and_then(|x| number_value(x.trunc())).and_then(|n| changed(n, value)),
-                "boolean" => try_boolean(value).and_then(|x| changed(Value::Bool(x), value)),
-                "null" => try_null(value).and_then(|()| changed(Value::Null, value)),
-                "array" => self.convert_array(o, b, value),
-                "object" => self.convert_object(o, b, value),
-                _ => None,
-            },
-            None if o.contains_key("properties") || o.contains_key("patternProperties") => self.convert_object(o, b, value),
-            None if o.contains_key("items") || o.contains_key("prefixItems") => self.convert_array(o, b, value),
-            _ => None,
-        }
-    }
-
-    /// An enum is a union of its values: a member stays, else the first member the value converts to that passes.
-    fn convert_enum(&mut self, node: &'a Value, values: &'a [Value], b: BaseId, value: &Value) -> Option<Value> {
-        if values.iter().any(|member| strict_equal(member, value)) {
-            return None;
-        }
-        for member in values {
-            if let Some(candidate) = convert_literal(member, value) {
-                if self.passes(node, b, &candidate) == Some(true) {
-                    return Some(candidate);
-                }
-            }
-        }
-        None
-    }
-
-    /// A value one branch accepts stays; else the first branch's conversion the whole node accepts. Members the node
-    /// itself declares convert into each candidate before it is checked.
-    fn convert_union(
-        &mut self,
-        node: &'a Value,
-        o: &'a Map<String, Value>,
-        branches: &'a [Value],
-        b: BaseId,
-        value: &Value,
-    ) -> Option<Value> {
-        for branch in branches {
-            if self.passes(branch, b, value) == Some(true) {
-                return self.convert_members(o, b, value);
-            }
-        }
-        for branch in branches {
-            let converted = self.convert(branch, b, value);
-            let members = self.convert_members(o, b, converted.as_ref().unwrap_or(value));
-            let candidate = members.or(converted);
-            if self.passes(node, b, candidate.as_ref().unwrap_or(value)) == Some(true) {
-                return candidate;
-            }
-        }
-        self.convert_members(o, b, value)
-    }
-
-    /// The object members of a union or intersection node, when it declares any.
-    fn convert_members(&mut self, o: &'a Map<String, Value>, b: BaseId, value: &Value) -> Option<Value> {
-        let declares = ["properties", "patternProperties", "additionalProperties"].iter().any(|k| o.contains_key(*k));
-        if declares { self.convert_object(o, b, value) } else { None }
-    }
-
-    fn convert_array(&mut self, o: &'a Map<String, Value>, b: BaseId, value: &Value) -> Option<Value> {
-        let tuple = match (o.get("items"), o.get("prefixItems")) {
-            (Some(Value::Array(prefix)), _) => Some((prefix, None)),
-            (items, Some(Value::Array(prefix))) => Some((prefix, items)),
-            _ => None,
-        };
-        if let Some((prefix, rest)) = tuple {
-            // A tuple converts its items and never wraps a single value.
-            let Value::Array(items) = value else {
-                return None;
-            };
-            let mut out: Option<Vec<Value>> = None;
-            for (i, item) in items.iter().enumerate() {
-                let schema = if i < prefix.len() { prefix.get(i) } else { rest };
-                if let Some(next) = schema.and_then(|s| self.convert(s, b, item)) {
-                    set_item(&mut out, items, i, next);
-                }
-            }
-            return out.map(Value::Array);
-        }
-        if let Value::Array(items) = value {
-            let schema = o.get("items")?;
-            let mut out: Option<Vec<Value>> = None;
-            for (i, item) in items.iter().enumerate() {
-                if let Some(next) = self.convert(schema, b, item) {
-                    set_item(&mut out, items, i, next);
-                }
-            }
-            return out.map(Value::Array);
-        }
-        // A single value becomes a one-item array, converted by the item schema: a re-entry point.
-        let item = match o.get("items") {
-            Some(schema @ Value::Object(_)) => self.reenter(schema, b, value, false).unwrap_or_else(|| value.clone()),
-            _ => value.clone(),
-        };
-        Some(Value::Array(vec![item]))
-    }
-
-    fn convert_object(&mut self, o: &'a Map<String, Value>, b: BaseId, value: &Value) -> Option<Value> {
-        let Value::Object(m) = value else {
-            return None;
-        };
-        let properties = o.get("properties").and_then(Value::as_object);
-        let patterns = patterns(o);
-        let additional = additional(o);
-        let mut out: Option<Map<String, Value>> = None;
-        for (key, x) in js_entries(m) {
-            let mut next: Option<Value> = None;
-            let mut matched = false;
-            if let Some(schema) = properties.and_then(|p| p.get(key)) {
-                matched = true;
-                next = self.convert(schema, b, x);
-            }
-            for (p, schema) in &patterns {
-                if self.matches(p, key) {
-                    matched = true;
-                    let converted = self.convert(schema, b, next.as_ref().unwrap_or(x));
-                    if converted.is_some() {
-                        next = converted;
-                    }
-                }
-            }
-            if let (false, Some(extra)) = (matched, additional) {
-                next = self.convert(extra, b, x);
-            }
-            if let Some(next) = next {
-                set(&mut out, m, key, next);
             }
         }
         out.map(Value::Object)
@@ -417,10 +212,10 @@ impl<'a> Ctx<'a> {
         };
         let current = next.as_ref().unwrap_or(value);
         let matches_member = types.len() > 1 && types.iter().any(|t| has_type(t, current));
-        if !matches_member {
-            if let Some(coerced) = types.iter().find_map(|t| coerce_primitive(current, t)) {
-                next = Some(coerced);
-            }
+        if !matches_member
+            && let Some(coerced) = types.iter().find_map(|t| coerce_primitive(current, t))
+        {
+            next = Some(coerced);
         }
         let current = next.as_ref().unwrap_or(value);
         let coerced = match current {
@@ -450,7 +245,12 @@ impl<'a> Ctx<'a> {
         None
     }
 
-    fn coerce_properties(&mut self, m: &Map<String, Value>, o: &'a Map<String, Value>, b: BaseId) -> Option<Value> {
+    fn coerce_properties(
+        &mut self,
+        m: &Map<String, Value>,
+        o: &'a Map<String, Value>,
+        b: BaseId,
+    ) -> Option<Value> {
         let properties = o.get("properties").and_then(Value::as_object);
         let patterns = patterns(o);
         let additional = additional(o);
@@ -475,16 +275,21 @@ impl<'a> Ctx<'a> {
                     set(&mut out, m, key, next);
                 }
             }
-            if let (false, Some(extra), Some(x)) = (matched, additional, m.get(key)) {
-                if let Some(next) = self.coerce_types(x, extra, b) {
-                    set(&mut out, m, key, next);
-                }
+            if let (false, Some(extra), Some(x)) = (matched, additional, m.get(key))
+                && let Some(next) = self.coerce_types(x, extra, b)
+            {
+                set(&mut out, m, key, next);
             }
         }
         out.map(Value::Object)
     }
 
-    fn coerce_items(&mut self, items: &[Value], o: &'a Map<String, Value>, b: BaseId) -> Option<Value> {
+    fn coerce_items(
+        &mut self,
+        items: &[Value],
+        o: &'a Map<String, Value>,
+        b: BaseId,
+    ) -> Option<Value> {
         let mut out: Option<Vec<Value>> = None;
         for (i, item) in items.iter().enumerate() {
             let schema = item_schema_at(o, i).filter(|s| s.is_object());
@@ -496,108 +301,17 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// A literal (`const`, an enum member) from a value of another type that converts to exactly it.
-fn convert_literal(literal: &Value, value: &Value) -> Option<Value> {
-    if strict_equal(literal, value) {
-        return None;
-    }
-    let converted = match literal {
-        Value::String(_) => try_string(value).map(Value::String),
-        Value::Number(_) => try_number(value).and_then(number_value),
-        Value::Bool(_) => try_boolean(value).map(Value::Bool),
-        _ => None,
-    };
-    match converted {
-        Some(c) if strict_equal(&c, literal) => Some(literal.clone()),
-        _ => None,
-    }
-}
-
-/// TypeBox's TryString: numbers and booleans as text, `null` as "null".
-fn try_string(value: &Value) -> Option<String> {
-    match value {
-        Value::Bool(b) => Some(b.to_string()),
-        Value::Number(n) => Some(js_number_to_string(as_f64(n))),
-        Value::Null => Some("null".to_string()),
-        Value::String(s) => Some(s.clone()),
-        _ => None,
-    }
-}
-
-/// TypeBox's TryNumber: numeric text (`+text`), "true"/"false" in any case, `12n`, booleans, `null` as 0.
-fn try_number(value: &Value) -> Option<f64> {
-    match value {
-        Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
-        Value::Number(n) => Some(as_f64(n)).filter(|x| x.is_finite()),
-        Value::Null => Some(0.0),
-        Value::String(s) => {
-            let x = js_string_to_number(s);
-            if x.is_finite() {
-                return Some(x);
-            }
-            match s.to_lowercase().as_str() {
-                "false" => Some(0.0),
-                "true" => Some(1.0),
-                _ => big_int_text(s),
-            }
-        }
-        _ => None,
-    }
-}
-
-/// A `-?(0|[1-9]\d*)n` text within the safe integers (other integer texts already passed `+text`, or are too large).
-fn big_int_text(s: &str) -> Option<f64> {
-    let body = s.strip_suffix('n')?;
-    let (negative, digits) = match body.strip_prefix('-') {
-        Some(d) => (true, d),
-        None => (false, body),
-    };
-    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) || (digits.len() > 1 && digits.starts_with('0')) {
-        return None;
-    }
-    let magnitude: u64 = digits.parse().ok().filter(|m| *m <= 9_007_199_254_740_991)?;
-    let x = magnitude as f64;
-    Some(if negative { -x } else { x })
-}
-
-/// TypeBox's TryBoolean: "true"/"false" in any case, "1"/"0", 1/0, `null` as false.
-fn try_boolean(value: &Value) -> Option<bool> {
-    match value {
-        Value::Bool(b) => Some(*b),
-        Value::Number(n) => match as_f64(n) {
-            x if x == 0.0 => Some(false),
-            x if x == 1.0 => Some(true),
-            _ => None,
-        },
-        Value::Null => Some(false),
-        Value::String(s) => match s.to_lowercase().as_str() {
-            "false" | "0" => Some(false),
-            "true" | "1" => Some(true),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// TypeBox's TryNull: "null"/"undefined" in any case, "", "0", 0, false.
-fn try_null(value: &Value) -> Option<()> {
-    let yes = match value {
-        Value::Bool(b) => !*b,
-        Value::Number(n) => as_f64(n) == 0.0,
-        Value::Null => true,
-        Value::String(s) => s.is_empty() || s == "0" || matches!(s.to_lowercase().as_str(), "null" | "undefined"),
-        _ => false,
-    };
-    yes.then_some(())
-}
-
 /// Ajv's primitive coercion of `value` to `type`; `None` when it stays.
 fn coerce_primitive(value: &Value, t: &str) -> Option<Value> {
     let coerced = match (t, value) {
         ("number" | "integer", Value::Null) => Some(Value::from(0)),
         ("number" | "integer", Value::String(s)) if !js_trim(s).is_empty() => {
             let x = js_string_to_number(s);
-            let ok = if t == "number" { x.is_finite() } else { is_integer(x) };
+            let ok = if t == "number" {
+                x.is_finite()
+            } else {
+                is_integer(x)
+            };
             if ok { number_value(x) } else { None }
         }
         ("number" | "integer", Value::Bool(b)) => Some(Value::from(u8::from(*b))),

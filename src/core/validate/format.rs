@@ -68,16 +68,20 @@ fn is_time(s: &str) -> bool {
     };
     let mut i = 8;
     if b.get(i) == Some(&b'.') {
-        let frac = b.get(i + 1..).map_or(0, |rest| rest.iter().take_while(|c| c.is_ascii_digit()).count());
+        let frac = b.get(i.saturating_add(1)..).map_or(0, |rest| {
+            rest.iter().take_while(|c| c.is_ascii_digit()).count()
+        });
         if frac == 0 {
             return false;
         }
-        i += 1 + frac;
+        i = i.saturating_add(1).saturating_add(frac);
     }
     let (sign, tz_hour, tz_minute) = match b.get(i) {
-        Some(b'Z' | b'z') if b.len() == i + 1 => (0i64, 0, 0),
-        Some(sign @ (b'+' | b'-')) if b.len() == i + 6 && b.get(i + 3) == Some(&b':') => {
-            let (Some(h), Some(m)) = (two(i + 1), two(i + 4)) else {
+        Some(b'Z' | b'z') if b.len() == i.saturating_add(1) => (0i64, 0, 0),
+        Some(sign @ (b'+' | b'-'))
+            if b.len() == i.saturating_add(6) && b.get(i.saturating_add(3)) == Some(&b':') =>
+        {
+            let (Some(h), Some(m)) = (two(i.saturating_add(1)), two(i.saturating_add(4))) else {
                 return false;
             };
             (if *sign == b'-' { -1 } else { 1 }, h, m)
@@ -90,7 +94,10 @@ fn is_time(s: &str) -> bool {
     if second < 60 {
         return true;
     }
-    let utc = i64::from(hour * 60 + minute) - sign * i64::from(tz_hour * 60 + tz_minute);
+    // Every part has at most two digits, so these cannot overflow.
+    let minutes = |h: u32, m: u32| i64::from(h.saturating_mul(60).saturating_add(m));
+    let utc =
+        minutes(hour, minute).saturating_sub(sign.saturating_mul(minutes(tz_hour, tz_minute)));
     utc.rem_euclid(1440) == 1439
 }
 
@@ -112,12 +119,12 @@ fn is_duration(s: &str) -> bool {
         Some((d, t)) => (d, Some(t)),
         None => (rest, None),
     };
-    if time.is_none() {
-        if let Some(weeks) = date.strip_suffix('W') {
-            if !weeks.is_empty() && weeks.bytes().all(|c| c.is_ascii_digit()) {
-                return true;
-            }
-        }
+    if time.is_none()
+        && let Some(weeks) = date.strip_suffix('W')
+        && !weeks.is_empty()
+        && weeks.bytes().all(|c| c.is_ascii_digit())
+    {
+        return true;
     }
     let date_ok = date.is_empty() || units_in_order(date, b"YMD");
     let time_ok = match time {
@@ -133,19 +140,21 @@ fn units_in_order(s: &str, order: &[u8]) -> bool {
     let mut i = 0;
     let mut last: Option<usize> = None;
     while i < b.len() {
-        let digits = b.get(i..).map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
+        let digits = b
+            .get(i..)
+            .map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
         if digits == 0 {
             return false;
         }
-        i += digits;
+        i = i.saturating_add(digits);
         let Some(pos) = b.get(i).and_then(|u| order.iter().position(|o| o == u)) else {
             return false;
         };
-        if last.is_some_and(|l| pos != l + 1) {
+        if last.is_some_and(|l| pos != l.saturating_add(1)) {
             return false;
         }
         last = Some(pos);
-        i += 1;
+        i = i.saturating_add(1);
     }
     last.is_some()
 }
@@ -186,7 +195,10 @@ fn is_email(s: &str) -> bool {
         let Some(end) = end else {
             return false;
         };
-        match quoted.get(end + 1..).and_then(|r| r.strip_prefix('@')) {
+        match quoted
+            .get(end.saturating_add(1)..)
+            .and_then(|r| r.strip_prefix('@'))
+        {
             Some(domain) => domain,
             None => return false,
         }
@@ -194,16 +206,22 @@ fn is_email(s: &str) -> bool {
         let Some((local, domain)) = s.split_once('@') else {
             return false;
         };
-        if local.is_empty() || !local.split('.').all(|atom| !atom.is_empty() && atom.bytes().all(is_atext)) {
+        if local.is_empty()
+            || !local
+                .split('.')
+                .all(|atom| !atom.is_empty() && atom.bytes().all(is_atext))
+        {
             return false;
         }
         domain
     };
     if let Some(literal) = domain.strip_prefix('[').and_then(|d| d.strip_suffix(']')) {
         return match literal.get(..5) {
-            Some(prefix) if prefix.eq_ignore_ascii_case("ipv6:") => literal
-                .get(5..)
-                .is_some_and(|h| !h.is_empty() && h.bytes().all(|c| c.is_ascii_hexdigit() || c == b':')),
+            Some(prefix) if prefix.eq_ignore_ascii_case("ipv6:") => {
+                literal.get(5..).is_some_and(|h| {
+                    !h.is_empty() && h.bytes().all(|c| c.is_ascii_hexdigit() || c == b':')
+                })
+            }
             _ => is_ipv4(literal),
         };
     }
@@ -233,8 +251,10 @@ fn is_ascii_label(l: &str) -> bool {
 /// exceptional code points whose context the full rules check. Asked of the host's Unicode-aware regexes.
 const PERMITTED: &str = "^(?:\\p{L}|\\p{Nd}|\\p{Mn}|\\p{Mc}|[-+.,:/\u{b7}\u{375}\u{5f3}\u{5f4}\u{200c}\u{200d}\u{30fb}\u{df}\u{3c2}\u{6fd}\u{6fe}\u{f0b}\u{3007}])$";
 const COMBINING_MARK: &str = "^(?:\\p{Mn}|\\p{Mc}|\\p{Me})";
-const DISALLOWED: [char; 10] =
-    ['\u{640}', '\u{7fa}', '\u{302e}', '\u{302f}', '\u{3031}', '\u{3032}', '\u{3033}', '\u{3034}', '\u{3035}', '\u{303b}'];
+const DISALLOWED: [char; 10] = [
+    '\u{640}', '\u{7fa}', '\u{302e}', '\u{302f}', '\u{3031}', '\u{3032}', '\u{3033}', '\u{3034}',
+    '\u{3035}', '\u{303b}',
+];
 
 /// An `xn--` label whose punycode decodes to a U-label: a non-ASCII character, valid hyphens, no leading combining
 /// mark, only permitted code points. (pi-schema also applies the contextual and bidi rules; those are not reproduced.)
@@ -256,14 +276,16 @@ fn is_puny_label(l: &str, re: &dyn PatternMatcher) -> bool {
         && chars.last() != Some(&'-')
         && !(chars.get(2) == Some(&'-') && chars.get(3) == Some(&'-'))
         && !chars.first().is_some_and(|c| is(COMBINING_MARK, c))
-        && chars.iter().all(|c| !DISALLOWED.contains(c) && is(PERMITTED, c))
+        && chars
+            .iter()
+            .all(|c| !DISALLOWED.contains(c) && is(PERMITTED, c))
 }
 
 /// RFC 3492 decoding; `None` for malformed input.
 fn punycode_decode(input: &str) -> Option<String> {
     const BASE: u32 = 36;
     let (basic, extended) = match input.rfind('-') {
-        Some(i) => (input.get(..i)?, input.get(i + 1..)?),
+        Some(i) => (input.get(..i)?, input.get(i.saturating_add(1)..)?),
         None => ("", input),
     };
     if !basic.is_ascii() {
@@ -279,23 +301,23 @@ fn punycode_decode(input: &str) -> Option<String> {
         loop {
             let c = chars.next()?;
             let digit = match c {
-                'a'..='z' => u32::from(c) - u32::from('a'),
-                'A'..='Z' => u32::from(c) - u32::from('A'),
-                '0'..='9' => u32::from(c) - u32::from('0') + 26,
+                'a'..='z' | 'A'..='Z' | '0'..='9' => {
+                    c.to_digit(36)?.checked_add(26)?.checked_rem(36)?
+                }
                 _ => return None,
             };
             i = i.checked_add(digit.checked_mul(w)?)?;
-            let t = if k <= bias { 1 } else if k >= bias + 26 { 26 } else { k - bias };
+            let t = k.saturating_sub(bias).clamp(1, 26);
             if digit < t {
                 break;
             }
-            w = w.checked_mul(BASE - t)?;
+            w = w.checked_mul(BASE.checked_sub(t)?)?;
             k = k.checked_add(BASE)?;
         }
         let len = u32::try_from(output.len()).ok()?.checked_add(1)?;
-        bias = adapt(i - old_i, len, old_i == 0);
-        n = n.checked_add(i / len)?;
-        i %= len;
+        bias = adapt(i.checked_sub(old_i)?, len, old_i == 0);
+        n = n.checked_add(i.checked_div(len)?)?;
+        i = i.checked_rem(len)?;
         output.insert(usize::try_from(i).ok()?, char::from_u32(n)?);
         i = i.checked_add(1)?;
     }
@@ -304,13 +326,18 @@ fn punycode_decode(input: &str) -> Option<String> {
 
 fn adapt(delta: u32, points: u32, first: bool) -> u32 {
     let mut delta = if first { delta / 700 } else { delta / 2 };
-    delta += delta / points.max(1);
-    let mut k = 0;
-    while delta > ((36 - 1) * 26) / 2 {
-        delta /= 36 - 1;
-        k += 36;
+    delta = delta.saturating_add(delta.checked_div(points).unwrap_or(0));
+    let mut k: u32 = 0;
+    while delta > 455 {
+        delta /= 35;
+        k = k.saturating_add(36);
     }
-    k + (36 * delta) / (delta + 38)
+    k.saturating_add(
+        delta
+            .saturating_mul(36)
+            .checked_div(delta.saturating_add(38))
+            .unwrap_or(0),
+    )
 }
 
 /// Four decimal octets without leading zeros.
@@ -318,13 +345,17 @@ fn is_ipv4(s: &str) -> bool {
     let parts: Vec<&str> = s.split('.').collect();
     parts.len() == 4
         && parts.iter().all(|p| {
-            !p.is_empty() && p.len() <= 3 && !(p.len() > 1 && p.starts_with('0')) && digits_value(p).is_some_and(|v| v <= 255)
+            !p.is_empty()
+                && p.len() <= 3
+                && !(p.len() > 1 && p.starts_with('0'))
+                && digits_value(p).is_some_and(|v| v <= 255)
         })
 }
 
 /// IPv6 text: eight groups, or fewer around one `::`, the last two possibly an IPv4 address.
 fn is_ipv6(s: &str) -> bool {
-    let hex_group = |g: &str| !g.is_empty() && g.len() <= 4 && g.bytes().all(|c| c.is_ascii_hexdigit());
+    let hex_group =
+        |g: &str| !g.is_empty() && g.len() <= 4 && g.bytes().all(|c| c.is_ascii_hexdigit());
     let count = |part: &str, last: bool| -> Option<usize> {
         if part.is_empty() {
             return Some(0);
@@ -332,13 +363,13 @@ fn is_ipv6(s: &str) -> bool {
         let groups: Vec<&str> = part.split(':').collect();
         let mut n = 0usize;
         for (i, g) in groups.iter().enumerate() {
-            if last && i + 1 == groups.len() && g.contains('.') {
+            if last && i.saturating_add(1) == groups.len() && g.contains('.') {
                 if !is_ipv4(g) {
                     return None;
                 }
-                n += 2;
+                n = n.saturating_add(2);
             } else if hex_group(g) {
-                n += 1;
+                n = n.saturating_add(1);
             } else {
                 return None;
             }
@@ -351,7 +382,7 @@ fn is_ipv6(s: &str) -> bool {
                 return false;
             }
             match (count(head, false), count(tail, true)) {
-                (Some(h), Some(t)) => h + t <= 7,
+                (Some(h), Some(t)) => h.saturating_add(t) <= 7,
                 _ => false,
             }
         }
@@ -362,7 +393,13 @@ fn is_ipv6(s: &str) -> bool {
 fn is_uuid(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { *c == b'-' } else { c.is_ascii_hexdigit() })
+        && b.iter().enumerate().all(|(i, c)| {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                *c == b'-'
+            } else {
+                c.is_ascii_hexdigit()
+            }
+        })
 }
 
 fn is_json_pointer(s: &str) -> bool {
@@ -370,7 +407,9 @@ fn is_json_pointer(s: &str) -> bool {
         return false;
     }
     let b = s.as_bytes();
-    b.iter().enumerate().all(|(i, c)| *c != b'~' || matches!(b.get(i + 1), Some(b'0' | b'1')))
+    b.iter()
+        .enumerate()
+        .all(|(i, c)| *c != b'~' || matches!(b.get(i.saturating_add(1)), Some(b'0' | b'1')))
 }
 
 // -- URIs (RFC 3986, ASCII only, case-insensitive as the /i regexes are) ------------------------------------------------
@@ -380,7 +419,10 @@ fn is_unreserved(c: u8) -> bool {
 }
 
 fn is_sub_delim(c: u8) -> bool {
-    matches!(c, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=')
+    matches!(
+        c,
+        b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
+    )
 }
 
 /// Whether every character of `s` is in `allowed` or a `%XX` escape.
@@ -389,13 +431,17 @@ fn all_chars(s: &str, allowed: impl Fn(u8) -> bool) -> bool {
     let mut i = 0;
     while let Some(&c) = b.get(i) {
         if c == b'%' {
-            let ok = b.get(i + 1).is_some_and(u8::is_ascii_hexdigit) && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit);
+            let ok = b
+                .get(i.saturating_add(1))
+                .is_some_and(u8::is_ascii_hexdigit)
+                && b.get(i.saturating_add(2))
+                    .is_some_and(u8::is_ascii_hexdigit);
             if !ok {
                 return false;
             }
-            i += 3;
+            i = i.saturating_add(3);
         } else if allowed(c) {
-            i += 1;
+            i = i.saturating_add(1);
         } else {
             return false;
         }
@@ -416,7 +462,8 @@ fn is_authority(a: &str) -> bool {
         Some((u, h)) => (Some(u), h),
         None => (None, a),
     };
-    if userinfo.is_some_and(|u| !all_chars(u, |c| is_unreserved(c) || is_sub_delim(c) || c == b':')) {
+    if userinfo.is_some_and(|u| !all_chars(u, |c| is_unreserved(c) || is_sub_delim(c) || c == b':'))
+    {
         return false;
     }
     let (host, port) = if let Some(rest) = hostport.strip_prefix('[') {
@@ -436,7 +483,10 @@ fn is_authority(a: &str) -> bool {
     if host.is_some_and(|h| !all_chars(h, |c| is_unreserved(c) || is_sub_delim(c))) {
         return false;
     }
-    port.is_empty() || port.strip_prefix(':').is_some_and(|p| p.bytes().all(|c| c.is_ascii_digit()))
+    port.is_empty()
+        || port
+            .strip_prefix(':')
+            .is_some_and(|p| p.bytes().all(|c| c.is_ascii_digit()))
 }
 
 fn is_ipvfuture(s: &str) -> bool {
@@ -449,7 +499,9 @@ fn is_ipvfuture(s: &str) -> bool {
     !version.is_empty()
         && version.bytes().all(|c| c.is_ascii_hexdigit())
         && !body.is_empty()
-        && body.bytes().all(|c| is_unreserved(c) || is_sub_delim(c) || c == b':')
+        && body
+            .bytes()
+            .all(|c| is_unreserved(c) || is_sub_delim(c) || c == b':')
 }
 
 /// Query and fragment after a hier-part or relative part: `[?query][#fragment]`.
@@ -476,7 +528,8 @@ fn is_part(part: &str, first: fn(u8) -> bool) -> bool {
     let segments_ok = |path: &str| path.split('/').all(|seg| all_chars(seg, is_pchar));
     if let Some(rest) = part.strip_prefix("//") {
         let end = rest.find('/').unwrap_or(rest.len());
-        return is_authority(rest.get(..end).unwrap_or("")) && segments_ok(rest.get(end..).unwrap_or(""));
+        return is_authority(rest.get(..end).unwrap_or(""))
+            && segments_ok(rest.get(end..).unwrap_or(""));
     }
     if let Some(path) = part.strip_prefix('/') {
         // `/` alone, or a first segment that is not empty (`//` was an authority).
@@ -493,7 +546,9 @@ fn scheme_end(s: &str) -> Option<usize> {
     let colon = s.find(':')?;
     let scheme = s.as_bytes().get(..colon)?;
     let ok = scheme.first().is_some_and(u8::is_ascii_alphabetic)
-        && scheme.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'));
+        && scheme
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'));
     ok.then_some(colon)
 }
 
@@ -502,7 +557,7 @@ fn is_uri(s: &str) -> bool {
     let Some(colon) = scheme_end(s) else {
         return false;
     };
-    let rest = s.get(colon + 1..).unwrap_or("");
+    let rest = s.get(colon.saturating_add(1)..).unwrap_or("");
     split_tail(rest).is_some_and(|(part, _)| is_part(part, is_pchar))
 }
 
@@ -521,7 +576,7 @@ fn is_url(s: &str) -> bool {
         return false;
     };
     let scheme = s.get(..colon).unwrap_or("").to_ascii_lowercase();
-    let rest = s.get(colon + 1..).unwrap_or("");
+    let rest = s.get(colon.saturating_add(1)..).unwrap_or("");
     if !matches!(scheme.as_str(), "http" | "https" | "ws" | "wss" | "ftp") {
         return true;
     }
@@ -543,8 +598,14 @@ fn is_url(s: &str) -> bool {
     let host_ok = if hostport.starts_with('[') {
         is_ipv6(host)
     } else {
-        !host.is_empty() && !host.chars().any(|c| " #%/:<>?@[\\]^|".contains(c) || c <= ' ')
+        !host.is_empty()
+            && !host
+                .chars()
+                .any(|c| " #%/:<>?@[\\]^|".contains(c) || c <= ' ')
     };
-    let port_ok = port.is_none_or(|p| p.is_empty() || (p.bytes().all(|c| c.is_ascii_digit()) && p.parse::<u32>().is_ok_and(|v| v <= 65535)));
+    let port_ok = port.is_none_or(|p| {
+        p.is_empty()
+            || (p.bytes().all(|c| c.is_ascii_digit()) && p.parse::<u32>().is_ok_and(|v| v <= 65535))
+    });
     host_ok && port_ok
 }

@@ -38,11 +38,19 @@ pub(crate) fn js_keys(map: &Map<String, Value>) -> Vec<&String> {
 /// A canonical array index (`"0"`, `"17"`, up to 2^32 - 2), which JavaScript objects list first.
 fn array_index(key: &str) -> Option<u32> {
     let b = key.as_bytes();
-    if b.is_empty() || b.len() > 10 || !b.iter().all(u8::is_ascii_digit) || (b.len() > 1 && b.first() == Some(&b'0')) {
+    if b.is_empty()
+        || b.len() > 10
+        || !b.iter().all(u8::is_ascii_digit)
+        || (b.len() > 1 && b.first() == Some(&b'0'))
+    {
         return None;
     }
     let n: u64 = key.parse().ok()?;
-    if n <= 4_294_967_294 { u32::try_from(n).ok() } else { None }
+    if n <= 4_294_967_294 {
+        u32::try_from(n).ok()
+    } else {
+        None
+    }
 }
 
 /// `JSON.stringify(value)`.
@@ -59,52 +67,84 @@ pub fn js_json_stringify_pretty(value: &Value) -> String {
     out
 }
 
+/// One step of writing: a value, or the punctuation that follows the members of an array or object.
+enum Step<'v> {
+    Value(&'v Value, usize),
+    /// A new line before an array item.
+    Item(usize),
+    /// A new line and the key before an object member.
+    Key(&'v str, usize),
+    Comma,
+    Close(char, usize),
+}
+
+/// Writes `value` without recursion, so any depth of value is safe to print (E-8.4.1).
 fn write_json(out: &mut String, value: &Value, indent: Option<usize>, level: usize) {
+    let mut steps = vec![Step::Value(value, level)];
+    while let Some(step) = steps.pop() {
+        match step {
+            Step::Key(k, level) => {
+                newline(out, indent, level);
+                write_string(out, k);
+                out.push(':');
+                if indent.is_some() {
+                    out.push(' ');
+                }
+            }
+            Step::Item(level) => newline(out, indent, level),
+            Step::Comma => out.push(','),
+            Step::Close(c, level) => {
+                newline(out, indent, level);
+                out.push(c);
+            }
+            Step::Value(v, level) => write_scalar_or_open(out, v, level, &mut steps),
+        }
+    }
+}
+
+fn write_scalar_or_open<'v>(
+    out: &mut String,
+    value: &'v Value,
+    level: usize,
+    steps: &mut Vec<Step<'v>>,
+) {
+    let inner = level.saturating_add(1);
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => {
             let x = as_f64(n);
             // JSON.stringify writes a non-finite number as null (serde_json never holds one).
-            if x.is_finite() { out.push_str(&js_number_to_string(x)) } else { out.push_str("null") }
+            if x.is_finite() {
+                out.push_str(&js_number_to_string(x));
+            } else {
+                out.push_str("null");
+            }
         }
         Value::String(s) => write_string(out, s),
+        Value::Array(items) if items.is_empty() => out.push_str("[]"),
+        Value::Object(map) if map.is_empty() => out.push_str("{}"),
         Value::Array(items) => {
-            if items.is_empty() {
-                out.push_str("[]");
-                return;
-            }
             out.push('[');
-            for (i, item) in items.iter().enumerate() {
+            steps.push(Step::Close(']', level));
+            for (i, item) in items.iter().enumerate().rev() {
+                steps.push(Step::Value(item, inner));
+                steps.push(Step::Item(inner));
                 if i > 0 {
-                    out.push(',');
+                    steps.push(Step::Comma);
                 }
-                newline(out, indent, level.saturating_add(1));
-                write_json(out, item, indent, level.saturating_add(1));
             }
-            newline(out, indent, level);
-            out.push(']');
         }
         Value::Object(map) => {
-            if map.is_empty() {
-                out.push_str("{}");
-                return;
-            }
             out.push('{');
-            for (i, (k, v)) in js_entries(map).into_iter().enumerate() {
+            steps.push(Step::Close('}', level));
+            for (i, (k, v)) in js_entries(map).into_iter().enumerate().rev() {
+                steps.push(Step::Value(v, inner));
+                steps.push(Step::Key(k, inner));
                 if i > 0 {
-                    out.push(',');
+                    steps.push(Step::Comma);
                 }
-                newline(out, indent, level.saturating_add(1));
-                write_string(out, k);
-                out.push(':');
-                if indent.is_some() {
-                    out.push(' ');
-                }
-                write_json(out, v, indent, level.saturating_add(1));
             }
-            newline(out, indent, level);
-            out.push('}');
         }
     }
 }
@@ -143,7 +183,9 @@ pub(crate) fn strict_equal(a: &Value, b: &Value) -> bool {
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Number(x), Value::Number(y)) => as_f64(x) == as_f64(y),
         (Value::String(x), Value::String(y)) => x == y,
-        (Value::Array(_), Value::Array(_)) | (Value::Object(_), Value::Object(_)) => std::ptr::eq(a, b),
+        (Value::Array(_), Value::Array(_)) | (Value::Object(_), Value::Object(_)) => {
+            std::ptr::eq(a, b)
+        }
         _ => false,
     }
 }
@@ -156,9 +198,13 @@ pub(crate) fn is_primitive(v: &Value) -> bool {
 /// JSON equality as `const`, `enum` and `uniqueItems` compare: arrays in order, objects by keys in any order.
 pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q))
+        }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, p)| y.get(k).is_some_and(|q| json_equal(p, q)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, p)| y.get(k).is_some_and(|q| json_equal(p, q)))
         }
         _ => strict_equal(a, b),
     }
@@ -189,7 +235,11 @@ pub(crate) fn js_join_element(v: &Value) -> String {
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => js_number_to_string(as_f64(n)),
         Value::String(s) => s.clone(),
-        Value::Array(items) => items.iter().map(js_join_element).collect::<Vec<_>>().join(","),
+        Value::Array(items) => items
+            .iter()
+            .map(js_join_element)
+            .collect::<Vec<_>>()
+            .join(","),
         Value::Object(_) => "[object Object]".to_string(),
     }
 }
@@ -210,12 +260,15 @@ pub(crate) fn list_values(values: &[Value]) -> String {
     };
     let text = js_json_stringify(&Value::Array(listed.to_vec()));
     let open = text.strip_suffix(']').unwrap_or(&text);
-    format!("{open}, ... and {} more]", values.len().saturating_sub(LISTED))
+    format!(
+        "{open}, ... and {} more]",
+        values.len().saturating_sub(LISTED)
+    )
 }
 
 /// `path` (a JSON Pointer) extended by one key.
 pub(crate) fn pointer(path: &str, key: &str) -> String {
-    let mut out = String::with_capacity(path.len() + key.len() + 1);
+    let mut out = String::with_capacity(path.len().saturating_add(key.len()).saturating_add(1));
     out.push_str(path);
     out.push('/');
     for c in key.chars() {
@@ -236,9 +289,16 @@ pub(crate) fn pointer_index(path: &str, index: usize) -> String {
 /// A JSON Pointer as the dotted path a model sees: `/edits/0/oldText` → `edits.0.oldText`, `""` → `root`.
 pub(crate) fn dotted_path(pointer: &str) -> String {
     let Some(rest) = pointer.strip_prefix('/') else {
-        return if pointer.is_empty() { "root".to_string() } else { pointer.to_string() };
+        return if pointer.is_empty() {
+            "root".to_string()
+        } else {
+            pointer.to_string()
+        };
     };
-    rest.split('/').map(|segment| segment.replace("~1", "/").replace("~0", "~")).collect::<Vec<_>>().join(".")
+    rest.split('/')
+        .map(|segment| segment.replace("~1", "/").replace("~0", "~"))
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 /// The nesting depth of a value (a scalar is 1), counted without recursion; stops counting past `limit`.
@@ -265,8 +325,14 @@ mod tests {
 
     #[test]
     fn stringify_like_javascript() {
-        let v: Value = serde_json::from_str(r#"{"b":1.0,"2":[1e21,0.5,-0.0],"a":"x\"\n\u0001é","1":{},"c":[]}"#).unwrap();
-        assert_eq!(js_json_stringify(&v), r#"{"1":{},"2":[1e+21,0.5,0],"b":1,"a":"x\"\n\u0001é","c":[]}"#);
+        let v: Value = serde_json::from_str(
+            r#"{"b":1.0,"2":[1e21,0.5,-0.0],"a":"x\"\n\u0001é","1":{},"c":[]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            js_json_stringify(&v),
+            r#"{"1":{},"2":[1e+21,0.5,0],"b":1,"a":"x\"\n\u0001é","c":[]}"#
+        );
         assert_eq!(
             js_json_stringify_pretty(&json!({"n": "ten", "extra": 1, "l": [1, {"a": null}]})),
             "{\n  \"n\": \"ten\",\n  \"extra\": 1,\n  \"l\": [\n    1,\n    {\n      \"a\": null\n    }\n  ]\n}"
@@ -277,8 +343,12 @@ mod tests {
 
     #[test]
     fn key_order_puts_array_indexes_first() {
-        let v: Value = serde_json::from_str(r#"{"b":1,"10":2,"a":3,"2":4,"01":5,"4294967295":6}"#).unwrap();
-        let keys: Vec<&str> = js_keys(v.as_object().unwrap()).into_iter().map(String::as_str).collect();
+        let v: Value =
+            serde_json::from_str(r#"{"b":1,"10":2,"a":3,"2":4,"01":5,"4294967295":6}"#).unwrap();
+        let keys: Vec<&str> = js_keys(v.as_object().unwrap())
+            .into_iter()
+            .map(String::as_str)
+            .collect();
         assert_eq!(keys, ["2", "10", "b", "a", "01", "4294967295"]);
     }
 
@@ -307,6 +377,27 @@ mod tests {
         let o = json!({});
         assert!(strict_equal(&o, &o));
         assert!(!strict_equal(&o, &json!({})));
+    }
+
+    #[test]
+    fn printing_any_depth_needs_no_recursion() {
+        let mut v = json!(1);
+        for _ in 0..100_000 {
+            v = Value::Array(vec![v]);
+        }
+        let text = js_json_stringify(&v);
+        let pretty_len = js_json_stringify_pretty(&v).len();
+        let deep = depth_exceeds(&v, 512);
+        // serde_json drops recursively: take the value apart by hand.
+        let mut stack = vec![v];
+        while let Some(mut v) = stack.pop() {
+            if let Value::Array(items) = &mut v {
+                stack.append(items);
+            }
+        }
+        assert_eq!(text.len(), 200_001);
+        assert!(pretty_len > 200_001);
+        assert!(deep);
     }
 
     #[test]

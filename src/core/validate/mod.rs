@@ -5,6 +5,7 @@
 
 mod check;
 mod coerce;
+mod convert;
 mod explain;
 mod format;
 mod json;
@@ -78,7 +79,12 @@ pub fn coerce_and_validate(
     args: &Value,
     re: &dyn PatternMatcher,
 ) -> Result<Value, Vec<SchemaError>> {
-    let too_deep = || vec![SchemaError { path: "root".to_string(), message: TOO_DEEP.to_string() }];
+    let too_deep = || {
+        vec![SchemaError {
+            path: "root".to_string(),
+            message: TOO_DEEP.to_string(),
+        }]
+    };
     if json::depth_exceeds(schema, MAX_DEPTH) || json::depth_exceeds(args, MAX_DEPTH) {
         return Err(too_deep());
     }
@@ -96,13 +102,29 @@ pub fn coerce_and_validate(
     if ctx.too_deep {
         return Err(too_deep());
     }
-    Err(raw.into_iter().map(|e| SchemaError { path: json::dotted_path(&e.path), message: e.message }).collect())
+    Err(raw
+        .into_iter()
+        .map(|e| SchemaError {
+            path: json::dotted_path(&e.path),
+            message: e.message,
+        })
+        .collect())
 }
 
 /// `Validation failed for tool "<name>":\n  - <path>: <message>\n...\n\nReceived arguments:\n<received_pretty>`
-pub fn format_validation_error(tool_name: &str, errors: &[SchemaError], received_pretty: &str) -> String {
-    let lines: Vec<String> = errors.iter().map(|e| format!("  - {}: {}", e.path, e.message)).collect();
-    format!("Validation failed for tool \"{tool_name}\":\n{}\n\nReceived arguments:\n{received_pretty}", lines.join("\n"))
+pub fn format_validation_error(
+    tool_name: &str,
+    errors: &[SchemaError],
+    received_pretty: &str,
+) -> String {
+    let lines: Vec<String> = errors
+        .iter()
+        .map(|e| format!("  - {}: {}", e.path, e.message))
+        .collect();
+    format!(
+        "Validation failed for tool \"{tool_name}\":\n{}\n\nReceived arguments:\n{received_pretty}",
+        lines.join("\n")
+    )
 }
 
 /// What pi-schema's `compile` would throw for this schema (its message), or `None` for a usable schema. Cache it per
@@ -129,8 +151,9 @@ pub fn validate_tool_arguments(
     if let Some(problem) = schema_problem(schema, re) {
         return Err(problem);
     }
-    coerce_and_validate(schema, original, re)
-        .map_err(|errors| format_validation_error(tool_name, &errors, &js_json_stringify_pretty(original)))
+    coerce_and_validate(schema, original, re).map_err(|errors| {
+        format_validation_error(tool_name, &errors, &js_json_stringify_pretty(original))
+    })
 }
 
 /// An error before its path is dotted: the path is a JSON Pointer (its length ranks union branches).
@@ -139,6 +162,9 @@ pub(crate) struct RawError {
     pub path: String,
     pub message: String,
 }
+
+/// A pass-2 result kept in the memo: the value converted (objects and arrays only) and what it became.
+type Converted = (Value, Option<Value>);
 
 /// A value as the coercer's re-entry guard compares it: objects and arrays by identity, primitives by value.
 enum EnteredValue {
@@ -159,7 +185,12 @@ pub(crate) struct Ctx<'a> {
     /// How often a re-entry was cut short; results computed across a cut are not memoized.
     cuts: usize,
     /// Pass 2 results of `$ref` targets: (node, value key) → [(value, result)] (see `coerce.rs`).
-    convert_memo: HashMap<(usize, String), Vec<(Value, Option<Value>)>>,
+    convert_memo: HashMap<(usize, String), Vec<Converted>>,
+    /// Answers of `$ref` targets for objects and arrays within one outermost `valid` call, whose values all live
+    /// as long as it runs: (node, value address) → passes. Keeps recursive unions from taking exponential time.
+    check_memo: HashMap<(usize, usize), bool>,
+    /// How many `valid` calls are running (the memo is cleared when the outermost one ends).
+    check_calls: usize,
     /// Errors of `$ref` targets for objects and arrays: (node, value address) → (path, errors).
     explain_memo: HashMap<(usize, usize), (String, Vec<RawError>)>,
 }
@@ -175,6 +206,8 @@ impl<'a> Ctx<'a> {
             entered: Vec::new(),
             cuts: 0,
             convert_memo: HashMap::new(),
+            check_memo: HashMap::new(),
+            check_calls: 0,
             explain_memo: HashMap::new(),
         }
     }

@@ -88,21 +88,14 @@ pub(crate) fn number_value(x: f64) -> Option<Value> {
 pub(crate) fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
-        '\u{9}'
-            | '\u{A}'
-            | '\u{B}'
-            | '\u{C}'
-            | '\u{D}'
-            | ' '
-            | '\u{A0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200A}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202F}'
-            | '\u{205F}'
-            | '\u{3000}'
-            | '\u{FEFF}'
+        '\u{9}' | '\u{A}' | '\u{B}' | '\u{C}' | '\u{D}' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
     )
 }
 
@@ -148,32 +141,34 @@ fn is_unsigned_decimal(s: &str) -> bool {
     let b = s.as_bytes();
     let mut i = 0;
     let int_digits = count_digits(b, i);
-    i += int_digits;
+    i = i.saturating_add(int_digits);
     let mut frac_digits = 0;
     if b.get(i) == Some(&b'.') {
-        i += 1;
+        i = i.saturating_add(1);
         frac_digits = count_digits(b, i);
-        i += frac_digits;
+        i = i.saturating_add(frac_digits);
     }
     if int_digits == 0 && frac_digits == 0 {
         return false;
     }
     if matches!(b.get(i), Some(b'e' | b'E')) {
-        i += 1;
+        i = i.saturating_add(1);
         if matches!(b.get(i), Some(b'+' | b'-')) {
-            i += 1;
+            i = i.saturating_add(1);
         }
         let exp_digits = count_digits(b, i);
         if exp_digits == 0 {
             return false;
         }
-        i += exp_digits;
+        i = i.saturating_add(exp_digits);
     }
     i == b.len()
 }
 
 fn count_digits(b: &[u8], from: usize) -> usize {
-    b.get(from..).map_or(0, |rest| rest.iter().take_while(|c| c.is_ascii_digit()).count())
+    b.get(from..).map_or(0, |rest| {
+        rest.iter().take_while(|c| c.is_ascii_digit()).count()
+    })
 }
 
 /// Digits of a `0x`/`0o`/`0b` literal, correctly rounded; NaN when empty or with another character.
@@ -226,11 +221,11 @@ pub(crate) fn is_multiple(v: f64, d: f64) -> bool {
     }
     if ve >= de {
         let k = ve.saturating_sub(de);
-        mul_mod(vc % dc, pow10_mod(k, dc), dc) == 0
+        mul_mod(vc.checked_rem(dc).unwrap_or(0), pow10_mod(k, dc), dc) == 0
     } else {
         let k = de.saturating_sub(ve);
         match pow10(k).and_then(|p| dc.checked_mul(p)) {
-            Some(divisor) => vc % divisor == 0,
+            Some(divisor) => vc.checked_rem(divisor) == Some(0),
             // A divisor beyond u128 is larger than any coefficient: only 0 is a multiple of it.
             None => vc == 0,
         }
@@ -245,7 +240,9 @@ fn decimal(x: f64) -> Option<(u128, i64)> {
     let fraction = mantissa.split_once('.').map_or(0, |(_, f)| f.len());
     let mut coefficient: u128 = 0;
     for c in mantissa.chars().filter(char::is_ascii_digit) {
-        coefficient = coefficient.checked_mul(10)?.checked_add(u128::from(c.to_digit(10)?))?;
+        coefficient = coefficient
+            .checked_mul(10)?
+            .checked_add(u128::from(c.to_digit(10)?))?;
     }
     let fraction = i64::try_from(fraction).ok()?;
     Some((coefficient, exponent.saturating_sub(fraction)))
@@ -262,7 +259,7 @@ fn mul_mod(mut a: u128, mut b: u128, m: u128) -> u128 {
         return 0;
     }
     let mut result: u128 = 0;
-    a %= m;
+    a = a.checked_rem(m).unwrap_or(0);
     while b > 0 {
         if b & 1 == 1 {
             result = add_mod(result, a, m);
@@ -275,15 +272,15 @@ fn mul_mod(mut a: u128, mut b: u128, m: u128) -> u128 {
 
 fn add_mod(a: u128, b: u128, m: u128) -> u128 {
     // a, b < m < 2^127 here (coefficients have at most 21 digits), so the sum cannot overflow; wrapping keeps it safe.
-    a.wrapping_add(b) % m
+    a.wrapping_add(b).checked_rem(m).unwrap_or(0)
 }
 
 fn pow10_mod(k: i64, m: u128) -> u128 {
     if m == 0 {
         return 0;
     }
-    let mut result = 1 % m;
-    let mut base = 10 % m;
+    let mut result = 1u128.checked_rem(m).unwrap_or(0);
+    let mut base = 10u128.checked_rem(m).unwrap_or(0);
     let mut e = u64::try_from(k).unwrap_or(0);
     while e > 0 {
         if e & 1 == 1 {
@@ -355,7 +352,8 @@ mod tests {
             assert_eq!(js_string_to_number(s), *want, "{s:?}");
         }
         for bad in [
-            "abc", "1a", "0x", "-0x10", "infinity", "inf", "NaN", "1e", ".", "+", "1_000", "12n", "0x1g", "1 2", "e5",
+            "abc", "1a", "0x", "-0x10", "infinity", "inf", "NaN", "1e", ".", "+", "1_000", "12n",
+            "0x1g", "1 2", "e5",
         ] {
             assert!(js_string_to_number(bad).is_nan(), "{bad:?}");
         }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{coerce_and_validate, PatternMatcher, SchemaError};
+use super::PatternMatcher;
 
 pub(crate) struct TestRegex;
 
@@ -17,32 +17,11 @@ impl PatternMatcher for TestRegex {
     fn is_match(&self, pattern: &str, text: &str) -> Option<bool> {
         CACHE.with(|cache| {
             let mut cache = cache.borrow_mut();
-            let re = cache.entry(pattern.to_string()).or_insert_with(|| regex::Regex::new(pattern).ok());
+            let re = cache
+                .entry(pattern.to_string())
+                .or_insert_with(|| regex::Regex::new(pattern).ok());
             re.as_ref().map(|r| r.is_match(text))
         })
-    }
-}
-
-/// Coerce and validate with the test matcher.
-pub(crate) fn run(schema: &Value, args: &Value) -> Result<Value, Vec<SchemaError>> {
-    coerce_and_validate(schema, args, &TestRegex)
-}
-
-/// The errors as `path: message` lines.
-pub(crate) fn errors(schema: &Value, args: &Value) -> Vec<String> {
-    match run(schema, args) {
-        Ok(v) => vec![format!("OK {v}")],
-        Err(errors) => errors.into_iter().map(|e| format!("{}: {}", e.path, e.message)).collect(),
-    }
-}
-
-/// The coerced value, or the errors joined.
-pub(crate) fn coerced(schema: &Value, args: &Value) -> Value {
-    match run(schema, args) {
-        Ok(v) => v,
-        Err(errors) => Value::String(
-            errors.into_iter().map(|e| format!("{}: {}", e.path, e.message)).collect::<Vec<_>>().join(" | "),
-        ),
     }
 }
 
@@ -80,8 +59,15 @@ pub(crate) fn expect_all(table: &str) {
         };
         let got = answer(schema, args);
         if &got != want {
-            failures.push(format!("schema {schema}\nargs   {args}\nwant   {want}\ngot    {got}\n"));
+            failures.push(format!(
+                "schema {schema}\nargs   {args}\nwant   {want}\ngot    {got}\n"
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} case(s) differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} case(s) differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

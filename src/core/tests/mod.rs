@@ -1,0 +1,1 @@
+//! Native tests of the core through the scripted `TestHost`: exact event sequences per rule.
