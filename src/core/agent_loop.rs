@@ -5,8 +5,12 @@
 use super::declare::declare_tool_changes;
 use super::host::{Host, Kind};
 use super::run::{Run, Stop, abandon_deadline};
+use super::tools::timeout_ms;
+use super::validate::js_number_to_string;
 use futures::FutureExt;
-use futures::future::{Either, select};
+use futures::future::{Either, Fuse, LocalBoxFuture, select};
+use super::host::HostFuture;
+use std::future::Future;
 
 const REQUEST_ABORTED: &str = "Request was aborted";
 const STREAM_ENDED: &str = "Stream ended without a done or error event";
@@ -354,19 +358,115 @@ async fn stream_assistant_response<H: Host>(run: &Run<'_, H>) -> Result<H::V, St
     let options = h.shallow_copy(&config).map_err(fail)?;
     h.set(&options, "apiKey", &api_key).map_err(fail)?;
     h.set(&options, "identity", &request_identity(h, &config).map_err(fail)?).map_err(fail)?;
-    h.set(&options, "signal", &run.signal).map_err(fail)?;
+    let mut watch = RequestWatch::new(run, timeout_ms(h, &config, "streamIdleTimeoutMs"));
+    h.set(&options, "signal", &watch.signal()).map_err(fail)?;
     run.check_abort()?; // D2.4: no request once aborted
     let undefined = h.undefined();
-    let source = match run.guarded(h.call(&run.stream_fn, &undefined, &[model, transcript, options])).await {
-        Some(Ok(source)) => source,
-        Some(Err(e)) => return Err(run.fail(&e)),
-        None => return Err(Stop::Failed(REQUEST_ABORTED.into())),
+    let source = match watch.watch(h.call(&run.stream_fn, &undefined, &[model, transcript, options])).await {
+        Watched::Value(Ok(source)) => source,
+        Watched::Value(Err(e)) => return Err(run.fail(&e)),
+        Watched::Idle(ms) => return end_idle(run, &run.context_messages()?, None, ms).await,
+        Watched::Abandoned => return Err(Stop::Failed(REQUEST_ABORTED.into())),
     };
-    read_stream(run, &source).await
+    read_stream(run, &source, &mut watch).await
+}
+
+/// Watches one request: the D4 deadline after an abort, and with `streamIdleTimeoutMs` (D3.2) an
+/// idle timer that restarts at every event, on a child signal that follows the run's signal.
+struct RequestWatch<'h, H: Host> {
+    h: &'h H,
+    run_signal: H::V,
+    deadline: Fuse<LocalBoxFuture<'h, ()>>,
+    parent_abort: Fuse<HostFuture<()>>,
+    /// The idle timeout and the controller of the child signal.
+    idle: Option<(f64, H::V, H::V)>,
+}
+
+enum Watched<T> {
+    Value(T),
+    Idle(f64),
+    Abandoned,
+}
+
+impl<'h, H: Host> RequestWatch<'h, H> {
+    fn new(run: &Run<'h, H>, idle_ms: f64) -> Self {
+        let h = run.h;
+        let idle = (idle_ms > 0.0).then(|| {
+            let (controller, signal) = h.abort_controller();
+            (idle_ms, controller, signal)
+        });
+        let parent_abort =
+            if idle.is_some() { h.wait_abort(&run.signal) } else { futures::future::pending().boxed_local() };
+        RequestWatch {
+            h,
+            run_signal: run.signal.clone(),
+            deadline: abandon_deadline(h, &run.signal, run.abort_grace_ms).fuse(),
+            parent_abort: parent_abort.fuse(),
+            idle,
+        }
+    }
+
+    /// The signal the stream function gets.
+    fn signal(&self) -> H::V {
+        self.idle.as_ref().map_or_else(|| self.run_signal.clone(), |(_, _, signal)| signal.clone())
+    }
+
+    async fn watch<T>(&mut self, fut: impl Future<Output = T>) -> Watched<T> {
+        let h = self.h;
+        let fut = fut.fuse();
+        futures::pin_mut!(fut);
+        let mut timer = match &self.idle {
+            Some((ms, _, _)) => h.sleep(*ms),
+            None => futures::future::pending().boxed_local(),
+        }
+        .fuse();
+        loop {
+            futures::select_biased! {
+                v = fut => return Watched::Value(v),
+                () = &mut self.parent_abort => {
+                    if let Some((_, controller, _)) = &self.idle {
+                        let reason = h.get(&self.run_signal, "reason").unwrap_or_else(|_| h.undefined());
+                        h.abort(controller, &reason);
+                    }
+                }
+                () = timer => {
+                    let ms = self.idle.as_ref().map_or(0.0, |(ms, _, _)| *ms);
+                    if let Some((_, controller, _)) = &self.idle {
+                        let reason = h.error(&idle_message(ms), false);
+                        let _ = h.set(&reason, "name", &h.string("TimeoutError"));
+                        h.abort(controller, &reason);
+                    }
+                    return Watched::Idle(ms);
+                }
+                () = &mut self.deadline => return Watched::Abandoned,
+            }
+        }
+    }
+}
+
+fn idle_message(ms: f64) -> String {
+    format!("Stream idle timeout: no event from the provider for {} ms", js_number_to_string(ms))
+}
+
+/// D3.2: the stream went quiet. The message ends with `stopReason: "error"` (the partial kept),
+/// so the loop takes the hard exit.
+async fn end_idle<H: Host>(run: &Run<'_, H>, messages: &H::V, slot: Option<usize>, ms: f64) -> Result<H::V, Stop> {
+    let h = run.h;
+    let partial = run.ending.borrow().partial.as_ref().map(|(_, _, p)| p.clone());
+    let message = match (slot, partial) {
+        (Some(_), Some(partial)) => {
+            let copy = h.shallow_copy(&partial).map_err(|e| run.fail(&e))?;
+            h.set(&copy, "stopReason", &h.string("error")).map_err(|e| run.fail(&e))?;
+            h.set(&copy, "errorMessage", &h.string(&idle_message(ms))).map_err(|e| run.fail(&e))?;
+            copy
+        }
+        _ => failure_message(run, &h.string("error"), &idle_message(ms)),
+    };
+    finish_message(run, messages, slot, &message).await
 }
 
 /// Iterates an assistant message event source (L-3.6.1 – L-3.6.4).
-async fn read_stream<H: Host>(run: &Run<'_, H>, source: &H::V) -> Result<H::V, Stop> {
+async fn read_stream<H: Host>(run: &Run<'_, H>, source: &H::V, watch: &mut RequestWatch<'_, H>) -> Result<H::V, Stop> {
     let h = run.h;
     let fail = |e: H::V| run.fail(&e);
     let not_iterable = || Stop::Failed("streamFn must return an async iterable of assistant message events".into());
@@ -378,12 +478,14 @@ async fn read_stream<H: Host>(run: &Run<'_, H>, source: &H::V) -> Result<H::V, S
     let messages = run.context_messages()?;
     // Where the streamed partial sits in `messages`, once `start` arrived.
     let mut slot: Option<usize> = None;
-    let mut deadline = abandon_deadline(h, &run.signal, run.abort_grace_ms).fuse();
     loop {
-        let next = h.iterator_next(&iterator).fuse();
-        let event = futures::select_biased! {
-            n = Box::pin(next) => n,
-            () = deadline => {
+        let event = match watch.watch(h.iterator_next(&iterator)).await {
+            Watched::Value(event) => event,
+            Watched::Idle(ms) => {
+                h.iterator_return(&iterator);
+                return end_idle(run, &messages, slot, ms).await;
+            }
+            Watched::Abandoned => {
                 h.iterator_return(&iterator);
                 return Err(Stop::Failed(REQUEST_ABORTED.into()));
             }

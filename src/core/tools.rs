@@ -4,11 +4,13 @@
 
 use super::host::{Host, HostFuture, Kind};
 use super::run::{Run, Stop, abandon_deadline};
+use super::validate::js_number_to_string;
 use super::validate_call::validate_tool_call;
-use futures::channel::mpsc;
+use futures::channel::{mpsc, oneshot};
 use futures::future::{Either, LocalBoxFuture, join_all, select};
 use futures::{FutureExt, StreamExt};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 pub const OPERATION_ABORTED: &str = "Operation aborted";
@@ -23,6 +25,19 @@ pub struct ToolEnv<'a, H: Host> {
     pub hooks: H::V,
     pub signal: H::V,
     pub grace_ms: f64,
+    /// D3.1: `config.toolTimeoutMs` (or `options.toolTimeoutMs`); 0 = none.
+    pub tool_timeout_ms: f64,
+}
+
+/// A positive finite number of milliseconds read from `owner[key]`, else 0.
+pub fn timeout_ms<H: Host>(h: &H, owner: &H::V, key: &str) -> f64 {
+    if !h.kind(owner).is_object_like() {
+        return 0.0;
+    }
+    match h.get(owner, key).ok().and_then(|v| h.as_number(&v)) {
+        Some(ms) if ms.is_finite() && ms > 0.0 => ms,
+        _ => 0.0,
+    }
 }
 
 /// A `toolCall` block of an assistant message.
@@ -219,12 +234,21 @@ impl<'a, H: Host> ToolEnv<'a, H> {
                 undefined.clone()
             }))
         };
+        // D3.1: `tool.timeoutMs ?? toolTimeoutMs`; with one, execute gets a child signal.
+        let own = h.get(tool, "timeoutMs").unwrap_or_else(|_| h.undefined());
+        let ms = if h.kind(&own).is_nullish() { self.tool_timeout_ms } else { timeout_ms(h, tool, "timeoutMs") };
+        let (timeout, signal) = if ms > 0.0 {
+            let (controller, child) = h.abort_controller();
+            (Some((ms, controller)), child)
+        } else {
+            (None, self.signal.clone())
+        };
         let started_at = h.now();
         let running = match h.get(tool, "execute") {
-            Ok(execute) => h.call(&execute, tool, &[call.id.clone(), args.clone(), self.signal.clone(), on_update]),
+            Ok(execute) => h.call(&execute, tool, &[call.id.clone(), args.clone(), signal, on_update]),
             Err(e) => futures::future::ready(Err(e)).boxed_local(),
         };
-        Execution { running, updates: rx, accepting, started_at }
+        Execution { running, updates: rx, accepting, started_at, timeout }
     }
 
     /// Awaits an execution, delivering its updates through `on_update` while it runs and before
@@ -234,39 +258,61 @@ impl<'a, H: Host> ToolEnv<'a, H> {
         F: Fn(H::V) -> LocalBoxFuture<'f, ()>,
     {
         let h = self.h;
-        let Execution { running, mut updates, accepting, started_at } = execution;
+        let Execution { running, mut updates, accepting, started_at, timeout } = execution;
         let mut running = running.fuse();
         let mut deadline = abandon_deadline(h, &self.signal, self.grace_ms).fuse();
+        let (mut timer, mut parent_abort) = match &timeout {
+            Some((ms, _)) => (h.sleep(*ms).fuse(), h.wait_abort(&self.signal).fuse()),
+            None => (futures::future::pending().boxed_local().fuse(), futures::future::pending().boxed_local().fuse()),
+        };
         let settled = loop {
             futures::select_biased! {
-                r = running => break Some(r),
+                r = running => break Settled::Done(r),
                 partial = updates.next() => {
                     if let Some(partial) = partial {
                         on_update(partial).await;
                     }
                 }
-                () = deadline => break None,
+                () = parent_abort => {
+                    // The child signal follows the run's signal, with its reason.
+                    if let Some((_, controller)) = &timeout {
+                        let reason = h.get(&self.signal, "reason").unwrap_or_else(|_| h.undefined());
+                        h.abort(controller, &reason);
+                    }
+                }
+                () = timer => break Settled::TimedOut,
+                () = deadline => break Settled::Abandoned,
             }
         };
         let duration = round_ms(h.now() - started_at);
         accepting.set(false);
-        let abandoned = settled.is_none();
+        let abandoned = matches!(settled, Settled::Abandoned);
         while let Ok(partial) = updates.try_recv() {
-            if !abandoned {
+            if matches!(settled, Settled::Done(_)) {
                 on_update(partial).await;
             }
         }
         let (result, is_error) = match settled {
-            None => (error_result(h, OPERATION_ABORTED), true),
-            Some(Err(e)) => (error_result(h, &h.error_message(&e)), true),
-            Some(Ok(v)) if h.kind(&v).is_object_like() => match h.get(&v, "isError") {
+            Settled::Abandoned => (error_result(h, OPERATION_ABORTED), true),
+            Settled::TimedOut => {
+                let ms = timeout.as_ref().map_or(0.0, |(ms, _)| *ms);
+                let text = format!("Tool \"{}\" timed out after {} seconds", call.name, js_number_to_string(ms / 1000.0));
+                if let Some((_, controller)) = &timeout {
+                    let reason = h.error(&text, false);
+                    let _ = h.set(&reason, "name", &h.string("TimeoutError"));
+                    h.abort(controller, &reason);
+                }
+                (error_result(h, &text), true)
+            }
+            Settled::Done(Err(e)) => (error_result(h, &h.error_message(&e)), true),
+            Settled::Done(Ok(v)) if h.kind(&v).is_object_like() => match h.get(&v, "isError") {
                 Ok(flag) => {
                     let is_error = h.kind(&flag) == Kind::Bool && h.truthy(&flag);
                     (v, is_error)
                 }
                 Err(e) => (error_result(h, &h.error_message(&e)), true),
             },
-            Some(Ok(_)) => {
+            Settled::Done(Ok(_)) => {
                 let text = format!("Tool \"{}\" returned an invalid result: expected an object", call.name);
                 (error_result(h, &text), true)
             }
@@ -327,6 +373,17 @@ pub struct Execution<H: Host> {
     updates: mpsc::UnboundedReceiver<H::V>,
     accepting: Rc<Cell<bool>>,
     started_at: f64,
+    /// D3.1: the timeout and the controller of the child signal `execute` got.
+    timeout: Option<(f64, H::V)>,
+}
+
+/// How an execution ended.
+enum Settled<V> {
+    Done(Result<V, V>),
+    /// D3.1: the tool's timeout expired first.
+    TimedOut,
+    /// D4: still running `abortGraceMs` after the abort.
+    Abandoned,
 }
 
 pub struct Executed<V> {
@@ -436,6 +493,7 @@ impl<'h, H: Host> Run<'h, H> {
             hooks: self.config(),
             signal: self.signal.clone(),
             grace_ms: self.abort_grace_ms,
+            tool_timeout_ms: timeout_ms(h, &self.config(), "toolTimeoutMs"),
         })
     }
 
@@ -544,30 +602,52 @@ impl<'h, H: Host> Run<'h, H> {
                 Preparation::Prepared { tool, args } => preflight.push(Preflight::Ready(tool, args)),
             }
         }
-        // T-4.5.2: every prepared call starts now, in source order; each ends on its own.
+        // T-4.5.2: prepared calls start in source order, all within this tick unless D5 caps
+        // them (then as slots free, still in source order); each ends on its own.
+        let slots = Slots::new(max_parallel_tools(h, &env.hooks));
         let mut running: Vec<LocalBoxFuture<'_, Outcome<H::V>>> = Vec::with_capacity(calls.len());
         for (call, entry) in calls.iter().zip(preflight) {
-            match entry {
-                Preflight::Done(outcome) => running.push(futures::future::ready(outcome).boxed_local()),
-                Preflight::Ready(tool, args) => {
-                    if h.signal_aborted(&env.signal) || self.emitter.failed() {
-                        let outcome = immediate_outcome(h, call, error_result(h, OPERATION_ABORTED));
-                        running.push(
-                            async move {
-                                let _ = self.emit_tool_end(&outcome).await;
-                                outcome
-                            }
-                            .boxed_local(),
-                        );
-                        continue;
-                    }
+            let (tool, args) = match entry {
+                Preflight::Done(outcome) => {
+                    running.push(futures::future::ready(outcome).boxed_local());
+                    continue;
+                }
+                Preflight::Ready(tool, args) => (tool, args),
+            };
+            let stopped = || h.signal_aborted(&env.signal) || self.emitter.failed();
+            let aborted = move || async move {
+                let outcome = immediate_outcome(h, call, error_result(h, OPERATION_ABORTED));
+                let _ = self.emit_tool_end(&outcome).await;
+                outcome
+            };
+            let execute = move |execution: Execution<H>, args: H::V| async move {
+                let executed = env.finish(call, execution, self.update_sink(call)).await;
+                let outcome = env.finalize(call, &args, executed).await;
+                let _ = self.emit_tool_end(&outcome).await;
+                outcome
+            };
+            match slots.try_acquire() {
+                Some(_) if stopped() => running.push(aborted().boxed_local()),
+                Some(permit) => {
                     let execution = env.start(call, &tool, &args);
                     running.push(
                         async move {
-                            let executed = env.finish(call, execution, self.update_sink(call)).await;
-                            let outcome = env.finalize(call, &args, executed).await;
-                            let _ = self.emit_tool_end(&outcome).await;
-                            outcome
+                            let _permit = permit;
+                            execute(execution, args).await
+                        }
+                        .boxed_local(),
+                    );
+                }
+                None => {
+                    let slots = slots.clone();
+                    running.push(
+                        async move {
+                            let _permit = slots.acquire().await;
+                            if stopped() {
+                                return aborted().await;
+                            }
+                            let execution = env.start(call, &tool, &args);
+                            execute(execution, args).await
                         }
                         .boxed_local(),
                     );
@@ -602,5 +682,64 @@ impl<'h, H: Host> Run<'h, H> {
             messages.push(self.emit_result_message(&outcome).await?);
         }
         Ok(Batch { messages, terminate: false })
+    }
+}
+
+/// D5: `config.maxParallelTools` (a positive integer), else unlimited.
+fn max_parallel_tools<H: Host>(h: &H, config: &H::V) -> usize {
+    match h.get(config, "maxParallelTools").ok().and_then(|v| h.as_number(&v)) {
+        Some(n) if n.is_finite() && n >= 1.0 => n as usize,
+        _ => usize::MAX,
+    }
+}
+
+/// A first-come-first-served counting semaphore for D5: a released slot goes to the oldest waiter.
+struct Slots {
+    free: Cell<usize>,
+    waiters: RefCell<VecDeque<oneshot::Sender<()>>>,
+}
+
+struct Permit(Rc<Slots>);
+
+impl Slots {
+    fn new(limit: usize) -> Rc<Self> {
+        Rc::new(Slots { free: Cell::new(limit), waiters: RefCell::new(VecDeque::new()) })
+    }
+
+    fn try_acquire(self: &Rc<Self>) -> Option<Permit> {
+        if self.free.get() == 0 || !self.waiters.borrow().is_empty() {
+            return None;
+        }
+        self.free.set(self.free.get() - 1);
+        Some(Permit(self.clone()))
+    }
+
+    async fn acquire(self: Rc<Self>) -> Permit {
+        if let Some(permit) = self.try_acquire() {
+            return permit;
+        }
+        let (tx, rx) = oneshot::channel();
+        self.waiters.borrow_mut().push_back(tx);
+        // The sender is only dropped unsent when the batch itself is dropped.
+        let _ = rx.await;
+        Permit(self)
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        loop {
+            let next = self.0.waiters.borrow_mut().pop_front();
+            match next {
+                // The slot passes straight to the oldest waiter still waiting.
+                Some(waiter) => {
+                    if waiter.send(()).is_ok() {
+                        return;
+                    }
+                }
+                None => break,
+            }
+        }
+        self.0.free.set(self.0.free.get().saturating_add(1));
     }
 }

@@ -229,6 +229,7 @@ pub fn run_tool_call(tool_call: JsValue, options: JsValue) -> js_sys::Promise {
             hooks: options.clone(),
             signal: get("signal")?,
             grace_ms,
+            tool_timeout_ms: crate::core::tools::timeout_ms(&h, &options, "toolTimeoutMs"),
         };
         let on_update = get("onUpdate")?;
         let deliver = |partial: JsValue| {
