@@ -155,3 +155,56 @@ export function iteratorReturn(it) {
 export function silence(p) {
   if (p && typeof p.then === "function") p.then(undefined, () => {});
 }
+
+// ---- built-in providers: the few JS operations their driver needs
+
+/** `obj[key] += delta`: strings grow on the JS side, never rebuilt from Rust (P-6.1.7). */
+export function append(obj, key, delta) {
+  obj[key] += delta;
+}
+
+/** Applies one partial-JSON patch to the live arguments object (P-6.4.2). op: 0 object, 1 array,
+ *  2 value, 3 string start, 4 string append. */
+export function patch(root, path, op, value) {
+  let target = root;
+  const last = path.length - 1;
+  for (let i = 0; i < last; i++) {
+    target = target?.[path[i]];
+    if (target === null || typeof target !== "object") return;
+  }
+  if (last < 0) return;
+  const key = path[last];
+  switch (op) {
+    case 0: target[key] = {}; break;
+    case 1: target[key] = []; break;
+    case 2: case 3: target[key] = value; break;
+    case 4: if (typeof target[key] === "string") target[key] += value; break;
+  }
+}
+
+export function globalFetch() {
+  return typeof globalThis.fetch === "function" ? globalThis.fetch.bind(globalThis) : undefined;
+}
+
+/** An environment variable from process.env or Deno.env; undefined in browsers. */
+export function envVar(name) {
+  try {
+    if (typeof process !== "undefined" && process?.env) return process.env[name];
+  } catch {}
+  try {
+    if (typeof Deno !== "undefined") return Deno.env.get(name);
+  } catch {}
+  return undefined;
+}
+
+export function headerEntries(headers) {
+  const out = [];
+  try {
+    headers.forEach((value, key) => out.push([key, value]));
+  } catch {}
+  return out;
+}
+
+export function random() {
+  return Math.random();
+}

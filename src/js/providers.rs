@@ -1,0 +1,562 @@
+//! The HTTP side of the built-in providers (§6, P-6.2): builds the request with the pure wire
+//! format, sends it through `options.fetch` or `globalThis.fetch` with retries and abort, reads
+//! the body incrementally into the SSE decoder, and applies the assembler's operations to the one
+//! JS message object every event shares. Never throws: every failure is the final `error` event.
+
+use super::host::{JsHost, silence};
+use crate::core::agent_loop::zero_usage;
+use crate::core::builtin::unavailable_event;
+use crate::core::host::{Host, Kind};
+use crate::providers::partial_json::{PatchOp, PathSeg};
+use crate::providers::sse::SseDecoder;
+use crate::providers::{Assembler, BlockKind, HttpRequest, MessageOp, RequestInput, StreamMapper, wire_format};
+use futures::FutureExt;
+use futures::future::{Either, select};
+use js_sys::{Array, Object, Reflect, Uint8Array};
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::spawn_local;
+
+#[wasm_bindgen(module = "/src/js/helpers.js")]
+extern "C" {
+    #[wasm_bindgen(catch)]
+    fn append(obj: &JsValue, key: &str, delta: &str) -> Result<(), JsValue>;
+    #[wasm_bindgen(catch)]
+    fn patch(root: &JsValue, path: &Array, op: u8, value: &JsValue) -> Result<(), JsValue>;
+    #[wasm_bindgen(js_name = globalFetch)]
+    fn global_fetch() -> JsValue;
+    #[wasm_bindgen(js_name = envVar)]
+    fn env_var(name: &str) -> JsValue;
+    #[wasm_bindgen(js_name = headerEntries)]
+    fn header_entries(headers: &JsValue) -> Array;
+    fn random() -> f64;
+}
+
+const REQUEST_ABORTED: &str = "Request was aborted";
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// How a request ended early.
+enum End {
+    Error(String),
+    Aborted,
+}
+
+fn js(v: &Value) -> JsValue {
+    match v {
+        Value::String(s) => JsValue::from_str(s),
+        Value::Number(n) => JsValue::from_f64(n.as_f64().unwrap_or(0.0)),
+        Value::Bool(b) => JsValue::from_bool(*b),
+        Value::Null => JsValue::NULL,
+        other => serde_json::to_string(other)
+            .ok()
+            .and_then(|text| js_sys::JSON::parse(&text).ok())
+            .unwrap_or(JsValue::UNDEFINED),
+    }
+}
+
+/// A JSON copy of a JS value (functions and undefined dropped, as `JSON.stringify` does).
+fn json(h: &JsHost, v: &JsValue) -> Value {
+    match h.json_stringify(v, false) {
+        Ok(Some(text)) => serde_json::from_str(&text).unwrap_or(Value::Null),
+        _ => Value::Null,
+    }
+}
+
+/// Entry point of `streamBuiltin`: fills `stream` (an AssistantMessageEventStream).
+pub fn stream_builtin(model: JsValue, context: JsValue, options: JsValue, stream: JsValue) {
+    let h = JsHost;
+    let api = h.get(&model, "api").ok().and_then(|a| a.as_string());
+    let Some(format) = api.as_deref().and_then(wire_format) else {
+        push(&stream, &unavailable_event(&h, &model));
+        return;
+    };
+    let field = |key: &str| h.get(&model, key).unwrap_or(JsValue::UNDEFINED);
+    let message = h.object(&[
+        ("role", h.string("assistant")),
+        ("content", h.array(&[])),
+        ("api", field("api")),
+        ("provider", field("provider")),
+        ("model", field("id")),
+        ("usage", zero_usage(&h)),
+        ("stopReason", h.string("pending")),
+        ("timestamp", h.number(h.date_now())),
+    ]);
+    let options = if options.is_object() { options } else { Object::new().into() };
+    let signal = h.get(&options, "signal").unwrap_or(JsValue::UNDEFINED);
+    let driver = Driver { h, stream, message, model, context, options, signal };
+    spawn_local(async move {
+        let format = format;
+        if let Err(end) = driver.run(format.as_ref()).await {
+            driver.end(end);
+        }
+    });
+}
+
+fn push(stream: &JsValue, event: &JsValue) {
+    if let Ok(f) = Reflect::get(stream, &JsValue::from_str("push")) {
+        let _ = JsHost.call_sync(&f, stream, std::slice::from_ref(event));
+    }
+}
+
+struct Driver {
+    h: JsHost,
+    stream: JsValue,
+    message: JsValue,
+    model: JsValue,
+    context: JsValue,
+    options: JsValue,
+    signal: JsValue,
+}
+
+impl Driver {
+    fn option(&self, key: &str) -> JsValue {
+        self.h.get(&self.options, key).unwrap_or(JsValue::UNDEFINED)
+    }
+
+    fn aborted(&self) -> bool {
+        self.h.signal_aborted(&self.signal)
+    }
+
+    /// Calls an option hook with `(value, model)`; a throw becomes the error of the request.
+    async fn hook(&self, name: &str, value: JsValue) -> Result<JsValue, End> {
+        let f = self.option(name);
+        if self.h.kind(&f) != Kind::Function {
+            return Ok(JsValue::UNDEFINED);
+        }
+        self.h.call(&f, &JsValue::UNDEFINED, &[value, self.model.clone()]).await.map_err(|e| End::Error(self.h.error_message(&e)))
+    }
+
+    /// P-6.2.3: options.apiKey, else options.env[VAR], else the environment.
+    fn api_key(&self, provider: &str) -> Option<String> {
+        let h = &self.h;
+        if let Some(key) = self.option("apiKey").as_string().filter(|k| !k.is_empty()) {
+            return Some(key);
+        }
+        let env = self.option("env");
+        for var in crate::providers::request::api_key_env_vars(provider) {
+            let from_options = if env.is_object() { h.get(&env, var).ok().and_then(|v| v.as_string()) } else { None };
+            if let Some(key) = from_options.or_else(|| env_var(var).as_string()).filter(|k| !k.is_empty()) {
+                return Some(key);
+            }
+        }
+        None
+    }
+
+    async fn run(&self, format: &dyn crate::providers::WireFormat) -> Result<(), End> {
+        let h = self.h;
+        if self.aborted() {
+            return Err(End::Aborted);
+        }
+        let model = json(&h, &self.model);
+        let messages = match json(&h, &h.get(&self.context, "messages").unwrap_or(JsValue::UNDEFINED)) {
+            Value::Array(list) => list,
+            _ => Vec::new(),
+        };
+        let options = json(&h, &self.options);
+        let provider = model.get("provider").and_then(Value::as_str).unwrap_or_default().to_string();
+        let key = self.api_key(&provider);
+        let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: key.as_deref() };
+        let request = format.build_request(&input).map_err(End::Error)?;
+        let mut mapper = format.mapper(&input);
+        let mut asm = Assembler::for_model(&model, input_keeps_open(&model));
+        let body = {
+            let payload = js(&request.body);
+            let replaced = self.hook("onPayload", payload.clone()).await?;
+            if replaced.is_undefined() { payload } else { replaced }
+        };
+        let response = self.send(&request, &body).await?;
+        push(&self.stream, &h.object(&[("type", h.string("start")), ("partial", self.message.clone())]));
+        self.read_body(&response, mapper.as_mut(), &mut asm).await
+    }
+
+    /// P-6.2.1, P-6.2.5, P-6.2.6: fetch with headers, retries before any event, HTTP errors.
+    async fn send(&self, request: &HttpRequest, body: &JsValue) -> Result<JsValue, End> {
+        let h = self.h;
+        let fetch = {
+            let given = self.option("fetch");
+            if h.kind(&given) == Kind::Function { given } else { global_fetch() }
+        };
+        if h.kind(&fetch) != Kind::Function {
+            return Err(End::Error("No fetch function available: pass options.fetch".into()));
+        }
+        let headers = self.headers(request);
+        let body_text = h.json_stringify(body, false).ok().flatten().unwrap_or_else(|| "null".into());
+        let max_retries = self.option("maxRetries").as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(2.0) as u32;
+        let max_delay = self.option("maxRetryDelayMs").as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(60000.0);
+        let timeout = self.option("timeoutMs").as_f64().filter(|n| n.is_finite() && *n > 0.0);
+        let mut attempt: u32 = 0;
+        loop {
+            if self.aborted() {
+                return Err(End::Aborted);
+            }
+            let init = h.object(&[
+                ("method", h.string("POST")),
+                ("headers", headers.clone()),
+                ("body", h.string(&body_text)),
+                ("signal", self.signal.clone()),
+            ]);
+            let sent = h.call(&fetch, &JsValue::UNDEFINED, &[h.string(&request.url), init]);
+            let waited = match timeout {
+                Some(ms) => match select(sent, h.sleep(ms)).await {
+                    Either::Left((r, _)) => r.map_err(|e| h.error_message(&e)),
+                    Either::Right(_) => Err(format!("Request timed out after {ms} ms")),
+                },
+                None => sent.await.map_err(|e| h.error_message(&e)),
+            };
+            let retry_wait = match waited {
+                Err(_) if self.aborted() => return Err(End::Aborted),
+                Err(message) => {
+                    if attempt >= max_retries {
+                        return Err(End::Error(message));
+                    }
+                    backoff(attempt)
+                }
+                Ok(response) => {
+                    let status = h.get(&response, "status").ok().and_then(|s| s.as_f64()).unwrap_or(0.0);
+                    let response_headers = h.get(&response, "headers").unwrap_or(JsValue::UNDEFINED);
+                    let info = h.object(&[("status", h.number(status)), ("headers", header_object(&response_headers))]);
+                    self.hook("onResponse", info).await?;
+                    if (200.0..300.0).contains(&status) {
+                        return Ok(response);
+                    }
+                    let retryable = status == 408.0 || status == 409.0 || status == 429.0 || status >= 500.0;
+                    let wait = retry_after(&response_headers).unwrap_or_else(|| backoff(attempt));
+                    if !retryable || attempt >= max_retries || (max_delay > 0.0 && wait > max_delay) {
+                        let detail = self.error_detail(&response).await;
+                        return Err(End::Error(format!("HTTP {status}: {detail}")));
+                    }
+                    cancel_body(&response);
+                    wait
+                }
+            };
+            attempt += 1;
+            match select(h.sleep(retry_wait), h.wait_abort(&self.signal)).await {
+                Either::Left(_) => {}
+                Either::Right(_) => return Err(End::Aborted),
+            }
+        }
+    }
+
+    /// Provider defaults < model.headers < options.headers (`null` removes).
+    fn headers(&self, request: &HttpRequest) -> JsValue {
+        let h = self.h;
+        let mut merged: Vec<(String, JsValue)> =
+            request.headers.iter().map(|(k, v)| (k.clone(), h.string(v))).collect();
+        for source in [h.get(&self.model, "headers").unwrap_or(JsValue::UNDEFINED), self.option("headers")] {
+            if !source.is_object() {
+                continue;
+            }
+            for (key, value) in h.entries(&source).unwrap_or_default() {
+                merged.retain(|(k, _)| !k.eq_ignore_ascii_case(&key));
+                if !value.is_null() && !value.is_undefined() {
+                    merged.push((key, value));
+                }
+            }
+        }
+        let object = h.object(&[]);
+        for (key, value) in &merged {
+            let _ = h.set(&object, key, value);
+        }
+        object
+    }
+
+    /// P-6.2.5: at most 64 KiB of the body; `error.message`, `message` or a string `error`.
+    async fn error_detail(&self, response: &JsValue) -> String {
+        let text = read_limited(response, ERROR_BODY_LIMIT).await;
+        if let Ok(value) = serde_json::from_str::<Value>(&text) {
+            let found = value
+                .get("error")
+                .and_then(|e| e.get("message"))
+                .and_then(Value::as_str)
+                .or_else(|| value.get("message").and_then(Value::as_str))
+                .or_else(|| value.get("error").and_then(Value::as_str));
+            if let Some(detail) = found {
+                return detail.to_string();
+            }
+        }
+        text
+    }
+
+    async fn read_body(&self, response: &JsValue, mapper: &mut dyn StreamMapper, asm: &mut Assembler) -> Result<(), End> {
+        let h = self.h;
+        let body = h.get(response, "body").unwrap_or(JsValue::UNDEFINED);
+        let reader = h
+            .get(&body, "getReader")
+            .and_then(|f| h.call_sync(&f, &body, &[]))
+            .map_err(|e| End::Error(h.error_message(&e)))?;
+        let read = h.get(&reader, "read").map_err(|e| End::Error(h.error_message(&e)))?;
+        let mut decoder = SseDecoder::new();
+        let mut events = Vec::new();
+        let on_event = self.option("onProviderStreamEvent");
+        loop {
+            let chunk = match select(h.call(&read, &reader, &[]), h.wait_abort(&self.signal)).await {
+                Either::Left((Ok(chunk), _)) => chunk,
+                Either::Left((Err(_), _)) if self.aborted() => return self.abort_reader(&reader),
+                Either::Left((Err(e), _)) => return Err(End::Error(h.error_message(&e))),
+                Either::Right(_) => return self.abort_reader(&reader),
+            };
+            let done = h.get(&chunk, "done").map(|d| d.is_truthy()).unwrap_or(true);
+            if done {
+                decoder.finish(&mut events);
+            } else if let Ok(value) = h.get(&chunk, "value") {
+                let bytes: Uint8Array = value.unchecked_into();
+                decoder.push(&bytes.to_vec(), &mut events);
+            }
+            for event in events.drain(..) {
+                let data = match serde_json::from_str::<Value>(&event.data) {
+                    Ok(data) => data,
+                    Err(_) => match serde_json::from_str::<Value>(&crate::providers::repair::repair_json(&event.data)) {
+                        Ok(data) => data,
+                        Err(_) => {
+                            mapper.on_text(event.event.as_deref(), &event.data, asm);
+                            if !asm.finished() && !is_terminator(&event.data) {
+                                let head: String = event.data.chars().take(200).collect();
+                                asm.fail(format!("Invalid JSON in provider stream: {head}"), None);
+                            }
+                            self.apply_all(asm)?;
+                            continue;
+                        }
+                    },
+                };
+                if h.kind(&on_event) == Kind::Function {
+                    let parsed = js(&data);
+                    if let Err(e) = h.call(&on_event, &JsValue::UNDEFINED, &[parsed, self.model.clone()]).await {
+                        silence(&reader_cancel(&reader));
+                        return Err(End::Error(h.error_message(&e)));
+                    }
+                }
+                mapper.on_event(event.event.as_deref(), &data, asm);
+                self.apply_all(asm)?;
+                if asm.finished() {
+                    silence(&reader_cancel(&reader));
+                    return Ok(());
+                }
+            }
+            if done {
+                mapper.on_end(asm);
+                if !asm.finished() {
+                    asm.fail("Stream ended before the response completed", None);
+                }
+                return self.apply_all(asm);
+            }
+        }
+    }
+
+    fn abort_reader(&self, reader: &JsValue) -> Result<(), End> {
+        silence(&reader_cancel(reader));
+        Err(End::Aborted)
+    }
+
+    fn apply_all(&self, asm: &mut Assembler) -> Result<(), End> {
+        for op in asm.drain() {
+            self.apply(op);
+        }
+        Ok(())
+    }
+
+    fn content(&self, index: usize) -> JsValue {
+        let content = self.h.get(&self.message, "content").unwrap_or(JsValue::UNDEFINED);
+        Reflect::get_u32(&content, index as u32).unwrap_or(JsValue::UNDEFINED)
+    }
+
+    fn event(&self, kind: String, index: usize, extra: &[(&str, JsValue)]) {
+        let h = self.h;
+        let mut entries = vec![("type", h.string(&kind)), ("contentIndex", h.number(index as f64))];
+        entries.extend(extra.iter().cloned());
+        entries.push(("partial", self.message.clone()));
+        push(&self.stream, &h.object(&entries));
+    }
+
+    /// Applies one operation to the message and pushes its event (P-6.1.4).
+    fn apply(&self, op: MessageOp) {
+        let h = self.h;
+        match op {
+            MessageOp::Meta { key, value } => {
+                let _ = h.set(&self.message, key, &js(&value));
+            }
+            MessageOp::Usage(usage) => {
+                let _ = h.set(&self.message, "usage", &js(&usage));
+            }
+            MessageOp::Open { index, kind, fields } => {
+                let entries: Vec<(&str, JsValue)> = fields.iter().map(|(k, v)| (*k, js(v))).collect();
+                if let Ok(content) = h.get(&self.message, "content") {
+                    let _ = h.array_push(&content, &h.object(&entries));
+                }
+                self.event(format!("{}_start", kind.event_prefix()), index, &[]);
+            }
+            MessageOp::Delta { index, kind, delta, patches } => {
+                let block = self.content(index);
+                match kind {
+                    BlockKind::Text => {
+                        let _ = append(&block, "text", &delta);
+                    }
+                    BlockKind::Thinking => {
+                        let _ = append(&block, "thinking", &delta);
+                    }
+                    BlockKind::ToolCall => {
+                        let root = h.get(&block, "arguments").unwrap_or(JsValue::UNDEFINED);
+                        for p in &patches {
+                            let path: Array = p
+                                .path
+                                .iter()
+                                .map(|seg| match seg {
+                                    PathSeg::Key(k) => JsValue::from_str(k),
+                                    PathSeg::Index(i) => JsValue::from_f64(*i as f64),
+                                })
+                                .collect();
+                            let (code, value) = match &p.op {
+                                PatchOp::SetObject => (0, JsValue::UNDEFINED),
+                                PatchOp::SetArray => (1, JsValue::UNDEFINED),
+                                PatchOp::SetValue(v) => (2, js(v)),
+                                PatchOp::SetString(s) => (3, JsValue::from_str(s)),
+                                PatchOp::AppendString(s) => (4, JsValue::from_str(s)),
+                            };
+                            let _ = patch(&root, &path, code, &value);
+                        }
+                    }
+                }
+                self.event(format!("{}_delta", kind.event_prefix()), index, &[("delta", h.string(&delta))]);
+            }
+            MessageOp::SetField { index, key, value } => {
+                let _ = h.set(&self.content(index), key, &js(&value));
+            }
+            MessageOp::Close { index, kind, arguments } => {
+                let block = self.content(index);
+                match kind {
+                    BlockKind::Text | BlockKind::Thinking => {
+                        let field = if kind == BlockKind::Text { "text" } else { "thinking" };
+                        let text = h.get(&block, field).unwrap_or(JsValue::UNDEFINED);
+                        self.event(format!("{}_end", kind.event_prefix()), index, &[("content", text)]);
+                    }
+                    BlockKind::ToolCall => {
+                        match arguments {
+                            Some(Ok(args)) => {
+                                let _ = h.set(&block, "arguments", &js(&Value::Object(args)));
+                            }
+                            Some(Err(error)) => {
+                                let _ = h.set(&block, "arguments", &h.object(&[]));
+                                let _ = h.set(&block, "argumentsError", &h.string(&error));
+                            }
+                            None => {}
+                        }
+                        self.event("toolcall_end".into(), index, &[("toolCall", block.clone())]);
+                    }
+                }
+            }
+            MessageOp::Done { reason, raw } => {
+                let _ = h.set(&self.message, "stopReason", &h.string(reason.as_str()));
+                if let Some(raw) = raw {
+                    let _ = h.set(&self.message, "rawStopReason", &h.string(&raw));
+                }
+                let event = h.object(&[
+                    ("type", h.string("done")),
+                    ("reason", h.string(reason.as_str())),
+                    ("message", self.message.clone()),
+                ]);
+                push(&self.stream, &event);
+            }
+            MessageOp::Fail { message, raw } => {
+                let aborted = self.aborted();
+                let reason = if aborted { "aborted" } else { "error" };
+                let text = if aborted { REQUEST_ABORTED.to_string() } else { message };
+                let _ = h.set(&self.message, "stopReason", &h.string(reason));
+                let _ = h.set(&self.message, "errorMessage", &h.string(&text));
+                if let Some(raw) = raw {
+                    let _ = h.set(&self.message, "rawStopReason", &h.string(&raw));
+                }
+                let event =
+                    h.object(&[("type", h.string("error")), ("reason", h.string(reason)), ("error", self.message.clone())]);
+                push(&self.stream, &event);
+            }
+        }
+    }
+
+    /// The final `error` event for a request that ended early.
+    fn end(&self, end: End) {
+        let h = self.h;
+        let (reason, text) = match end {
+            End::Aborted => ("aborted", REQUEST_ABORTED.to_string()),
+            End::Error(_) if self.aborted() => ("aborted", REQUEST_ABORTED.to_string()),
+            End::Error(text) => ("error", text),
+        };
+        let _ = h.set(&self.message, "stopReason", &h.string(reason));
+        let _ = h.set(&self.message, "errorMessage", &h.string(&text));
+        let event = h.object(&[("type", h.string("error")), ("reason", h.string(reason)), ("error", self.message.clone())]);
+        push(&self.stream, &event);
+    }
+}
+
+/// openai-completions keeps text and thinking blocks open until the end (P-6.1.4).
+fn input_keeps_open(model: &Value) -> bool {
+    model.get("api").and_then(Value::as_str) == Some("openai-completions")
+}
+
+fn is_terminator(data: &str) -> bool {
+    data.trim() == "[DONE]"
+}
+
+/// 500 ms · 2^attempt ± 20 % (P-6.2.6).
+fn backoff(attempt: u32) -> f64 {
+    let base = 500.0 * 2f64.powi(attempt.min(16) as i32);
+    base * (0.8 + 0.4 * random())
+}
+
+/// `Retry-After` in seconds or as an HTTP date, in milliseconds.
+fn retry_after(headers: &JsValue) -> Option<f64> {
+    let get = Reflect::get(headers, &JsValue::from_str("get")).ok()?;
+    let value = JsHost.call_sync(&get, headers, &[JsValue::from_str("retry-after")]).ok()?.as_string()?;
+    if let Ok(seconds) = value.trim().parse::<f64>() {
+        return Some((seconds * 1000.0).max(0.0));
+    }
+    let date = js_sys::Date::parse(&value);
+    if date.is_finite() { Some((date - js_sys::Date::now()).max(0.0)) } else { None }
+}
+
+fn header_object(headers: &JsValue) -> JsValue {
+    let object = Object::new();
+    for pair in header_entries(headers).iter() {
+        let pair: Array = pair.unchecked_into();
+        let _ = Reflect::set(&object, &pair.get(0), &pair.get(1));
+    }
+    object.into()
+}
+
+fn reader_cancel(reader: &JsValue) -> JsValue {
+    Reflect::get(reader, &JsValue::from_str("cancel"))
+        .and_then(|f| JsHost.call_sync(&f, reader, &[]))
+        .unwrap_or(JsValue::UNDEFINED)
+}
+
+fn cancel_body(response: &JsValue) {
+    if let Ok(body) = Reflect::get(response, &JsValue::from_str("body")) {
+        if let Ok(f) = Reflect::get(&body, &JsValue::from_str("cancel")) {
+            if let Ok(p) = JsHost.call_sync(&f, &body, &[]) {
+                silence(&p);
+            }
+        }
+    }
+}
+
+/// Reads at most `limit` bytes of a response body as text, then cancels the rest.
+async fn read_limited(response: &JsValue, limit: usize) -> String {
+    let h = JsHost;
+    let Ok(body) = h.get(response, "body") else { return String::new() };
+    let Ok(reader) = h.get(&body, "getReader").and_then(|f| h.call_sync(&f, &body, &[])) else {
+        return String::new();
+    };
+    let Ok(read) = h.get(&reader, "read") else { return String::new() };
+    let mut bytes = Vec::new();
+    while bytes.len() < limit {
+        let Ok(chunk) = h.call(&read, &reader, &[]).await else { break };
+        if h.get(&chunk, "done").map(|d| d.is_truthy()).unwrap_or(true) {
+            break;
+        }
+        if let Ok(value) = h.get(&chunk, "value") {
+            let array: Uint8Array = value.unchecked_into();
+            bytes.extend(array.to_vec());
+        }
+    }
+    bytes.truncate(limit);
+    silence(&reader_cancel(&reader));
+    String::from_utf8_lossy(&bytes).into_owned()
+}

@@ -1,0 +1,423 @@
+//! The assembler: wire formats report what arrived (a text delta for their block `k`, a tool
+//! call opening, usage, the finish reason); the assembler keeps the content blocks, applies the
+//! block rules of P-6.1.4 (open at the first delta, close when a block of another kind starts,
+//! when the provider closes it, or at the end in content order), runs the incremental argument
+//! parser (P-6.4.2) and the final parse (P-6.4.3), computes usage cost (§6.10), and queues
+//! `MessageOp`s for the binding to apply to the JS message and turn into stream events.
+
+use super::partial_json::{Patch, PartialJson};
+use super::repair::parse_tool_arguments;
+use serde_json::{Map, Value, json};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockKind {
+    Text,
+    Thinking,
+    ToolCall,
+}
+
+impl BlockKind {
+    /// The prefix of its events: `text_start`, `thinking_delta`, `toolcall_end`, ...
+    pub fn event_prefix(self) -> &'static str {
+        match self {
+            BlockKind::Text => "text",
+            BlockKind::Thinking => "thinking",
+            BlockKind::ToolCall => "toolcall",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    Stop,
+    Length,
+    ToolUse,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Stop => "stop",
+            StopReason::Length => "length",
+            StopReason::ToolUse => "toolUse",
+        }
+    }
+}
+
+/// Token counts as a provider reports them; missing numbers are 0 (§6.10).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Usage {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+    pub cache_write_1h: Option<f64>,
+    pub reasoning: Option<f64>,
+}
+
+/// What the binding applies to the JS message, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MessageOp {
+    /// `message[key] = value` (`responseId`, `responseModel`).
+    Meta { key: &'static str, value: Value },
+    /// `message.usage = value` (a complete usage object).
+    Usage(Value),
+    /// Push a new content block (`fields` in key order) at `index`; emit `<kind>_start`.
+    Open { index: usize, kind: BlockKind, fields: Vec<(&'static str, Value)> },
+    /// Append `delta` to the block's `text`/`thinking` (for tool calls: apply `patches` to its live
+    /// `arguments`); emit `<kind>_delta`.
+    Delta { index: usize, kind: BlockKind, delta: String, patches: Vec<Patch> },
+    /// `block[key] = value` with no event (signatures).
+    SetField { index: usize, key: &'static str, value: Value },
+    /// Emit `<kind>_end`; for tool calls first replace `arguments` with the final value, or set
+    /// `arguments: {}` and `argumentsError` when the text was not a JSON object.
+    Close { index: usize, kind: BlockKind, arguments: Option<Result<Map<String, Value>, String>> },
+    /// `stopReason` (and `rawStopReason` when given); emit `done`.
+    Done { reason: StopReason, raw: Option<String> },
+    /// `stopReason: "error"`, `errorMessage` (and `rawStopReason`); emit `error`.
+    Fail { message: String, raw: Option<String> },
+}
+
+struct Block {
+    kind: BlockKind,
+    key: String,
+    open: bool,
+    args: Option<(PartialJson, String)>,
+    signature: String,
+}
+
+pub struct Assembler {
+    blocks: Vec<Block>,
+    ops: Vec<MessageOp>,
+    /// Model prices per million tokens: input, output, cacheRead, cacheWrite.
+    cost: [f64; 4],
+    /// openai-completions: text and thinking blocks stay open until the end (P-6.1.4).
+    keep_open: bool,
+    finished: bool,
+}
+
+impl Assembler {
+    pub fn new(cost: [f64; 4], keep_open: bool) -> Self {
+        Assembler { blocks: Vec::new(), ops: Vec::new(), cost, keep_open, finished: false }
+    }
+
+    /// Reads `model.cost` (missing numbers are 0).
+    pub fn for_model(model: &Value, keep_open: bool) -> Self {
+        let price = |k: &str| model.get("cost").and_then(|c| c.get(k)).and_then(Value::as_f64).unwrap_or(0.0);
+        Assembler::new([price("input"), price("output"), price("cacheRead"), price("cacheWrite")], keep_open)
+    }
+
+    /// The queued operations, oldest first.
+    pub fn drain(&mut self) -> Vec<MessageOp> {
+        std::mem::take(&mut self.ops)
+    }
+
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+
+    pub fn has_tool_calls(&self) -> bool {
+        self.blocks.iter().any(|b| b.kind == BlockKind::ToolCall)
+    }
+
+    pub fn meta(&mut self, key: &'static str, value: Value) {
+        if !self.finished {
+            self.ops.push(MessageOp::Meta { key, value });
+        }
+    }
+
+    fn find_open(&self, key: &str) -> Option<usize> {
+        self.blocks.iter().rposition(|b| b.open && b.key == key)
+    }
+
+    fn find_any(&self, key: &str) -> Option<usize> {
+        self.blocks.iter().rposition(|b| b.key == key)
+    }
+
+    /// Closes open text/thinking blocks other than `except` (a block of another kind started).
+    fn close_streaming_blocks(&mut self, except_kind: Option<BlockKind>) {
+        if self.keep_open {
+            return;
+        }
+        let to_close: Vec<usize> = self
+            .blocks
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.open && b.kind != BlockKind::ToolCall && Some(b.kind) != except_kind)
+            .map(|(i, _)| i)
+            .collect();
+        for index in to_close {
+            self.close_index(index);
+        }
+    }
+
+    fn open(&mut self, key: &str, kind: BlockKind, fields: Vec<(&'static str, Value)>) -> usize {
+        self.close_streaming_blocks(Some(kind));
+        let index = self.blocks.len();
+        let args = (kind == BlockKind::ToolCall).then(|| (PartialJson::new(), String::new()));
+        self.blocks.push(Block { kind, key: key.to_string(), open: true, args, signature: String::new() });
+        self.ops.push(MessageOp::Open { index, kind, fields });
+        index
+    }
+
+    fn streaming_delta(&mut self, key: &str, kind: BlockKind, delta: &str) {
+        if self.finished {
+            return;
+        }
+        let index = match self.find_open(key).filter(|&i| self.blocks.get(i).is_some_and(|b| b.kind == kind)) {
+            Some(index) => index,
+            None => {
+                let field = if kind == BlockKind::Text { "text" } else { "thinking" };
+                let type_name = if kind == BlockKind::Text { "text" } else { "thinking" };
+                self.open(key, kind, vec![("type", json!(type_name)), (field, json!(""))])
+            }
+        };
+        if !delta.is_empty() {
+            self.ops.push(MessageOp::Delta { index, kind, delta: delta.to_string(), patches: Vec::new() });
+        }
+    }
+
+    pub fn text_delta(&mut self, key: &str, delta: &str) {
+        self.streaming_delta(key, BlockKind::Text, delta);
+    }
+
+    pub fn thinking_delta(&mut self, key: &str, delta: &str) {
+        self.streaming_delta(key, BlockKind::Thinking, delta);
+    }
+
+    /// Opens a text or thinking block without text yet (a provider announced it).
+    pub fn open_block(&mut self, key: &str, kind: BlockKind) {
+        self.streaming_delta(key, kind, "");
+    }
+
+    /// A thinking block that arrives complete (redacted thinking): opened and closed at once.
+    pub fn redacted_thinking(&mut self, key: &str, data: &str) {
+        if self.finished {
+            return;
+        }
+        let index = self.open(
+            key,
+            BlockKind::Thinking,
+            vec![
+                ("type", json!("thinking")),
+                ("thinking", json!("")),
+                ("thinkingSignature", json!(data)),
+                ("redacted", json!(true)),
+            ],
+        );
+        self.close_index(index);
+    }
+
+    /// Sets a field of the latest block with `key` (no event).
+    pub fn set_field(&mut self, key: &str, field: &'static str, value: Value) {
+        if let Some(index) = self.find_any(key) {
+            self.ops.push(MessageOp::SetField { index, key: field, value });
+        }
+    }
+
+    /// Appends to the latest block's signature (`thinkingSignature`), no event.
+    pub fn append_signature(&mut self, key: &str, field: &'static str, delta: &str) {
+        let Some(index) = self.find_any(key) else { return };
+        let Some(block) = self.blocks.get_mut(index) else { return };
+        block.signature.push_str(delta);
+        let value = Value::String(block.signature.clone());
+        self.ops.push(MessageOp::SetField { index, key: field, value });
+    }
+
+    pub fn tool_start(&mut self, key: &str, id: &str, name: &str) {
+        if self.finished {
+            return;
+        }
+        let fields = vec![
+            ("type", json!("toolCall")),
+            ("id", json!(id)),
+            ("name", json!(name)),
+            ("arguments", Value::Object(Map::new())),
+        ];
+        self.open(key, BlockKind::ToolCall, fields);
+    }
+
+    /// Whether a tool call with this key is open.
+    pub fn has_open(&self, key: &str) -> bool {
+        self.find_open(key).is_some()
+    }
+
+    pub fn tool_args_delta(&mut self, key: &str, delta: &str) {
+        if self.finished {
+            return;
+        }
+        let Some(index) = self.find_open(key) else { return };
+        let Some(Block { args: Some((parser, text)), .. }) = self.blocks.get_mut(index) else { return };
+        text.push_str(delta);
+        let mut patches = Vec::new();
+        parser.push(delta, &mut patches);
+        self.ops.push(MessageOp::Delta { index, kind: BlockKind::ToolCall, delta: delta.to_string(), patches });
+    }
+
+    /// The provider sent the complete argument text (Responses `.done`): it replaces what arrived.
+    pub fn tool_args_complete(&mut self, key: &str, full: &str) {
+        let Some(index) = self.find_open(key) else { return };
+        if let Some(Block { args: Some((_, text)), .. }) = self.blocks.get_mut(index) {
+            *text = full.to_string();
+        }
+    }
+
+    /// Closes the latest open block with `key` (the provider closed it).
+    pub fn close(&mut self, key: &str) {
+        if let Some(index) = self.find_open(key) {
+            self.close_index(index);
+        }
+    }
+
+    fn close_index(&mut self, index: usize) {
+        let Some(block) = self.blocks.get_mut(index) else { return };
+        if !block.open {
+            return;
+        }
+        block.open = false;
+        let arguments = block.args.as_ref().map(|(_, text)| parse_tool_arguments(text));
+        self.ops.push(MessageOp::Close { index, kind: block.kind, arguments });
+    }
+
+    fn close_all(&mut self) {
+        for index in 0..self.blocks.len() {
+            self.close_index(index);
+        }
+    }
+
+    pub fn usage(&mut self, usage: &Usage) {
+        if self.finished {
+            return;
+        }
+        let clamp = |n: f64| if n.is_finite() && n > 0.0 { n } else { 0.0 };
+        let (input, output, read, write) =
+            (clamp(usage.input), clamp(usage.output), clamp(usage.cache_read), clamp(usage.cache_write));
+        let [p_in, p_out, p_read, p_write] = self.cost;
+        let cost = [input * p_in / 1e6, output * p_out / 1e6, read * p_read / 1e6, write * p_write / 1e6];
+        let mut object = Map::new();
+        object.insert("input".into(), json!(input));
+        object.insert("output".into(), json!(output));
+        object.insert("cacheRead".into(), json!(read));
+        object.insert("cacheWrite".into(), json!(write));
+        if let Some(n) = usage.cache_write_1h {
+            object.insert("cacheWrite1h".into(), json!(clamp(n)));
+        }
+        if let Some(n) = usage.reasoning {
+            object.insert("reasoning".into(), json!(clamp(n)));
+        }
+        object.insert("totalTokens".into(), json!(input + output + read + write));
+        object.insert(
+            "cost".into(),
+            json!({
+                "input": cost[0], "output": cost[1], "cacheRead": cost[2], "cacheWrite": cost[3],
+                "total": cost[0] + cost[1] + cost[2] + cost[3],
+            }),
+        );
+        self.ops.push(MessageOp::Usage(Value::Object(object)));
+    }
+
+    /// Open blocks close in content order, then `done`.
+    pub fn finish(&mut self, reason: StopReason, raw: Option<String>) {
+        if self.finished {
+            return;
+        }
+        self.close_all();
+        self.finished = true;
+        self.ops.push(MessageOp::Done { reason, raw });
+    }
+
+    /// Open blocks close in content order, then `error` with this message.
+    pub fn fail(&mut self, message: impl Into<String>, raw: Option<String>) {
+        if self.finished {
+            return;
+        }
+        self.close_all();
+        self.finished = true;
+        self.ops.push(MessageOp::Fail { message: message.into(), raw });
+    }
+}
+
+/// Applies operations to a JSON model of the message and returns the event types they emit:
+/// the reference applier for native fixture tests (the binding does the same on JS objects).
+pub fn apply_native(message: &mut Value, op: &MessageOp) -> Option<String> {
+    match op {
+        MessageOp::Meta { key, value } => {
+            if let Some(m) = message.as_object_mut() {
+                m.insert((*key).to_string(), value.clone());
+            }
+            None
+        }
+        MessageOp::Usage(usage) => {
+            if let Some(m) = message.as_object_mut() {
+                m.insert("usage".into(), usage.clone());
+            }
+            None
+        }
+        MessageOp::Open { kind, fields, .. } => {
+            let block: Map<String, Value> = fields.iter().map(|(k, v)| ((*k).to_string(), v.clone())).collect();
+            if let Some(list) = message.get_mut("content").and_then(Value::as_array_mut) {
+                list.push(Value::Object(block));
+            }
+            Some(format!("{}_start", kind.event_prefix()))
+        }
+        MessageOp::Delta { index, kind, delta, patches } => {
+            let block = message.get_mut("content").and_then(|c| c.get_mut(*index))?;
+            match kind {
+                BlockKind::Text | BlockKind::Thinking => {
+                    let field = if *kind == BlockKind::Text { "text" } else { "thinking" };
+                    if let Some(Value::String(s)) = block.get_mut(field) {
+                        s.push_str(delta);
+                    }
+                }
+                BlockKind::ToolCall => {
+                    if let Some(args) = block.get_mut("arguments") {
+                        for patch in patches {
+                            super::partial_json::apply(args, patch);
+                        }
+                    }
+                }
+            }
+            Some(format!("{}_delta", kind.event_prefix()))
+        }
+        MessageOp::SetField { index, key, value } => {
+            if let Some(Value::Object(block)) = message.get_mut("content").and_then(|c| c.get_mut(*index)) {
+                block.insert((*key).to_string(), value.clone());
+            }
+            None
+        }
+        MessageOp::Close { index, kind, arguments } => {
+            if let Some(Value::Object(block)) = message.get_mut("content").and_then(|c| c.get_mut(*index)) {
+                match arguments {
+                    Some(Ok(args)) => {
+                        block.insert("arguments".into(), Value::Object(args.clone()));
+                    }
+                    Some(Err(error)) => {
+                        block.insert("arguments".into(), Value::Object(Map::new()));
+                        block.insert("argumentsError".into(), Value::String(error.clone()));
+                    }
+                    None => {}
+                }
+            }
+            Some(format!("{}_end", kind.event_prefix()))
+        }
+        MessageOp::Done { reason, raw } => {
+            if let Some(m) = message.as_object_mut() {
+                m.insert("stopReason".into(), json!(reason.as_str()));
+                if let Some(raw) = raw {
+                    m.insert("rawStopReason".into(), json!(raw));
+                }
+            }
+            Some("done".into())
+        }
+        MessageOp::Fail { message: text, raw } => {
+            if let Some(m) = message.as_object_mut() {
+                m.insert("stopReason".into(), json!("error"));
+                m.insert("errorMessage".into(), json!(text));
+                if let Some(raw) = raw {
+                    m.insert("rawStopReason".into(), json!(raw));
+                }
+            }
+            Some("error".into())
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! Built-in providers (§6), pure Rust: bytes in, message operations out. `sse` decodes the byte
+//! stream, each wire-format module builds its request and turns provider events into calls on
+//! the `Assembler`, which applies the block rules of P-6.1.4 and emits `MessageOp`s. Applying
+//! those to the JS message object (and doing HTTP) is the binding's job; nothing here names JS.
+
+pub mod anthropic;
+pub mod assemble;
+pub mod google;
+pub mod openai_completions;
+pub mod openai_responses;
+pub mod partial_json;
+pub mod repair;
+pub mod request;
+pub mod sse;
+pub mod transcript;
+
+pub use assemble::{Assembler, BlockKind, MessageOp, StopReason, Usage};
+
+use serde_json::Value;
+
+/// What a wire format needs to build a request (P-6.2, §6.6–§6.9).
+pub struct RequestInput<'a> {
+    /// The `Model` as JSON.
+    pub model: &'a Value,
+    /// The transcript (`Message[]`) as JSON, after `convertToLlm`.
+    pub messages: &'a [Value],
+    /// The stream options as JSON (functions dropped): `reasoning`, `maxTokens`, `temperature`,
+    /// `toolChoice`, `sessionId`, `cacheRetention`, `thinkingBudgets`, `samplingParams`, `headers`.
+    pub options: &'a Value,
+    /// The resolved API key (P-6.2.3), if any. Never echoed into errors or events.
+    pub api_key: Option<&'a str>,
+}
+
+/// An HTTP request ready for `fetch` (method POST, JSON body).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpRequest {
+    pub url: String,
+    /// Provider defaults; the binding merges `model.headers` and `options.headers` over them.
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+}
+
+/// One wire format: builds its request and maps its parsed stream events onto an `Assembler`.
+pub trait WireFormat {
+    /// `Err` is the `errorMessage` of the final `error` event (e.g. a missing key).
+    fn build_request(&self, input: &RequestInput<'_>) -> Result<HttpRequest, String>;
+    /// A fresh per-response mapper.
+    fn mapper(&self, input: &RequestInput<'_>) -> Box<dyn StreamMapper>;
+}
+
+/// Turns one response's events (SSE `event` name and the JSON of its `data`) into assembler calls.
+pub trait StreamMapper {
+    /// Called per SSE event whose data parsed as JSON. A provider error ends the stream through
+    /// `asm.fail(..)`; the mapper is not called again after the assembler finished.
+    fn on_event(&mut self, event: Option<&str>, data: &Value, asm: &mut Assembler);
+    /// Called per SSE event whose data is not JSON (e.g. `[DONE]`). Default: ignored.
+    fn on_text(&mut self, _event: Option<&str>, _data: &str, _asm: &mut Assembler) {}
+    /// The byte stream ended. Must finish the assembler (done or error) if events did not.
+    fn on_end(&mut self, asm: &mut Assembler);
+}
+
+/// The wire format for `model.api`, or `None` (P-6.1.1).
+pub fn wire_format(api: &str) -> Option<Box<dyn WireFormat>> {
+    match api {
+        "openai-completions" => Some(Box::new(openai_completions::OpenAiCompletions)),
+        "openai-responses" => Some(Box::new(openai_responses::OpenAiResponses)),
+        "anthropic-messages" => Some(Box::new(anthropic::AnthropicMessages)),
+        "google-generative-ai" => Some(Box::new(google::GoogleGenerativeAi)),
+        _ => None,
+    }
+}

@@ -1,0 +1,602 @@
+//! The one incremental Server-Sent Events decoder shared by every built-in provider (P-6.3.1, P-6.1.8):
+//! bytes → UTF-8 text → lines → events. It knows nothing of JSON or of any provider, and it never looks
+//! at a byte twice: between chunks it keeps only a ≤ 3-byte UTF-8 carry, the unfinished line and the
+//! fields of the event being built.
+//!
+//! Framing follows the WHATWG "event stream interpretation" algorithm, with two deliberate choices:
+//! - at end of input (`finish`) an unterminated last line is processed and a pending event that has
+//!   data is dispatched (P-6.3.1; WHATWG would discard it);
+//! - `id` and `retry` are reported per event (the last valid `id` / `retry` field of the lines that
+//!   built this event), not as connection state carried from earlier events. Carrying a
+//!   last-event-id forward would copy it into every later event, which is not linear in the input.
+
+#![deny(clippy::arithmetic_side_effects)]
+
+/// One dispatched event.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SseEvent {
+    /// The `event` field's value; `None` when the event had none (or an empty one), i.e. the
+    /// WHATWG default type `message`.
+    pub event: Option<String>,
+    /// The `data` lines of the event joined with `\n`.
+    pub data: String,
+    /// The last `id` field of this event (values containing U+0000 are ignored, as WHATWG says).
+    pub id: Option<String>,
+    /// The last `retry` field of this event whose value is ASCII digits only and fits a `u64`.
+    pub retry: Option<u64>,
+}
+
+/// Incremental decoder: feed network chunks with [`SseDecoder::push`], then call
+/// [`SseDecoder::finish`] once at end of input. Events are appended to `out` as soon as their
+/// terminating blank line has been seen.
+#[derive(Debug, Default)]
+pub struct SseDecoder {
+    /// The first bytes of a UTF-8 sequence split across chunks (at most 3; always a valid prefix).
+    carry: Vec<u8>,
+    /// Whether the first decoded character (a possible BOM) has been looked at.
+    bom_checked: bool,
+    /// The last line ended with `\r`: a `\n` at the start of the next text belongs to it (P-6.1.8).
+    after_cr: bool,
+    /// The unfinished current line.
+    line: String,
+    /// The event being built (WHATWG: event type buffer, data buffer).
+    event: String,
+    data: String,
+    id: Option<String>,
+    retry: Option<u64>,
+}
+
+impl SseDecoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decodes one network chunk. Cost: proportional to `bytes.len()` plus the events produced.
+    pub fn push(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
+        let rest = self.complete_carry(bytes, out);
+        let total = rest.len();
+        let mut seen = 0usize;
+        for chunk in rest.utf8_chunks() {
+            self.feed_text(chunk.valid(), out);
+            let invalid = chunk.invalid();
+            seen = seen.saturating_add(chunk.valid().len()).saturating_add(invalid.len());
+            if invalid.is_empty() {
+                continue;
+            }
+            if seen == total && is_truncated_prefix(invalid) {
+                // The chunk ends inside a character: wait for its remaining bytes.
+                self.carry.extend_from_slice(invalid);
+            } else {
+                // WHATWG UTF-8 decode: one U+FFFD per maximal invalid subpart, which is exactly how
+                // `utf8_chunks` splits the input.
+                self.feed_text("\u{FFFD}", out);
+            }
+        }
+    }
+
+    /// End of input: flushes the decoder (an incomplete character becomes U+FFFD, like a streaming
+    /// `TextDecoder`'s final call), processes an unterminated last line, and dispatches a pending
+    /// event that has data. The decoder is then reset and may decode a new stream.
+    pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
+        if !self.carry.is_empty() {
+            self.carry.clear();
+            self.feed_text("\u{FFFD}", out);
+        }
+        if !self.line.is_empty() {
+            let line = std::mem::take(&mut self.line);
+            self.process_line(&line, out);
+        }
+        self.dispatch(out);
+        *self = Self::new();
+    }
+
+    /// Completes a character split across chunks, taking bytes from the front of `bytes`; returns
+    /// the bytes not consumed.
+    fn complete_carry<'b>(&mut self, bytes: &'b [u8], out: &mut Vec<SseEvent>) -> &'b [u8] {
+        let Some(&lead) = self.carry.first() else { return bytes };
+        let need = sequence_len(lead);
+        let mut used = 0usize;
+        while self.carry.len() < need {
+            let Some(&b) = bytes.get(used) else { return &[] };
+            if !valid_continuation(lead, self.carry.len(), b) {
+                // The carried bytes are a maximal invalid subpart; `b` starts afresh.
+                self.carry.clear();
+                self.feed_text("\u{FFFD}", out);
+                return bytes.get(used..).unwrap_or_default();
+            }
+            self.carry.push(b);
+            used = used.saturating_add(1);
+        }
+        let carry = std::mem::take(&mut self.carry);
+        match std::str::from_utf8(&carry) {
+            Ok(s) => self.feed_text(s, out),
+            // Unreachable: every byte was checked above. Stay total anyway.
+            Err(_) => self.feed_text("\u{FFFD}", out),
+        }
+        self.carry = carry;
+        self.carry.clear();
+        bytes.get(used..).unwrap_or_default()
+    }
+
+    /// Splits decoded text into lines; each byte is examined once.
+    fn feed_text(&mut self, text: &str, out: &mut Vec<SseEvent>) {
+        let mut text = text;
+        if text.is_empty() {
+            return;
+        }
+        if !self.bom_checked {
+            self.bom_checked = true;
+            text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+        }
+        if self.after_cr && !text.is_empty() {
+            self.after_cr = false;
+            text = text.strip_prefix('\n').unwrap_or(text);
+        }
+        let bytes = text.as_bytes();
+        let mut start = 0usize;
+        let mut i = 0usize;
+        while let Some(&b) = bytes.get(i) {
+            if b != b'\n' && b != b'\r' {
+                i = i.saturating_add(1);
+                continue;
+            }
+            // `\r` and `\n` are ASCII, so both ends are character boundaries.
+            let piece = text.get(start..i).unwrap_or_default();
+            if self.line.is_empty() {
+                self.process_line(piece, out);
+            } else {
+                let mut line = std::mem::take(&mut self.line);
+                line.push_str(piece);
+                self.process_line(&line, out);
+                line.clear();
+                self.line = line; // keep the allocation
+            }
+            i = i.saturating_add(1);
+            if b == b'\r' {
+                match bytes.get(i) {
+                    Some(b'\n') => i = i.saturating_add(1),
+                    Some(_) => {}
+                    // `\r` ends this text: a `\n` starting the next chunk is part of this line end.
+                    None => self.after_cr = true,
+                }
+            }
+            start = i;
+        }
+        self.line.push_str(text.get(start..).unwrap_or_default());
+    }
+
+    /// WHATWG: process one line (without its line end).
+    fn process_line(&mut self, line: &str, out: &mut Vec<SseEvent>) {
+        if line.is_empty() {
+            self.dispatch(out);
+            return;
+        }
+        if line.starts_with(':') {
+            return; // comment (keep-alive)
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+            None => (line, ""),
+        };
+        match field {
+            "event" => {
+                self.event.clear();
+                self.event.push_str(value);
+            }
+            "data" => {
+                self.data.push_str(value);
+                self.data.push('\n');
+            }
+            "id" => {
+                if !value.contains('\0') {
+                    self.id = Some(value.to_string());
+                }
+            }
+            "retry" => {
+                if let Some(ms) = parse_retry(value) {
+                    self.retry = Some(ms);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// WHATWG: dispatch the event (only if its data buffer is non-empty), then reset the fields.
+    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+        let event = std::mem::take(&mut self.event);
+        let id = self.id.take();
+        let retry = self.retry.take();
+        if self.data.is_empty() {
+            return;
+        }
+        let mut data = std::mem::take(&mut self.data);
+        if data.ends_with('\n') {
+            data.pop();
+        }
+        out.push(SseEvent { event: (!event.is_empty()).then_some(event), data, id, retry });
+    }
+}
+
+/// `retry` values: ASCII digits only; values that overflow `u64` are ignored.
+fn parse_retry(value: &str) -> Option<u64> {
+    if value.is_empty() {
+        return None;
+    }
+    value.bytes().try_fold(0u64, |acc, b| {
+        let digit = if b.is_ascii_digit() { u64::from(b.wrapping_sub(b'0')) } else { return None };
+        acc.checked_mul(10)?.checked_add(digit)
+    })
+}
+
+/// The length of the UTF-8 sequence a lead byte starts (0 for a byte that cannot lead one).
+fn sequence_len(lead: u8) -> usize {
+    match lead {
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF4 => 4,
+        _ => 0,
+    }
+}
+
+/// Whether `b` may follow the `have` bytes already collected for a sequence led by `lead`
+/// (the second byte has narrower ranges after E0, ED, F0 and F4).
+fn valid_continuation(lead: u8, have: usize, b: u8) -> bool {
+    let range = match (have, lead) {
+        (1, 0xE0) => 0xA0..=0xBF,
+        (1, 0xED) => 0x80..=0x9F,
+        (1, 0xF0) => 0x90..=0xBF,
+        (1, 0xF4) => 0x80..=0x8F,
+        _ => 0x80..=0xBF,
+    };
+    range.contains(&b)
+}
+
+/// Whether `bytes` is a proper prefix of a valid UTF-8 sequence (a character cut by a chunk end).
+fn is_truncated_prefix(bytes: &[u8]) -> bool {
+    let Some((&lead, rest)) = bytes.split_first() else { return false };
+    let need = sequence_len(lead);
+    if need == 0 || bytes.len() >= need {
+        return false;
+    }
+    rest.iter().enumerate().all(|(i, &b)| valid_continuation(lead, i.saturating_add(1), b))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+    #![allow(clippy::arithmetic_side_effects)]
+
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ev(data: &str) -> SseEvent {
+        SseEvent { data: data.to_string(), ..SseEvent::default() }
+    }
+
+    fn named(event: &str, data: &str) -> SseEvent {
+        SseEvent { event: Some(event.to_string()), data: data.to_string(), ..SseEvent::default() }
+    }
+
+    /// Feeds `chunks` one by one, then finishes.
+    fn decode_chunks(chunks: &[&[u8]]) -> Vec<SseEvent> {
+        let mut d = SseDecoder::new();
+        let mut out = Vec::new();
+        for c in chunks {
+            d.push(c, &mut out);
+        }
+        d.finish(&mut out);
+        out
+    }
+
+    fn decode(bytes: &[u8]) -> Vec<SseEvent> {
+        decode_chunks(&[bytes])
+    }
+
+    /// Feeds every byte as its own chunk.
+    fn decode_bytewise(bytes: &[u8]) -> Vec<SseEvent> {
+        let chunks: Vec<&[u8]> = bytes.chunks(1).collect();
+        decode_chunks(&chunks)
+    }
+
+    /// A non-incremental model of the same rules: whole-input lossy UTF-8 decode (what a
+    /// `TextDecoder` produces for the whole input), BOM strip, split into lines, WHATWG fields.
+    fn reference(bytes: &[u8]) -> Vec<SseEvent> {
+        let text = String::from_utf8_lossy(bytes);
+        let text = text.strip_prefix('\u{FEFF}').unwrap_or(&text);
+        let mut lines = Vec::new();
+        let mut cur = String::new();
+        let mut chars = text.chars().peekable();
+        let mut terminated = true;
+        while let Some(c) = chars.next() {
+            match c {
+                '\r' => {
+                    if chars.peek() == Some(&'\n') {
+                        chars.next();
+                    }
+                    lines.push(std::mem::take(&mut cur));
+                    terminated = true;
+                }
+                '\n' => {
+                    lines.push(std::mem::take(&mut cur));
+                    terminated = true;
+                }
+                c => {
+                    cur.push(c);
+                    terminated = false;
+                }
+            }
+        }
+        if !terminated {
+            lines.push(cur);
+        }
+        lines.push(String::new()); // EOF dispatch
+        let (mut out, mut event, mut data, mut id, mut retry) = (Vec::new(), String::new(), None::<String>, None, None);
+        for line in lines {
+            if line.is_empty() {
+                if let Some(d) = data.take() {
+                    out.push(SseEvent { event: (!event.is_empty()).then(|| event.clone()), data: d, id: id.clone(), retry });
+                }
+                event.clear();
+                id = None;
+                retry = None;
+                continue;
+            }
+            if line.starts_with(':') {
+                continue;
+            }
+            let (f, v) = match line.split_once(':') {
+                Some((f, v)) => (f.to_string(), v.strip_prefix(' ').unwrap_or(v).to_string()),
+                None => (line.clone(), String::new()),
+            };
+            match f.as_str() {
+                "event" => event = v,
+                "data" => match &mut data {
+                    Some(d) => {
+                        d.push('\n');
+                        d.push_str(&v);
+                    }
+                    None => data = Some(v),
+                },
+                "id" if !v.contains('\0') => id = Some(v),
+                "retry" if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => {
+                    if let Ok(n) = v.parse::<u64>() {
+                        retry = Some(n);
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn p_6_3_1_basic_events_and_event_names() {
+        let out = decode(b"event: ping\ndata: {\"a\":1}\n\ndata: two\n\n");
+        assert_eq!(out, vec![named("ping", "{\"a\":1}"), ev("two")]);
+    }
+
+    #[test]
+    fn p_6_3_1_multi_line_data_joined_with_newline() {
+        assert_eq!(decode(b"data: a\ndata:b\ndata\ndata:  c\n\n"), vec![ev("a\nb\n\n c")]);
+    }
+
+    #[test]
+    fn p_6_3_1_one_leading_space_stripped_only() {
+        assert_eq!(decode(b"data:   x \n\n"), vec![ev("  x ")]);
+        assert_eq!(decode(b"data:\tx\n\n"), vec![ev("\tx")]);
+    }
+
+    #[test]
+    fn p_6_3_1_comments_and_unknown_fields_ignored() {
+        let out = decode(b": keep-alive\n:\nfoo: bar\nDATA: no\ndata: yes\n: between\n\n");
+        assert_eq!(out, vec![ev("yes")]);
+    }
+
+    #[test]
+    fn p_6_3_1_event_without_data_is_not_dispatched_and_resets_type() {
+        // WHATWG: an empty data buffer means no dispatch; the event type is reset anyway.
+        assert_eq!(decode(b"event: a\n\ndata: x\n\n"), vec![ev("x")]);
+        assert_eq!(decode(b"id: 1\nretry: 5\n\n"), vec![]);
+        // An empty `data` line does set data: the event is dispatched with empty data.
+        assert_eq!(decode(b"data\n\n"), vec![ev("")]);
+        assert_eq!(decode(b"data:\n\n"), vec![ev("")]);
+        assert_eq!(decode(b"event: e\ndata:\n\n"), vec![named("e", "")]);
+    }
+
+    #[test]
+    fn p_6_3_1_line_without_colon_is_field_with_empty_value() {
+        assert_eq!(decode(b"data\ndata\n\n"), vec![ev("\n")]);
+        assert_eq!(decode(b"event\ndata: x\n\n"), vec![ev("x")]);
+    }
+
+    #[test]
+    fn p_6_3_1_id_and_retry_fields() {
+        let out = decode(b"id: 42\nretry: 1500\ndata: x\n\ndata: y\n\nid\nretry: 12a\ndata: z\n\n");
+        assert_eq!(
+            out,
+            vec![
+                SseEvent { data: "x".into(), id: Some("42".into()), retry: Some(1500), event: None },
+                ev("y"),
+                SseEvent { data: "z".into(), id: Some(String::new()), ..SseEvent::default() },
+            ]
+        );
+        // A NUL in the id: ignored. Retry: digits only, no sign, no space, no overflow.
+        assert_eq!(decode(b"id: a\0b\ndata: x\n\n")[0].id, None);
+        assert_eq!(decode(b"retry: -1\ndata: x\n\n")[0].retry, None);
+        assert_eq!(decode(b"retry:  7\ndata: x\n\n")[0].retry, None);
+        assert_eq!(decode(b"retry:\ndata: x\n\n")[0].retry, None);
+        assert_eq!(decode(b"retry: 99999999999999999999999\ndata: x\n\n")[0].retry, None);
+        assert_eq!(decode(b"retry: 18446744073709551615\ndata: x\n\n")[0].retry, Some(u64::MAX));
+        // The last valid field wins.
+        assert_eq!(decode(b"retry: 1\nretry: x\nid: a\nid: b\ndata: x\n\n")[0], SseEvent {
+            data: "x".into(),
+            id: Some("b".into()),
+            retry: Some(1),
+            event: None
+        });
+    }
+
+    #[test]
+    fn p_6_3_1_all_three_line_endings() {
+        let expected = vec![named("e", "a\nb"), ev("c")];
+        assert_eq!(decode(b"event: e\ndata: a\ndata: b\n\ndata: c\n\n"), expected);
+        assert_eq!(decode(b"event: e\r\ndata: a\r\ndata: b\r\n\r\ndata: c\r\n\r\n"), expected);
+        assert_eq!(decode(b"event: e\rdata: a\rdata: b\r\rdata: c\r\r"), expected);
+        assert_eq!(decode(b"event: e\rdata: a\r\ndata: b\n\r\ndata: c\r\n\r"), expected);
+    }
+
+    #[test]
+    fn p_6_1_8_crlf_split_across_chunks_is_one_line_end() {
+        // The reference's Anthropic parser reads the lone "\n" as a blank line; here it is not.
+        let out = decode_chunks(&[b"event: a\r", b"\ndata: x\r", b"\n", b"data: y\r", b"\n\r", b"\n"]);
+        assert_eq!(out, vec![named("a", "x\ny")]);
+        // A `\r` at a chunk end followed by something else is a line end on its own.
+        assert_eq!(decode_chunks(&[b"data: x\r", b"\r"]), vec![ev("x")]);
+        assert_eq!(decode_chunks(&[b"data: x\r", b"data: y\r\r"]), vec![ev("x\ny")]);
+        // Empty chunks between `\r` and `\n` do not break the pair.
+        assert_eq!(decode_chunks(&[b"data: x\r", b"", b"\n", b"", b"\r", b"", b"\n"]), vec![ev("x")]);
+        // `\r\n\r\n` byte by byte.
+        assert_eq!(decode_bytewise(b"data: a\r\n\r\ndata: b\r\n\r\n"), vec![ev("a"), ev("b")]);
+    }
+
+    #[test]
+    fn p_6_3_1_split_utf8_characters_are_joined() {
+        let text = "data: h\u{e9}\u{20ac}\u{1F600}\u{4e2d}\n\n".as_bytes();
+        let expected = vec![ev("h\u{e9}\u{20ac}\u{1F600}\u{4e2d}")];
+        assert_eq!(decode_bytewise(text), expected);
+        for cut in 0..text.len() {
+            assert_eq!(decode_chunks(&[&text[..cut], &text[cut..]]), expected, "cut at {cut}");
+        }
+        // A 4-byte character spread over three chunks with empty chunks in between.
+        let smile = "\u{1F600}".as_bytes();
+        let out = decode_chunks(&[b"data: ", &smile[..1], b"", &smile[1..3], &smile[3..], b"\n\n"]);
+        assert_eq!(out, vec![ev("\u{1F600}")]);
+    }
+
+    #[test]
+    fn p_6_3_1_invalid_utf8_becomes_replacement_characters() {
+        // Maximal subparts, as TextDecoder: E2 82 (truncated) then 'x' → one U+FFFD; lone
+        // continuation bytes → one each; overlong C0 80 → two; surrogate ED A0 80 → three.
+        let bytes = b"data: a\xE2\x82xb\x80\x80c\xC0\x80d\xED\xA0\x80e\xF4\x90\x80\x80\n\n";
+        let expected = "a\u{FFFD}xb\u{FFFD}\u{FFFD}c\u{FFFD}\u{FFFD}d\u{FFFD}\u{FFFD}\u{FFFD}e\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}";
+        assert_eq!(decode(bytes), vec![ev(expected)]);
+        assert_eq!(decode_bytewise(bytes), vec![ev(expected)]);
+        // A truncated character at the very end of input: one U+FFFD at finish.
+        assert_eq!(decode_chunks(&[b"data: a\xF0\x9F\x98"]), vec![ev("a\u{FFFD}")]);
+        // A carried prefix broken by the next chunk's first byte: the byte is decoded afresh.
+        assert_eq!(decode_chunks(&[b"data: \xE2\x82", b"\nq\n\n"]), vec![ev("\u{FFFD}")]);
+        assert_eq!(decode_chunks(&[b"data: \xE2", b"\xE2\x82\xAC\n\n"]), vec![ev("\u{FFFD}\u{20ac}")]);
+    }
+
+    #[test]
+    fn p_6_3_1_leading_bom_dropped_once() {
+        assert_eq!(decode(b"\xEF\xBB\xBFdata: x\n\n"), vec![ev("x")]);
+        // Split BOM.
+        assert_eq!(decode_chunks(&[b"\xEF", b"\xBB", b"\xBFdata: x\n\n"]), vec![ev("x")]);
+        // Only the first one: a second BOM makes the field name "\u{FEFF}data", unknown.
+        assert_eq!(decode(b"\xEF\xBB\xBF\xEF\xBB\xBFdata: x\n\ndata: y\n\n"), vec![ev("y")]);
+        // A BOM later in the stream is ordinary text.
+        assert_eq!(decode(b"data: \xEF\xBB\xBFx\n\n"), vec![ev("\u{FEFF}x")]);
+    }
+
+    #[test]
+    fn p_6_3_1_eof_flushes_pending_event() {
+        assert_eq!(decode(b"data: x\n"), vec![ev("x")]);
+        assert_eq!(decode(b"data: x"), vec![ev("x")]);
+        assert_eq!(decode(b"event: e\ndata: x\r"), vec![named("e", "x")]);
+        assert_eq!(decode(b"event: e\n"), vec![]);
+        assert_eq!(decode(b": only a comment"), vec![]);
+        assert_eq!(decode(b""), vec![]);
+        // finish resets: the decoder can be used again, BOM handling included.
+        let mut d = SseDecoder::new();
+        let mut out = Vec::new();
+        d.push(b"data: a", &mut out);
+        d.finish(&mut out);
+        d.push(b"\xEF\xBB\xBFdata: b\n\n", &mut out);
+        d.finish(&mut out);
+        assert_eq!(out, vec![ev("a"), ev("b")]);
+    }
+
+    #[test]
+    fn p_6_3_1_events_dispatched_as_soon_as_blank_line_arrives() {
+        let mut d = SseDecoder::new();
+        let mut out = Vec::new();
+        d.push(b"data: a\n", &mut out);
+        assert!(out.is_empty());
+        d.push(b"\n", &mut out);
+        assert_eq!(out, vec![ev("a")]);
+        d.push(b"data: b\r", &mut out);
+        d.push(b"\r", &mut out);
+        assert_eq!(out, vec![ev("a"), ev("b")]);
+    }
+
+    #[test]
+    fn p_6_3_1_long_line_across_many_chunks() {
+        let payload = "x".repeat(100_000);
+        let text = format!("data: {payload}\n\n");
+        let chunks: Vec<&[u8]> = text.as_bytes().chunks(7).collect();
+        assert_eq!(decode_chunks(&chunks), vec![ev(&payload)]);
+    }
+
+    #[test]
+    fn p_6_3_1_matches_reference_model_on_fixed_corpus() {
+        let corpus: &[&[u8]] = &[
+            b"event: message_start\ndata: {\"type\":\"message_start\"}\n\nevent: ping\ndata: {}\n\n",
+            b"data: [DONE]\n\n",
+            b"\r\n\r\ndata: x\r\n",
+            b"data: a\r\r\rdata: b",
+            b"\xEF\xBB\xBF: c\rdata:\xFF\n\n",
+        ];
+        for bytes in corpus {
+            assert_eq!(decode(bytes), reference(bytes));
+            assert_eq!(decode_bytewise(bytes), reference(bytes));
+        }
+    }
+
+    /// Bytes biased toward the interesting ones: line ends, colons, field names, split UTF-8.
+    fn sse_bytes() -> impl Strategy<Value = Vec<u8>> {
+        let atom = prop_oneof![
+            Just(b"\n".to_vec()),
+            Just(b"\r".to_vec()),
+            Just(b"\r\n".to_vec()),
+            Just(b"data:".to_vec()),
+            Just(b"data: ".to_vec()),
+            Just(b"event: ".to_vec()),
+            Just(b"id:".to_vec()),
+            Just(b"retry: ".to_vec()),
+            Just(b":".to_vec()),
+            Just(b" ".to_vec()),
+            Just(b"12".to_vec()),
+            Just(b"\xEF\xBB\xBF".to_vec()),
+            Just("\u{1F600}".as_bytes().to_vec()),
+            Just("\u{20ac}".as_bytes().to_vec()),
+            Just(b"\0".to_vec()),
+            any::<u8>().prop_map(|b| vec![b]),
+            "[a-z]{1,4}".prop_map(|s| s.into_bytes()),
+        ];
+        proptest::collection::vec(atom, 0..40).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn p_6_3_1_any_bytes_any_chunking_never_panics_and_matches_reference(
+            bytes in prop_oneof![sse_bytes(), proptest::collection::vec(any::<u8>(), 0..200)],
+            cuts in proptest::collection::vec(any::<usize>(), 0..8),
+        ) {
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (bytes.len() + 1)).collect();
+            cuts.sort_unstable();
+            let mut chunks = Vec::new();
+            let mut prev = 0;
+            for c in cuts {
+                chunks.push(&bytes[prev..c]);
+                prev = c;
+            }
+            chunks.push(&bytes[prev..]);
+            let expected = reference(&bytes);
+            prop_assert_eq!(&decode_chunks(&chunks), &expected);
+            prop_assert_eq!(&decode_bytewise(&bytes), &expected);
+        }
+    }
+}

@@ -1,0 +1,503 @@
+//! The request transcript (P-6.5), shared by every wire format: the replayed system head (system
+//! prompt text and current tools) and pi-ai's clean-up of the conversation. JSON in, JSON out:
+//! it never builds a wire format's shapes and never touches HTTP.
+//!
+//! How a wire format uses it:
+//!
+//! ```ignore
+//! let t = transcript::prepare(input, Some(&my_normalize_id)); // or None: ids kept as they are
+//! t.system_prompt // String: content, then non-null sections, blank-line joined ("" = send none)
+//! t.tools         // Vec<Value>: current tools as declared ({name, description, parameters, ..})
+//! t.messages      // Vec<Value>: only "user", "assistant", "toolResult" messages, in order
+//! ```
+//!
+//! What `t.messages` guarantees (P-6.5.2): `content` is a string (user only) or an array (never
+//! null); images are placeholder texts when `model.input` lacks `"image"`; no `error`/`aborted`
+//! assistant messages; assistant messages of another provider/api/model carry no thinking blocks,
+//! no `textSignature`, no `thoughtSignature`; tool-call ids went through `normalize_id` and the
+//! matching results' `toolCallId` follow; every tool call of a kept assistant message has a result
+//! before the next assistant or user message (a synthetic `isError` "No result provided" one if
+//! needed). Blocks are otherwise the caller's values (fields may still be missing or mistyped:
+//! read them with the helpers below, which never panic).
+
+use super::RequestInput;
+use serde_json::{Map, Value, json};
+
+/// What a wire format sends: see the module documentation.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Transcript {
+    pub system_prompt: String,
+    pub tools: Vec<Value>,
+    pub messages: Vec<Value>,
+}
+
+pub const USER_IMAGE_OMITTED: &str = "(image omitted: model does not support images)";
+pub const TOOL_IMAGE_OMITTED: &str = "(tool image omitted: model does not support images)";
+pub const NO_RESULT_PROVIDED: &str = "No result provided";
+
+/// P-6.5.1 + P-6.5.2: the head of the transcript and the cleaned conversation. Later system
+/// messages are not sent (their content only reaches the prompt through the replayed head).
+pub fn prepare(input: &RequestInput<'_>, normalize_id: Option<&dyn Fn(&str) -> String>) -> Transcript {
+    let (system_prompt, tools) = system_head(input.messages);
+    let messages = clean_up(input.messages, input.model, normalize_id)
+        .into_iter()
+        .filter(|m| matches!(role(m), "user" | "assistant" | "toolResult"))
+        .collect();
+    Transcript { system_prompt, tools, messages }
+}
+
+/// Replays every system message in order (A-5.4.4): the prompt text (non-empty contents joined by
+/// blank lines, then the non-null sections as patched by name) and the current tools
+/// (`toolsRemoved`, then `toolsAdded`, per message; a re-added name keeps its place).
+pub fn system_head(messages: &[Value]) -> (String, Vec<Value>) {
+    let mut contents: Vec<String> = Vec::new();
+    // Insertion-ordered like a JS Map: setting an existing name keeps its place.
+    let mut sections: Vec<(String, Value)> = Vec::new();
+    let mut tools: Vec<(String, Value)> = Vec::new();
+    for message in messages.iter().filter(|m| role(m) == "system") {
+        let text = content_text(message.get("content"), "\n");
+        if !text.is_empty() {
+            contents.push(text);
+        }
+        if let Some(patch) = message.get("sections").and_then(Value::as_object) {
+            for (name, value) in patch {
+                if value.is_null() {
+                    sections.retain(|(n, _)| n != name);
+                } else if let Some(slot) = sections.iter_mut().find(|(n, _)| n == name) {
+                    slot.1 = value.clone();
+                } else {
+                    sections.push((name.clone(), value.clone()));
+                }
+            }
+        }
+        for removed in message.get("toolsRemoved").and_then(Value::as_array).into_iter().flatten() {
+            let name = str_field(removed, "name");
+            tools.retain(|(n, _)| n != name);
+        }
+        for added in message.get("toolsAdded").and_then(Value::as_array).into_iter().flatten() {
+            if !added.is_object() {
+                continue;
+            }
+            let name = str_field(added, "name");
+            match tools.iter_mut().find(|(n, _)| n == name) {
+                Some(slot) => slot.1 = added.clone(),
+                None => tools.push((name.to_string(), added.clone())),
+            }
+        }
+    }
+    let mut parts = vec![contents.join("\n\n")];
+    parts.extend(sections.iter().filter_map(|(_, v)| v.as_str()).map(str::to_string));
+    parts.retain(|p| !p.is_empty());
+    (parts.join("\n\n"), tools.into_iter().map(|(_, t)| t).collect())
+}
+
+/// P-6.5.2 on the whole transcript, system messages included (they stay in place, except that one
+/// between a tool call and its results moves after the results).
+pub fn clean_up(messages: &[Value], model: &Value, normalize_id: Option<&dyn Fn(&str) -> String>) -> Vec<Value> {
+    let images_supported = model.get("input").and_then(Value::as_array).is_some_and(|a| a.iter().any(|i| i == "image"));
+    let mut renamed: Vec<(String, String)> = Vec::new();
+    let transformed: Vec<Value> = messages
+        .iter()
+        .filter_map(|m| m.as_object())
+        .map(|m| transform(m, model, images_supported, normalize_id, &mut renamed))
+        .collect();
+
+    // Second pass: synthetic results for unanswered calls; system messages held behind results.
+    let mut out = Vec::with_capacity(transformed.len());
+    let mut pending: Vec<(String, String)> = Vec::new(); // (id, name) of the last assistant's calls
+    let mut answered: Vec<String> = Vec::new();
+    let mut held: Vec<Value> = Vec::new();
+    for message in transformed {
+        match role(&message) {
+            "assistant" => {
+                close_pending(&mut out, &mut pending, &mut answered, &mut held);
+                if matches!(str_field(&message, "stopReason"), "error" | "aborted") {
+                    continue;
+                }
+                let calls: Vec<(String, String)> = blocks(&message)
+                    .iter()
+                    .filter(|b| block_type(b) == "toolCall")
+                    .map(|b| (str_field(b, "id").to_string(), str_field(b, "name").to_string()))
+                    .collect();
+                if !calls.is_empty() {
+                    pending = calls;
+                    answered.clear();
+                }
+                out.push(message);
+            }
+            "toolResult" => {
+                answered.push(str_field(&message, "toolCallId").to_string());
+                out.push(message);
+            }
+            "system" if !pending.is_empty() => held.push(message),
+            "user" => {
+                close_pending(&mut out, &mut pending, &mut answered, &mut held);
+                out.push(message);
+            }
+            _ => out.push(message),
+        }
+    }
+    close_pending(&mut out, &mut pending, &mut answered, &mut held);
+    out
+}
+
+fn close_pending(
+    out: &mut Vec<Value>,
+    pending: &mut Vec<(String, String)>,
+    answered: &mut Vec<String>,
+    held: &mut Vec<Value>,
+) {
+    for (id, name) in pending.drain(..) {
+        if !answered.contains(&id) {
+            out.push(json!({
+                "role": "toolResult",
+                "toolCallId": id,
+                "toolName": name,
+                "content": [{"type": "text", "text": NO_RESULT_PROVIDED}],
+                "isError": true,
+                "timestamp": 0,
+            }));
+        }
+    }
+    answered.clear();
+    out.append(held);
+}
+
+/// The first pass on one message: content, images, thinking and signatures, tool-call ids.
+fn transform(
+    message: &Map<String, Value>,
+    model: &Value,
+    images_supported: bool,
+    normalize_id: Option<&dyn Fn(&str) -> String>,
+    renamed: &mut Vec<(String, String)>,
+) -> Value {
+    let mut message = message.clone();
+    if message.get("content").is_none_or(Value::is_null) {
+        message.insert("content".into(), Value::Array(Vec::new()));
+    }
+    let role = message.get("role").and_then(Value::as_str).unwrap_or("").to_string();
+    match role.as_str() {
+        "user" if !images_supported => {
+            if let Some(Value::Array(content)) = message.get("content") {
+                let replaced = replace_images(content, USER_IMAGE_OMITTED);
+                message.insert("content".into(), Value::Array(replaced));
+            }
+        }
+        "toolResult" => {
+            match message.get("content") {
+                Some(Value::Array(content)) if !images_supported => {
+                    let replaced = replace_images(content, TOOL_IMAGE_OMITTED);
+                    message.insert("content".into(), Value::Array(replaced));
+                }
+                Some(Value::Array(_)) => {}
+                Some(Value::String(text)) => {
+                    let text = json!([{"type": "text", "text": text}]);
+                    message.insert("content".into(), text);
+                }
+                _ => {
+                    message.insert("content".into(), Value::Array(Vec::new()));
+                }
+            }
+            let id = message.get("toolCallId").and_then(Value::as_str).unwrap_or("");
+            if let Some((_, new_id)) = renamed.iter().rev().find(|(old, _)| old == id) {
+                message.insert("toolCallId".into(), Value::String(new_id.clone()));
+            }
+        }
+        "assistant" => {
+            let same = is_same_model(&Value::Object(message.clone()), model);
+            let content = match message.get("content") {
+                Some(Value::Array(content)) => content.clone(),
+                _ => Vec::new(),
+            };
+            let mut kept = Vec::with_capacity(content.len());
+            for block in content {
+                match block_type(&block) {
+                    "thinking" => {
+                        let signed = !str_field(&block, "thinkingSignature").is_empty();
+                        let redacted = block.get("redacted").and_then(Value::as_bool).unwrap_or(false);
+                        if same && (redacted || signed || !str_field(&block, "thinking").trim().is_empty()) {
+                            kept.push(block);
+                        }
+                    }
+                    "text" if !same => kept.push(json!({"type": "text", "text": str_field(&block, "text")})),
+                    "toolCall" => {
+                        let mut call = block;
+                        if let Some(call) = call.as_object_mut() {
+                            if !same {
+                                call.remove("thoughtSignature");
+                            }
+                            if let Some(normalize) = normalize_id {
+                                let id = call.get("id").and_then(Value::as_str).unwrap_or("").to_string();
+                                let new_id = normalize(&id);
+                                if new_id != id {
+                                    renamed.push((id, new_id.clone()));
+                                    call.insert("id".into(), Value::String(new_id));
+                                }
+                            }
+                        }
+                        kept.push(call);
+                    }
+                    _ => kept.push(block),
+                }
+            }
+            message.insert("content".into(), Value::Array(kept));
+        }
+        _ => {}
+    }
+    Value::Object(message)
+}
+
+/// Images replaced by one `placeholder` text per run of images (a placeholder text already there
+/// absorbs the images that follow it).
+pub fn replace_images(content: &[Value], placeholder: &str) -> Vec<Value> {
+    let mut out = Vec::with_capacity(content.len());
+    let mut previous_was_placeholder = false;
+    for block in content {
+        if block_type(block) == "image" {
+            if !previous_was_placeholder {
+                out.push(json!({"type": "text", "text": placeholder}));
+            }
+            previous_was_placeholder = true;
+            continue;
+        }
+        previous_was_placeholder = block.get("text").and_then(Value::as_str) == Some(placeholder);
+        out.push(block.clone());
+    }
+    out
+}
+
+/// Whether an assistant message came from this model (same provider, api and id).
+pub fn is_same_model(message: &Value, model: &Value) -> bool {
+    let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    field(message, "provider") == field(model, "provider")
+        && field(message, "api") == field(model, "api")
+        && field(message, "model") == field(model, "id")
+}
+
+/// The message's `role`, or "".
+pub fn role(message: &Value) -> &str {
+    str_field(message, "role")
+}
+
+/// The message's content blocks (empty for a string or missing content).
+pub fn blocks(message: &Value) -> &[Value] {
+    message.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[])
+}
+
+/// A block's `type`, or "".
+pub fn block_type(block: &Value) -> &str {
+    str_field(block, "type")
+}
+
+/// A string field, or "" when missing or not a string.
+pub fn str_field<'a>(value: &'a Value, key: &str) -> &'a str {
+    value.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// A string content itself, else its text blocks joined with `separator`.
+pub fn content_text(content: Option<&Value>, separator: &str) -> String {
+    match content {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter(|b| block_type(b) == "text")
+            .map(|b| str_field(b, "text"))
+            .collect::<Vec<_>>()
+            .join(separator),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    fn model() -> Value {
+        json!({"id": "m1", "api": "anthropic-messages", "provider": "anthropic", "input": ["text"]})
+    }
+
+    fn input<'a>(model: &'a Value, messages: &'a [Value], options: &'a Value) -> RequestInput<'a> {
+        RequestInput { model, messages, options, api_key: None }
+    }
+
+    fn tool(name: &str, description: &str) -> Value {
+        json!({"name": name, "description": description, "parameters": {"type": "object"}})
+    }
+
+    fn assistant(content: Value, stop: &str) -> Value {
+        json!({"role": "assistant", "content": content, "api": "anthropic-messages", "provider": "anthropic",
+               "model": "m1", "stopReason": stop, "timestamp": 1})
+    }
+
+    fn result(id: &str) -> Value {
+        json!({"role": "toolResult", "toolCallId": id, "toolName": "t", "content": [{"type": "text", "text": "ok"}],
+               "isError": false, "timestamp": 2})
+    }
+
+    #[test]
+    fn p_6_5_1_head_joins_contents_and_sections_and_replays_tools() {
+        let messages = vec![
+            json!({"role": "system", "content": "Base.", "sections": {"a": "A1", "b": "B"},
+                   "toolsAdded": [tool("x", "X"), tool("y", "Y")], "timestamp": 0}),
+            json!({"role": "user", "content": "hi", "timestamp": 1}),
+            json!({"role": "system", "content": [{"type": "text", "text": "More"}, {"type": "text", "text": "lines"}],
+                   "sections": {"a": "A2", "b": null, "c": "C"}, "toolsRemoved": [{"name": "x"}],
+                   "toolsAdded": [tool("z", "Z"), tool("y", "Y2")], "timestamp": 2}),
+            json!({"role": "system", "content": "", "sections": {"b": "B again"}, "timestamp": 3}),
+        ];
+        let (model, options) = (model(), json!({}));
+        let t = prepare(&input(&model, &messages, &options), None);
+        assert_eq!(t.system_prompt, "Base.\n\nMore\nlines\n\nA2\n\nC\n\nB again");
+        assert_eq!(t.tools, vec![tool("y", "Y2"), tool("z", "Z")]);
+        assert_eq!(t.messages, vec![json!({"role": "user", "content": "hi", "timestamp": 1})]);
+    }
+
+    #[test]
+    fn p_6_5_1_no_system_messages_gives_empty_head() {
+        let messages = vec![json!({"role": "user", "content": null, "timestamp": 1})];
+        let (model, options) = (model(), json!({}));
+        let t = prepare(&input(&model, &messages, &options), None);
+        assert_eq!(t.system_prompt, "");
+        assert!(t.tools.is_empty());
+        assert_eq!(t.messages, vec![json!({"role": "user", "content": [], "timestamp": 1})]);
+    }
+
+    #[test]
+    fn p_6_5_2_images_become_placeholders_without_image_input() {
+        let messages = vec![
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "look"},
+                {"type": "image", "data": "AA", "mimeType": "image/png"},
+                {"type": "image", "data": "BB", "mimeType": "image/png"}], "timestamp": 1}),
+            assistant(json!([{"type": "toolCall", "id": "c1", "name": "t", "arguments": {}}]), "toolUse"),
+            json!({"role": "toolResult", "toolCallId": "c1", "toolName": "t", "isError": false, "timestamp": 2,
+                   "content": [{"type": "image", "data": "CC", "mimeType": "image/png"}]}),
+        ];
+        let (model, options) = (model(), json!({}));
+        let t = prepare(&input(&model, &messages, &options), None);
+        assert_eq!(t.messages[0]["content"], json!([{"type": "text", "text": "look"}, {"type": "text", "text": USER_IMAGE_OMITTED}]));
+        assert_eq!(t.messages[2]["content"], json!([{"type": "text", "text": TOOL_IMAGE_OMITTED}]));
+
+        let vision = json!({"id": "m1", "api": "anthropic-messages", "provider": "anthropic", "input": ["text", "image"]});
+        let t = prepare(&input(&vision, &messages, &options), None);
+        assert_eq!(t.messages[0]["content"][2]["type"], "image");
+    }
+
+    #[test]
+    fn p_6_5_2_error_and_aborted_assistants_are_skipped() {
+        let messages = vec![
+            json!({"role": "user", "content": "a", "timestamp": 1}),
+            assistant(json!([{"type": "text", "text": "partial"}]), "error"),
+            assistant(json!([{"type": "text", "text": "partial"}]), "aborted"),
+            json!({"role": "user", "content": "b", "timestamp": 1}),
+        ];
+        let (model, options) = (model(), json!({}));
+        let t = prepare(&input(&model, &messages, &options), None);
+        assert_eq!(t.messages.iter().map(role).collect::<Vec<_>>(), ["user", "user"]);
+    }
+
+    #[test]
+    fn p_6_5_2_other_model_loses_thinking_and_signatures() {
+        let content = json!([
+            {"type": "thinking", "thinking": "hmm", "thinkingSignature": "sig"},
+            {"type": "text", "text": "hello", "textSignature": "ts"},
+            {"type": "toolCall", "id": "c1", "name": "t", "arguments": {"a": 1}, "thoughtSignature": "x"},
+        ]);
+        let mut other = assistant(content.clone(), "toolUse");
+        other["model"] = json!("m2");
+        let messages = vec![other, result("c1")];
+        let (model, options) = (model(), json!({}));
+        let t = prepare(&input(&model, &messages, &options), None);
+        assert_eq!(
+            t.messages[0]["content"],
+            json!([{"type": "text", "text": "hello"}, {"type": "toolCall", "id": "c1", "name": "t", "arguments": {"a": 1}}])
+        );
+        // The same model keeps everything.
+        let messages = vec![assistant(content.clone(), "toolUse"), result("c1")];
+        let t = prepare(&input(&model, &messages, &options), None);
+        assert_eq!(t.messages[0]["content"], content);
+    }
+
+    #[test]
+    fn p_6_5_2_same_model_drops_only_empty_unsigned_thinking() {
+        let content = json!([
+            {"type": "thinking", "thinking": "  "},
+            {"type": "thinking", "thinking": "", "thinkingSignature": "enc"},
+            {"type": "thinking", "thinking": "", "redacted": true, "thinkingSignature": "r"},
+            {"type": "thinking", "thinking": "real"},
+        ]);
+        let messages = vec![assistant(content, "stop")];
+        let (model, options) = (model(), json!({}));
+        let t = prepare(&input(&model, &messages, &options), None);
+        assert_eq!(t.messages[0]["content"].as_array().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn p_6_5_2_ids_normalised_and_results_renamed() {
+        let long = format!("call|{}", "x".repeat(80));
+        let messages = vec![
+            assistant(json!([{"type": "toolCall", "id": long, "name": "t", "arguments": {}}]), "toolUse"),
+            result(&long),
+        ];
+        let normalize = |id: &str| id.replace('|', "_").chars().take(10).collect::<String>();
+        let (model, options) = (model(), json!({}));
+        let t = prepare(&input(&model, &messages, &options), Some(&normalize));
+        assert_eq!(t.messages[0]["content"][0]["id"], "call_xxxxx");
+        assert_eq!(t.messages[1]["toolCallId"], "call_xxxxx");
+    }
+
+    #[test]
+    fn p_6_5_2_missing_results_are_synthesised_before_next_turn_and_at_end() {
+        let messages = vec![
+            assistant(
+                json!([{"type": "toolCall", "id": "a", "name": "t", "arguments": {}},
+                       {"type": "toolCall", "id": "b", "name": "u", "arguments": {}}]),
+                "toolUse",
+            ),
+            result("a"),
+            json!({"role": "user", "content": "next", "timestamp": 3}),
+            assistant(json!([{"type": "toolCall", "id": "c", "name": "v", "arguments": {}}]), "toolUse"),
+        ];
+        let (model, options) = (model(), json!({}));
+        let t = prepare(&input(&model, &messages, &options), None);
+        let summary: Vec<String> =
+            t.messages.iter().map(|m| format!("{}:{}", role(m), str_field(m, "toolCallId"))).collect();
+        assert_eq!(summary, ["assistant:", "toolResult:a", "toolResult:b", "user:", "assistant:", "toolResult:c"]);
+        assert_eq!(
+            t.messages[2],
+            json!({"role": "toolResult", "toolCallId": "b", "toolName": "u",
+                   "content": [{"type": "text", "text": "No result provided"}], "isError": true, "timestamp": 0})
+        );
+    }
+
+    #[test]
+    fn p_6_5_2_system_message_between_call_and_results_moves_after_them() {
+        let messages = vec![
+            assistant(json!([{"type": "toolCall", "id": "a", "name": "t", "arguments": {}}]), "toolUse"),
+            json!({"role": "system", "content": "update", "timestamp": 2}),
+            result("a"),
+            json!({"role": "user", "content": "next", "timestamp": 3}),
+        ];
+        let cleaned = clean_up(&messages, &model(), None);
+        let roles: Vec<&str> = cleaned.iter().map(role).collect();
+        assert_eq!(roles, ["assistant", "toolResult", "system", "user"]);
+        // Only one result: the held system message did not close the call early.
+        assert_eq!(cleaned.iter().filter(|m| role(m) == "toolResult").count(), 1);
+    }
+
+    #[test]
+    fn malformed_messages_never_panic() {
+        let messages = vec![
+            json!(null),
+            json!(3),
+            json!({"role": "assistant", "content": "text?"}),
+            json!({"role": "assistant", "content": [null, 1, {"type": "toolCall"}]}),
+            json!({"role": "toolResult", "content": {"x": 1}}),
+            json!({"role": "system", "toolsAdded": [1, {"name": 2}], "toolsRemoved": "x", "sections": [1]}),
+        ];
+        let (model, options) = (json!(null), json!(null));
+        let t = prepare(&input(&model, &messages, &options), Some(&|s: &str| s.to_string()));
+        assert_eq!(t.messages.len(), 4);
+    }
+}
