@@ -48,9 +48,13 @@ pub fn current_system_message<H: Host>(h: &H, messages: &[H::V]) -> Result<Optio
         }
         let patch = h.get(message, "sections")?;
         if h.kind(&patch).is_object_like() {
+            // Map semantics: a re-set section keeps its place, a removed one loses it.
             for (name, value) in h.entries(&patch)? {
-                sections.retain(|(n, _)| *n != name);
-                if h.kind(&value) != Kind::Null {
+                if h.kind(&value) == Kind::Null {
+                    sections.retain(|(n, _)| *n != name);
+                } else if let Some(slot) = sections.iter_mut().find(|(n, _)| *n == name) {
+                    slot.1 = value;
+                } else {
                     sections.push((name, value));
                 }
             }

@@ -2,7 +2,7 @@
 //! validator of `validate` on a JSON copy of the arguments. The transcript is never modified.
 
 use super::host::{Host, Kind};
-use super::validate::{PatternMatcher, coerce_and_validate, format_validation_error};
+use super::validate::{PatternMatcher, coerce_and_validate, format_validation_error, schema_problem};
 
 struct HostPatterns<'a, H: Host>(&'a H);
 
@@ -38,7 +38,13 @@ pub fn validate_tool_call<H: Host>(h: &H, tool: &H::V, call: &H::V, args: &H::V)
         }
     }
     let parameters = h.get(tool, "parameters")?;
-    let schema = if h.kind(&parameters) == Kind::Undefined { serde_json::Value::Bool(true) } else { to_json(h, &parameters)? };
+    if h.kind(&parameters) == Kind::Undefined {
+        return Err(h.error("A schema must be an object or a boolean, got undefined", false));
+    }
+    let schema = to_json(h, &parameters)?;
+    if let Some(problem) = schema_problem(&schema, &HostPatterns(h)) {
+        return Err(h.error(&problem, false));
+    }
     let value = to_json(h, args)?;
     match coerce_and_validate(&schema, &value, &HostPatterns(h)) {
         Ok(coerced) => from_json(h, &coerced),

@@ -12,6 +12,7 @@ mod json;
 mod number;
 mod problems;
 mod resolve;
+mod uri;
 
 #[cfg(test)]
 mod tests;
@@ -73,7 +74,8 @@ pub struct SchemaError {
 /// Coerce (three passes, T-4.3.3) then check (T-4.3.4–T-4.3.6). Returns the coerced value, or the errors in report order.
 ///
 /// A malformed schema (a subschema that is not an object or a boolean, an invalid `pattern`) is not reported here;
-/// `schema_problem` finds it, as pi-schema's `compile` throws before any value is seen. Here such parts accept.
+/// `schema_problem` finds it, as pi-schema's `compile` throws before any value is seen. Here a part that is not a
+/// schema accepts, and an invalid pattern matches nothing.
 pub fn coerce_and_validate(
     schema: &Value,
     args: &Value,
