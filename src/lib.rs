@@ -2,6 +2,7 @@
 //! wasm-bindgen binding, the only place that names `JsValue`.
 
 pub mod core;
+pub mod providers;
 
 #[cfg(target_arch = "wasm32")]
 mod js;

@@ -119,7 +119,13 @@ fn check_mode<H: Host>(h: &H, c: &Checker<'_, H>, v: &H::V, path: &str) -> Resul
 
 /// `new Agent(options)`: checks the options, sets the public fields on `agent` and fills
 /// the state object `st`.
-pub fn init<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V, options: &H::V, default_stream_fn: &H::V) -> Result<(), ArgError<H::V>> {
+pub fn init<H: Host + Clone>(
+    h: &H,
+    agent: &H::V,
+    st: &H::V,
+    options: &H::V,
+    default_stream_fn: &H::V,
+) -> Result<(), ArgError<H::V>> {
     let c = Checker::new(h, "Agent");
     let options = if h.kind(options).is_nullish() { h.object(&[]) } else { options.clone() };
     c.object(&options, "options")?;
@@ -339,8 +345,17 @@ pub fn reset<H: Host>(h: &H, st: &H::V) -> Result<(), H::V> {
 
 pub type RunFuture<V> = LocalBoxFuture<'static, Result<(), V>>;
 
+/// A run's config, stream function, and its start (or the value preparing it threw).
+type Prepared<V> = (V, V, Result<Start<V>, V>);
+
 /// `prompt(message | messages | text, images?)`.
-pub fn prompt<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V, input: &H::V, images: &H::V) -> Result<RunFuture<H::V>, Thrown<H::V>> {
+pub fn prompt<H: Host + Clone>(
+    h: &H,
+    agent: &H::V,
+    st: &H::V,
+    input: &H::V,
+    images: &H::V,
+) -> Result<RunFuture<H::V>, Thrown<H::V>> {
     if h.truthy(&get(h, st, "active")?) {
         return Err(h.error(PROMPT_BUSY, false));
     }
@@ -418,14 +433,29 @@ fn check_state<H: Host>(h: &H, agent: &H::V, st: &H::V, function: &str) -> Resul
     c.object(&get(h, st, "model")?, "state.model")?;
     c.function(&get(h, agent, "convertToLlm")?, "agent.convertToLlm")?;
     c.function(&get(h, agent, "streamFunction")?, "agent.streamFunction")?;
-    for hook in ["transformContext", "getApiKey", "beforeToolCall", "afterToolCall", "finishTurn", "prepareRequest", "prepareNextTurn", "prepareNextTurnWithContext"] {
+    for hook in [
+        "transformContext",
+        "getApiKey",
+        "beforeToolCall",
+        "afterToolCall",
+        "finishTurn",
+        "prepareRequest",
+        "prepareNextTurn",
+        "prepareNextTurnWithContext",
+    ] {
         c.optional_function(&get(h, agent, hook)?, &format!("agent.{hook}"))?;
     }
     c.limits(agent, "agent")
 }
 
 /// The loop config of one run, captured at its start.
-fn loop_config<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V, signal: &H::V, skip_initial_steering: bool) -> Result<H::V, H::V> {
+fn loop_config<H: Host + Clone>(
+    h: &H,
+    agent: &H::V,
+    st: &H::V,
+    signal: &H::V,
+    skip_initial_steering: bool,
+) -> Result<H::V, H::V> {
     let level = get(h, st, "thinkingLevel")?;
     let reasoning = if h.as_string(&level).as_deref() == Some("off") { h.undefined() } else { level };
     let config = h.object(&[("model", get(h, st, "model")?), ("reasoning", reasoning)]);
@@ -481,24 +511,24 @@ fn loop_config<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V, signal: &H::V, s
 
 /// Starts a run under the lifecycle: the returned future resolves once the run and its
 /// `agent_end` listeners settled; it never rejects for run failures.
-fn start_run<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V, prompts: Option<Vec<H::V>>, skip_initial_steering: bool) -> RunFuture<H::V> {
+fn start_run<H: Host + Clone>(
+    h: &H,
+    agent: &H::V,
+    st: &H::V,
+    prompts: Option<Vec<H::V>>,
+    skip_initial_steering: bool,
+) -> RunFuture<H::V> {
     let (controller, signal) = h.abort_controller();
     let (promise, resolve) = h.deferred();
-    let active = h.object(&[
-        ("controller", controller),
-        ("signal", signal.clone()),
-        ("promise", promise),
-        ("resolve", resolve),
-    ]);
-    let setup = (|| -> Result<(H::V, H::V, Result<Start<H::V>, H::V>), H::V> {
+    let active =
+        h.object(&[("controller", controller), ("signal", signal.clone()), ("promise", promise), ("resolve", resolve)]);
+    let setup = (|| -> Result<Prepared<H::V>, H::V> {
         h.set(st, "active", &active)?;
         h.set(st, "isStreaming", &h.boolean(true))?;
         h.set(st, "streamingMessage", &h.undefined())?;
         h.set(st, "errorMessage", &h.undefined())?;
-        let context = h.object(&[
-            ("messages", h.array(&items(h, st, "messages")?)),
-            ("tools", h.array(&items(h, st, "tools")?)),
-        ]);
+        let context =
+            h.object(&[("messages", h.array(&items(h, st, "messages")?)), ("tools", h.array(&items(h, st, "tools")?))]);
         let config = loop_config(h, agent, st, &signal, skip_initial_steering)?;
         let stream_fn = get(h, agent, "streamFunction")?;
         let start = match &prompts {
@@ -580,7 +610,11 @@ fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<(), H::V> {
 async fn handle_run_failure<H: Host + Clone>(h: &H, st: &H::V, signal: &H::V, thrown: &H::V) {
     let model = get(h, st, "model").unwrap_or_else(|_| h.undefined());
     let field = |key: &str| {
-        if h.kind(&model).is_object_like() { h.get(&model, key).unwrap_or_else(|_| h.undefined()) } else { h.undefined() }
+        if h.kind(&model).is_object_like() {
+            h.get(&model, key).unwrap_or_else(|_| h.undefined())
+        } else {
+            h.undefined()
+        }
     };
     let stop_reason = if h.signal_aborted(signal) { "aborted" } else { "error" };
     let message = h.error_message(thrown);
@@ -616,10 +650,8 @@ fn finish_run<H: Host>(h: &H, st: &H::V) {
     let _ = h.set(st, "isStreaming", &h.boolean(false));
     let _ = h.set(st, "streamingMessage", &h.undefined());
     let _ = h.set(st, "pendingToolCalls", &h.new_set(&[]));
-    if let Ok(active) = get(h, st, "active") {
-        if let Ok(resolve) = get(h, &active, "resolve") {
-            let _ = h.call_sync(&resolve, &h.undefined(), &[]);
-        }
+    if let Ok(resolve) = get(h, st, "active").and_then(|active| get(h, &active, "resolve")) {
+        let _ = h.call_sync(&resolve, &h.undefined(), &[]);
     }
     let _ = h.set(st, "active", &h.undefined());
 }
@@ -711,13 +743,20 @@ pub fn parse_snapshot<H: Host>(h: &H, input: &H::V) -> Result<H::V, H::V> {
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| h.error(&format!("Agent.restore: snapshot is not valid JSON: {e}"), false))?;
     let migrated = super::snapshot::migrate(value).map_err(|message| h.error(&message, false))?;
-    let text = serde_json::to_string(&serde_json::Value::Object(migrated)).map_err(|e| h.error(&e.to_string(), false))?;
+    let text =
+        serde_json::to_string(&serde_json::Value::Object(migrated)).map_err(|e| h.error(&e.to_string(), false))?;
     h.json_parse(&text)
 }
 
 /// The applying half of `Agent.restore`: `data` was checked by `parse_snapshot`, `agent` is a new
 /// idle instance built from the options; `tools` (optional) become its tools.
-pub fn apply_snapshot<H: Host>(h: &H, agent: &H::V, st: &H::V, data: &H::V, tools: &H::V) -> Result<(), ArgError<H::V>> {
+pub fn apply_snapshot<H: Host>(
+    h: &H,
+    agent: &H::V,
+    st: &H::V,
+    data: &H::V,
+    tools: &H::V,
+) -> Result<(), ArgError<H::V>> {
     if !h.kind(tools).is_nullish() {
         Checker::new(h, "Agent.restore").tools(tools, "options.tools")?;
     }

@@ -3,13 +3,13 @@
 //! of D1 and D2. Tool batches are in `tools`; event delivery and callbacks in `run`.
 
 use super::declare::declare_tool_changes;
+use super::host::HostFuture;
 use super::host::{Host, Kind};
 use super::run::{Run, Stop, abandon_deadline};
 use super::tools::timeout_ms;
 use super::validate::js_number_to_string;
 use futures::FutureExt;
 use futures::future::{Either, Fuse, LocalBoxFuture, select};
-use super::host::HostFuture;
 use std::future::Future;
 
 const REQUEST_ABORTED: &str = "Request was aborted";
@@ -99,7 +99,7 @@ async fn poll<H: Host>(run: &Run<'_, H>, getter: &str) -> Result<usize, Stop> {
     let Some(value) = run.call_hook(getter, &[]).await? else {
         return Ok(0);
     };
-    if !h.truthy(&value) {
+    if h.kind(&value).is_nullish() {
         return Ok(0);
     }
     if h.kind(&value) != Kind::Array {
@@ -116,7 +116,12 @@ fn pending_count<H: Host>(run: &Run<'_, H>) -> usize {
 }
 
 /// L-3.2.1: applies a `prepareNextTurn` / `prepareRequest` update; returns its `messages`.
-fn apply_update<H: Host>(run: &Run<'_, H>, hook: &str, update: Option<H::V>, with_messages: bool) -> Result<Vec<H::V>, Stop> {
+fn apply_update<H: Host>(
+    run: &Run<'_, H>,
+    hook: &str,
+    update: Option<H::V>,
+    with_messages: bool,
+) -> Result<Vec<H::V>, Stop> {
     let h = run.h;
     let Some(update) = update else {
         return Ok(Vec::new());
@@ -576,7 +581,12 @@ async fn source_result<H: Host>(run: &Run<'_, H>, source: &H::V, wait_ms: Option
 
 /// L-3.6.3: stamps `thinkingLevel`, puts the final message in place of the partial (or appends
 /// it after a `message_start`), and emits `message_end`.
-async fn finish_message<H: Host>(run: &Run<'_, H>, messages: &H::V, slot: Option<usize>, final_message: &H::V) -> Result<H::V, Stop> {
+async fn finish_message<H: Host>(
+    run: &Run<'_, H>,
+    messages: &H::V,
+    slot: Option<usize>,
+    final_message: &H::V,
+) -> Result<H::V, Stop> {
     let h = run.h;
     let fail = |e: H::V| run.fail(&e);
     h.set(final_message, "thinkingLevel", &thinking_level(run)).map_err(fail)?;
@@ -651,7 +661,11 @@ pub fn failure_message<H: Host>(run: &Run<'_, H>, stop_reason: &H::V, error_mess
     let h = run.h;
     let model = h.get(&run.config(), "model").unwrap_or_else(|_| h.undefined());
     let field = |key: &str| {
-        if h.kind(&model).is_object_like() { h.get(&model, key).unwrap_or_else(|_| h.undefined()) } else { h.undefined() }
+        if h.kind(&model).is_object_like() {
+            h.get(&model, key).unwrap_or_else(|_| h.undefined())
+        } else {
+            h.undefined()
+        }
     };
     let text = h.object(&[("type", h.string("text")), ("text", h.string(""))]);
     h.object(&[

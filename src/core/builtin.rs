@@ -5,7 +5,8 @@ use super::agent_loop::zero_usage;
 use super::host::Host;
 
 /// The names of the built-in wire formats, in the order `BUILTIN_APIS` lists them.
-pub const BUILTIN_APIS: [&str; 4] = ["openai-completions", "anthropic-messages", "openai-responses", "google-generative-ai"];
+pub const BUILTIN_APIS: [&str; 4] =
+    ["openai-completions", "anthropic-messages", "openai-responses", "google-generative-ai"];
 
 /// The single `error` event of a request no built-in provider can serve.
 pub fn unavailable_event<H: Host>(h: &H, model: &H::V) -> H::V {
@@ -24,7 +25,9 @@ pub fn unavailable_event<H: Host>(h: &H, model: &H::V) -> H::V {
         ("stopReason", h.string("error")),
         (
             "errorMessage",
-            h.string(&format!("No built-in provider for api \"{api_text}\". Pass streamFn or call setDefaultStreamFn().")),
+            h.string(&format!(
+                "No built-in provider for api \"{api_text}\". Pass streamFn or call setDefaultStreamFn()."
+            )),
         ),
         ("timestamp", h.number(h.date_now())),
     ]);

@@ -171,11 +171,8 @@ pub fn declare_tool_changes<H: Host>(h: &H, context: &H::V, pending: &[H::V]) ->
     if unchanged {
         return Ok(pending.to_vec());
     }
-    let mut entries = vec![
-        ("role", h.string("system")),
-        ("content", h.string("")),
-        ("timestamp", h.number(h.date_now())),
-    ];
+    let mut entries =
+        vec![("role", h.string("system")), ("content", h.string("")), ("timestamp", h.number(h.date_now()))];
     if !added.is_empty() {
         entries.push(("toolsAdded", h.array(&added)));
     }

@@ -160,7 +160,10 @@ mod tests {
         assert_eq!(migrate(json!({"format": "x"})).unwrap_err(), "Agent.restore: not an agent-loop-wasm snapshot");
         let mut v = fixture();
         v["version"] = json!(2);
-        assert_eq!(migrate(v).unwrap_err(), "Agent.restore: snapshot version 2 is newer than this library supports (1)");
+        assert_eq!(
+            migrate(v).unwrap_err(),
+            "Agent.restore: snapshot version 2 is newer than this library supports (1)"
+        );
         let mut v = fixture();
         v["version"] = json!(0);
         assert_eq!(migrate(v).unwrap_err(), "Agent.restore: unknown snapshot version 0");
@@ -188,6 +191,9 @@ mod tests {
         );
         let mut v = fixture();
         v.as_object_mut().unwrap().remove("messages");
-        assert_eq!(migrate(v).unwrap_err(), "Agent.restore: invalid snapshot: messages: expected an array, got undefined");
+        assert_eq!(
+            migrate(v).unwrap_err(),
+            "Agent.restore: invalid snapshot: messages: expected an array, got undefined"
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! pieces `runToolCall` reuses. Events go out through the run; this module never polls queues.
 
 use super::host::{Host, HostFuture, Kind};
-use super::run::{Run, Stop, abandon_deadline};
+use super::run::{Emitter, Run, Stop, abandon_deadline};
 use super::validate::js_number_to_string;
 use super::validate_call::validate_tool_call;
 use futures::channel::{mpsc, oneshot};
@@ -27,6 +27,8 @@ pub struct ToolEnv<'a, H: Host> {
     pub grace_ms: f64,
     /// D3.1: `config.toolTimeoutMs` (or `options.toolTimeoutMs`); 0 = none.
     pub tool_timeout_ms: f64,
+    /// Set once the run's sink failed: no new hook starts after that (L-3.10.4).
+    pub halted: Option<&'a Emitter<H>>,
 }
 
 /// A positive finite number of milliseconds read from `owner[key]`, else 0.
@@ -296,7 +298,8 @@ impl<'a, H: Host> ToolEnv<'a, H> {
             Settled::Abandoned => (error_result(h, OPERATION_ABORTED), true),
             Settled::TimedOut => {
                 let ms = timeout.as_ref().map_or(0.0, |(ms, _)| *ms);
-                let text = format!("Tool \"{}\" timed out after {} seconds", call.name, js_number_to_string(ms / 1000.0));
+                let text =
+                    format!("Tool \"{}\" timed out after {} seconds", call.name, js_number_to_string(ms / 1000.0));
                 if let Some((_, controller)) = &timeout {
                     let reason = h.error(&text, false);
                     let _ = h.set(&reason, "name", &h.string("TimeoutError"));
@@ -324,8 +327,9 @@ impl<'a, H: Host> ToolEnv<'a, H> {
     pub async fn finalize(&self, call: &Call<H::V>, args: &H::V, executed: Executed<H::V>) -> Outcome<H::V> {
         let h = self.h;
         let Executed { result, is_error, duration_ms, abandoned } = executed;
-        let outcome = |result, is_error| Outcome { call: call.clone(), result, is_error, duration_ms: Some(duration_ms) };
-        if abandoned {
+        let outcome =
+            |result, is_error| Outcome { call: call.clone(), result, is_error, duration_ms: Some(duration_ms) };
+        if abandoned || self.halted.is_some_and(|emitter| emitter.failed()) {
             return outcome(result, is_error);
         }
         let after = match self.hook("afterToolCall") {
@@ -468,9 +472,9 @@ pub fn result_message<H: Host>(h: &H, outcome: &Outcome<H::V>) -> H::V {
 /// Whether a finalised batch stops the automatic tool-result request (T-4.7.1).
 fn batch_terminates<H: Host>(h: &H, outcomes: &[Outcome<H::V>]) -> bool {
     !outcomes.is_empty()
-        && outcomes.iter().all(|o| {
-            h.get(&o.result, "terminate").map(|t| h.kind(&t) == Kind::Bool && h.truthy(&t)).unwrap_or(false)
-        })
+        && outcomes
+            .iter()
+            .all(|o| h.get(&o.result, "terminate").map(|t| h.kind(&t) == Kind::Bool && h.truthy(&t)).unwrap_or(false))
 }
 
 pub struct Batch<V> {
@@ -481,7 +485,7 @@ pub struct Batch<V> {
 // ---- batches inside a run
 
 impl<'h, H: Host> Run<'h, H> {
-    fn tool_env(&self, assistant: &H::V) -> Result<ToolEnv<'h, H>, Stop> {
+    fn tool_env(&self, assistant: &H::V) -> Result<ToolEnv<'_, H>, Stop> {
         let h = self.h;
         let context = self.context();
         let tools = h.get(&context, "tools").map_err(|e| self.fail(&e))?;
@@ -494,6 +498,7 @@ impl<'h, H: Host> Run<'h, H> {
             signal: self.signal.clone(),
             grace_ms: self.abort_grace_ms,
             tool_timeout_ms: timeout_ms(h, &self.config(), "toolTimeoutMs"),
+            halted: Some(&self.emitter),
         })
     }
 
@@ -550,7 +555,7 @@ impl<'h, H: Host> Run<'h, H> {
     }
 
     /// T-4.1.2: sequential when the config says so or any called tool asks for it.
-    fn batch_is_sequential(&self, env: &ToolEnv<'h, H>, calls: &[Call<H::V>]) -> bool {
+    fn batch_is_sequential(&self, env: &ToolEnv<'_, H>, calls: &[Call<H::V>]) -> bool {
         let h = self.h;
         let mode = h.get(&env.hooks, "toolExecution").ok().and_then(|v| h.as_string(&v));
         if mode.as_deref() == Some("sequential") {
@@ -573,7 +578,11 @@ impl<'h, H: Host> Run<'h, H> {
         }
     }
 
-    async fn execute_tool_calls_sequential(&self, env: &ToolEnv<'h, H>, calls: &[Call<H::V>]) -> Result<Batch<H::V>, Stop> {
+    async fn execute_tool_calls_sequential(
+        &self,
+        env: &ToolEnv<'_, H>,
+        calls: &[Call<H::V>],
+    ) -> Result<Batch<H::V>, Stop> {
         let mut outcomes = Vec::with_capacity(calls.len());
         let mut messages = Vec::with_capacity(calls.len());
         for call in calls {
@@ -587,7 +596,11 @@ impl<'h, H: Host> Run<'h, H> {
         Ok(Batch { messages, terminate })
     }
 
-    async fn execute_tool_calls_parallel(&self, env: &ToolEnv<'h, H>, calls: &[Call<H::V>]) -> Result<Batch<H::V>, Stop> {
+    async fn execute_tool_calls_parallel(
+        &self,
+        env: &ToolEnv<'_, H>,
+        calls: &[Call<H::V>],
+    ) -> Result<Batch<H::V>, Stop> {
         let h = self.h;
         // T-4.5.1 preflight in source order; immediate outcomes end here.
         let mut preflight: Vec<Preflight<H::V>> = Vec::with_capacity(calls.len());

@@ -4,10 +4,10 @@
 
 mod agent;
 mod host;
+mod providers;
 
 use crate::core::agent_loop::{Start, drive, start_continue_run, start_prompt_run};
 use crate::core::args::{ArgError, Checker};
-use crate::core::builtin::unavailable_event;
 use crate::core::host::Host;
 use crate::core::run::{Emitter, Run, SinkMode};
 use crate::core::tools::{Call, ToolEnv, outcome_object};
@@ -72,7 +72,13 @@ fn prepare(a: &LoopArgs<'_>) -> Result<Start<JsValue>, JsValue> {
     }
 }
 
-async fn drive_run(start: Start<JsValue>, config: JsValue, signal: JsValue, stream_fn: JsValue, emitter: Emitter<JsHost>) -> Result<JsValue, JsValue> {
+async fn drive_run(
+    start: Start<JsValue>,
+    config: JsValue,
+    signal: JsValue,
+    stream_fn: JsValue,
+    emitter: Emitter<JsHost>,
+) -> Result<JsValue, JsValue> {
     let h = JsHost;
     let run = Run::new(&h, start.context, config, signal, stream_fn, emitter);
     drive(&run, start.initial).await
@@ -230,6 +236,7 @@ pub fn run_tool_call(tool_call: JsValue, options: JsValue) -> js_sys::Promise {
             signal: get("signal")?,
             grace_ms,
             tool_timeout_ms: crate::core::tools::timeout_ms(&h, &options, "toolTimeoutMs"),
+            halted: None,
         };
         let on_update = get("onUpdate")?;
         let deliver = |partial: JsValue| {
@@ -273,12 +280,8 @@ pub fn get_default_stream_fn() -> JsValue {
 
 /// Fills `stream` (an `AssistantMessageEventStream`) for a request; never throws (P-6.1.2).
 #[wasm_bindgen(js_name = streamBuiltin)]
-pub fn stream_builtin(model: JsValue, _context: JsValue, _options: JsValue, stream: JsValue) {
-    let h = JsHost;
-    let event = unavailable_event(&h, &model);
-    if let Ok(push) = h.get(&stream, "push") {
-        let _ = h.call_sync(&push, &stream, &[event]);
-    }
+pub fn stream_builtin(model: JsValue, context: JsValue, options: JsValue, stream: JsValue) {
+    providers::stream_builtin(model, context, options, stream);
 }
 
 #[wasm_bindgen(js_name = defaultAgentIdentity)]

@@ -10,7 +10,6 @@ use crate::core::host::{Host, Kind};
 use crate::providers::partial_json::{PatchOp, PathSeg};
 use crate::providers::sse::SseDecoder;
 use crate::providers::{Assembler, BlockKind, HttpRequest, MessageOp, RequestInput, StreamMapper, wire_format};
-use futures::FutureExt;
 use futures::future::{Either, select};
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use serde_json::Value;
@@ -123,7 +122,10 @@ impl Driver {
         if self.h.kind(&f) != Kind::Function {
             return Ok(JsValue::UNDEFINED);
         }
-        self.h.call(&f, &JsValue::UNDEFINED, &[value, self.model.clone()]).await.map_err(|e| End::Error(self.h.error_message(&e)))
+        self.h
+            .call(&f, &JsValue::UNDEFINED, &[value, self.model.clone()])
+            .await
+            .map_err(|e| End::Error(self.h.error_message(&e)))
     }
 
     /// P-6.2.3: options.apiKey, else options.env[VAR], else the environment.
@@ -152,7 +154,11 @@ impl Driver {
             Value::Array(list) => list,
             _ => Vec::new(),
         };
-        let options = json(&h, &self.options);
+        let mut options = json(&h, &self.options);
+        if let Value::Object(map) = &mut options {
+            // Generated tool-call ids (Google) take the request's start time.
+            map.insert("timestamp".into(), Value::from(h.date_now()));
+        }
         let provider = model.get("provider").and_then(Value::as_str).unwrap_or_default().to_string();
         let key = self.api_key(&provider);
         let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: key.as_deref() };
@@ -181,8 +187,10 @@ impl Driver {
         }
         let headers = self.headers(request);
         let body_text = h.json_stringify(body, false).ok().flatten().unwrap_or_else(|| "null".into());
-        let max_retries = self.option("maxRetries").as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(2.0) as u32;
-        let max_delay = self.option("maxRetryDelayMs").as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(60000.0);
+        let max_retries =
+            self.option("maxRetries").as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(2.0) as u32;
+        let max_delay =
+            self.option("maxRetryDelayMs").as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(60000.0);
         let timeout = self.option("timeoutMs").as_f64().filter(|n| n.is_finite() && *n > 0.0);
         let mut attempt: u32 = 0;
         loop {
@@ -277,7 +285,12 @@ impl Driver {
         text
     }
 
-    async fn read_body(&self, response: &JsValue, mapper: &mut dyn StreamMapper, asm: &mut Assembler) -> Result<(), End> {
+    async fn read_body(
+        &self,
+        response: &JsValue,
+        mapper: &mut dyn StreamMapper,
+        asm: &mut Assembler,
+    ) -> Result<(), End> {
         let h = self.h;
         let body = h.get(response, "body").unwrap_or(JsValue::UNDEFINED);
         let reader = h
@@ -303,20 +316,17 @@ impl Driver {
                 decoder.push(&bytes.to_vec(), &mut events);
             }
             for event in events.drain(..) {
-                let data = match serde_json::from_str::<Value>(&event.data) {
+                let data = match crate::providers::repair::parse_json_with_repair(&event.data) {
                     Ok(data) => data,
-                    Err(_) => match serde_json::from_str::<Value>(&crate::providers::repair::repair_json(&event.data)) {
-                        Ok(data) => data,
-                        Err(_) => {
-                            mapper.on_text(event.event.as_deref(), &event.data, asm);
-                            if !asm.finished() && !is_terminator(&event.data) {
-                                let head: String = event.data.chars().take(200).collect();
-                                asm.fail(format!("Invalid JSON in provider stream: {head}"), None);
-                            }
-                            self.apply_all(asm)?;
-                            continue;
+                    Err(_) => {
+                        mapper.on_text(event.event.as_deref(), &event.data, asm);
+                        if !asm.finished() && !is_terminator(&event.data) {
+                            let head: String = event.data.chars().take(200).collect();
+                            asm.fail(format!("Invalid JSON in provider stream: {head}"), None);
                         }
-                    },
+                        self.apply_all(asm)?;
+                        continue;
+                    }
                 };
                 if h.kind(&on_event) == Kind::Function {
                     let parsed = js(&data);
@@ -464,8 +474,11 @@ impl Driver {
                 if let Some(raw) = raw {
                     let _ = h.set(&self.message, "rawStopReason", &h.string(&raw));
                 }
-                let event =
-                    h.object(&[("type", h.string("error")), ("reason", h.string(reason)), ("error", self.message.clone())]);
+                let event = h.object(&[
+                    ("type", h.string("error")),
+                    ("reason", h.string(reason)),
+                    ("error", self.message.clone()),
+                ]);
                 push(&self.stream, &event);
             }
         }
@@ -481,7 +494,8 @@ impl Driver {
         };
         let _ = h.set(&self.message, "stopReason", &h.string(reason));
         let _ = h.set(&self.message, "errorMessage", &h.string(&text));
-        let event = h.object(&[("type", h.string("error")), ("reason", h.string(reason)), ("error", self.message.clone())]);
+        let event =
+            h.object(&[("type", h.string("error")), ("reason", h.string(reason)), ("error", self.message.clone())]);
         push(&self.stream, &event);
     }
 }
@@ -528,12 +542,10 @@ fn reader_cancel(reader: &JsValue) -> JsValue {
 }
 
 fn cancel_body(response: &JsValue) {
-    if let Ok(body) = Reflect::get(response, &JsValue::from_str("body")) {
-        if let Ok(f) = Reflect::get(&body, &JsValue::from_str("cancel")) {
-            if let Ok(p) = JsHost.call_sync(&f, &body, &[]) {
-                silence(&p);
-            }
-        }
+    let body = Reflect::get(response, &JsValue::from_str("body")).unwrap_or(JsValue::UNDEFINED);
+    let cancelled = Reflect::get(&body, &JsValue::from_str("cancel")).and_then(|f| JsHost.call_sync(&f, &body, &[]));
+    if let Ok(p) = cancelled {
+        silence(&p);
     }
 }
 

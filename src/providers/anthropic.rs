@@ -1,23 +1,502 @@
-//! stub: being written
-use super::{Assembler, HttpRequest, RequestInput, StreamMapper, WireFormat};
-use serde_json::Value;
+//! `anthropic-messages` (§6.8): the Messages API. Builds the request (system blocks, alternating
+//! roles, tool results, cache breakpoints, budget thinking) from the cleaned transcript and maps
+//! `event:` + `data:` stream events onto the assembler by content-block index.
+
+use super::assemble::{Assembler, BlockKind, StopReason, Usage};
+use super::request::{
+    ANTHROPIC_BASE_URL, api_key, base_url, compat_bool, has_header, invalid_json_message, max_tokens, merge_sampling,
+    model_reasons, num, option_number, option_str, thinking_level, thinking_limits,
+};
+use super::transcript::{self, block_type, blocks, role, str_field};
+use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
+use serde_json::{Map, Value, json};
 
 pub struct AnthropicMessages;
 
-struct Mapper;
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// Without a known limit `max_tokens` (required) is 4096 (P-6.2.7).
+const DEFAULT_MAX_TOKENS: u64 = 4096;
+const ERROR_IMAGE_PLACEHOLDER: &str = "(image attached after the tool results)";
 
 impl WireFormat for AnthropicMessages {
-    fn build_request(&self, _input: &RequestInput<'_>) -> Result<HttpRequest, String> {
-        Err("not implemented yet".into())
+    fn build_request(&self, input: &RequestInput<'_>) -> Result<HttpRequest, String> {
+        let model = input.model;
+        let key = api_key(input);
+        let header_auth = ["authorization", "x-api-key", "cf-aig-authorization"].iter().any(|h| has_header(input, h));
+        if key.is_none() && !header_auth {
+            return Err(format!("No API key for provider: {}", str_field(model, "provider")));
+        }
+        let t = transcript::prepare(input, Some(&normalize_tool_call_id));
+        let level = thinking_level(input.options);
+        let thinking = level.filter(|_| model_reasons(model));
+        let (limit, budget) = match thinking {
+            Some(level) => {
+                let limits = thinking_limits(input, level, Some(DEFAULT_MAX_TOKENS));
+                (limits.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS), Some(limits.budget))
+            }
+            None => (max_tokens(input).unwrap_or(DEFAULT_MAX_TOKENS), None),
+        };
+        let cache_control = match option_str(input.options, "cacheRetention") {
+            Some("none") => None,
+            Some("long") if compat_bool(model, "supportsLongCacheRetention") != Some(false) => {
+                Some(json!({"type": "ephemeral", "ttl": "1h"}))
+            }
+            _ => Some(json!({"type": "ephemeral"})),
+        };
+
+        let mut messages = convert_messages(&t, compat_bool(model, "allowEmptySignature") == Some(true));
+        if let Some(cache) = &cache_control {
+            mark_last_block(&mut messages, cache);
+        }
+        let mut body = Map::new();
+        body.insert("model".into(), json!(str_field(model, "id")));
+        body.insert("messages".into(), Value::Array(messages));
+        body.insert("max_tokens".into(), json!(limit));
+        body.insert("stream".into(), json!(true));
+        if !t.system_prompt.is_empty() {
+            let mut block = Map::new();
+            block.insert("type".into(), json!("text"));
+            block.insert("text".into(), json!(t.system_prompt));
+            if let Some(cache) = &cache_control {
+                block.insert("cache_control".into(), cache.clone());
+            }
+            body.insert("system".into(), json!([block]));
+        }
+        if budget.is_none()
+            && let Some(temperature) = option_number(input.options, "temperature")
+        {
+            body.insert("temperature".into(), json!(temperature));
+        }
+        if !t.tools.is_empty() {
+            body.insert("tools".into(), Value::Array(t.tools.iter().map(convert_tool).collect()));
+        }
+        if let Some(budget) = budget {
+            // The API requires a budget of at least 1024; 0 (no room) asks for the minimum.
+            let budget = if budget == 0 { 1024 } else { budget };
+            body.insert("thinking".into(), json!({"type": "enabled", "budget_tokens": budget}));
+        }
+        match input.options.get("toolChoice") {
+            Some(Value::String(choice)) if !choice.is_empty() => {
+                body.insert("tool_choice".into(), json!({"type": choice}));
+            }
+            Some(choice @ Value::Object(_)) => {
+                body.insert("tool_choice".into(), choice.clone());
+            }
+            _ => {}
+        }
+        merge_sampling(&mut body, input, level);
+
+        let mut headers = vec![
+            ("content-type".to_string(), "application/json".to_string()),
+            ("anthropic-version".to_string(), ANTHROPIC_VERSION.to_string()),
+            ("anthropic-dangerous-direct-browser-access".to_string(), "true".to_string()),
+        ];
+        if let Some(key) = key {
+            headers.push(("x-api-key".to_string(), key.to_string()));
+        }
+        let url = format!("{}/v1/messages", base_url(model, ANTHROPIC_BASE_URL));
+        Ok(HttpRequest { url, headers, body: Value::Object(body) })
     }
-    fn mapper(&self, _input: &RequestInput<'_>) -> Box<dyn StreamMapper> {
-        Box::new(Mapper)
+
+    fn mapper(&self, input: &RequestInput<'_>) -> Box<dyn StreamMapper> {
+        Box::new(Mapper { model_id: str_field(input.model, "id").to_string(), ..Mapper::default() })
+    }
+}
+
+/// P-6.5.2: outside `[A-Za-z0-9_-]` → `_` (one per UTF-16 unit, as the reference), at most 64.
+pub fn normalize_tool_call_id(id: &str) -> String {
+    let mut out = String::with_capacity(id.len().min(64));
+    for c in id.chars() {
+        let (replacement, count) =
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' { (c, 1) } else { ('_', c.len_utf16()) };
+        for _ in 0..count {
+            if out.len() == 64 {
+                return out;
+            }
+            out.push(replacement);
+        }
+    }
+    out
+}
+
+/// `{name, description, input_schema}`; the schema keeps only what the API accepts at its root.
+fn convert_tool(tool: &Value) -> Value {
+    let parameters = tool.get("parameters");
+    let field = |key: &str| parameters.and_then(|p| p.get(key)).cloned();
+    let mut schema = Map::new();
+    schema.insert("type".into(), json!("object"));
+    schema.insert("properties".into(), field("properties").unwrap_or_else(|| json!({})));
+    schema.insert("required".into(), field("required").unwrap_or_else(|| json!([])));
+    for key in ["additionalProperties", "$defs", "definitions"] {
+        if let Some(value) = field(key) {
+            schema.insert(key.into(), value);
+        }
+    }
+    json!({"name": str_field(tool, "name"), "description": str_field(tool, "description"), "input_schema": schema})
+}
+
+fn image_block(image: &Value) -> Value {
+    json!({"type": "image", "source": {
+        "type": "base64", "media_type": str_field(image, "mimeType"), "data": str_field(image, "data"),
+    }})
+}
+
+/// §6.8 Messages: alternating roles, user-side entries merged.
+fn convert_messages(t: &transcript::Transcript, allow_empty_signature: bool) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::with_capacity(t.messages.len());
+    let mut index = 0;
+    while let Some(message) = t.messages.get(index) {
+        index += 1;
+        match role(message) {
+            "user" => push_user(&mut out, user_blocks(message)),
+            "assistant" => {
+                let content = assistant_blocks(message, allow_empty_signature);
+                if !content.is_empty() {
+                    out.push(json!({"role": "assistant", "content": content}));
+                }
+            }
+            "toolResult" => {
+                // All consecutive results go in one user message, error images after them.
+                let mut results = Vec::new();
+                let mut error_images = Vec::new();
+                let mut current = Some(message);
+                while let Some(result) = current.filter(|m| role(m) == "toolResult") {
+                    results.push(tool_result(result, &mut error_images));
+                    current = t.messages.get(index);
+                    if current.is_some_and(|m| role(m) == "toolResult") {
+                        index += 1;
+                    }
+                }
+                results.extend(error_images);
+                push_user(&mut out, results);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn push_user(out: &mut Vec<Value>, content: Vec<Value>) {
+    if content.is_empty() {
+        return;
+    }
+    if let Some(last) = out.last_mut().filter(|m| role(m) == "user")
+        && let Some(existing) = last.get_mut("content").and_then(Value::as_array_mut)
+    {
+        existing.extend(content);
+        return;
+    }
+    out.push(json!({"role": "user", "content": content}));
+}
+
+fn user_blocks(message: &Value) -> Vec<Value> {
+    if let Some(text) = message.get("content").and_then(Value::as_str) {
+        return if text.trim().is_empty() { Vec::new() } else { vec![json!({"type": "text", "text": text})] };
+    }
+    blocks(message)
+        .iter()
+        .filter_map(|block| match block_type(block) {
+            "text" if !str_field(block, "text").trim().is_empty() => {
+                Some(json!({"type": "text", "text": str_field(block, "text")}))
+            }
+            "image" => Some(image_block(block)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn assistant_blocks(message: &Value, allow_empty_signature: bool) -> Vec<Value> {
+    let mut out = Vec::new();
+    for block in blocks(message) {
+        match block_type(block) {
+            "text" if !str_field(block, "text").trim().is_empty() => {
+                out.push(json!({"type": "text", "text": str_field(block, "text")}));
+            }
+            "thinking" => {
+                let signature = str_field(block, "thinkingSignature");
+                let thinking = str_field(block, "thinking");
+                if block.get("redacted").and_then(Value::as_bool) == Some(true) {
+                    out.push(json!({"type": "redacted_thinking", "data": signature}));
+                } else if !signature.trim().is_empty() {
+                    out.push(json!({"type": "thinking", "thinking": thinking, "signature": signature}));
+                } else if thinking.trim().is_empty() {
+                } else if allow_empty_signature {
+                    out.push(json!({"type": "thinking", "thinking": thinking, "signature": ""}));
+                } else {
+                    // Unsigned thinking (an interrupted stream) cannot be replayed as thinking.
+                    out.push(json!({"type": "text", "text": thinking}));
+                }
+            }
+            "toolCall" => {
+                let input = block.get("arguments").filter(|a| !a.is_null()).cloned().unwrap_or_else(|| json!({}));
+                out.push(json!({"type": "tool_use", "id": str_field(block, "id"), "name": str_field(block, "name"),
+                                "input": input}));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// One `tool_result` block; an error result's images are replaced and queued in `error_images`.
+fn tool_result(result: &Value, error_images: &mut Vec<Value>) -> Value {
+    let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
+    let content = blocks(result);
+    let images: Vec<&Value> = content.iter().filter(|b| block_type(b) == "image").collect();
+    let content = if is_error && !images.is_empty() {
+        let id = str_field(result, "toolCallId");
+        let caption = format!("Images from the error result of tool call {id} ({}):", str_field(result, "toolName"));
+        error_images.push(json!({"type": "text", "text": caption}));
+        error_images.extend(images.into_iter().map(image_block));
+        transcript::replace_images(content, ERROR_IMAGE_PLACEHOLDER)
+    } else {
+        content.to_vec()
+    };
+    json!({"type": "tool_result", "tool_use_id": str_field(result, "toolCallId"),
+           "content": result_content(&content), "is_error": is_error})
+}
+
+/// Texts only → one string (joined by "\n"); with images → blocks, headed by a placeholder text
+/// when there is no text.
+fn result_content(content: &[Value]) -> Value {
+    if !content.iter().any(|b| block_type(b) == "image") {
+        let texts: Vec<&str> =
+            content.iter().filter(|b| block_type(b) == "text").map(|b| str_field(b, "text")).collect();
+        return json!(texts.join("\n"));
+    }
+    let mut out: Vec<Value> = content
+        .iter()
+        .filter_map(|block| match block_type(block) {
+            "text" => Some(json!({"type": "text", "text": str_field(block, "text")})),
+            "image" => Some(image_block(block)),
+            _ => None,
+        })
+        .collect();
+    if !out.iter().any(|b| block_type(b) == "text") {
+        out.insert(0, json!({"type": "text", "text": "(see attached image)"}));
+    }
+    Value::Array(out)
+}
+
+/// The cache breakpoint on the last content block of the last message (a user-side one).
+fn mark_last_block(messages: &mut [Value], cache: &Value) {
+    let Some(last) = messages.last_mut().filter(|m| role(m) == "user") else { return };
+    if let Some(Value::Object(block)) = last.get_mut("content").and_then(Value::as_array_mut).and_then(|c| c.last_mut())
+        && matches!(block.get("type").and_then(Value::as_str), Some("text" | "image" | "tool_result"))
+    {
+        block.insert("cache_control".into(), cache.clone());
+    }
+}
+
+/// The outcome a `message_delta` stop reason asks for (§6.10).
+#[derive(Clone, Debug)]
+enum Stop {
+    Done(StopReason),
+    Error(String),
+}
+
+#[derive(Default)]
+struct Mapper {
+    model_id: String,
+    /// Content blocks open by Anthropic `index` (ignored kinds are not here).
+    open: Vec<(String, BlockKind)>,
+    usage: Usage,
+    stop: Option<(String, Stop)>,
+}
+
+fn block_key(data: &Value) -> String {
+    format!("b{}", data.get("index").map(Value::to_string).unwrap_or_default())
+}
+
+impl Mapper {
+    fn open_kind(&self, key: &str) -> Option<BlockKind> {
+        self.open.iter().find(|(k, _)| k == key).map(|(_, kind)| *kind)
+    }
+
+    fn message_start(&mut self, data: &Value, asm: &mut Assembler) {
+        let message = data.get("message").unwrap_or(&Value::Null);
+        if let Some(id) = message.get("id").and_then(Value::as_str) {
+            asm.meta("responseId", json!(id));
+        }
+        if let Some(name) = message.get("model").and_then(Value::as_str).filter(|m| *m != self.model_id) {
+            asm.meta("responseModel", json!(name));
+        }
+        let usage = message.get("usage").unwrap_or(&Value::Null);
+        let count = |key: &str| num(usage, key).unwrap_or(0.0);
+        self.usage = Usage {
+            input: count("input_tokens"),
+            output: count("output_tokens"),
+            cache_read: count("cache_read_input_tokens"),
+            cache_write: count("cache_creation_input_tokens"),
+            cache_write_1h: Some(
+                usage.get("cache_creation").and_then(|c| num(c, "ephemeral_1h_input_tokens")).unwrap_or(0.0),
+            ),
+            reasoning: None,
+        };
+        asm.usage(&self.usage);
+    }
+
+    fn block_start(&mut self, data: &Value, asm: &mut Assembler) {
+        let key = block_key(data);
+        let block = data.get("content_block").unwrap_or(&Value::Null);
+        let kind = match block_type(block) {
+            "text" => {
+                asm.open_block(&key, BlockKind::Text);
+                let text = str_field(block, "text");
+                if !text.is_empty() {
+                    // Initial text is kept, as part of text_start (no delta event).
+                    asm.set_field(&key, "text", json!(text));
+                }
+                BlockKind::Text
+            }
+            "thinking" => {
+                asm.open_block(&key, BlockKind::Thinking);
+                let thinking = str_field(block, "thinking");
+                if !thinking.is_empty() {
+                    asm.set_field(&key, "thinking", json!(thinking));
+                }
+                match str_field(block, "signature") {
+                    "" => asm.set_field(&key, "thinkingSignature", json!("")),
+                    signature => asm.append_signature(&key, "thinkingSignature", signature),
+                }
+                BlockKind::Thinking
+            }
+            "redacted_thinking" => {
+                asm.redacted_thinking(&key, str_field(block, "data"));
+                return;
+            }
+            "tool_use" => {
+                asm.tool_start(&key, str_field(block, "id"), str_field(block, "name"));
+                BlockKind::ToolCall
+            }
+            // Server tools, citations, fallbacks: not content here; their deltas and stop are ignored.
+            _ => return,
+        };
+        self.open.retain(|(k, _)| *k != key);
+        self.open.push((key, kind));
+    }
+
+    fn block_delta(&mut self, data: &Value, asm: &mut Assembler) {
+        let key = block_key(data);
+        let Some(kind) = self.open_kind(&key).filter(|_| asm.has_open(&key)) else { return };
+        let delta = data.get("delta").unwrap_or(&Value::Null);
+        match (block_type(delta), kind) {
+            ("text_delta", BlockKind::Text) => asm.text_delta(&key, str_field(delta, "text")),
+            ("thinking_delta", BlockKind::Thinking) => asm.thinking_delta(&key, str_field(delta, "thinking")),
+            ("signature_delta", BlockKind::Thinking) => {
+                asm.append_signature(&key, "thinkingSignature", str_field(delta, "signature"));
+            }
+            ("input_json_delta", BlockKind::ToolCall) => asm.tool_args_delta(&key, str_field(delta, "partial_json")),
+            _ => {}
+        }
+    }
+
+    fn block_stop(&mut self, data: &Value, asm: &mut Assembler) {
+        let key = block_key(data);
+        if self.open_kind(&key).is_some() {
+            self.open.retain(|(k, _)| *k != key);
+            asm.close(&key);
+        }
+    }
+
+    fn message_delta(&mut self, data: &Value, asm: &mut Assembler) {
+        let delta = data.get("delta").unwrap_or(&Value::Null);
+        if let Some(reason) = delta.get("stop_reason").and_then(Value::as_str).filter(|r| !r.is_empty()) {
+            let stop = match reason {
+                "end_turn" | "pause_turn" | "stop_sequence" => Stop::Done(StopReason::Stop),
+                "max_tokens" => Stop::Done(StopReason::Length),
+                "tool_use" => Stop::Done(StopReason::ToolUse),
+                "refusal" => Stop::Error(
+                    delta
+                        .get("stop_details")
+                        .and_then(|d| d.get("explanation"))
+                        .and_then(Value::as_str)
+                        .filter(|e| !e.is_empty())
+                        .unwrap_or("The model refused to complete the request")
+                        .to_string(),
+                ),
+                "sensitive" => Stop::Error("Provider stopped with: sensitive".into()),
+                other => {
+                    asm.fail(format!("Unhandled stop reason: {other}"), Some(other.to_string()));
+                    return;
+                }
+            };
+            self.stop = Some((reason.to_string(), stop));
+        }
+        // Cumulative counts: what is present overrides (§6.10).
+        if let Some(usage) = data.get("usage").filter(|u| u.is_object()) {
+            let set = |slot: &mut f64, key: &str| {
+                if let Some(n) = num(usage, key) {
+                    *slot = n;
+                }
+            };
+            set(&mut self.usage.input, "input_tokens");
+            set(&mut self.usage.output, "output_tokens");
+            set(&mut self.usage.cache_read, "cache_read_input_tokens");
+            set(&mut self.usage.cache_write, "cache_creation_input_tokens");
+            if let Some(n) = usage.get("cache_creation").and_then(|c| num(c, "ephemeral_1h_input_tokens")) {
+                self.usage.cache_write_1h = Some(n);
+            }
+            if let Some(n) = usage.get("output_tokens_details").and_then(|d| num(d, "thinking_tokens")) {
+                self.usage.reasoning = Some(n);
+            }
+        }
+        asm.usage(&self.usage);
+    }
+
+    fn message_stop(&mut self, asm: &mut Assembler) {
+        match self.stop.clone() {
+            Some((raw, Stop::Done(reason))) => asm.finish(reason, Some(raw)),
+            Some((raw, Stop::Error(message))) => asm.fail(message, Some(raw)),
+            None => asm.fail("Anthropic stream ended without a stop reason", None),
+        }
     }
 }
 
 impl StreamMapper for Mapper {
-    fn on_event(&mut self, _event: Option<&str>, _data: &Value, _asm: &mut Assembler) {}
+    fn on_event(&mut self, event: Option<&str>, data: &Value, asm: &mut Assembler) {
+        let kind = data.get("type").and_then(Value::as_str).or(event).unwrap_or("");
+        match kind {
+            "message_start" => self.message_start(data, asm),
+            "content_block_start" => self.block_start(data, asm),
+            "content_block_delta" => self.block_delta(data, asm),
+            "content_block_stop" => self.block_stop(data, asm),
+            "message_delta" => self.message_delta(data, asm),
+            "message_stop" => self.message_stop(asm),
+            "error" => {
+                let error = data.get("error").unwrap_or(data);
+                let message = match (error.get("message"), data.get("message")) {
+                    (Some(Value::String(m)), _) | (_, Some(Value::String(m))) => m.clone(),
+                    _ => data.to_string(),
+                };
+                asm.fail(message, None);
+            }
+            _ => {} // ping and unknown events
+        }
+    }
+
+    fn on_text(&mut self, event: Option<&str>, data: &str, asm: &mut Assembler) {
+        match event {
+            Some("error") => asm.fail(data, None),
+            Some("ping") => {}
+            _ if data.trim().is_empty() => {}
+            None
+            | Some(
+                "message_start"
+                | "content_block_start"
+                | "content_block_delta"
+                | "content_block_stop"
+                | "message_delta"
+                | "message_stop",
+            ) => asm.fail(invalid_json_message(data), None),
+            Some(_) => {}
+        }
+    }
+
     fn on_end(&mut self, asm: &mut Assembler) {
-        asm.fail("not implemented yet", None);
+        asm.fail("Anthropic stream ended before message_stop", None);
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,7 +5,7 @@
 //! parser (P-6.4.2) and the final parse (P-6.4.3), computes usage cost (§6.10), and queues
 //! `MessageOp`s for the binding to apply to the JS message and turn into stream events.
 
-use super::partial_json::{Patch, PartialJson};
+use super::partial_json::{PartialJson, Patch};
 use super::repair::parse_tool_arguments;
 use serde_json::{Map, Value, json};
 

@@ -7,13 +7,13 @@
 //! else 0; `n` counts the calls of the message and skips ids already used in it.
 
 use super::assemble::{Assembler, BlockKind, StopReason, Usage};
-use super::openai_responses::shared;
+use super::request::{self, GOOGLE_BASE_URL};
+use super::transcript::{self, is_same_model, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
 use serde_json::{Map, Value, json};
 
 pub struct GoogleGenerativeAi;
 
-const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
 /// Schemas nested deeper than this are sent unchanged below that depth.
 const MAX_SCHEMA_DEPTH: usize = 256;
 
@@ -21,17 +21,17 @@ impl WireFormat for GoogleGenerativeAi {
     fn build_request(&self, input: &RequestInput<'_>) -> Result<HttpRequest, String> {
         let model = input.model;
         let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
-        match input.api_key.filter(|k| !k.is_empty()) {
+        match request::api_key(input) {
             Some(key) => headers.push(("x-goog-api-key".to_string(), key.to_string())),
             // P-6.2.3: an auth header given in model.headers/options.headers stands in for the key.
-            None if has_auth_header(model, input.options) => {}
+            None if request::has_header(input, "x-goog-api-key") || request::has_header(input, "authorization") => {}
             None => {
                 let provider = model.get("provider").and_then(Value::as_str).unwrap_or_default();
                 return Err(format!("No API key for provider: {provider}"));
             }
         }
         let id = model.get("id").and_then(Value::as_str).unwrap_or_default();
-        let url = format!("{}/models/{id}:streamGenerateContent?alt=sse", shared::base_url(model, DEFAULT_BASE_URL));
+        let url = format!("{}/models/{id}:streamGenerateContent?alt=sse", request::base_url(model, GOOGLE_BASE_URL));
         Ok(HttpRequest { url, headers, body: request_body(input) })
     }
 
@@ -41,33 +41,18 @@ impl WireFormat for GoogleGenerativeAi {
     }
 }
 
-/// Whether the merged headers (model < options, `null` removes) carry an auth header.
-fn has_auth_header(model: &Value, options: &Value) -> bool {
-    let mut present: Vec<String> = Vec::new();
-    for source in [model.get("headers"), options.get("headers")].into_iter().flatten() {
-        for (name, value) in source.as_object().into_iter().flatten() {
-            let name = name.to_ascii_lowercase();
-            present.retain(|n| *n != name);
-            if value.as_str().is_some_and(|v| !v.trim().is_empty()) {
-                present.push(name);
-            }
-        }
-    }
-    present.iter().any(|n| n == "x-goog-api-key" || n == "authorization")
-}
-
 // ---------------------------------------------------------------------------------------------
 // Request
 // ---------------------------------------------------------------------------------------------
 
 fn request_body(input: &RequestInput<'_>) -> Value {
     let (model, options) = (input.model, input.options);
-    let transcript = shared::transcript(model, input.messages);
-    let level = shared::thinking_level(model, options);
+    let transcript = transcript::prepare(input, None);
+    let level = request::thinking_level(options).filter(|_| request::model_reasons(model));
     let mut body = Map::new();
     body.insert("contents".into(), Value::Array(contents(model, &transcript.messages)));
-    if !transcript.system.is_empty() {
-        body.insert("systemInstruction".into(), json!({"parts": [{"text": transcript.system}]}));
+    if !transcript.system_prompt.is_empty() {
+        body.insert("systemInstruction".into(), json!({"parts": [{"text": transcript.system_prompt}]}));
     }
     if !transcript.tools.is_empty() {
         let declarations: Vec<Value> = transcript.tools.iter().map(function_declaration).collect();
@@ -83,15 +68,15 @@ fn request_body(input: &RequestInput<'_>) -> Value {
         }
     }
     let mut config = Map::new();
-    let (max_tokens, thinking) = match &level {
+    let (max_tokens, thinking) = match level {
         Some(level) => {
-            let (max, budget) = shared::thinking_budget(model, options, level, input.messages);
-            (max, Some(json!({"includeThoughts": true, "thinkingBudget": shared::number(budget)})))
+            let limits = request::thinking_limits(input, level, None);
+            (limits.max_tokens, Some(json!({"includeThoughts": true, "thinkingBudget": limits.budget})))
         }
-        None => (shared::max_tokens(model, options, input.messages), None),
+        None => (request::max_tokens(input), None),
     };
-    if let Some(max) = max_tokens.filter(|m| *m > 0.0) {
-        config.insert("maxOutputTokens".into(), shared::number(max));
+    if let Some(max) = max_tokens {
+        config.insert("maxOutputTokens".into(), json!(max));
     }
     if let Some(t) = options.get("temperature").filter(|t| !t.is_null()) {
         config.insert("temperature".into(), t.clone());
@@ -99,7 +84,7 @@ fn request_body(input: &RequestInput<'_>) -> Value {
     if let Some(thinking) = thinking {
         config.insert("thinkingConfig".into(), thinking);
     }
-    shared::merge_sampling(&mut config, model, options, level.as_deref());
+    request::merge_sampling(&mut config, input, level);
     if !config.is_empty() {
         body.insert("generationConfig".into(), Value::Object(config));
     }
@@ -240,7 +225,7 @@ fn inline_data(image: &Value) -> Value {
 
 /// An assistant message's parts; signatures (and thoughts) only for the same model.
 fn model_parts(model: &Value, message: &Value) -> Vec<Value> {
-    let same_model = shared::same_model(model, message);
+    let same_model = is_same_model(message, model);
     let signature = |block: &Value, key: &str| {
         block.get(key).and_then(Value::as_str).filter(|s| same_model && is_base64(s)).map(str::to_string)
     };
@@ -288,7 +273,7 @@ fn model_parts(model: &Value, message: &Value) -> Vec<Value> {
 fn is_base64(s: &str) -> bool {
     let body = s.trim_end_matches('=');
     !s.is_empty()
-        && s.len() % 4 == 0
+        && s.len().is_multiple_of(4)
         && s.len() - body.len() <= 2
         && body.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
 }
@@ -296,10 +281,10 @@ fn is_base64(s: &str) -> bool {
 /// A tool result as a `functionResponse` part, plus its images (for a following user turn).
 fn function_response(model: &Value, message: &Value) -> (Value, Vec<Value>) {
     let parts = message.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    let of_type = |kind: &'static str| parts.iter().filter(move |p| p.get("type").and_then(Value::as_str) == Some(kind));
+    let of_type =
+        |kind: &'static str| parts.iter().filter(move |p| p.get("type").and_then(Value::as_str) == Some(kind));
     let text = of_type("text").map(|p| str_field(p, "text")).collect::<Vec<_>>().join("\n");
-    let supports_images =
-        model.get("input").and_then(Value::as_array).is_some_and(|l| l.iter().any(|i| i == "image"));
+    let supports_images = model.get("input").and_then(Value::as_array).is_some_and(|l| l.iter().any(|i| i == "image"));
     let images: Vec<Value> = if supports_images { of_type("image").map(inline_data).collect() } else { Vec::new() };
     let value = if !text.trim().is_empty() {
         text
@@ -312,10 +297,6 @@ fn function_response(model: &Value, message: &Value) -> (Value, Vec<Value>) {
     let response = if is_error { json!({"error": value}) } else { json!({"output": value}) };
     let name = str_field(message, "toolName");
     (json!({"functionResponse": {"name": name, "response": response}}), images)
-}
-
-fn str_field<'a>(value: &'a Value, key: &str) -> &'a str {
-    value.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -384,7 +365,8 @@ impl GoogleMapper {
     fn function_call(&mut self, part: &Value, call: &Value, asm: &mut Assembler) {
         self.current = None;
         let name = str_field(call, "name").to_string();
-        let given = call.get("id").and_then(Value::as_str).filter(|id| !id.is_empty() && !self.ids.iter().any(|i| i == id));
+        let given =
+            call.get("id").and_then(Value::as_str).filter(|id| !id.is_empty() && !self.ids.iter().any(|i| i == id));
         let id = match given {
             Some(id) => id.to_string(),
             None => loop {
@@ -478,5 +460,520 @@ fn google_usage(usage: &Value) -> Usage {
         cache_write: 0.0,
         cache_write_1h: None,
         reasoning: Some(thoughts),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+mod tests {
+    use super::super::assemble::apply_native;
+    use super::super::request::test_driver;
+    use super::*;
+    use proptest::prelude::*;
+
+    const NOW: u64 = 1_700_000_000_000;
+
+    fn model() -> Value {
+        json!({
+            "id": "gemini-2.5-flash", "name": "Gemini 2.5 Flash", "api": "google-generative-ai", "provider": "google",
+            "baseUrl": "https://generativelanguage.googleapis.com/v1beta", "input": ["text", "image"], "reasoning": true,
+            "cost": {"input": 0.3, "output": 2.5, "cacheRead": 0.075, "cacheWrite": 0.0},
+            "contextWindow": 0, "maxTokens": 8000,
+        })
+    }
+
+    fn run(sse: &str) -> (Value, Vec<String>) {
+        test_driver::run(&GoogleGenerativeAi, &model(), &json!({"timestamp": NOW}), sse)
+    }
+
+    /// Gemini's framing: `data:` lines only, no terminator.
+    fn sse(chunks: &[Value]) -> String {
+        let events: Vec<(Option<&str>, Value)> = chunks.iter().map(|c| (None, c.clone())).collect();
+        test_driver::sse(&events)
+    }
+
+    fn names(list: &str) -> Vec<String> {
+        std::iter::once("start").chain(list.split_whitespace()).map(str::to_string).collect()
+    }
+
+    fn chunk(parts: Value, finish: Option<&str>) -> Value {
+        let mut candidate = json!({"content": {"role": "model", "parts": parts}, "index": 0});
+        if let Some(reason) = finish {
+            candidate["finishReason"] = json!(reason);
+        }
+        json!({"candidates": [candidate], "modelVersion": "gemini-2.5-flash-001", "responseId": "resp-g1"})
+    }
+
+    fn usage_metadata() -> Value {
+        json!({"promptTokenCount": 100, "candidatesTokenCount": 20, "thoughtsTokenCount": 10,
+               "cachedContentTokenCount": 30, "totalTokenCount": 130})
+    }
+
+    /// 70 input, 30 output (20 + 10 thoughts), 30 cached.
+    fn usage() -> Value {
+        let c = [70.0 * 0.3 / 1e6, 30.0 * 2.5 / 1e6, 30.0 * 0.075 / 1e6, 0.0];
+        json!({"input": 70.0, "output": 30.0, "cacheRead": 30.0, "cacheWrite": 0.0, "reasoning": 10.0, "totalTokens": 130.0,
+               "cost": {"input": c[0], "output": c[1], "cacheRead": c[2], "cacheWrite": c[3], "total": c[0] + c[1] + c[2] + c[3]}})
+    }
+
+    fn expected(content: Value, tail: Value) -> Value {
+        let mut message = test_driver::initial_message(&model());
+        message["content"] = content;
+        message["responseId"] = json!("resp-g1");
+        message["responseModel"] = json!("gemini-2.5-flash-001");
+        for (k, v) in tail.as_object().unwrap() {
+            message[k] = v.clone();
+        }
+        message
+    }
+
+    // ---- stream fixtures ----
+
+    #[test]
+    fn p_6_9_text_stream() {
+        let mut last = chunk(json!([{"text": "!"}]), Some("STOP"));
+        last["usageMetadata"] = usage_metadata();
+        let body = sse(&[chunk(json!([{"text": "Hel"}]), None), chunk(json!([{"text": "lo wörld 👋"}]), None), last]);
+        let (message, events) = run(&body);
+        assert_eq!(events, names("text_start text_delta text_delta text_delta text_end done"));
+        let want = expected(
+            json!([{"type": "text", "text": "Hello wörld 👋!"}]),
+            json!({"usage": usage(), "stopReason": "stop", "rawStopReason": "STOP"}),
+        );
+        assert_eq!(message, want);
+    }
+
+    #[test]
+    fn p_6_9_thinking_then_text_with_signatures_crlf_framing() {
+        let chunks = [
+            chunk(json!([{"text": "Let me ", "thought": true, "thoughtSignature": "c2lnMQ=="}]), None),
+            chunk(json!([{"text": "think.", "thought": true}]), None),
+            chunk(json!([{"text": "Answer", "thoughtSignature": "c2lnMg=="}]), None),
+            chunk(json!([{"text": "", "thoughtSignature": "c2lnMw=="}]), Some("STOP")),
+        ];
+        let body = sse(&chunks).replace('\n', "\r\n");
+        let (message, events) = run(&body);
+        assert_eq!(
+            events,
+            names("thinking_start thinking_delta thinking_delta thinking_end text_start text_delta text_end done")
+        );
+        let want = expected(
+            json!([
+                {"type": "thinking", "thinking": "Let me think.", "thinkingSignature": "c2lnMQ=="},
+                {"type": "text", "text": "Answer", "textSignature": "c2lnMw=="},
+            ]),
+            json!({"stopReason": "stop", "rawStopReason": "STOP"}),
+        );
+        assert_eq!(message, want);
+    }
+
+    #[test]
+    fn p_6_9_interleaved_and_parallel_tool_calls() {
+        let body = sse(&[
+            chunk(json!([{"text": "Looking up."}]), None),
+            chunk(
+                json!([{"functionCall": {"name": "weather", "args": {"city": "Paris"}}, "thoughtSignature": "QUJD"}]),
+                None,
+            ),
+            chunk(json!([{"text": "And "}, {"text": "time."}]), None),
+            chunk(
+                json!([
+                    {"functionCall": {"name": "time", "args": {"zone": "UTC", "list": [1, 2.5, null]}, "id": "call_x"}},
+                    {"functionCall": {"name": "time", "id": "call_x"}},
+                    {"functionCall": {"name": "weather", "args": {}}},
+                ]),
+                Some("STOP"),
+            ),
+        ]);
+        let (message, events) = run(&body);
+        assert_eq!(
+            events,
+            names(
+                "text_start text_delta text_end toolcall_start toolcall_delta toolcall_end text_start text_delta text_delta \
+                 text_end toolcall_start toolcall_delta toolcall_end toolcall_start toolcall_delta toolcall_end \
+                 toolcall_start toolcall_delta toolcall_end done"
+            )
+        );
+        let want = expected(
+            json!([
+                {"type": "text", "text": "Looking up."},
+                {"type": "toolCall", "id": format!("weather_{NOW}_1"), "name": "weather", "arguments": {"city": "Paris"},
+                 "thoughtSignature": "QUJD"},
+                {"type": "text", "text": "And time."},
+                {"type": "toolCall", "id": "call_x", "name": "time", "arguments": {"zone": "UTC", "list": [1, 2.5, null]}},
+                // A repeated id is replaced by a generated one; missing args are `{}`.
+                {"type": "toolCall", "id": format!("time_{NOW}_2"), "name": "time", "arguments": {}},
+                {"type": "toolCall", "id": format!("weather_{NOW}_3"), "name": "weather", "arguments": {}},
+            ]),
+            json!({"stopReason": "toolUse", "rawStopReason": "STOP"}),
+        );
+        assert_eq!(message, want);
+    }
+
+    #[test]
+    fn p_6_9_generated_ids_without_timestamp_use_zero() {
+        let body = sse(&[chunk(json!([{"functionCall": {"name": "f", "args": {"a": 1}}}]), Some("STOP"))]);
+        let (message, _) = test_driver::run(&GoogleGenerativeAi, &model(), &json!({}), &body);
+        assert_eq!(message["content"][0]["id"], "f_0_1");
+    }
+
+    #[test]
+    fn p_6_9_usage_only_final_chunk() {
+        let body = sse(&[
+            chunk(json!([{"text": "Hi"}]), Some("STOP")),
+            json!({"usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 1}, "modelVersion": "gemini-2.5-flash-001"}),
+            json!({"usageMetadata": usage_metadata(), "modelVersion": "gemini-2.5-flash-001"}),
+        ]);
+        let (message, events) = run(&body);
+        assert_eq!(events, names("text_start text_delta text_end done"));
+        let want = expected(
+            json!([{"type": "text", "text": "Hi"}]),
+            json!({"usage": usage(), "stopReason": "stop", "rawStopReason": "STOP"}),
+        );
+        assert_eq!(message, want);
+    }
+
+    #[test]
+    fn p_6_10_safety_refusal_is_an_error() {
+        let blocked = json!({"candidates": [{"finishReason": "SAFETY", "index": 0,
+                              "safetyRatings": [{"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": true}]}],
+                             "modelVersion": "gemini-2.5-flash-001", "responseId": "resp-g1"});
+        let (message, events) = run(&sse(&[chunk(json!([{"text": "I can"}]), None), blocked]));
+        assert_eq!(events, names("text_start text_delta text_end error"));
+        let want = expected(
+            json!([{"type": "text", "text": "I can"}]),
+            json!({"stopReason": "error", "errorMessage": "Provider stopped with: SAFETY", "rawStopReason": "SAFETY"}),
+        );
+        assert_eq!(message, want);
+    }
+
+    #[test]
+    fn p_6_9_error_chunk_carries_the_provider_message() {
+        let error = json!({"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).", "status": "RESOURCE_EXHAUSTED"}});
+        let (message, events) = run(&sse(&[
+            chunk(json!([{"text": "Par"}]), None),
+            error.clone(),
+            chunk(json!([{"text": "x"}]), Some("STOP")),
+        ]));
+        assert_eq!(events, names("text_start text_delta text_end error"));
+        let want = expected(
+            json!([{"type": "text", "text": "Par"}]),
+            json!({"stopReason": "error", "errorMessage": format!("got status: RESOURCE_EXHAUSTED. {error}")}),
+        );
+        assert_eq!(message, want);
+        assert!(message["errorMessage"].as_str().unwrap().contains("Resource has been exhausted (e.g. check quota)."));
+    }
+
+    #[test]
+    fn p_6_9_no_finish_reason_is_an_error() {
+        let (message, events) = run(&sse(&[chunk(json!([{"text": "cut"}]), None)]));
+        assert_eq!(events, names("text_start text_delta text_end error"));
+        let want = expected(
+            json!([{"type": "text", "text": "cut"}]),
+            json!({"stopReason": "error", "errorMessage": "Google stream ended without a finish reason"}),
+        );
+        assert_eq!(message, want);
+        let (message, events) = run("");
+        assert_eq!(events, names("error"));
+        assert_eq!(message["errorMessage"], "Google stream ended without a finish reason");
+    }
+
+    #[test]
+    fn p_6_10_max_tokens_and_continuation_are_length() {
+        for reason in ["MAX_TOKENS", "CONTINUATION"] {
+            let (message, events) = run(&sse(&[chunk(json!([{"text": "The answer is"}]), Some(reason))]));
+            assert_eq!(events, names("text_start text_delta text_end done"));
+            let want = expected(
+                json!([{"type": "text", "text": "The answer is"}]),
+                json!({"stopReason": "length", "rawStopReason": reason}),
+            );
+            assert_eq!(message, want);
+        }
+        // With tool calls, MAX_TOKENS stays `length`; `STOP` would be `toolUse`.
+        let body = sse(&[chunk(json!([{"functionCall": {"name": "f", "args": {}}}]), Some("MAX_TOKENS"))]);
+        assert_eq!(run(&body).0["stopReason"], "length");
+    }
+
+    // ---- request fixtures ----
+
+    fn usage_zero() -> Value {
+        json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+               "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}})
+    }
+
+    fn build(model: &Value, messages: &[Value], options: Value, key: Option<&str>) -> Result<HttpRequest, String> {
+        GoogleGenerativeAi.build_request(&RequestInput { model, messages, options: &options, api_key: key })
+    }
+
+    #[test]
+    fn p_6_9_request_full_body() {
+        let messages = [
+            json!({"role": "system", "content": "You are helpful.", "timestamp": 0,
+                   "toolsAdded": [{"name": "get", "description": "Get it", "parameters": {"type": "object",
+                       "properties": {"x": {"type": "string", "const": "k"}, "n": {"const": 3}, "b": {"const": true}}}}]}),
+            json!({"role": "user", "content": "hi", "timestamp": 1}),
+            json!({"role": "assistant", "api": "google-generative-ai", "provider": "google", "model": "gemini-2.5-flash",
+                   "usage": usage_zero(), "stopReason": "toolUse", "timestamp": 2, "content": [
+                       {"type": "thinking", "thinking": "hmm", "thinkingSignature": "c2lnMQ=="},
+                       {"type": "text", "text": "Hello", "textSignature": "c2lnMg=="},
+                       {"type": "text", "text": "  "},
+                       {"type": "toolCall", "id": "get_1", "name": "get", "arguments": {"x": "y"}, "thoughtSignature": "c2lnMw=="},
+                       {"type": "toolCall", "id": "get_2", "name": "get", "arguments": {"x": "z"}, "thoughtSignature": "not base64!"}]}),
+            json!({"role": "toolResult", "toolCallId": "get_1", "toolName": "get", "isError": false, "timestamp": 3,
+                   "content": [{"type": "text", "text": "res"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}]}),
+            json!({"role": "toolResult", "toolCallId": "get_2", "toolName": "get", "isError": true, "timestamp": 3,
+                   "content": [{"type": "text", "text": "bad"}]}),
+            json!({"role": "user", "timestamp": 4,
+                   "content": [{"type": "text", "text": "look"}, {"type": "image", "data": "BBBB", "mimeType": "image/jpeg"}]}),
+        ];
+        let options = json!({"reasoning": "medium", "maxTokens": 100, "temperature": 0.5, "toolChoice": "none"});
+        let request = build(&model(), &messages, options, Some("gk")).unwrap();
+        assert_eq!(
+            request.url,
+            "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+        );
+        assert_eq!(
+            request.headers,
+            vec![
+                ("content-type".to_string(), "application/json".to_string()),
+                ("x-goog-api-key".to_string(), "gk".to_string())
+            ]
+        );
+        let want = json!({
+            "contents": [
+                {"role": "user", "parts": [{"text": "hi"}]},
+                {"role": "model", "parts": [
+                    {"thought": true, "text": "hmm", "thoughtSignature": "c2lnMQ=="},
+                    {"text": "Hello", "thoughtSignature": "c2lnMg=="},
+                    {"functionCall": {"name": "get", "args": {"x": "y"}}, "thoughtSignature": "c2lnMw=="},
+                    {"functionCall": {"name": "get", "args": {"x": "z"}}},
+                ]},
+                {"role": "user", "parts": [
+                    {"functionResponse": {"name": "get", "response": {"output": "res"}}},
+                    {"functionResponse": {"name": "get", "response": {"error": "bad"}}},
+                ]},
+                {"role": "user", "parts": [{"text": "Tool result image:"}, {"inlineData": {"mimeType": "image/png", "data": "AAAA"}}]},
+                {"role": "user", "parts": [{"text": "look"}, {"inlineData": {"mimeType": "image/jpeg", "data": "BBBB"}}]},
+            ],
+            "systemInstruction": {"parts": [{"text": "You are helpful."}]},
+            "tools": [{"functionDeclarations": [{"name": "get", "description": "Get it", "parametersJsonSchema": {"type": "object",
+                "properties": {"x": {"type": "string", "enum": ["k"]}, "n": {"enum": [3]}, "b": {"const": true}}}}]}],
+            "toolConfig": {"functionCallingConfig": {"mode": "NONE"}},
+            // P-6.2.7: min(100 + 8192, 8000) = 8000 ≤ 8192, so the budget is 8000 − 1024.
+            "generationConfig": {"maxOutputTokens": 8000, "temperature": 0.5,
+                                 "thinkingConfig": {"includeThoughts": true, "thinkingBudget": 6976}},
+        });
+        assert_eq!(request.body, want);
+        assert_eq!(serde_json::to_string(&request.body).unwrap(), serde_json::to_string(&want).unwrap(), "key order");
+    }
+
+    #[test]
+    fn p_6_9_request_plain_model_foreign_history() {
+        let messages = [
+            json!({"role": "user", "content": [{"type": "text", "text": "q"}, {"type": "image", "data": "B", "mimeType": "image/png"}],
+                   "timestamp": 1}),
+            json!({"role": "assistant", "api": "openai-responses", "provider": "openai", "model": "gpt-5", "stopReason": "toolUse",
+                   "usage": usage_zero(), "timestamp": 2, "content": [
+                       {"type": "thinking", "thinking": "secret", "thinkingSignature": "c2lnMQ=="},
+                       {"type": "text", "text": "A", "textSignature": "c2lnMg=="},
+                       {"type": "toolCall", "id": "call_1|fc_1", "name": "get", "arguments": {"n": 1}, "thoughtSignature": "c2lnMw=="}]}),
+            json!({"role": "toolResult", "toolCallId": "call_1|fc_1", "toolName": "get", "isError": false, "timestamp": 3,
+                   "content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]}),
+            json!({"role": "assistant", "api": "openai-responses", "provider": "openai", "model": "gpt-5", "stopReason": "error",
+                   "usage": usage_zero(), "timestamp": 4, "content": [{"type": "text", "text": "dropped"}]}),
+            json!({"role": "user", "content": "next", "timestamp": 5}),
+        ];
+        let model = json!({"id": "gemma-3", "api": "google-generative-ai", "provider": "google", "baseUrl": "http://localhost:9/v1beta/",
+                           "input": ["text"], "reasoning": false, "maxTokens": 0, "contextWindow": 0,
+                           "samplingParams": {"topK": 40}});
+        let request = build(&model, &messages, json!({"reasoning": "high", "toolChoice": "none"}), Some("gk")).unwrap();
+        assert_eq!(request.url, "http://localhost:9/v1beta/models/gemma-3:streamGenerateContent?alt=sse");
+        let want = json!({
+            "contents": [
+                {"role": "user", "parts": [{"text": "q"}, {"text": "(image omitted: model does not support images)"}]},
+                {"role": "model", "parts": [{"text": "A"}, {"functionCall": {"name": "get", "args": {"n": 1}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "get",
+                    "response": {"output": "(tool image omitted: model does not support images)"}}}]},
+                {"role": "user", "parts": [{"text": "next"}]},
+            ],
+            "generationConfig": {"topK": 40},
+        });
+        assert_eq!(request.body, want);
+    }
+
+    #[test]
+    fn p_6_2_3_key_or_auth_header_required() {
+        let no_key = build(&model(), &[], json!({}), None);
+        assert_eq!(no_key, Err("No API key for provider: google".to_string()));
+        let with_header = build(&model(), &[], json!({"headers": {"Authorization": "Bearer t"}}), None).unwrap();
+        assert_eq!(with_header.headers, vec![("content-type".to_string(), "application/json".to_string())]);
+        let mut model = model();
+        model["headers"] = json!({"x-goog-api-key": "from-model"});
+        assert!(build(&model, &[], json!({}), None).is_ok());
+        let removed = build(&model, &[], json!({"headers": {"x-goog-api-key": null}}), None);
+        assert_eq!(removed, Err("No API key for provider: google".to_string()));
+    }
+
+    #[test]
+    fn p_6_9_request_thinking_budget_tool_choice_and_empty_config() {
+        let tools = [json!({"role": "system", "content": "", "timestamp": 0,
+                            "toolsAdded": [{"name": "f", "description": "d", "parameters": {"type": "object"}}]})];
+        let body = |model: &Value, options: Value| build(model, &tools, options, Some("k")).unwrap().body;
+        let model = model();
+        // No explicit maxTokens: the model limit, the level's budget (thinkingBudgets wins).
+        let high = body(&model, json!({"reasoning": "high", "thinkingBudgets": {"high": 4000}, "toolChoice": "any"}));
+        assert_eq!(
+            high["generationConfig"],
+            json!({"maxOutputTokens": 8000, "thinkingConfig": {"includeThoughts": true, "thinkingBudget": 4000}})
+        );
+        assert_eq!(high["toolConfig"], json!({"functionCallingConfig": {"mode": "ANY"}}));
+        assert_eq!(high.get("systemInstruction"), None);
+        // Level off: no thinkingConfig; toolChoice auto → AUTO; unknown choices send nothing.
+        let off = body(&model, json!({"toolChoice": "auto"}));
+        assert_eq!(off["generationConfig"], json!({"maxOutputTokens": 8000}));
+        assert_eq!(off["toolConfig"], json!({"functionCallingConfig": {"mode": "AUTO"}}));
+        assert_eq!(body(&model, json!({"toolChoice": {"type": "function"}})).get("toolConfig"), None);
+        // Nothing to configure: no generationConfig at all.
+        let mut bare = model.clone();
+        bare["maxTokens"] = json!(0);
+        assert_eq!(body(&bare, json!({})).get("generationConfig"), None);
+    }
+
+    #[test]
+    fn p_6_9_const_becomes_enum_only_in_schema_positions() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "const": {"type": "string", "const": "a"},
+                "mode": {"anyOf": [{"const": "x"}, {"const": 1.5}, {"const": null}]},
+                "list": {"type": "array", "items": {"const": 2}, "default": [{"const": "keep"}]},
+                "kept": {"const": "c", "enum": ["c", "d"]},
+            },
+            "$defs": {"d": {"const": "z"}},
+            "examples": [{"const": "data"}],
+            "const": "root",
+        });
+        let want = json!({
+            "type": "object",
+            "properties": {
+                "const": {"type": "string", "enum": ["a"]},
+                "mode": {"anyOf": [{"enum": ["x"]}, {"enum": [1.5]}, {"const": null}]},
+                "list": {"type": "array", "items": {"enum": [2]}, "default": [{"const": "keep"}]},
+                "kept": {"const": "c", "enum": ["c", "d"]},
+            },
+            "$defs": {"d": {"enum": ["z"]}},
+            "examples": [{"const": "data"}],
+            "enum": ["root"],
+        });
+        assert_eq!(const_as_enum(schema, false, 0), want);
+    }
+
+    // ---- never panics ----
+
+    fn arb_json(keys: &'static [&'static str]) -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            "[a-zA-Z_=+/ ]{0,12}".prop_map(Value::String),
+            proptest::sample::select(keys).prop_map(|k| Value::String(k.to_string())),
+        ];
+        leaf.prop_recursive(6, 64, 8, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                proptest::collection::vec((proptest::sample::select(keys), inner), 0..8)
+                    .prop_map(|entries| Value::Object(entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+            ]
+        })
+    }
+
+    const KEYS: &[&str] = &[
+        "candidates",
+        "content",
+        "parts",
+        "text",
+        "thought",
+        "thoughtSignature",
+        "functionCall",
+        "name",
+        "args",
+        "id",
+        "finishReason",
+        "usageMetadata",
+        "promptTokenCount",
+        "candidatesTokenCount",
+        "thoughtsTokenCount",
+        "cachedContentTokenCount",
+        "responseId",
+        "modelVersion",
+        "error",
+        "code",
+        "message",
+        "status",
+        "STOP",
+        "MAX_TOKENS",
+        "SAFETY",
+        "role",
+        "model",
+        "provider",
+        "api",
+        "toolCall",
+        "thinking",
+        "thinkingSignature",
+        "textSignature",
+        "user",
+        "assistant",
+        "toolResult",
+        "system",
+        "image",
+        "toolsAdded",
+        "parameters",
+        "properties",
+        "items",
+        "anyOf",
+        "const",
+        "enum",
+        "reasoning",
+        "maxTokens",
+        "headers",
+        "toolChoice",
+        "none",
+        "timestamp",
+        "google-generative-ai",
+        "google",
+        "isError",
+        "toolName",
+        "arguments",
+        "input",
+        "data",
+        "mimeType",
+        "type",
+    ];
+
+    proptest! {
+        #[test]
+        fn p_6_1_2_mapper_never_panics(chunks in proptest::collection::vec(arb_json(KEYS), 0..24),
+                                       options in arb_json(KEYS)) {
+            let model = model();
+            let input = RequestInput { model: &model, messages: &[], options: &options, api_key: None };
+            let mut mapper = GoogleGenerativeAi.mapper(&input);
+            let mut asm = Assembler::for_model(&model, false);
+            let mut message = test_driver::initial_message(&model);
+            for data in &chunks {
+                if asm.finished() { break; }
+                mapper.on_event(None, data, &mut asm);
+            }
+            mapper.on_end(&mut asm);
+            prop_assert!(asm.finished());
+            for op in asm.drain() { let _ = apply_native(&mut message, &op); }
+        }
+
+        #[test]
+        fn p_6_1_2_request_never_panics(model in arb_json(KEYS), messages in proptest::collection::vec(arb_json(KEYS), 0..6),
+                                        options in arb_json(KEYS), key in proptest::option::of("[a-z]{0,3}")) {
+            let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: key.as_deref() };
+            let _ = GoogleGenerativeAi.build_request(&input);
+        }
     }
 }

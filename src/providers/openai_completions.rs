@@ -1,23 +1,504 @@
-//! stub: being written
-use super::{Assembler, HttpRequest, RequestInput, StreamMapper, WireFormat};
-use serde_json::Value;
+//! `openai-completions` (§6.6): OpenAI Chat Completions and the servers that speak it (llama.cpp,
+//! vLLM, Ollama, LM Studio, OpenRouter, Groq, …). Builds the request from the cleaned transcript
+//! and maps `data:` chunks (until `[DONE]`) onto the assembler; blocks stay open until the end.
+
+use super::assemble::{Assembler, StopReason, Usage};
+use super::request::{
+    OPENAI_BASE_URL, api_key, base_url, compat_bool, compat_str, first_chars, invalid_json_message, mapped_effort,
+    max_tokens, merge_sampling, model_reasons, num, option_number, option_str, thinking_level,
+};
+use super::transcript::{self, block_type, blocks, role, str_field};
+use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
+use serde_json::{Map, Value, json};
 
 pub struct OpenAiCompletions;
 
-struct Mapper;
+/// The reasoning fields servers stream (and accept back), in the order they are read.
+const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasoning_text"];
+const TEXT_KEY: &str = "text";
+const THINKING_KEY: &str = "thinking";
 
 impl WireFormat for OpenAiCompletions {
-    fn build_request(&self, _input: &RequestInput<'_>) -> Result<HttpRequest, String> {
-        Err("not implemented yet".into())
+    fn build_request(&self, input: &RequestInput<'_>) -> Result<HttpRequest, String> {
+        let model = input.model;
+        let base = base_url(model, OPENAI_BASE_URL);
+        let provider = str_field(model, "provider");
+        let is_openai = provider == "openai" || base.contains("api.openai.com");
+        let normalize = |id: &str| normalize_tool_call_id(id, provider == "openai");
+        let t = transcript::prepare(input, Some(&normalize));
+        let level = thinking_level(input.options);
+
+        let mut body = Map::new();
+        body.insert("model".into(), json!(str_field(model, "id")));
+        body.insert("messages".into(), Value::Array(convert_messages(model, &t, is_openai)));
+        body.insert("stream".into(), json!(true));
+        if base.contains("api.openai.com")
+            && option_str(input.options, "cacheRetention") != Some("none")
+            && let Some(session) = option_str(input.options, "sessionId")
+        {
+            body.insert("prompt_cache_key".into(), json!(first_chars(session, 64)));
+        }
+        if compat_bool(model, "supportsUsageInStreaming") != Some(false) {
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        if let Some(limit) = max_tokens(input) {
+            let field = match compat_str(model, "maxTokensField") {
+                Some(field @ ("max_tokens" | "max_completion_tokens")) => field,
+                _ if is_openai => "max_completion_tokens",
+                _ => "max_tokens",
+            };
+            body.insert(field.into(), json!(limit));
+        }
+        if let Some(temperature) = option_number(input.options, "temperature") {
+            body.insert("temperature".into(), json!(temperature));
+        }
+        if !t.tools.is_empty() {
+            let tools: Vec<Value> = t
+                .tools
+                .iter()
+                .map(|tool| {
+                    json!({"type": "function", "function": {
+                        "name": str_field(tool, "name"),
+                        "description": str_field(tool, "description"),
+                        "parameters": tool.get("parameters").cloned().unwrap_or_else(|| json!({})),
+                    }})
+                })
+                .collect();
+            body.insert("tools".into(), Value::Array(tools));
+        }
+        if let Some(choice) = input.options.get("toolChoice").filter(|c| truthy(c)) {
+            body.insert("tool_choice".into(), choice.clone());
+        }
+        if let Some(level) = level
+            && model_reasons(model)
+            && compat_bool(model, "supportsReasoningEffort") != Some(false)
+            && let Some(effort) = mapped_effort(model, level)
+        {
+            body.insert("reasoning_effort".into(), json!(effort));
+        }
+        merge_sampling(&mut body, input, level);
+
+        let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
+        if let Some(key) = api_key(input) {
+            headers.push(("authorization".to_string(), format!("Bearer {key}")));
+        }
+        Ok(HttpRequest { url: format!("{base}/chat/completions"), headers, body: Value::Object(body) })
     }
-    fn mapper(&self, _input: &RequestInput<'_>) -> Box<dyn StreamMapper> {
-        Box::new(Mapper)
+
+    fn mapper(&self, input: &RequestInput<'_>) -> Box<dyn StreamMapper> {
+        Box::new(Mapper {
+            model_id: str_field(input.model, "id").to_string(),
+            supports_finish_reason: compat_bool(input.model, "supportsFinishReason") != Some(false),
+            ..Mapper::default()
+        })
+    }
+}
+
+/// Tool-call ids for Chat Completions: a Responses id `"<call_id>|<item_id>"` becomes
+/// `<call_id>_<item_id>` (characters outside `[A-Za-z0-9_-]` → `_`), shortened with a hash past 40
+/// characters; OpenAI's own ids are cut at 40.
+pub fn normalize_tool_call_id(id: &str, provider_is_openai: bool) -> String {
+    if let Some((call, item)) = id.split_once('|') {
+        let (call, item) = (sanitize_id(call), sanitize_id(item));
+        let combined = if item.is_empty() { call.clone() } else { format!("{call}_{item}") };
+        if combined.len() <= 40 {
+            return combined;
+        }
+        let hash = first_chars(&short_hash(id), 8);
+        let prefix = first_chars(&call, 40usize.saturating_sub(hash.len() + 1).max(1));
+        return format!("{prefix}_{hash}");
+    }
+    if provider_is_openai && id.encode_utf16().count() > 40 {
+        return first_chars(id, 40);
+    }
+    id.to_string()
+}
+
+/// Characters outside `[A-Za-z0-9_-]` → `_` (one per UTF-16 unit, as a JS regex replace does).
+pub fn sanitize_id(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for c in id.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('_', c.len_utf16()));
+        }
+    }
+    out
+}
+
+/// A fast deterministic 53-bit-style string hash (two 32-bit lanes, base 36), over UTF-16 units.
+fn short_hash(text: &str) -> String {
+    let (mut h1, mut h2): (u32, u32) = (0xdead_beef, 0x41c6_ce57);
+    for unit in text.encode_utf16() {
+        h1 = (h1 ^ u32::from(unit)).wrapping_mul(2_654_435_761);
+        h2 = (h2 ^ u32::from(unit)).wrapping_mul(1_597_334_677);
+    }
+    h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507) ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
+    h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507) ^ (h1 ^ (h1 >> 13)).wrapping_mul(3_266_489_909);
+    format!("{}{}", base36(h2), base36(h1))
+}
+
+fn base36(mut n: u32) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    loop {
+        out.push(DIGITS.get((n % 36) as usize).copied().unwrap_or(b'0'));
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap_or_default()
+}
+
+fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        _ => true,
+    }
+}
+
+fn data_url(image: &Value) -> Value {
+    json!({"type": "image_url", "image_url": {
+        "url": format!("data:{};base64,{}", str_field(image, "mimeType"), str_field(image, "data")),
+    }})
+}
+
+/// §6.6 Messages: the system head, then user / assistant / tool messages.
+fn convert_messages(model: &Value, t: &transcript::Transcript, is_openai: bool) -> Vec<Value> {
+    let mut out = Vec::with_capacity(t.messages.len() + 1);
+    if !t.system_prompt.is_empty() {
+        let developer = model_reasons(model) && compat_bool(model, "supportsDeveloperRole").unwrap_or(is_openai);
+        out.push(json!({"role": if developer { "developer" } else { "system" }, "content": t.system_prompt}));
+    }
+    let images_supported = model.get("input").and_then(Value::as_array).is_some_and(|a| a.iter().any(|i| i == "image"));
+    let mut results: Vec<&Value> = Vec::new();
+    for message in &t.messages {
+        if role(message) == "toolResult" {
+            results.push(message);
+            continue;
+        }
+        push_tool_results(&mut out, &mut results, model, images_supported);
+        match role(message) {
+            "user" => {
+                if let Some(user) = convert_user(message) {
+                    out.push(user);
+                }
+            }
+            "assistant" => {
+                if let Some(assistant) = convert_assistant(model, message) {
+                    out.push(assistant);
+                }
+            }
+            _ => {}
+        }
+    }
+    push_tool_results(&mut out, &mut results, model, images_supported);
+    out
+}
+
+fn convert_user(message: &Value) -> Option<Value> {
+    if let Some(text) = message.get("content").and_then(Value::as_str) {
+        return Some(json!({"role": "user", "content": text}));
+    }
+    let parts: Vec<Value> = blocks(message)
+        .iter()
+        .filter_map(|block| match block_type(block) {
+            "text" if !str_field(block, "text").is_empty() => {
+                Some(json!({"type": "text", "text": str_field(block, "text")}))
+            }
+            "image" => Some(data_url(block)),
+            _ => None,
+        })
+        .collect();
+    (!parts.is_empty()).then(|| json!({"role": "user", "content": parts}))
+}
+
+fn convert_assistant(model: &Value, message: &Value) -> Option<Value> {
+    let content = blocks(message);
+    let text: String = content
+        .iter()
+        .filter(|b| block_type(b) == "text" && !str_field(b, "text").trim().is_empty())
+        .map(|b| str_field(b, "text"))
+        .collect();
+    let thinking: Vec<&Value> =
+        content.iter().filter(|b| block_type(b) == "thinking" && !str_field(b, "thinking").trim().is_empty()).collect();
+    let joined_thinking = thinking.iter().map(|b| str_field(b, "thinking")).collect::<Vec<_>>().join("\n");
+    let calls: Vec<Value> = content
+        .iter()
+        .filter(|b| block_type(b) == "toolCall")
+        .map(|call| {
+            let arguments = call.get("arguments").cloned().unwrap_or_else(|| json!({}));
+            json!({"id": str_field(call, "id"), "type": "function", "function": {
+                "name": str_field(call, "name"),
+                "arguments": serde_json::to_string(&arguments).unwrap_or_else(|_| "{}".into()),
+            }})
+        })
+        .collect();
+
+    let mut out = Map::new();
+    out.insert("role".into(), json!("assistant"));
+    let content = if !text.is_empty() {
+        json!(text)
+    } else if compat_bool(model, "requiresNonNullAssistantContent") == Some(true) {
+        json!("")
+    } else {
+        Value::Null
+    };
+    let has_content = content.as_str().is_some_and(|s| !s.is_empty());
+    out.insert("content".into(), content);
+    // Replay the streamed reasoning under the field it came in (its thinkingSignature).
+    if let Some(first) = thinking.first() {
+        let field = str_field(first, "thinkingSignature");
+        if REASONING_FIELDS.contains(&field) {
+            out.insert(field.into(), json!(joined_thinking));
+        }
+    }
+    let has_calls = !calls.is_empty();
+    if has_calls {
+        out.insert("tool_calls".into(), Value::Array(calls));
+    }
+    if compat_bool(model, "requiresReasoningContentOnAssistantMessages") == Some(true)
+        && model_reasons(model)
+        && !out.contains_key("reasoning_content")
+    {
+        out.insert("reasoning_content".into(), json!(joined_thinking));
+    }
+    (has_content || has_calls).then_some(Value::Object(out))
+}
+
+/// One `tool` message per result; their images (if supported) in one following user message.
+fn push_tool_results(out: &mut Vec<Value>, results: &mut Vec<&Value>, model: &Value, images_supported: bool) {
+    if results.is_empty() {
+        return;
+    }
+    let mut images = Vec::new();
+    for result in results.drain(..) {
+        let content = blocks(result);
+        let text = content.iter().filter(|b| block_type(b) == "text").map(|b| str_field(b, "text")).collect::<Vec<_>>();
+        let text = text.join("\n");
+        let result_images: Vec<&Value> = content.iter().filter(|b| block_type(b) == "image").collect();
+        let text = if !text.trim().is_empty() {
+            text
+        } else if !result_images.is_empty() {
+            "(see attached image)".to_string()
+        } else {
+            "(no tool output)".to_string()
+        };
+        let mut message = Map::new();
+        message.insert("role".into(), json!("tool"));
+        message.insert("content".into(), json!(text));
+        message.insert("tool_call_id".into(), json!(str_field(result, "toolCallId")));
+        let name = str_field(result, "toolName");
+        if compat_bool(model, "requiresToolResultName") == Some(true) && !name.is_empty() {
+            message.insert("name".into(), json!(name));
+        }
+        out.push(Value::Object(message));
+        if images_supported {
+            images.extend(result_images.into_iter().map(data_url));
+        }
+    }
+    if !images.is_empty() {
+        let mut content = vec![json!({"type": "text", "text": "Tool result image:"})];
+        content.extend(images);
+        out.push(json!({"role": "user", "content": content}));
+    }
+}
+
+#[derive(Default)]
+struct ToolCallSlot {
+    key: String,
+    index: Option<i64>,
+    ids: Vec<String>,
+    /// The id was made up (`call_<n>`); a later fragment's id replaces it.
+    synthetic_id: bool,
+    named: bool,
+}
+
+#[derive(Default)]
+struct Mapper {
+    model_id: String,
+    supports_finish_reason: bool,
+    response_id: bool,
+    response_model: bool,
+    thinking_open: bool,
+    finish_reason: Option<String>,
+    calls: Vec<ToolCallSlot>,
+}
+
+impl Mapper {
+    fn chunk(&mut self, chunk: &Map<String, Value>, asm: &mut Assembler) {
+        if let Some(error) = chunk.get("error").filter(|e| truthy(e)) {
+            let message = match error.get("message") {
+                Some(Value::String(m)) if !m.is_empty() => m.clone(),
+                Some(m) if truthy(m) => m.to_string(),
+                _ => error.to_string(),
+            };
+            asm.fail(message, self.finish_reason.clone());
+            return;
+        }
+        if !self.response_id
+            && let Some(id) = chunk.get("id").and_then(Value::as_str).filter(|s| !s.is_empty())
+        {
+            self.response_id = true;
+            asm.meta("responseId", json!(id));
+        }
+        if !self.response_model
+            && let Some(name) = chunk.get("model").and_then(Value::as_str).filter(|s| !s.is_empty())
+            && name != self.model_id
+        {
+            self.response_model = true;
+            asm.meta("responseModel", json!(name));
+        }
+        let choice = chunk.get("choices").and_then(Value::as_array).and_then(|c| c.first());
+        let usage = chunk.get("usage").filter(|u| truthy(u)).or_else(|| choice.and_then(|c| c.get("usage")));
+        if let Some(usage) = usage.filter(|u| u.is_object()) {
+            asm.usage(&chat_usage(usage));
+        }
+        let Some(choice) = choice else { return };
+        match choice.get("finish_reason") {
+            Some(Value::String(reason)) if !reason.is_empty() => self.finish_reason = Some(reason.clone()),
+            Some(reason) if truthy(reason) => self.finish_reason = Some(reason.to_string()),
+            _ => {}
+        }
+        let Some(delta) = choice.get("delta").filter(|d| d.is_object()) else { return };
+        let reasoning = REASONING_FIELDS
+            .iter()
+            .find_map(|field| delta.get(*field).and_then(Value::as_str).filter(|s| !s.is_empty()).map(|s| (*field, s)));
+        if let Some((field, text)) = reasoning {
+            asm.thinking_delta(THINKING_KEY, text);
+            if !self.thinking_open {
+                self.thinking_open = true;
+                asm.set_field(THINKING_KEY, "thinkingSignature", json!(field));
+            }
+        }
+        for field in ["content", "refusal"] {
+            if let Some(text) = delta.get(field).and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                asm.text_delta(TEXT_KEY, text);
+            }
+        }
+        for fragment in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+            self.tool_fragment(fragment, asm);
+        }
+    }
+
+    /// P-6.4.1: fragments by `index` (fallback `id`); the first carries id and name.
+    fn tool_fragment(&mut self, fragment: &Value, asm: &mut Assembler) {
+        let index = fragment.get("index").and_then(Value::as_i64);
+        let id = fragment.get("id").and_then(Value::as_str).filter(|s| !s.is_empty());
+        let function = fragment.get("function");
+        let name = function.and_then(|f| f.get("name")).and_then(Value::as_str).unwrap_or("");
+        let arguments = function.and_then(|f| f.get("arguments")).and_then(Value::as_str).unwrap_or("");
+        let found = index
+            .and_then(|i| self.calls.iter().position(|c| c.index == Some(i)))
+            .or_else(|| id.and_then(|id| self.calls.iter().position(|c| c.ids.iter().any(|known| known == id))));
+        let slot = match found.and_then(|position| self.calls.get_mut(position)) {
+            Some(slot) => {
+                if slot.index.is_none() {
+                    slot.index = index;
+                }
+                if let Some(id) = id {
+                    if slot.synthetic_id {
+                        slot.synthetic_id = false;
+                        asm.set_field(&slot.key, "id", json!(id));
+                    }
+                    if !slot.ids.iter().any(|known| known == id) {
+                        slot.ids.push(id.to_string());
+                    }
+                }
+                if !slot.named && !name.is_empty() {
+                    slot.named = true;
+                    asm.set_field(&slot.key, "name", json!(name));
+                }
+                slot
+            }
+            None => {
+                let n = self.calls.len();
+                let key = format!("tool{n}");
+                let block_id = id.map_or_else(|| format!("call_{n}"), str::to_string);
+                asm.tool_start(&key, &block_id, name);
+                self.calls.push(ToolCallSlot {
+                    key,
+                    index,
+                    ids: id.map(str::to_string).into_iter().collect(),
+                    synthetic_id: id.is_none(),
+                    named: !name.is_empty(),
+                });
+                let Some(slot) = self.calls.last_mut() else { return };
+                slot
+            }
+        };
+        asm.tool_args_delta(&slot.key, arguments);
+    }
+
+    /// §6.10: the recorded finish reason decides; none is an error unless the server never sends one.
+    fn end(&mut self, asm: &mut Assembler) {
+        match self.finish_reason.clone() {
+            Some(reason) => match reason.as_str() {
+                "stop" | "end" => asm.finish(StopReason::Stop, Some(reason)),
+                "length" => asm.finish(StopReason::Length, Some(reason)),
+                "tool_calls" | "function_call" => asm.finish(StopReason::ToolUse, Some(reason)),
+                _ => asm.fail(format!("Provider finish_reason: {reason}"), Some(reason)),
+            },
+            None if !self.supports_finish_reason => {
+                let reason = if asm.has_tool_calls() { StopReason::ToolUse } else { StopReason::Stop };
+                asm.finish(reason, None);
+            }
+            None => asm.fail("Stream ended without finish_reason", None),
+        }
+    }
+}
+
+/// §6.10 Chat usage.
+fn chat_usage(usage: &Value) -> Usage {
+    let prompt = num(usage, "prompt_tokens").unwrap_or(0.0);
+    let details = usage.get("prompt_tokens_details");
+    let cache_read = details
+        .and_then(|d| num(d, "cached_tokens"))
+        .or_else(|| num(usage, "prompt_cache_hit_tokens"))
+        .or_else(|| num(usage, "cached_tokens"))
+        .unwrap_or(0.0);
+    let cache_write = details.and_then(|d| num(d, "cache_write_tokens")).unwrap_or(0.0);
+    let reasoning = usage
+        .get("completion_tokens_details")
+        .and_then(|d| num(d, "reasoning_tokens"))
+        .filter(|n| *n != 0.0)
+        .or_else(|| num(usage, "reasoning_tokens"))
+        .unwrap_or(0.0);
+    Usage {
+        input: (prompt - cache_read - cache_write).max(0.0),
+        output: num(usage, "completion_tokens").unwrap_or(0.0),
+        cache_read,
+        cache_write,
+        cache_write_1h: None,
+        reasoning: Some(reasoning),
     }
 }
 
 impl StreamMapper for Mapper {
-    fn on_event(&mut self, _event: Option<&str>, _data: &Value, _asm: &mut Assembler) {}
+    fn on_event(&mut self, _event: Option<&str>, data: &Value, asm: &mut Assembler) {
+        if let Some(chunk) = data.as_object() {
+            self.chunk(chunk, asm);
+        }
+    }
+
+    fn on_text(&mut self, _event: Option<&str>, data: &str, asm: &mut Assembler) {
+        match data.trim() {
+            "[DONE]" => self.end(asm),
+            "" => {}
+            _ => asm.fail(invalid_json_message(data), None),
+        }
+    }
+
     fn on_end(&mut self, asm: &mut Assembler) {
-        asm.fail("not implemented yet", None);
+        self.end(asm);
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -4,24 +4,25 @@
 //! shared rules of `transcript.rs` and `request.rs`.
 
 use super::assemble::{Assembler, BlockKind, StopReason, Usage};
+use super::request::{self, OPENAI_BASE_URL};
+use super::transcript::{self, Transcript, is_same_model, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
 use serde_json::{Map, Value, json};
 
 pub struct OpenAiResponses;
 
-const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// The API rejects `max_output_tokens` below 16.
-const MIN_OUTPUT_TOKENS: f64 = 16.0;
+const MIN_OUTPUT_TOKENS: u64 = 16;
 /// Item ids and `prompt_cache_key` longer than this are rejected.
 const MAX_ID_CHARS: usize = 64;
 
 impl WireFormat for OpenAiResponses {
     fn build_request(&self, input: &RequestInput<'_>) -> Result<HttpRequest, String> {
         let model = input.model;
-        let url = format!("{}/responses", shared::base_url(model, DEFAULT_BASE_URL));
+        let url = format!("{}/responses", request::base_url(model, OPENAI_BASE_URL));
         let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
         // P-6.2.3: without a key no Authorization is sent (local servers).
-        if let Some(key) = input.api_key.filter(|k| !k.is_empty()) {
+        if let Some(key) = request::api_key(input) {
             headers.push(("authorization".to_string(), format!("Bearer {key}")));
         }
         Ok(HttpRequest { url, headers, body: request_body(input) })
@@ -38,8 +39,8 @@ impl WireFormat for OpenAiResponses {
 
 fn request_body(input: &RequestInput<'_>) -> Value {
     let (model, options) = (input.model, input.options);
-    let transcript = shared::transcript(model, input.messages);
-    let level = shared::thinking_level(model, options);
+    let transcript = transcript::prepare(input, None);
+    let level = request::thinking_level(options).filter(|_| request::model_reasons(model));
     let mut body = Map::new();
     body.insert("model".into(), model.get("id").cloned().unwrap_or_else(|| json!("")));
     body.insert("input".into(), Value::Array(input_items(model, &transcript)));
@@ -48,8 +49,8 @@ fn request_body(input: &RequestInput<'_>) -> Value {
         body.insert("prompt_cache_key".into(), json!(key));
     }
     body.insert("store".into(), json!(false));
-    if let Some(max) = shared::max_tokens(model, options, input.messages) {
-        body.insert("max_output_tokens".into(), shared::number(max.max(MIN_OUTPUT_TOKENS)));
+    if let Some(max) = request::max_tokens(input) {
+        body.insert("max_output_tokens".into(), json!(max.max(MIN_OUTPUT_TOKENS)));
     }
     if let Some(t) = options.get("temperature").filter(|t| !t.is_null()) {
         body.insert("temperature".into(), t.clone());
@@ -61,23 +62,23 @@ fn request_body(input: &RequestInput<'_>) -> Value {
     if let Some(choice) = options.get("toolChoice").filter(|c| !c.is_null()) {
         body.insert("tool_choice".into(), choice.clone());
     }
-    if is_true(model.get("reasoning")) {
-        let level_map = model.get("thinkingLevelMap");
-        match &level {
-            Some(level) => {
-                let effort = level_map.and_then(|m| m.get(level.as_str())).and_then(Value::as_str).unwrap_or(level);
+    match level {
+        // A level mapped to `null` is not supported by the model: no reasoning fields.
+        Some(level) => {
+            if let Some(effort) = request::mapped_effort(model, level) {
                 body.insert("reasoning".into(), json!({"effort": effort, "summary": "auto"}));
                 body.insert("include".into(), json!(["reasoning.encrypted_content"]));
             }
-            // §6.7: level off sends an effort only when the model maps "off" to a string.
-            None => {
-                if let Some(off) = level_map.and_then(|m| m.get("off")).and_then(Value::as_str) {
-                    body.insert("reasoning".into(), json!({"effort": off}));
-                }
+        }
+        // §6.7: level off sends an effort only when the model maps "off" to a string.
+        None if request::model_reasons(model) => {
+            if let Some(off) = model.get("thinkingLevelMap").and_then(|m| m.get("off")).and_then(Value::as_str) {
+                body.insert("reasoning".into(), json!({"effort": off}));
             }
         }
+        None => {}
     }
-    shared::merge_sampling(&mut body, model, options, level.as_deref());
+    request::merge_sampling(&mut body, input, level);
     Value::Object(body)
 }
 
@@ -101,13 +102,13 @@ fn function_tool(tool: &Value) -> Value {
 }
 
 /// The `input` items: the system head, then one or more items per transcript message.
-fn input_items(model: &Value, transcript: &shared::Transcript) -> Vec<Value> {
+fn input_items(model: &Value, transcript: &Transcript) -> Vec<Value> {
     let mut items = Vec::new();
-    if !transcript.system.is_empty() {
-        let developer = is_true(model.get("reasoning"))
-            && model.get("compat").and_then(|c| c.get("supportsDeveloperRole")).and_then(Value::as_bool) != Some(false);
+    if !transcript.system_prompt.is_empty() {
+        let developer =
+            request::model_reasons(model) && request::compat_bool(model, "supportsDeveloperRole") != Some(false);
         let role = if developer { "developer" } else { "system" };
-        items.push(json!({"role": role, "content": transcript.system}));
+        items.push(json!({"role": role, "content": transcript.system_prompt}));
     }
     for (n, message) in transcript.messages.iter().enumerate() {
         match message.get("role").and_then(Value::as_str) {
@@ -176,16 +177,17 @@ fn tool_output(model: &Value, content: Option<&Value>) -> Value {
 }
 
 fn assistant_items(model: &Value, message: &Value, n: usize, items: &mut Vec<Value>) {
-    let same_model = shared::same_model(model, message);
+    let same_model = is_same_model(message, model);
     let blocks = message.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     let mut text_blocks = 0usize;
     for block in blocks {
         match block.get("type").and_then(Value::as_str) {
             Some("thinking") if same_model => {
                 // The signature is the whole reasoning item the stream delivered (encrypted content).
-                let item = block.get("thinkingSignature").and_then(Value::as_str).and_then(|s| {
-                    serde_json::from_str::<Value>(s).ok().filter(Value::is_object)
-                });
+                let item = block
+                    .get("thinkingSignature")
+                    .and_then(Value::as_str)
+                    .and_then(|s| serde_json::from_str::<Value>(s).ok().filter(Value::is_object));
                 items.extend(item);
             }
             Some("text") => {
@@ -268,14 +270,6 @@ fn supports_images(model: &Value) -> bool {
 
 fn is_type(value: &Value, kind: &str) -> bool {
     value.get("type").and_then(Value::as_str) == Some(kind)
-}
-
-fn str_field<'a>(value: &'a Value, key: &str) -> &'a str {
-    value.get(key).and_then(Value::as_str).unwrap_or_default()
-}
-
-fn is_true(value: Option<&Value>) -> bool {
-    value.and_then(Value::as_bool) == Some(true)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -404,7 +398,8 @@ impl StreamMapper for ResponsesMapper {
             Ok(StopReason::Stop) if asm.has_tool_calls() => {
                 // The agent runs every call of the final message: refuse calls that never completed.
                 if let Some((id, name)) = self.unfinished.first() {
-                    let message = format!("OpenAI Responses stream completed with an unfinished tool call: {name} ({id})");
+                    let message =
+                        format!("OpenAI Responses stream completed with an unfinished tool call: {name} ({id})");
                     asm.fail(message, raw);
                 } else {
                     asm.finish(StopReason::ToolUse, raw);
@@ -612,126 +607,734 @@ fn responses_usage(usage: &Value) -> Usage {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Shared rules (P-6.1.6, P-6.2.7, P-6.2.8, P-6.5). TEMPORARY stand-ins until `transcript.rs` and
-// `request.rs` land; every shared call of this file and of `google.rs` goes through this module,
-// which will then only forward to them.
-// ---------------------------------------------------------------------------------------------
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+mod tests {
+    use super::super::assemble::apply_native;
+    use super::super::request::test_driver;
+    use super::*;
+    use proptest::prelude::*;
 
-pub(super) mod shared {
-    use serde_json::{Map, Value};
-
-    /// The cleaned request transcript (P-6.5).
-    pub struct Transcript {
-        /// The system prompt text of the replayed head (content, then non-null sections).
-        pub system: String,
-        /// The current tools (declarations).
-        pub tools: Vec<Value>,
-        /// The non-system messages, cleaned.
-        pub messages: Vec<Value>,
+    fn model() -> Value {
+        json!({
+            "id": "gpt-5", "name": "GPT-5", "api": "openai-responses", "provider": "openai",
+            "baseUrl": "https://api.openai.com/v1", "input": ["text", "image"], "reasoning": true,
+            "cost": {"input": 2.0, "output": 8.0, "cacheRead": 0.5, "cacheWrite": 0.0},
+            "contextWindow": 0, "maxTokens": 8,
+        })
     }
 
-    /// A token count as JSON: an integer when it is one (`16`, not `16.0`).
-    pub fn number(n: f64) -> Value {
-        if n.fract() == 0.0 && n.abs() < 9.0e15 { Value::from(n as i64) } else { Value::from(n) }
+    fn run(sse: &str) -> (Value, Vec<String>) {
+        test_driver::run(&OpenAiResponses, &model(), &json!({}), sse)
     }
 
-    /// P-6.1.6: `model.baseUrl` without trailing `/`, else the default.
-    pub fn base_url(model: &Value, default: &str) -> String {
-        let base = model.get("baseUrl").and_then(Value::as_str).unwrap_or_default().trim_end_matches('/');
-        if base.is_empty() { default.to_string() } else { base.to_string() }
-    }
-
-    /// Whether an assistant message came from this very model.
-    pub fn same_model(model: &Value, message: &Value) -> bool {
-        ["provider", "api"].iter().all(|k| message.get(*k).is_some() && message.get(*k) == model.get(*k))
-            && message.get("model").is_some()
-            && message.get("model") == model.get("id")
-    }
-
-    pub fn transcript(_model: &Value, messages: &[Value]) -> Transcript {
-        let text_of = |content: Option<&Value>| match content {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Array(parts)) => parts
-                .iter()
-                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => String::new(),
-        };
-        let mut system = String::new();
-        if let Some(head) = messages.first().filter(|m| m.get("role").and_then(Value::as_str) == Some("system")) {
-            let mut parts = vec![text_of(head.get("content"))];
-            if let Some(sections) = head.get("sections").and_then(Value::as_object) {
-                parts.extend(sections.values().filter_map(Value::as_str).map(str::to_string));
-            }
-            system = parts.into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join("\n\n");
-        }
-        let mut tools: Vec<Value> = Vec::new();
-        for message in messages.iter().filter(|m| m.get("role").and_then(Value::as_str) == Some("system")) {
-            for removed in message.get("toolsRemoved").and_then(Value::as_array).into_iter().flatten() {
-                tools.retain(|t| t.get("name") != removed.get("name"));
-            }
-            for added in message.get("toolsAdded").and_then(Value::as_array).into_iter().flatten() {
-                tools.retain(|t| t.get("name") != added.get("name"));
-                tools.push(added.clone());
-            }
-        }
-        let messages = messages
+    /// The wire framing: `event: <type>` + `data:` carrying the same `type` and a sequence number.
+    fn sse(events: &[Value]) -> String {
+        let events: Vec<(Option<&str>, Value)> = events
             .iter()
-            .filter(|m| m.get("role").and_then(Value::as_str) != Some("system"))
-            .filter(|m| !matches!(m.get("stopReason").and_then(Value::as_str), Some("error" | "aborted")))
-            .cloned()
+            .enumerate()
+            .map(|(n, data)| {
+                let mut data = data.clone();
+                data["sequence_number"] = json!(n);
+                let kind = events.get(n).and_then(|e| e["type"].as_str());
+                (kind, data)
+            })
             .collect();
-        Transcript { system, tools, messages }
+        test_driver::sse(&events)
     }
 
-    /// The thinking level of the request (`None` = off).
-    pub fn thinking_level(model: &Value, options: &Value) -> Option<String> {
-        let level = options.get("reasoning").and_then(Value::as_str).filter(|l| *l != "off")?;
-        (model.get("reasoning").and_then(Value::as_bool) == Some(true)).then(|| level.to_string())
+    /// Event names after the binding's `start`.
+    fn names(list: &str) -> Vec<String> {
+        std::iter::once("start").chain(list.split_whitespace()).map(str::to_string).collect()
     }
 
-    /// P-6.2.7 `maxTokens` (`None` = omit the field).
-    pub fn max_tokens(model: &Value, options: &Value, _messages: &[Value]) -> Option<f64> {
-        let given = options.get("maxTokens").and_then(Value::as_f64);
-        given.or_else(|| model.get("maxTokens").and_then(Value::as_f64)).filter(|n| *n > 0.0)
+    fn created() -> Value {
+        json!({"type": "response.created", "response": {"id": "resp_1", "status": "in_progress", "output": []}})
     }
 
-    /// P-6.2.7 budget-based thinking: `(maxTokens, budget)`.
-    pub fn thinking_budget(model: &Value, options: &Value, level: &str, messages: &[Value]) -> (Option<f64>, f64) {
-        let level = if matches!(level, "xhigh" | "max") { "high" } else { level };
-        let budget = options
-            .get("thinkingBudgets")
-            .and_then(|b| b.get(level))
-            .and_then(Value::as_f64)
-            .unwrap_or(match level {
-                "minimal" => 1024.0,
-                "low" => 2048.0,
-                "medium" => 8192.0,
-                _ => 16384.0,
-            });
-        let model_max = model.get("maxTokens").and_then(Value::as_f64).unwrap_or(0.0);
-        let max = match options.get("maxTokens").and_then(Value::as_f64) {
-            Some(given) => Some((given + budget).min(model_max)),
-            None => max_tokens(model, options, messages),
+    fn completed(status: &str, extra: Value) -> Value {
+        let mut response = json!({
+            "id": "resp_1", "status": status,
+            "usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 40},
+                      "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 5}, "total_tokens": 120},
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            response[k] = v.clone();
+        }
+        let kind = if status == "incomplete" { "response.incomplete" } else { "response.completed" };
+        json!({"type": kind, "response": response})
+    }
+
+    /// 60 input, 20 output, 40 cached at 2/8/0.5 per million.
+    fn usage() -> Value {
+        json!({"input": 60.0, "output": 20.0, "cacheRead": 40.0, "cacheWrite": 0.0, "reasoning": 5.0, "totalTokens": 120.0,
+               "cost": {"input": 0.00012, "output": 0.00016, "cacheRead": 0.00002, "cacheWrite": 0.0,
+                        "total": 0.00012 + 0.00016 + 0.00002}})
+    }
+
+    fn expected(content: Value, tail: Value) -> Value {
+        let mut message = test_driver::initial_message(&model());
+        message["content"] = content;
+        for (k, v) in tail.as_object().unwrap() {
+            message[k] = v.clone();
+        }
+        message
+    }
+
+    // ---- stream fixtures ----
+
+    #[test]
+    fn p_6_7_text_stream_with_text_signature() {
+        let body = sse(&[
+            created(),
+            json!({"type": "response.in_progress", "response": {"id": "resp_1"}}),
+            json!({"type": "response.output_item.added", "output_index": 0,
+                   "item": {"type": "message", "id": "msg_1", "status": "in_progress", "role": "assistant", "content": []}}),
+            json!({"type": "response.content_part.added", "item_id": "msg_1", "output_index": 0, "content_index": 0,
+                   "part": {"type": "output_text", "text": "", "annotations": []}}),
+            json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": "Hel"}),
+            json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": "lo wörld"}),
+            json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": " 👋"}),
+            json!({"type": "response.output_text.done", "item_id": "msg_1", "output_index": 0, "content_index": 0, "text": "Hello wörld 👋"}),
+            json!({"type": "response.output_item.done", "output_index": 0,
+                   "item": {"type": "message", "id": "msg_1", "status": "completed", "role": "assistant", "phase": "final_answer",
+                            "content": [{"type": "output_text", "text": "Hello wörld 👋", "annotations": []}]}}),
+            completed("completed", json!({})),
+        ]);
+        let (message, events) = run(&body);
+        assert_eq!(events, names("text_start text_delta text_delta text_delta text_end done"));
+        let want = expected(
+            json!([{"type": "text", "text": "Hello wörld 👋",
+                    "textSignature": "{\"v\":1,\"id\":\"msg_1\",\"phase\":\"final_answer\"}"}]),
+            json!({"responseId": "resp_1", "usage": usage(), "stopReason": "stop", "rawStopReason": "completed"}),
+        );
+        assert_eq!(message, want);
+    }
+
+    fn reasoning_item() -> Value {
+        json!({"type": "reasoning", "id": "rs_1",
+               "summary": [{"type": "summary_text", "text": "First part"}, {"type": "summary_text", "text": "Second"}],
+               "encrypted_content": "gAAAAB-secret"})
+    }
+
+    #[test]
+    fn p_6_7_thinking_summary_parts_and_reasoning_signature() {
+        let delta = |summary_index: u64, delta: &str| {
+            json!({"type": "response.reasoning_summary_text.delta", "item_id": "rs_1", "output_index": 0,
+                   "summary_index": summary_index, "delta": delta})
         };
-        match max {
-            Some(max) if max <= budget => (Some(max), (max - 1024.0).max(0.0)),
-            other => (other, budget),
+        let body = sse(&[
+            created(),
+            json!({"type": "response.output_item.added", "output_index": 0,
+                   "item": {"type": "reasoning", "id": "rs_1", "summary": []}}),
+            json!({"type": "response.reasoning_summary_part.added", "item_id": "rs_1", "output_index": 0,
+                   "summary_index": 0, "part": {"type": "summary_text", "text": ""}}),
+            delta(0, "First "),
+            delta(0, "part"),
+            json!({"type": "response.reasoning_summary_part.done", "item_id": "rs_1", "output_index": 0, "summary_index": 0}),
+            json!({"type": "response.reasoning_summary_part.added", "item_id": "rs_1", "output_index": 0, "summary_index": 1}),
+            delta(1, "Second"),
+            json!({"type": "response.output_item.done", "output_index": 0, "item": reasoning_item()}),
+            json!({"type": "response.output_item.added", "output_index": 1,
+                   "item": {"type": "message", "id": "msg_2", "role": "assistant", "content": []}}),
+            json!({"type": "response.output_text.delta", "item_id": "msg_2", "output_index": 1, "delta": "Answer"}),
+            json!({"type": "response.output_item.done", "output_index": 1,
+                   "item": {"type": "message", "id": "msg_2", "role": "assistant",
+                            "content": [{"type": "output_text", "text": "Answer"}]}}),
+            completed("completed", json!({})),
+        ]);
+        let (message, events) = run(&body);
+        assert_eq!(
+            events,
+            names(
+                "thinking_start thinking_delta thinking_delta thinking_delta thinking_delta thinking_end text_start text_delta text_end done"
+            )
+        );
+        let signature = serde_json::to_string(&reasoning_item()).unwrap();
+        let want = expected(
+            json!([
+                {"type": "thinking", "thinking": "First part\n\nSecond", "thinkingSignature": signature},
+                {"type": "text", "text": "Answer", "textSignature": "{\"v\":1,\"id\":\"msg_2\"}"},
+            ]),
+            json!({"responseId": "resp_1", "usage": usage(), "stopReason": "stop", "rawStopReason": "completed"}),
+        );
+        assert_eq!(message, want);
+    }
+
+    #[test]
+    fn p_6_7_reasoning_without_deltas_takes_the_item_text() {
+        let body = sse(&[
+            created(),
+            json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": []}}),
+            json!({"type": "response.output_item.done", "output_index": 0, "item": reasoning_item()}),
+            completed("completed", json!({})),
+        ]);
+        let (message, events) = run(&body);
+        assert_eq!(events, names("thinking_start thinking_delta thinking_end done"));
+        assert_eq!(message["content"][0]["thinking"], "First part\n\nSecond");
+    }
+
+    fn call_added(index: u64, call: &str, item: &str, name: &str) -> Value {
+        json!({"type": "response.output_item.added", "output_index": index,
+               "item": {"type": "function_call", "id": item, "call_id": call, "name": name, "arguments": "", "status": "in_progress"}})
+    }
+
+    fn args_delta(index: u64, item: &str, delta: &str) -> Value {
+        json!({"type": "response.function_call_arguments.delta", "item_id": item, "output_index": index, "delta": delta})
+    }
+
+    fn call_done(index: u64, call: &str, item: &str, name: &str, args: &str) -> Value {
+        json!({"type": "response.output_item.done", "output_index": index,
+               "item": {"type": "function_call", "id": item, "call_id": call, "name": name, "arguments": args, "status": "completed"}})
+    }
+
+    #[test]
+    fn p_6_7_interleaved_parallel_tool_calls_end_in_tool_use() {
+        let body = sse(&[
+            created(),
+            json!({"type": "response.output_item.added", "output_index": 0,
+                   "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}}),
+            json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "delta": "Checking."}),
+            json!({"type": "response.output_item.done", "output_index": 0,
+                   "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": [{"type": "output_text", "text": "Checking."}]}}),
+            call_added(1, "call_a", "fc_a", "weather"),
+            call_added(2, "call_b", "fc_b", "time"),
+            args_delta(1, "fc_a", "{\"city\":"),
+            args_delta(2, "fc_b", "{\"zone\":\"UTC\"}"),
+            args_delta(1, "fc_a", "\"Paris\"}"),
+            json!({"type": "response.function_call_arguments.done", "item_id": "fc_b", "output_index": 2, "arguments": "{\"zone\":\"UTC\"}"}),
+            call_done(2, "call_b", "fc_b", "time", "{\"zone\":\"UTC\"}"),
+            json!({"type": "response.function_call_arguments.done", "item_id": "fc_a", "output_index": 1, "arguments": "{\"city\":\"Paris\"}"}),
+            call_done(1, "call_a", "fc_a", "weather", "{\"city\":\"Paris\"}"),
+            completed("completed", json!({})),
+        ]);
+        let (message, events) = run(&body);
+        assert_eq!(
+            events,
+            names(
+                "text_start text_delta text_end toolcall_start toolcall_start toolcall_delta toolcall_delta toolcall_delta toolcall_end toolcall_end done"
+            )
+        );
+        let want = expected(
+            json!([
+                {"type": "text", "text": "Checking.", "textSignature": "{\"v\":1,\"id\":\"msg_1\"}"},
+                {"type": "toolCall", "id": "call_a|fc_a", "name": "weather", "arguments": {"city": "Paris"}},
+                {"type": "toolCall", "id": "call_b|fc_b", "name": "time", "arguments": {"zone": "UTC"}},
+            ]),
+            json!({"responseId": "resp_1", "usage": usage(), "stopReason": "toolUse", "rawStopReason": "completed"}),
+        );
+        assert_eq!(message, want);
+    }
+
+    #[test]
+    fn p_6_7_arguments_done_replaces_the_streamed_text() {
+        let body = sse(&[
+            created(),
+            call_added(0, "call_a", "fc_a", "f"),
+            args_delta(0, "fc_a", "{\"a\":"),
+            json!({"type": "response.function_call_arguments.done", "item_id": "fc_a", "output_index": 0, "arguments": "{\"a\":2}"}),
+            json!({"type": "response.output_item.done", "output_index": 0,
+                   "item": {"type": "function_call", "id": "fc_a", "call_id": "call_a", "name": "f", "arguments": ""}}),
+            completed("completed", json!({})),
+        ]);
+        let (message, events) = run(&body);
+        assert_eq!(events, names("toolcall_start toolcall_delta toolcall_end done"));
+        assert_eq!(message["content"][0]["arguments"], json!({"a": 2}));
+        assert_eq!(message["stopReason"], "toolUse");
+    }
+
+    #[test]
+    fn p_6_7_refusal_is_text() {
+        let body = sse(&[
+            created(),
+            json!({"type": "response.output_item.added", "output_index": 0,
+                   "item": {"type": "message", "id": "msg_r", "role": "assistant", "content": []}}),
+            json!({"type": "response.refusal.delta", "item_id": "msg_r", "output_index": 0, "content_index": 0, "delta": "I can't "}),
+            json!({"type": "response.refusal.delta", "item_id": "msg_r", "output_index": 0, "content_index": 0, "delta": "help with that."}),
+            json!({"type": "response.refusal.done", "item_id": "msg_r", "output_index": 0, "refusal": "I can't help with that."}),
+            json!({"type": "response.output_item.done", "output_index": 0,
+                   "item": {"type": "message", "id": "msg_r", "role": "assistant",
+                            "content": [{"type": "refusal", "refusal": "I can't help with that."}]}}),
+            completed("completed", json!({})),
+        ]);
+        let (message, events) = run(&body);
+        assert_eq!(events, names("text_start text_delta text_delta text_end done"));
+        let want = expected(
+            json!([{"type": "text", "text": "I can't help with that.", "textSignature": "{\"v\":1,\"id\":\"msg_r\"}"}]),
+            json!({"responseId": "resp_1", "usage": usage(), "stopReason": "stop", "rawStopReason": "completed"}),
+        );
+        assert_eq!(message, want);
+    }
+
+    #[test]
+    fn p_6_7_message_done_without_added_or_deltas_still_yields_its_text() {
+        let body = sse(&[
+            created(),
+            json!({"type": "response.output_item.done", "output_index": 0,
+                   "item": {"type": "message", "id": "msg_x", "role": "assistant",
+                            "content": [{"type": "output_text", "text": "Whole"}, {"type": "output_text", "text": " text"}]}}),
+            completed("completed", json!({})),
+        ]);
+        let (message, events) = run(&body);
+        assert_eq!(events, names("text_start text_delta text_end done"));
+        assert_eq!(
+            message["content"],
+            json!([{"type": "text", "text": "Whole text", "textSignature": "{\"v\":1,\"id\":\"msg_x\"}"}])
+        );
+    }
+
+    #[test]
+    fn p_6_7_error_event_nested_and_top_level() {
+        for error in [
+            json!({"type": "error", "error": {"type": "invalid_request_error", "code": "bad_thing", "message": "Something broke", "param": null}}),
+            json!({"type": "error", "code": "bad_thing", "message": "Something broke", "param": null}),
+        ] {
+            let text_added = json!({"type": "response.output_item.added", "output_index": 0,
+                                    "item": {"type": "message", "id": "m", "role": "assistant", "content": []}});
+            let delta =
+                json!({"type": "response.output_text.delta", "item_id": "m", "output_index": 0, "delta": "Par"});
+            let (message, events) =
+                run(&sse(&[created(), text_added, delta, error, completed("completed", json!({}))]));
+            assert_eq!(events, names("text_start text_delta text_end error"));
+            let want = expected(
+                json!([{"type": "text", "text": "Par"}]),
+                json!({"responseId": "resp_1", "stopReason": "error", "errorMessage": "Error Code bad_thing: Something broke"}),
+            );
+            assert_eq!(message, want);
         }
     }
 
-    /// P-6.2.8: model, per-level, then option sampling parameters, merged last.
-    pub fn merge_sampling(target: &mut Map<String, Value>, model: &Value, options: &Value, level: Option<&str>) {
-        let by_level = model.get("samplingParamsByThinkingLevel").and_then(|m| m.get(level.unwrap_or("off")));
-        for source in [model.get("samplingParams"), by_level, options.get("samplingParams")].into_iter().flatten() {
-            if let Some(object) = source.as_object() {
-                for (k, v) in object {
-                    target.insert(k.clone(), v.clone());
+    #[test]
+    fn p_6_7_response_failed_messages() {
+        let cases = [
+            (
+                json!({"status": "failed", "error": {"code": "server_error", "message": "The model failed"}}),
+                "server_error: The model failed",
+            ),
+            (json!({"status": "failed", "error": {"message": "No code"}}), "unknown: No code"),
+            (
+                json!({"status": "failed", "incomplete_details": {"reason": "max_output_tokens"}}),
+                "incomplete: max_output_tokens",
+            ),
+            (json!({"status": "failed"}), "Unknown error (no error details in response)"),
+        ];
+        for (response, text) in cases {
+            let (message, events) = run(&sse(&[created(), json!({"type": "response.failed", "response": response})]));
+            assert_eq!(events, names("error"));
+            let want = expected(
+                json!([]),
+                json!({"responseId": "resp_1", "stopReason": "error", "errorMessage": text, "rawStopReason": "failed"}),
+            );
+            assert_eq!(message, want);
+        }
+    }
+
+    #[test]
+    fn p_6_7_no_terminal_event_is_an_error() {
+        let body = sse(&[
+            created(),
+            json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "m", "content": []}}),
+            json!({"type": "response.output_text.delta", "item_id": "m", "output_index": 0, "delta": "cut"}),
+        ]);
+        let (message, events) = run(&body);
+        assert_eq!(events, names("text_start text_delta text_end error"));
+        let want = expected(
+            json!([{"type": "text", "text": "cut"}]),
+            json!({"responseId": "resp_1", "stopReason": "error",
+                   "errorMessage": "OpenAI Responses stream ended before a terminal response event"}),
+        );
+        assert_eq!(message, want);
+        let (message, events) = run("");
+        assert_eq!(events, names("error"));
+        assert_eq!(message["errorMessage"], "OpenAI Responses stream ended before a terminal response event");
+    }
+
+    #[test]
+    fn p_6_10_truncated_by_max_output_tokens_is_length() {
+        let body = sse(&[
+            created(),
+            json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "m", "content": []}}),
+            json!({"type": "response.output_text.delta", "item_id": "m", "output_index": 0, "delta": "The answer is"}),
+            completed("incomplete", json!({"incomplete_details": {"reason": "max_output_tokens"}})),
+        ]);
+        let (message, events) = run(&body);
+        assert_eq!(events, names("text_start text_delta text_end done"));
+        let want = expected(
+            json!([{"type": "text", "text": "The answer is"}]),
+            json!({"responseId": "resp_1", "usage": usage(), "stopReason": "length",
+                   "rawStopReason": "incomplete.max_output_tokens"}),
+        );
+        assert_eq!(message, want);
+    }
+
+    #[test]
+    fn p_6_10_truncated_tool_call_is_length_with_an_arguments_error() {
+        let body = sse(&[
+            created(),
+            call_added(0, "call_a", "fc_a", "write"),
+            args_delta(0, "fc_a", "{\"path\":\"a.txt\",\"text\":\"abc"),
+            completed("incomplete", json!({"incomplete_details": {"reason": "max_output_tokens"}})),
+        ]);
+        let (message, events) = run(&body);
+        assert_eq!(events, names("toolcall_start toolcall_delta toolcall_end done"));
+        assert_eq!(message["stopReason"], "length");
+        let call = &message["content"][0];
+        assert_eq!(call["arguments"], json!({}));
+        let error = call["argumentsError"].as_str().unwrap();
+        assert!(error.ends_with("\n\nReceived arguments:\n{\"path\":\"a.txt\",\"text\":\"abc"), "{error}");
+    }
+
+    #[test]
+    fn p_6_10_other_terminal_statuses() {
+        let cases = [
+            (
+                "incomplete",
+                json!({"incomplete_details": {"reason": "content_filter"}}),
+                Err("Response incomplete: content_filter"),
+                "incomplete.content_filter",
+            ),
+            ("incomplete", json!({}), Err("Response incomplete without a provider reason"), "incomplete"),
+            ("cancelled", json!({}), Err("Response cancelled"), "cancelled"),
+            ("failed", json!({"error": {"code": "x", "message": "y"}}), Err("x: y"), "failed"),
+            ("in_progress", json!({}), Ok("stop"), "in_progress"),
+            ("queued", json!({}), Ok("stop"), "queued"),
+            ("paused", json!({}), Err("Unhandled stop reason: paused"), "paused"),
+        ];
+        for (status, extra, outcome, raw) in cases {
+            let (message, events) = run(&sse(&[created(), completed(status, extra)]));
+            assert_eq!(message["rawStopReason"], raw);
+            match outcome {
+                Ok(reason) => {
+                    assert_eq!(events, names("done"));
+                    assert_eq!(message["stopReason"], reason);
+                }
+                Err(text) => {
+                    assert_eq!(events, names("error"));
+                    assert_eq!(message["errorMessage"], text);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn p_6_7_completed_with_an_unfinished_tool_call_is_an_error() {
+        let body = sse(&[
+            created(),
+            call_added(0, "call_a", "fc_a", "f"),
+            args_delta(0, "fc_a", "{}"),
+            completed("completed", json!({})),
+        ]);
+        let (message, events) = run(&body);
+        assert_eq!(events, names("toolcall_start toolcall_delta toolcall_end error"));
+        assert_eq!(
+            message["errorMessage"],
+            "OpenAI Responses stream completed with an unfinished tool call: f (call_a|fc_a)"
+        );
+    }
+
+    #[test]
+    fn p_6_7_usage_only_terminal_and_unknown_events() {
+        let body = "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r9\"}}\n\n\
+                    : keep-alive\n\n\
+                    event: response.web_search_call.in_progress\ndata: {\"type\":\"response.web_search_call.in_progress\",\"output_index\":0}\n\n\
+                    event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"web_search_call\",\"id\":\"ws\"}}\n\n\
+                    event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r9\",\"status\":\"completed\",\"usage\":{\"input_tokens\":7,\"output_tokens\":3}}}\n\n";
+        let (message, events) = run(body);
+        assert_eq!(events, names("done"));
+        let cost = json!({"input": 7.0 * 2.0 / 1e6, "output": 3.0 * 8.0 / 1e6, "cacheRead": 0.0, "cacheWrite": 0.0,
+                          "total": 7.0 * 2.0 / 1e6 + 3.0 * 8.0 / 1e6});
+        let want = expected(
+            json!([]),
+            json!({"responseId": "r9", "usage": {"input": 7.0, "output": 3.0, "cacheRead": 0.0, "cacheWrite": 0.0,
+                                                  "reasoning": 0.0, "totalTokens": 10.0, "cost": cost},
+                   "stopReason": "stop", "rawStopReason": "completed"}),
+        );
+        assert_eq!(message, want);
+    }
+
+    // ---- request fixtures ----
+
+    fn usage_zero() -> Value {
+        json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+               "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}})
+    }
+
+    fn assistant(model: &str, content: Value) -> Value {
+        json!({"role": "assistant", "api": "openai-responses", "provider": "openai", "model": model, "content": content,
+               "usage": usage_zero(), "stopReason": "toolUse", "timestamp": 2})
+    }
+
+    fn build(model: &Value, messages: &[Value], options: Value, key: Option<&str>) -> HttpRequest {
+        let input = RequestInput { model, messages, options: &options, api_key: key };
+        OpenAiResponses.build_request(&input).unwrap()
+    }
+
+    #[test]
+    fn p_6_7_request_reasoning_model_full_body() {
+        let signature =
+            json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "ENC"}).to_string();
+        let messages = [
+            json!({"role": "system", "content": "You are helpful.", "sections": {"a": "Sec A", "b": null},
+                   "toolsAdded": [{"name": "get", "description": "Get it", "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}}],
+                   "timestamp": 0}),
+            json!({"role": "user", "content": "hi", "timestamp": 1}),
+            assistant(
+                "gpt-5",
+                json!([
+                    {"type": "thinking", "thinking": "hmm", "thinkingSignature": signature},
+                    {"type": "text", "text": "Hello", "textSignature": "{\"v\":1,\"id\":\"msg_abc\",\"phase\":\"commentary\"}"},
+                    {"type": "text", "text": "Second"},
+                    {"type": "toolCall", "id": "call_1|fc_1", "name": "get", "arguments": {"x": "y"}},
+                ]),
+            ),
+            json!({"role": "toolResult", "toolCallId": "call_1|fc_1", "toolName": "get", "isError": false, "timestamp": 3,
+                   "content": [{"type": "text", "text": "res"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}]}),
+            json!({"role": "user", "timestamp": 4,
+                   "content": [{"type": "text", "text": "look"}, {"type": "image", "data": "BBBB", "mimeType": "image/jpeg"}]}),
+        ];
+        let mut model = model();
+        model["thinkingLevelMap"] = json!({"high": "high"});
+        let options = json!({"reasoning": "high", "maxTokens": 4, "temperature": 0.5, "toolChoice": "auto", "sessionId": "sess-1"});
+        let request = build(&model, &messages, options, Some("sk-test"));
+        assert_eq!(request.url, "https://api.openai.com/v1/responses");
+        assert_eq!(
+            request.headers,
+            vec![
+                ("content-type".to_string(), "application/json".to_string()),
+                ("authorization".to_string(), "Bearer sk-test".to_string())
+            ]
+        );
+        let want = json!({
+            "model": "gpt-5",
+            "input": [
+                {"role": "developer", "content": "You are helpful.\n\nSec A"},
+                {"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+                {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "ENC"},
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hello", "annotations": []}],
+                 "status": "completed", "id": "msg_abc", "phase": "commentary"},
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Second", "annotations": []}],
+                 "status": "completed", "id": "msg_1_1"},
+                {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get", "arguments": "{\"x\":\"y\"}"},
+                {"type": "function_call_output", "call_id": "call_1",
+                 "output": [{"type": "input_text", "text": "res"},
+                            {"type": "input_image", "detail": "auto", "image_url": "data:image/png;base64,AAAA"}]},
+                {"role": "user", "content": [{"type": "input_text", "text": "look"},
+                                             {"type": "input_image", "detail": "auto", "image_url": "data:image/jpeg;base64,BBBB"}]},
+            ],
+            "stream": true,
+            "prompt_cache_key": "sess-1",
+            "store": false,
+            "max_output_tokens": 16,
+            "temperature": 0.5,
+            "tools": [{"type": "function", "name": "get", "description": "Get it",
+                       "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}, "strict": false}],
+            "tool_choice": "auto",
+            "reasoning": {"effort": "high", "summary": "auto"},
+            "include": ["reasoning.encrypted_content"],
+        });
+        assert_eq!(request.body, want);
+        assert_eq!(serde_json::to_string(&request.body).unwrap(), serde_json::to_string(&want).unwrap(), "key order");
+    }
+
+    #[test]
+    fn p_6_7_request_plain_model_foreign_history_no_key() {
+        let long_id = "x".repeat(70);
+        let messages = [
+            json!({"role": "system", "content": [{"type": "text", "text": "Sys"}], "timestamp": 0}),
+            json!({"role": "user", "content": [{"type": "text", "text": "q"}], "timestamp": 1}),
+            assistant(
+                "other-model",
+                json!([
+                    {"type": "thinking", "thinking": "secret", "thinkingSignature": "{\"type\":\"reasoning\",\"id\":\"rs_9\"}"},
+                    {"type": "text", "text": "A", "textSignature": long_id},
+                    {"type": "toolCall", "id": "call_9|fc_9", "name": "get", "arguments": {}},
+                    {"type": "toolCall", "id": "plain", "name": "get", "arguments": {"n": 1}},
+                ]),
+            ),
+            json!({"role": "toolResult", "toolCallId": "call_9|fc_9", "toolName": "get", "isError": true, "timestamp": 3,
+                   "content": [{"type": "text", "text": "boom"}, {"type": "text", "text": "again"}]}),
+            json!({"role": "toolResult", "toolCallId": "plain", "toolName": "get", "isError": false, "timestamp": 3, "content": []}),
+            json!({"role": "user", "content": [], "timestamp": 4}),
+            json!({"role": "assistant", "api": "openai-responses", "provider": "local", "model": "llama", "stopReason": "stop",
+                   "content": [{"type": "text", "text": "B", "textSignature": long_id}], "timestamp": 5}),
+        ];
+        let model = json!({"id": "llama", "api": "openai-responses", "provider": "local", "baseUrl": "http://localhost:8080/v1/",
+                           "input": ["text"], "reasoning": false, "maxTokens": 0, "contextWindow": 0});
+        let options =
+            json!({"reasoning": "high", "sessionId": "s", "cacheRetention": "none", "samplingParams": {"top_p": 0.9}});
+        let request = build(&model, &messages, options, None);
+        assert_eq!(request.url, "http://localhost:8080/v1/responses");
+        assert_eq!(request.headers, vec![("content-type".to_string(), "application/json".to_string())]);
+        let hashed = shorten_id(long_id.clone());
+        assert!(hashed.starts_with("msg_") && hashed.len() <= 64 && hashed != long_id);
+        let want = json!({
+            "model": "llama",
+            "input": [
+                {"role": "system", "content": "Sys"},
+                {"role": "user", "content": [{"type": "input_text", "text": "q"}]},
+                // The clean-up dropped the foreign text signature: the fallback id.
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "A", "annotations": []}],
+                 "status": "completed", "id": "msg_1"},
+                {"type": "function_call", "call_id": "call_9", "name": "get", "arguments": "{}"},
+                {"type": "function_call", "call_id": "plain", "name": "get", "arguments": "{\"n\":1}"},
+                {"type": "function_call_output", "call_id": "call_9", "output": "boom\nagain"},
+                {"type": "function_call_output", "call_id": "plain", "output": "(no tool output)"},
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "B", "annotations": []}],
+                 "status": "completed", "id": hashed},
+            ],
+            "stream": true,
+            "store": false,
+            "top_p": 0.9,
+        });
+        assert_eq!(request.body, want);
+    }
+
+    #[test]
+    fn p_6_7_request_reasoning_levels() {
+        let mut model = model();
+        let body = |model: &Value, options: Value| build(model, &[], options, None).body;
+        // Level off: nothing unless thinkingLevelMap.off is a string.
+        assert_eq!(body(&model, json!({})).get("reasoning"), None);
+        model["thinkingLevelMap"] = json!({"off": null, "medium": "low"});
+        assert_eq!(body(&model, json!({})).get("reasoning"), None);
+        model["thinkingLevelMap"] = json!({"off": "minimal", "medium": "low"});
+        let off = body(&model, json!({}));
+        assert_eq!(off["reasoning"], json!({"effort": "minimal"}));
+        assert_eq!(off.get("include"), None);
+        // A mapped level.
+        let medium = body(&model, json!({"reasoning": "medium"}));
+        assert_eq!(medium["reasoning"], json!({"effort": "low", "summary": "auto"}));
+        assert_eq!(medium["include"], json!(["reasoning.encrypted_content"]));
+        // max_output_tokens from the model, developer role switched off by compat.
+        model["maxTokens"] = json!(32000);
+        model["compat"] = json!({"supportsDeveloperRole": false});
+        let messages = [json!({"role": "system", "content": "S", "timestamp": 0})];
+        let request = build(&model, &messages, json!({}), None);
+        assert_eq!(request.body["max_output_tokens"], json!(32000));
+        assert_eq!(request.body["input"], json!([{"role": "system", "content": "S"}]));
+        // prompt_cache_key is clamped to 64 characters.
+        let key = build(&model, &[], json!({"sessionId": "k".repeat(80)}), None).body["prompt_cache_key"].clone();
+        assert_eq!(key, json!("k".repeat(64)));
+    }
+
+    // ---- never panics ----
+
+    fn arb_json(keys: &'static [&'static str]) -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            "[a-z_.|{}\":0-9 ]{0,12}".prop_map(Value::String),
+            proptest::sample::select(keys).prop_map(|k| Value::String(k.to_string())),
+        ];
+        leaf.prop_recursive(5, 64, 8, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                proptest::collection::vec((proptest::sample::select(keys), inner), 0..8)
+                    .prop_map(|entries| Value::Object(entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+            ]
+        })
+    }
+
+    const KEYS: &[&str] = &[
+        "type",
+        "response",
+        "item",
+        "output_index",
+        "item_id",
+        "delta",
+        "arguments",
+        "id",
+        "call_id",
+        "name",
+        "status",
+        "usage",
+        "error",
+        "code",
+        "message",
+        "incomplete_details",
+        "reason",
+        "summary",
+        "content",
+        "text",
+        "refusal",
+        "phase",
+        "summary_index",
+        "content_index",
+        "input_tokens",
+        "output_tokens",
+        "input_tokens_details",
+        "cached_tokens",
+        "response.created",
+        "response.output_item.added",
+        "response.output_item.done",
+        "response.output_text.delta",
+        "response.refusal.delta",
+        "response.reasoning_summary_text.delta",
+        "response.reasoning_text.delta",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+        "response.completed",
+        "response.incomplete",
+        "response.failed",
+        "reasoning",
+        "function_call",
+        "output_text",
+        "completed",
+        "incomplete",
+        "max_output_tokens",
+        "role",
+        "model",
+        "provider",
+        "api",
+        "toolCall",
+        "thinking",
+        "thinkingSignature",
+        "textSignature",
+        "user",
+        "assistant",
+        "toolResult",
+        "system",
+        "image",
+        "toolsAdded",
+        "parameters",
+        "reasoning",
+        "thinkingLevelMap",
+        "off",
+        "high",
+        "sessionId",
+        "maxTokens",
+        "samplingParams",
+        "input",
+        "baseUrl",
+    ];
+
+    proptest! {
+        #[test]
+        fn p_6_1_2_mapper_never_panics(events in proptest::collection::vec(
+            (proptest::option::of(proptest::sample::select(KEYS)), arb_json(KEYS)), 0..24)) {
+            let model = model();
+            let options = json!({});
+            let input = RequestInput { model: &model, messages: &[], options: &options, api_key: None };
+            let mut mapper = OpenAiResponses.mapper(&input);
+            let mut asm = Assembler::for_model(&model, false);
+            let mut message = test_driver::initial_message(&model);
+            for (event, data) in &events {
+                if asm.finished() { break; }
+                mapper.on_event(*event, data, &mut asm);
+                mapper.on_text(*event, "[DONE]", &mut asm);
+            }
+            mapper.on_end(&mut asm);
+            prop_assert!(asm.finished());
+            for op in asm.drain() { let _ = apply_native(&mut message, &op); }
+        }
+
+        #[test]
+        fn p_6_1_2_request_never_panics(model in arb_json(KEYS), messages in proptest::collection::vec(arb_json(KEYS), 0..6),
+                                        options in arb_json(KEYS)) {
+            let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: Some("k") };
+            let _ = OpenAiResponses.build_request(&input);
         }
     }
 }

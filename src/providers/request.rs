@@ -91,7 +91,8 @@ fn capped(max_tokens: u64, input: &RequestInput<'_>) -> Option<u64> {
 /// P-6.2.7: `options.maxTokens ?? model.maxTokens`, capped by the context window; `None` (field
 /// omitted) when that is 0 or unknown.
 pub fn max_tokens(input: &RequestInput<'_>) -> Option<u64> {
-    let given = option_number(input.options, "maxTokens").or_else(|| input.model.get("maxTokens").and_then(Value::as_f64));
+    let given =
+        option_number(input.options, "maxTokens").or_else(|| input.model.get("maxTokens").and_then(Value::as_f64));
     capped(tokens(given).unwrap_or(0), input)
 }
 
@@ -178,8 +179,8 @@ pub fn merge_sampling(target: &mut Map<String, Value>, input: &RequestInput<'_>,
     }
 }
 
-/// Header names (lower case) with a non-blank value after merging `model.headers` and
-/// `options.headers` (a `null` value removes a name).
+/// Whether header `name` (any case) has a non-blank value after merging `model.headers` and
+/// `options.headers` (a later value wins; `null` removes).
 pub fn has_header(input: &RequestInput<'_>, name: &str) -> bool {
     let mut value: Option<bool> = None;
     for headers in [input.model.get("headers"), input.options.get("headers")].into_iter().flatten() {
@@ -207,7 +208,7 @@ pub fn invalid_json_message(data: &str) -> String {
     format!("Invalid JSON in provider stream: {}", first_chars(data, 200))
 }
 
-/// A non-negative JSON number field (missing, null or not a number → `None`).
+/// A finite JSON number field (missing, null or not a number → `None`).
 pub fn num(value: &Value, key: &str) -> Option<f64> {
     value.get(key).and_then(Value::as_f64).filter(|n| n.is_finite())
 }
@@ -348,6 +349,111 @@ pub(crate) mod test_driver {
             out.push_str(&format!("data: {data}\n\n"));
         }
         out
+    }
+
+    /// Arbitrary JSON biased towards the keys and values the mappers and transcript read.
+    pub fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let keys = prop::sample::select(vec![
+            "id",
+            "model",
+            "choices",
+            "delta",
+            "content",
+            "refusal",
+            "reasoning_content",
+            "reasoning",
+            "tool_calls",
+            "index",
+            "function",
+            "name",
+            "arguments",
+            "finish_reason",
+            "usage",
+            "prompt_tokens",
+            "completion_tokens",
+            "prompt_tokens_details",
+            "cached_tokens",
+            "error",
+            "message",
+            "type",
+            "text",
+            "thinking",
+            "signature",
+            "partial_json",
+            "content_block",
+            "stop_reason",
+            "stop_details",
+            "input_tokens",
+            "output_tokens",
+            "cache_creation",
+            "data",
+            "role",
+            "toolCallId",
+            "toolName",
+            "isError",
+            "thinkingSignature",
+            "redacted",
+            "stopReason",
+            "provider",
+            "api",
+            "mimeType",
+            "input",
+            "sections",
+            "toolsAdded",
+            "toolsRemoved",
+            "x",
+        ]);
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i32>().prop_map(Value::from),
+            (-1e20f64..1e20).prop_map(Value::from),
+            prop::sample::select(vec![
+                "",
+                "stop",
+                "length",
+                "tool_calls",
+                "x",
+                "{\"a\":",
+                "[DONE]",
+                "user",
+                "assistant",
+                "toolResult",
+                "system",
+                "toolCall",
+                "thinking",
+                "text",
+                "image",
+                "tool_use",
+                "text_delta",
+                "thinking_delta",
+                "input_json_delta",
+                "signature_delta",
+                "message_start",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_stop",
+                "message_delta",
+                "message_stop",
+                "redacted_thinking",
+                "end_turn",
+                "refusal",
+                "anthropic-messages",
+                "anthropic",
+                "m1",
+                "error",
+            ])
+            .prop_map(Value::from),
+            ".{0,8}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(5, 64, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec((keys.clone(), inner), 0..6)
+                    .prop_map(|entries| Value::Object(entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+            ]
+        })
     }
 
     pub fn names(list: &[&str]) -> Vec<String> {

@@ -4,7 +4,7 @@
 //!
 //! How a wire format uses it:
 //!
-//! ```ignore
+//! ```text
 //! let t = transcript::prepare(input, Some(&my_normalize_id)); // or None: ids kept as they are
 //! t.system_prompt // String: content, then non-null sections, blank-line joined ("" = send none)
 //! t.tools         // Vec<Value>: current tools as declared ({name, description, parameters, ..})
@@ -376,10 +376,14 @@ mod tests {
         ];
         let (model, options) = (model(), json!({}));
         let t = prepare(&input(&model, &messages, &options), None);
-        assert_eq!(t.messages[0]["content"], json!([{"type": "text", "text": "look"}, {"type": "text", "text": USER_IMAGE_OMITTED}]));
+        assert_eq!(
+            t.messages[0]["content"],
+            json!([{"type": "text", "text": "look"}, {"type": "text", "text": USER_IMAGE_OMITTED}])
+        );
         assert_eq!(t.messages[2]["content"], json!([{"type": "text", "text": TOOL_IMAGE_OMITTED}]));
 
-        let vision = json!({"id": "m1", "api": "anthropic-messages", "provider": "anthropic", "input": ["text", "image"]});
+        let vision =
+            json!({"id": "m1", "api": "anthropic-messages", "provider": "anthropic", "input": ["text", "image"]});
         let t = prepare(&input(&vision, &messages, &options), None);
         assert_eq!(t.messages[0]["content"][2]["type"], "image");
     }
@@ -498,6 +502,10 @@ mod tests {
         ];
         let (model, options) = (json!(null), json!(null));
         let t = prepare(&input(&model, &messages, &options), Some(&|s: &str| s.to_string()));
-        assert_eq!(t.messages.len(), 4);
+        // Two assistants (content coerced to arrays) and the result answering the id-less call.
+        let roles: Vec<&str> = t.messages.iter().map(role).collect();
+        assert_eq!(roles, ["assistant", "assistant", "toolResult"]);
+        assert_eq!(t.messages[0]["content"], json!([]));
+        assert_eq!(t.messages[2]["content"], json!([]));
     }
 }

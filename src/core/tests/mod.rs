@@ -1,1 +1,10 @@
 //! Native tests of the core through the scripted `TestHost`: exact event sequences per rule.
+
+mod agent;
+mod failures;
+mod loop_rules;
+mod props;
+mod support;
+mod timeouts;
+mod tools;
+mod traces;

@@ -6,14 +6,11 @@ use crate::core::agent_loop::{Start, drive, start_continue_run, start_prompt_run
 use crate::core::host::Host;
 use crate::core::run::{Emitter, Run, SinkMode};
 use crate::core::test_host::{
-    EPOCH_MS, FauxProvider, Recorder, TV, TestHost, faux_assistant, faux_model, faux_text, faux_tool_call,
-    user_message,
+    EPOCH_MS, FauxProvider, Recorder, TV, TestHost, faux_assistant, faux_model, faux_text, faux_tool_call, user_message,
 };
 use futures::FutureExt;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-
-pub use crate::core::test_host::{faux_assistant_error, faux_thinking, faux_usage};
 
 /// Strings compared against `Vec<String>` label lists.
 pub fn strs(items: &[&str]) -> Vec<String> {
@@ -146,8 +143,13 @@ pub fn failure_json(stop_reason: &str, error_message: &str, now_ms: f64) -> serd
                   "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
         "stopReason": stop_reason,
         "errorMessage": error_message,
-        "timestamp": EPOCH_MS + now_ms,
+        "timestamp": js_int(EPOCH_MS + now_ms),
     })
+}
+
+/// A number as `TV::to_json` gives it (integral values as JSON integers).
+pub fn js_int(x: f64) -> serde_json::Value {
+    serde_json::from_str(&crate::core::test_host::js_number(x)).unwrap()
 }
 
 pub const FAILURE_KEYS: [&str; 9] =
@@ -410,7 +412,14 @@ impl World {
         let sink = spec.sink.clone().unwrap_or_else(|| self.rec.sink());
         let stream_fn = spec.stream_fn.clone().unwrap_or_else(|| self.faux.stream_fn());
         h.run(async {
-            let run = Run::new(h, start.context, spec.config.clone(), spec.signal.clone(), stream_fn, Emitter::new(sink, spec.mode));
+            let run = Run::new(
+                h,
+                start.context,
+                spec.config.clone(),
+                spec.signal.clone(),
+                stream_fn,
+                Emitter::new(sink, spec.mode),
+            );
             drive(&run, start.initial).await
         })
     }
@@ -519,7 +528,8 @@ impl AgentWorld {
         }
         opts.set("initialState", init_state);
         let w = AgentWorld::bare(h, faux);
-        agent::init(&w.h, &w.agent, &w.st, &opts, &TV::Undefined).unwrap_or_else(|e| panic!("{}", arg_error_text(&w.h, e)));
+        agent::init(&w.h, &w.agent, &w.st, &opts, &TV::Undefined)
+            .unwrap_or_else(|e| panic!("{}", arg_error_text(&w.h, e)));
         w
     }
 
@@ -616,4 +626,48 @@ pub fn abort_agent(h: &TestHost, st: &TV) {
     if active.truthy() {
         h.abort(&active.get("controller"), &TV::Undefined);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hand-made event sources
+// ---------------------------------------------------------------------------------------------
+
+use crate::core::test_host::StreamStep;
+
+/// An async-iterable source yielding `events` (then done), with `result()` when given.
+pub fn source_of(h: &TestHost, events: Vec<TV>, result: Option<TV>) -> TV {
+    let steps = events.into_iter().map(StreamStep::Event).collect();
+    let source = h.stream(steps).source;
+    if let Some(r) = result {
+        source.set("result", TV::func(move |_h, _this, _args| Ok(r.clone())));
+    }
+    source
+}
+
+/// A stream function returning `source` (this/args ignored).
+pub fn returning(source: TV) -> TV {
+    TV::func(move |_h, _this, _args| Ok(source.clone()))
+}
+
+/// `{type, ...fields}`.
+pub fn event(kind: &str, fields: &[(&str, TV)]) -> TV {
+    let e = TV::obj(&[("type", TV::str(kind))]);
+    for (k, v) in fields {
+        e.set(k, v.clone());
+    }
+    e
+}
+
+/// A shallow copy of `m` with `stopReason: "pending"`.
+pub fn pending_copy(h: &TestHost, m: &TV) -> TV {
+    let p = h.shallow_copy(m).unwrap();
+    p.set("stopReason", TV::str("pending"));
+    p
+}
+
+/// A finished assistant message (timestamp set).
+pub fn assistant_message(s: &str) -> TV {
+    let m = reply(s);
+    m.set("timestamp", TV::num(EPOCH_MS));
+    m
 }

@@ -28,9 +28,7 @@ pub(crate) fn has_type(name: &str, v: &Value) -> bool {
 pub(crate) fn type_matches(t: &Value, v: &Value) -> bool {
     match t {
         Value::String(name) => has_type(name, v),
-        Value::Array(names) => names
-            .iter()
-            .any(|n| n.as_str().is_some_and(|name| has_type(name, v))),
+        Value::Array(names) => names.iter().any(|n| n.as_str().is_some_and(|name| has_type(name, v))),
         _ => false,
     }
 }
@@ -53,10 +51,7 @@ pub(crate) fn item_schemas(o: &Map<String, Value>) -> (&[Value], Option<&Value>)
 
 /// `minContains` (default 1) and `maxContains` (default none).
 pub(crate) fn contains_bounds(o: &Map<String, Value>) -> (f64, f64) {
-    (
-        num(o, "minContains").unwrap_or(1.0),
-        num(o, "maxContains").unwrap_or(f64::INFINITY),
-    )
+    (num(o, "minContains").unwrap_or(1.0), num(o, "maxContains").unwrap_or(f64::INFINITY))
 }
 
 impl<'a> Ctx<'a> {
@@ -132,11 +127,7 @@ impl<'a> Ctx<'a> {
         if let Some(cond) = o.get("if") {
             let (then, otherwise) = (o.get("then"), o.get("else"));
             if then.is_some() || otherwise.is_some() {
-                let branch = if self.valid(cond, b, v) {
-                    then
-                } else {
-                    otherwise
-                };
+                let branch = if self.valid(cond, b, v) { then } else { otherwise };
                 if let Some(branch) = branch
                     && !self.valid(branch, b, v)
                 {
@@ -155,13 +146,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// How many of `branches` pass, counting no further than `stop`.
-    pub(crate) fn count_passing(
-        &mut self,
-        branches: &'a [Value],
-        b: BaseId,
-        v: &Value,
-        stop: usize,
-    ) -> usize {
+    pub(crate) fn count_passing(&mut self, branches: &'a [Value], b: BaseId, v: &Value, stop: usize) -> usize {
         let mut n = 0usize;
         for s in branches {
             if self.valid(s, b, v) {
@@ -200,9 +185,7 @@ impl<'a> Ctx<'a> {
 
     fn valid_string(&self, o: &Map<String, Value>, s: &str) -> bool {
         let len = s.chars().count() as f64;
-        if num(o, "minLength").is_some_and(|min| len < min)
-            || num(o, "maxLength").is_some_and(|max| len > max)
-        {
+        if num(o, "minLength").is_some_and(|min| len < min) || num(o, "maxLength").is_some_and(|max| len > max) {
             return false;
         }
         if let Some(Value::String(p)) = o.get("pattern")
@@ -216,13 +199,7 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn valid_members(
-        &mut self,
-        o: &'a Map<String, Value>,
-        b: BaseId,
-        m: &Map<String, Value>,
-        v: &Value,
-    ) -> bool {
+    fn valid_members(&mut self, o: &'a Map<String, Value>, b: BaseId, m: &Map<String, Value>, v: &Value) -> bool {
         let properties = o.get("properties").and_then(Value::as_object);
         if let Some(props) = properties {
             for (k, s) in props {
@@ -234,9 +211,7 @@ impl<'a> Ctx<'a> {
             }
         }
         if let Some(Value::Array(required)) = o.get("required")
-            && required
-                .iter()
-                .any(|r| r.as_str().is_some_and(|k| !m.contains_key(k)))
+            && required.iter().any(|r| r.as_str().is_some_and(|k| !m.contains_key(k)))
         {
             return false;
         }
@@ -278,9 +253,7 @@ impl<'a> Ctx<'a> {
                     continue;
                 }
                 match d {
-                    Value::Array(list)
-                        if list.iter().any(|r| !m.contains_key(&js_property_key(r))) =>
-                    {
+                    Value::Array(list) if list.iter().any(|r| !m.contains_key(&js_property_key(r))) => {
                         return false;
                     }
                     schema if key == "dependencies" && !self.valid(schema, b, v) => {
@@ -290,12 +263,7 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        for (k, s) in o
-            .get("dependentSchemas")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
+        for (k, s) in o.get("dependentSchemas").and_then(Value::as_object).into_iter().flatten() {
             if m.contains_key(k) && !self.valid(s, b, v) {
                 return false;
             }
@@ -306,18 +274,14 @@ impl<'a> Ctx<'a> {
     fn valid_items(&mut self, o: &'a Map<String, Value>, b: BaseId, items: &[Value]) -> bool {
         let (prefix, rest) = item_schemas(o);
         for (i, x) in items.iter().enumerate() {
-            if let Some(s) = prefix
-                .get(i)
-                .or(if i >= prefix.len() { rest } else { None })
+            if let Some(s) = prefix.get(i).or(if i >= prefix.len() { rest } else { None })
                 && !self.valid(s, b, x)
             {
                 return false;
             }
         }
         let count = items.len() as f64;
-        if num(o, "minItems").is_some_and(|min| count < min)
-            || num(o, "maxItems").is_some_and(|max| count > max)
-        {
+        if num(o, "minItems").is_some_and(|min| count < min) || num(o, "maxItems").is_some_and(|max| count > max) {
             return false;
         }
         if o.get("uniqueItems") == Some(&Value::Bool(true)) && !unique(items) {
@@ -334,13 +298,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// How many items pass `contains`, counting no further than just past `max`.
-    pub(crate) fn count_contained(
-        &mut self,
-        contains: &'a Value,
-        b: BaseId,
-        items: &[Value],
-        max: f64,
-    ) -> f64 {
+    pub(crate) fn count_contained(&mut self, contains: &'a Value, b: BaseId, items: &[Value], max: f64) -> f64 {
         let mut n = 0.0;
         for x in items {
             if self.valid(contains, b, x) {
@@ -365,10 +323,7 @@ fn valid_number(o: &Map<String, Value>, x: f64) -> bool {
 /// `uniqueItems`: no two items are JSON-equal.
 pub(crate) fn unique(items: &[Value]) -> bool {
     for (i, x) in items.iter().enumerate() {
-        if items
-            .get(..i)
-            .is_some_and(|before| before.iter().any(|y| json_equal(x, y)))
-        {
+        if items.get(..i).is_some_and(|before| before.iter().any(|y| json_equal(x, y))) {
             return false;
         }
     }

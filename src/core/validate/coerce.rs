@@ -9,18 +9,12 @@ use serde_json::{Map, Value};
 use super::Ctx;
 use super::check::has_type;
 use super::json::{js_entries, js_keys, strict_equal};
-use super::number::{
-    as_f64, is_integer, js_number_to_string, js_string_to_number, js_trim, number_value,
-};
+use super::number::{as_f64, is_integer, js_number_to_string, js_string_to_number, js_trim, number_value};
 use super::resolve::BaseId;
 
 /// `Some(new)` unless `new === old`.
 pub(crate) fn changed(new: Value, old: &Value) -> Option<Value> {
-    if strict_equal(&new, old) {
-        None
-    } else {
-        Some(new)
-    }
+    if strict_equal(&new, old) { None } else { Some(new) }
 }
 
 /// The schema of an array's item at `index`: a tuple's (`prefixItems` or an `items` array), else `items`.
@@ -38,10 +32,7 @@ fn item_schema_at(o: &Map<String, Value>, index: usize) -> Option<&Value> {
 
 /// `patternProperties` as (pattern, schema) pairs in `Object.keys` order.
 pub(crate) fn patterns(o: &Map<String, Value>) -> Vec<(&String, &Value)> {
-    o.get("patternProperties")
-        .and_then(Value::as_object)
-        .map(js_entries)
-        .unwrap_or_default()
+    o.get("patternProperties").and_then(Value::as_object).map(js_entries).unwrap_or_default()
 }
 
 /// `additionalProperties` when it is a schema object (a boolean converts nothing).
@@ -50,14 +41,8 @@ pub(crate) fn additional(o: &Map<String, Value>) -> Option<&Value> {
 }
 
 /// Sets `key` of the copy of `m` being built (made on the first change).
-pub(crate) fn set(
-    out: &mut Option<Map<String, Value>>,
-    m: &Map<String, Value>,
-    key: &str,
-    next: Value,
-) {
-    out.get_or_insert_with(|| m.clone())
-        .insert(key.to_string(), next);
+pub(crate) fn set(out: &mut Option<Map<String, Value>>, m: &Map<String, Value>, key: &str, next: Value) {
+    out.get_or_insert_with(|| m.clone()).insert(key.to_string(), next);
 }
 
 /// Sets item `i` of the copy of `items` being built.
@@ -96,9 +81,7 @@ impl<'a> Ctx<'a> {
             Value::Array(items) => {
                 let mut out: Option<Vec<Value>> = None;
                 for (i, item) in items.iter().enumerate() {
-                    if let Some(next) =
-                        item_schema_at(o, i).and_then(|s| self.drop_nulls(item, s, b))
-                    {
+                    if let Some(next) = item_schema_at(o, i).and_then(|s| self.drop_nulls(item, s, b)) {
                         set_item(&mut out, items, i, next);
                     }
                 }
@@ -111,25 +94,15 @@ impl<'a> Ctx<'a> {
         result
     }
 
-    fn drop_nulls_in_object(
-        &mut self,
-        o: &'a Map<String, Value>,
-        b: BaseId,
-        m: &Map<String, Value>,
-    ) -> Option<Value> {
+    fn drop_nulls_in_object(&mut self, o: &'a Map<String, Value>, b: BaseId, m: &Map<String, Value>) -> Option<Value> {
         let properties = o.get("properties").and_then(Value::as_object);
         let patterns = patterns(o);
         let additional = additional(o);
         if patterns.is_empty() && additional.is_none() && properties.is_none() {
             return None;
         }
-        let required: Vec<&str> = o
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
+        let required: Vec<&str> =
+            o.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
         let mut out: Option<Map<String, Value>> = None;
         for (key, property) in properties.map(js_entries).unwrap_or_default() {
             let Some(x) = m.get(key) else {
@@ -212,9 +185,7 @@ impl<'a> Ctx<'a> {
         };
         let current = next.as_ref().unwrap_or(value);
         let matches_member = types.len() > 1 && types.iter().any(|t| has_type(t, current));
-        if !matches_member
-            && let Some(coerced) = types.iter().find_map(|t| coerce_primitive(current, t))
-        {
+        if !matches_member && let Some(coerced) = types.iter().find_map(|t| coerce_primitive(current, t)) {
             next = Some(coerced);
         }
         let current = next.as_ref().unwrap_or(value);
@@ -245,12 +216,7 @@ impl<'a> Ctx<'a> {
         None
     }
 
-    fn coerce_properties(
-        &mut self,
-        m: &Map<String, Value>,
-        o: &'a Map<String, Value>,
-        b: BaseId,
-    ) -> Option<Value> {
+    fn coerce_properties(&mut self, m: &Map<String, Value>, o: &'a Map<String, Value>, b: BaseId) -> Option<Value> {
         let properties = o.get("properties").and_then(Value::as_object);
         let patterns = patterns(o);
         let additional = additional(o);
@@ -284,12 +250,7 @@ impl<'a> Ctx<'a> {
         out.map(Value::Object)
     }
 
-    fn coerce_items(
-        &mut self,
-        items: &[Value],
-        o: &'a Map<String, Value>,
-        b: BaseId,
-    ) -> Option<Value> {
+    fn coerce_items(&mut self, items: &[Value], o: &'a Map<String, Value>, b: BaseId) -> Option<Value> {
         let mut out: Option<Vec<Value>> = None;
         for (i, item) in items.iter().enumerate() {
             let schema = item_schema_at(o, i).filter(|s| s.is_object());
@@ -307,11 +268,7 @@ fn coerce_primitive(value: &Value, t: &str) -> Option<Value> {
         ("number" | "integer", Value::Null) => Some(Value::from(0)),
         ("number" | "integer", Value::String(s)) if !js_trim(s).is_empty() => {
             let x = js_string_to_number(s);
-            let ok = if t == "number" {
-                x.is_finite()
-            } else {
-                is_integer(x)
-            };
+            let ok = if t == "number" { x.is_finite() } else { is_integer(x) };
             if ok { number_value(x) } else { None }
         }
         ("number" | "integer", Value::Bool(b)) => Some(Value::from(u8::from(*b))),

@@ -24,11 +24,7 @@ fn memo_key(v: &Value) -> String {
 
 impl EnteredValue {
     fn of(v: &Value) -> Self {
-        if is_primitive(v) {
-            EnteredValue::Primitive(v.clone())
-        } else {
-            EnteredValue::Address(address(v))
-        }
+        if is_primitive(v) { EnteredValue::Primitive(v.clone()) } else { EnteredValue::Address(address(v)) }
     }
 
     fn is(&self, v: &Value) -> bool {
@@ -40,12 +36,7 @@ impl EnteredValue {
 }
 
 impl<'a> Ctx<'a> {
-    pub(crate) fn convert(
-        &mut self,
-        node: &'a Value,
-        base: BaseId,
-        value: &Value,
-    ) -> Option<Value> {
+    pub(crate) fn convert(&mut self, node: &'a Value, base: BaseId, value: &Value) -> Option<Value> {
         let Value::Object(o) = node else {
             return None;
         };
@@ -55,9 +46,7 @@ impl<'a> Ctx<'a> {
         let b = self.resolver.base_for(node, base);
         let result = match o.get("$ref") {
             Some(Value::String(reference)) => match self.resolver.resolve(reference, b) {
-                Target::Found(target, tb) if target.is_object() => {
-                    self.reenter(target, tb, value, true)
-                }
+                Target::Found(target, tb) if target.is_object() => self.reenter(target, tb, value, true),
                 _ => None,
             },
             _ => self.convert_node(node, o, b, value),
@@ -68,13 +57,7 @@ impl<'a> Ctx<'a> {
 
     /// `node` converted for `value` at a re-entry point (a `$ref`, a wrap): unchanged when that pair is already being
     /// converted, so a recursive schema that meets a value it cannot convert terminates.
-    fn reenter(
-        &mut self,
-        node: &'a Value,
-        base: BaseId,
-        value: &Value,
-        memoize: bool,
-    ) -> Option<Value> {
+    fn reenter(&mut self, node: &'a Value, base: BaseId, value: &Value, memoize: bool) -> Option<Value> {
         let at = address(node);
         if self.entered.iter().any(|(n, v)| *n == at && v.is(value)) {
             self.cuts = self.cuts.saturating_add(1);
@@ -83,9 +66,7 @@ impl<'a> Ctx<'a> {
         let key = (at, memo_key(value));
         if memoize {
             let hit = self.convert_memo.get(&key).and_then(|list| {
-                list.iter()
-                    .find(|(input, _)| is_primitive(value) || json_equal(input, value))
-                    .map(|(_, r)| r.clone())
+                list.iter().find(|(input, _)| is_primitive(value) || json_equal(input, value)).map(|(_, r)| r.clone())
             });
             if let Some(result) = hit {
                 return result;
@@ -96,27 +77,14 @@ impl<'a> Ctx<'a> {
         let result = self.convert(node, base, value);
         self.entered.pop();
         if memoize && self.cuts == cuts {
-            let input = if is_primitive(value) {
-                Value::Null
-            } else {
-                value.clone()
-            };
-            self.convert_memo
-                .entry(key)
-                .or_default()
-                .push((input, result.clone()));
+            let input = if is_primitive(value) { Value::Null } else { value.clone() };
+            self.convert_memo.entry(key).or_default().push((input, result.clone()));
         }
         result
     }
 
     /// One node's conversion: its first keyword among `const`, `enum`, `anyOf`, `oneOf`, `allOf`, `type`.
-    fn convert_node(
-        &mut self,
-        node: &'a Value,
-        o: &'a Map<String, Value>,
-        b: BaseId,
-        value: &Value,
-    ) -> Option<Value> {
+    fn convert_node(&mut self, node: &'a Value, o: &'a Map<String, Value>, b: BaseId, value: &Value) -> Option<Value> {
         if let Some(literal) = o.get("const") {
             return convert_literal(literal, value);
         }
@@ -142,12 +110,8 @@ impl<'a> Ctx<'a> {
         match o.get("type") {
             Some(Value::String(t)) => match t.as_str() {
                 "string" => try_string(value).and_then(|s| changed(Value::String(s), value)),
-                "number" => try_number(value)
-                    .and_then(number_value)
-                    .and_then(|n| changed(n, value)),
-                "integer" => try_number(value)
-                    .and_then(|x| number_value(x.trunc()))
-                    .and_then(|n| changed(n, value)),
+                "number" => try_number(value).and_then(number_value).and_then(|n| changed(n, value)),
+                "integer" => try_number(value).and_then(|x| number_value(x.trunc())).and_then(|n| changed(n, value)),
                 "boolean" => try_boolean(value).and_then(|x| changed(Value::Bool(x), value)),
                 "null" => try_null(value).and_then(|()| changed(Value::Null, value)),
                 "array" => self.convert_array(o, b, value),
@@ -157,21 +121,13 @@ impl<'a> Ctx<'a> {
             None if o.contains_key("properties") || o.contains_key("patternProperties") => {
                 self.convert_object(o, b, value)
             }
-            None if o.contains_key("items") || o.contains_key("prefixItems") => {
-                self.convert_array(o, b, value)
-            }
+            None if o.contains_key("items") || o.contains_key("prefixItems") => self.convert_array(o, b, value),
             _ => None,
         }
     }
 
     /// An enum is a union of its values: a member stays, else the first member the value converts to that passes.
-    fn convert_enum(
-        &mut self,
-        node: &'a Value,
-        values: &'a [Value],
-        b: BaseId,
-        value: &Value,
-    ) -> Option<Value> {
+    fn convert_enum(&mut self, node: &'a Value, values: &'a [Value], b: BaseId, value: &Value) -> Option<Value> {
         if values.iter().any(|member| strict_equal(member, value)) {
             return None;
         }
@@ -212,28 +168,12 @@ impl<'a> Ctx<'a> {
     }
 
     /// The object members of a union or intersection node, when it declares any.
-    fn convert_members(
-        &mut self,
-        o: &'a Map<String, Value>,
-        b: BaseId,
-        value: &Value,
-    ) -> Option<Value> {
-        let declares = ["properties", "patternProperties", "additionalProperties"]
-            .iter()
-            .any(|k| o.contains_key(*k));
-        if declares {
-            self.convert_object(o, b, value)
-        } else {
-            None
-        }
+    fn convert_members(&mut self, o: &'a Map<String, Value>, b: BaseId, value: &Value) -> Option<Value> {
+        let declares = ["properties", "patternProperties", "additionalProperties"].iter().any(|k| o.contains_key(*k));
+        if declares { self.convert_object(o, b, value) } else { None }
     }
 
-    fn convert_array(
-        &mut self,
-        o: &'a Map<String, Value>,
-        b: BaseId,
-        value: &Value,
-    ) -> Option<Value> {
+    fn convert_array(&mut self, o: &'a Map<String, Value>, b: BaseId, value: &Value) -> Option<Value> {
         let tuple = match (o.get("items"), o.get("prefixItems")) {
             (Some(Value::Array(prefix)), _) => Some((prefix, None)),
             (items, Some(Value::Array(prefix))) => Some((prefix, items)),
@@ -246,11 +186,7 @@ impl<'a> Ctx<'a> {
             };
             let mut out: Option<Vec<Value>> = None;
             for (i, item) in items.iter().enumerate() {
-                let schema = if i < prefix.len() {
-                    prefix.get(i)
-                } else {
-                    rest
-                };
+                let schema = if i < prefix.len() { prefix.get(i) } else { rest };
                 if let Some(next) = schema.and_then(|s| self.convert(s, b, item)) {
                     set_item(&mut out, items, i, next);
                 }
@@ -269,20 +205,13 @@ impl<'a> Ctx<'a> {
         }
         // A single value becomes a one-item array, converted by the item schema: a re-entry point.
         let item = match o.get("items") {
-            Some(schema @ Value::Object(_)) => self
-                .reenter(schema, b, value, false)
-                .unwrap_or_else(|| value.clone()),
+            Some(schema @ Value::Object(_)) => self.reenter(schema, b, value, false).unwrap_or_else(|| value.clone()),
             _ => value.clone(),
         };
         Some(Value::Array(vec![item]))
     }
 
-    fn convert_object(
-        &mut self,
-        o: &'a Map<String, Value>,
-        b: BaseId,
-        value: &Value,
-    ) -> Option<Value> {
+    fn convert_object(&mut self, o: &'a Map<String, Value>, b: BaseId, value: &Value) -> Option<Value> {
         let Value::Object(m) = value else {
             return None;
         };
@@ -373,16 +302,11 @@ fn big_int_text(s: &str) -> Option<f64> {
         Some(d) => (true, d),
         None => (false, body),
     };
-    if digits.is_empty()
-        || !digits.bytes().all(|c| c.is_ascii_digit())
-        || (digits.len() > 1 && digits.starts_with('0'))
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) || (digits.len() > 1 && digits.starts_with('0'))
     {
         return None;
     }
-    let magnitude: u64 = digits
-        .parse()
-        .ok()
-        .filter(|m| *m <= 9_007_199_254_740_991)?;
+    let magnitude: u64 = digits.parse().ok().filter(|m| *m <= 9_007_199_254_740_991)?;
     let x = magnitude as f64;
     Some(if negative { -x } else { x })
 }
@@ -417,9 +341,7 @@ fn try_null(value: &Value) -> Option<()> {
         Value::Bool(b) => !*b,
         Value::Number(n) => as_f64(n) == 0.0,
         Value::Null => true,
-        Value::String(s) => {
-            s.is_empty() || s == "0" || matches!(s.to_lowercase().as_str(), "null" | "undefined")
-        }
+        Value::String(s) => s.is_empty() || s == "0" || matches!(s.to_lowercase().as_str(), "null" | "undefined"),
         _ => false,
     };
     yes.then_some(())

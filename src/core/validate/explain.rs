@@ -7,18 +7,15 @@ use serde_json::{Map, Value};
 use super::check::{contains_bounds, item_schemas, num, type_matches, unique};
 use super::format;
 use super::json::{
-    is_primitive, js_entries, js_join_element, js_json_stringify, js_keys, js_order,
-    js_property_key, json_equal, list_values, pointer, pointer_index, strict_equal, type_name,
+    is_primitive, js_entries, js_join_element, js_json_stringify, js_keys, js_order, js_property_key, json_equal,
+    list_values, pointer, pointer_index, strict_equal, type_name,
 };
 use super::number::{as_f64, is_multiple, js_number_to_string};
 use super::resolve::{BaseId, Target, address};
 use super::{Ctx, RawError};
 
 fn err(out: &mut Vec<RawError>, path: &str, message: String) {
-    out.push(RawError {
-        path: path.to_string(),
-        message,
-    });
+    out.push(RawError { path: path.to_string(), message });
 }
 
 /// A path's length as JavaScript counts it (UTF-16 units), which ranks union branches.
@@ -43,14 +40,7 @@ impl<'a> Ctx<'a> {
         out
     }
 
-    fn walk(
-        &mut self,
-        node: &'a Value,
-        base: BaseId,
-        v: &Value,
-        path: &str,
-        out: &mut Vec<RawError>,
-    ) {
+    fn walk(&mut self, node: &'a Value, base: BaseId, v: &Value, path: &str, out: &mut Vec<RawError>) {
         let Value::Object(o) = node else {
             if node == &Value::Bool(false) {
                 err(out, path, "no value is allowed here".to_string());
@@ -67,24 +57,13 @@ impl<'a> Ctx<'a> {
         self.leave();
     }
 
-    fn walk_object(
-        &mut self,
-        o: &'a Map<String, Value>,
-        b: BaseId,
-        v: &Value,
-        path: &str,
-        out: &mut Vec<RawError>,
-    ) {
+    fn walk_object(&mut self, o: &'a Map<String, Value>, b: BaseId, v: &Value, path: &str, out: &mut Vec<RawError>) {
         let start = out.len();
         if let Some(t) = o.get("type")
             && !type_matches(t, v)
         {
             let names = match t {
-                Value::Array(list) => list
-                    .iter()
-                    .map(js_join_element)
-                    .collect::<Vec<_>>()
-                    .join(" or "),
+                Value::Array(list) => list.iter().map(js_join_element).collect::<Vec<_>>().join(" or "),
                 single => js_join_element(single),
             };
             err(out, path, format!("expected {names}, got {}", type_name(v)));
@@ -93,11 +72,7 @@ impl<'a> Ctx<'a> {
         if let Some(Value::Array(values)) = o.get("enum")
             && !values.iter().any(|x| json_equal(x, v))
         {
-            err(
-                out,
-                path,
-                format!("expected one of {}", list_values(values)),
-            );
+            err(out, path, format!("expected one of {}", list_values(values)));
         }
         if let Some(c) = o.get("const")
             && !json_equal(c, v)
@@ -128,11 +103,7 @@ impl<'a> Ctx<'a> {
             err(out, path, "must not match the schema in not".to_string());
         }
         if let Some(cond) = o.get("if") {
-            let branch = if self.valid(cond, b, v) {
-                o.get("then")
-            } else {
-                o.get("else")
-            };
+            let branch = if self.valid(cond, b, v) { o.get("then") } else { o.get("else") };
             if let Some(branch) = branch {
                 self.walk(branch, b, v, path, out);
             }
@@ -141,22 +112,11 @@ impl<'a> Ctx<'a> {
             self.walk_ref(reference, b, v, path, out);
         }
         if out.len() == start && o.get("$dynamicRef").is_some_and(Value::is_string) {
-            err(
-                out,
-                path,
-                "does not match the dynamically referenced schema".to_string(),
-            );
+            err(out, path, "does not match the dynamically referenced schema".to_string());
         }
     }
 
-    fn walk_ref(
-        &mut self,
-        reference: &str,
-        b: BaseId,
-        v: &Value,
-        path: &str,
-        out: &mut Vec<RawError>,
-    ) {
+    fn walk_ref(&mut self, reference: &str, b: BaseId, v: &Value, path: &str, out: &mut Vec<RawError>) {
         let (target, tb) = match self.resolver.resolve(reference, b) {
             Target::Found(target, tb) => (target, tb),
             Target::Unresolved => {
@@ -178,19 +138,14 @@ impl<'a> Ctx<'a> {
         }
         let mut errors = Vec::new();
         self.walk(target, tb, v, path, &mut errors);
-        self.explain_memo
-            .insert(key, (path.to_string(), errors.clone()));
+        self.explain_memo.insert(key, (path.to_string(), errors.clone()));
         out.extend(errors);
     }
 
     fn walk_string(&self, o: &Map<String, Value>, s: &str, path: &str, out: &mut Vec<RawError>) {
         let len = s.chars().count() as f64;
         if let Some(min) = num(o, "minLength").filter(|min| len < *min) {
-            err(
-                out,
-                path,
-                format!("expected at least {} characters", n(min)),
-            );
+            err(out, path, format!("expected at least {} characters", n(min)));
         }
         if let Some(max) = num(o, "maxLength").filter(|max| len > *max) {
             err(out, path, format!("expected at most {} characters", n(max)));
@@ -217,12 +172,7 @@ impl<'a> Ctx<'a> {
         out: &mut Vec<RawError>,
     ) {
         let properties = o.get("properties").and_then(Value::as_object);
-        for r in o
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for r in o.get("required").and_then(Value::as_array).into_iter().flatten() {
             if let Some(k) = r.as_str().filter(|k| !m.contains_key(*k)) {
                 err(out, &pointer(path, k), "missing".to_string());
             }
@@ -232,11 +182,7 @@ impl<'a> Ctx<'a> {
                 self.walk(s, b, x, &pointer(path, k), out);
             }
         }
-        let patterns = o
-            .get("patternProperties")
-            .and_then(Value::as_object)
-            .map(js_entries)
-            .unwrap_or_default();
+        let patterns = o.get("patternProperties").and_then(Value::as_object).map(js_entries).unwrap_or_default();
         let additional = o.get("additionalProperties");
         for (k, x) in js_entries(m) {
             let mut matched = properties.is_some_and(|p| p.contains_key(k));
@@ -247,9 +193,7 @@ impl<'a> Ctx<'a> {
                 }
             }
             match additional {
-                Some(Value::Bool(false)) if !matched => {
-                    err(out, &pointer(path, k), "unknown field".to_string())
-                }
+                Some(Value::Bool(false)) if !matched => err(out, &pointer(path, k), "unknown field".to_string()),
                 Some(extra) if !matched => self.walk(extra, b, x, &pointer(path, k), out),
                 _ => {}
             }
@@ -261,11 +205,7 @@ impl<'a> Ctx<'a> {
         }
         let count = m.len() as f64;
         if let Some(min) = num(o, "minProperties").filter(|min| count < *min) {
-            err(
-                out,
-                path,
-                format!("expected at least {} properties", n(min)),
-            );
+            err(out, path, format!("expected at least {} properties", n(min)));
         }
         if let Some(max) = num(o, "maxProperties").filter(|max| count > *max) {
             err(out, path, format!("expected at most {} properties", n(max)));
@@ -279,23 +219,14 @@ impl<'a> Ctx<'a> {
                     for r in list {
                         let r = js_property_key(r);
                         if !m.contains_key(&r) {
-                            err(
-                                out,
-                                &pointer(path, &r),
-                                format!("required when {k} is present"),
-                            );
+                            err(out, &pointer(path, &r), format!("required when {k} is present"));
                         }
                     }
                 }
                 schema => self.walk(schema, b, v, path, out),
             }
         }
-        for (k, s) in o
-            .get("dependentSchemas")
-            .and_then(Value::as_object)
-            .map(js_entries)
-            .unwrap_or_default()
-        {
+        for (k, s) in o.get("dependentSchemas").and_then(Value::as_object).map(js_entries).unwrap_or_default() {
             if m.contains_key(k) {
                 self.walk(s, b, v, path, out);
             }
@@ -312,10 +243,7 @@ impl<'a> Ctx<'a> {
     ) {
         let (prefix, rest) = item_schemas(o);
         for (i, x) in items.iter().enumerate() {
-            if let Some(s) = prefix
-                .get(i)
-                .or(if i >= prefix.len() { rest } else { None })
-            {
+            if let Some(s) = prefix.get(i).or(if i >= prefix.len() { rest } else { None }) {
                 self.walk(s, b, x, &pointer_index(path, i), out);
             }
         }
@@ -358,17 +286,9 @@ impl<'a> Ctx<'a> {
         // A tagged union reports the branch its tag selects.
         if let (Some((key, values)), Value::Object(m)) = (self.tag_of(branches, b), v) {
             let tag = m.get(&key);
-            match values
-                .iter()
-                .position(|t| tag.is_some_and(|x| strict_equal(t, x)))
-                .and_then(|i| branches.get(i))
-            {
+            match values.iter().position(|t| tag.is_some_and(|x| strict_equal(t, x))).and_then(|i| branches.get(i)) {
                 Some(branch) => self.walk(branch, b, v, path, out),
-                None => err(
-                    out,
-                    &pointer(path, &key),
-                    format!("expected one of {}", list_values(&values)),
-                ),
+                None => err(out, &pointer(path, &key), format!("expected one of {}", list_values(&values))),
             }
             return;
         }
@@ -418,34 +338,20 @@ impl<'a> Ctx<'a> {
 
     /// How many keys of `m` the branch `s` declares in `properties`.
     fn declared_keys(&mut self, s: &'a Value, b: BaseId, m: &Map<String, Value>) -> usize {
-        let properties = self
-            .through_ref(s, b)
-            .and_then(|n| n.get("properties"))
-            .and_then(Value::as_object);
+        let properties = self.through_ref(s, b).and_then(|n| n.get("properties")).and_then(Value::as_object);
         properties.map_or(0, |p| m.keys().filter(|k| p.contains_key(*k)).count())
     }
 
     /// The tag of a union: the first property of the first branch on which every branch has a distinct primitive const.
     fn tag_of(&mut self, branches: &'a [Value], b: BaseId) -> Option<(String, Vec<Value>)> {
-        let resolved: Vec<Option<&'a Value>> =
-            branches.iter().map(|s| self.through_ref(s, b)).collect();
-        let first = resolved
-            .first()
-            .copied()
-            .flatten()?
-            .get("properties")?
-            .as_object()?;
+        let resolved: Vec<Option<&'a Value>> = branches.iter().map(|s| self.through_ref(s, b)).collect();
+        let first = resolved.first().copied().flatten()?.get("properties")?.as_object()?;
         for key in js_keys(first) {
             let mut values: Vec<Value> = Vec::with_capacity(resolved.len());
             for s in &resolved {
-                let tag = s
-                    .and_then(|s| s.get("properties"))
-                    .and_then(|p| p.get(key))
-                    .and_then(|t| t.get("const"));
+                let tag = s.and_then(|s| s.get("properties")).and_then(|p| p.get(key)).and_then(|t| t.get("const"));
                 match tag {
-                    Some(t) if is_primitive(t) && !values.iter().any(|x| strict_equal(x, t)) => {
-                        values.push(t.clone())
-                    }
+                    Some(t) if is_primitive(t) && !values.iter().any(|x| strict_equal(x, t)) => values.push(t.clone()),
                     _ => break,
                 }
             }
@@ -479,12 +385,7 @@ fn walk_number(o: &Map<String, Value>, x: f64, path: &str, out: &mut Vec<RawErro
 fn dependencies(o: &Map<String, Value>) -> Vec<(&String, &Value)> {
     let mut merged: Vec<(&String, &Value)> = Vec::new();
     for key in ["dependentRequired", "dependencies"] {
-        for (k, d) in o
-            .get(key)
-            .and_then(Value::as_object)
-            .map(js_entries)
-            .unwrap_or_default()
-        {
+        for (k, d) in o.get(key).and_then(Value::as_object).map(js_entries).unwrap_or_default() {
             match merged.iter_mut().find(|(seen, _)| *seen == k) {
                 Some(slot) => slot.1 = d,
                 None => merged.push((k, d)),

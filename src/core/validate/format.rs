@@ -39,11 +39,9 @@ fn is_date(s: &str) -> bool {
     if b.len() != 10 || b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') {
         return false;
     }
-    let (Some(year), Some(month), Some(day)) = (
-        s.get(0..4).and_then(digits_value),
-        s.get(5..7).and_then(digits_value),
-        s.get(8..10).and_then(digits_value),
-    ) else {
+    let (Some(year), Some(month), Some(day)) =
+        (s.get(0..4).and_then(digits_value), s.get(5..7).and_then(digits_value), s.get(8..10).and_then(digits_value))
+    else {
         return false;
     };
     let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
@@ -69,9 +67,8 @@ fn is_time(s: &str) -> bool {
     };
     let mut i = 8;
     if b.get(i) == Some(&b'.') {
-        let frac = b.get(i.saturating_add(1)..).map_or(0, |rest| {
-            rest.iter().take_while(|c| c.is_ascii_digit()).count()
-        });
+        let frac =
+            b.get(i.saturating_add(1)..).map_or(0, |rest| rest.iter().take_while(|c| c.is_ascii_digit()).count());
         if frac == 0 {
             return false;
         }
@@ -79,9 +76,7 @@ fn is_time(s: &str) -> bool {
     }
     let (sign, tz_hour, tz_minute) = match b.get(i) {
         Some(b'Z' | b'z') if b.len() == i.saturating_add(1) => (0i64, 0, 0),
-        Some(sign @ (b'+' | b'-'))
-            if b.len() == i.saturating_add(6) && b.get(i.saturating_add(3)) == Some(&b':') =>
-        {
+        Some(sign @ (b'+' | b'-')) if b.len() == i.saturating_add(6) && b.get(i.saturating_add(3)) == Some(&b':') => {
             let (Some(h), Some(m)) = (two(i.saturating_add(1)), two(i.saturating_add(4))) else {
                 return false;
             };
@@ -97,8 +92,7 @@ fn is_time(s: &str) -> bool {
     }
     // Every part has at most two digits, so these cannot overflow.
     let minutes = |h: u32, m: u32| i64::from(h.saturating_mul(60).saturating_add(m));
-    let utc =
-        minutes(hour, minute).saturating_sub(sign.saturating_mul(minutes(tz_hour, tz_minute)));
+    let utc = minutes(hour, minute).saturating_sub(sign.saturating_mul(minutes(tz_hour, tz_minute)));
     utc.rem_euclid(1440) == 1439
 }
 
@@ -141,9 +135,7 @@ fn units_in_order(s: &str, order: &[u8]) -> bool {
     let mut i = 0;
     let mut last: Option<usize> = None;
     while i < b.len() {
-        let digits = b
-            .get(i..)
-            .map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
+        let digits = b.get(i..).map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
         if digits == 0 {
             return false;
         }
@@ -196,10 +188,7 @@ fn is_email(s: &str) -> bool {
         let Some(end) = end else {
             return false;
         };
-        match quoted
-            .get(end.saturating_add(1)..)
-            .and_then(|r| r.strip_prefix('@'))
-        {
+        match quoted.get(end.saturating_add(1)..).and_then(|r| r.strip_prefix('@')) {
             Some(domain) => domain,
             None => return false,
         }
@@ -207,11 +196,7 @@ fn is_email(s: &str) -> bool {
         let Some((local, domain)) = s.split_once('@') else {
             return false;
         };
-        if local.is_empty()
-            || !local
-                .split('.')
-                .all(|atom| !atom.is_empty() && atom.bytes().all(is_atext))
-        {
+        if local.is_empty() || !local.split('.').all(|atom| !atom.is_empty() && atom.bytes().all(is_atext)) {
             return false;
         }
         domain
@@ -219,9 +204,7 @@ fn is_email(s: &str) -> bool {
     if let Some(literal) = domain.strip_prefix('[').and_then(|d| d.strip_suffix(']')) {
         return match literal.get(..5) {
             Some(prefix) if prefix.eq_ignore_ascii_case("ipv6:") => {
-                literal.get(5..).is_some_and(|h| {
-                    !h.is_empty() && h.bytes().all(|c| c.is_ascii_hexdigit() || c == b':')
-                })
+                literal.get(5..).is_some_and(|h| !h.is_empty() && h.bytes().all(|c| c.is_ascii_hexdigit() || c == b':'))
             }
             _ => is_ipv4(literal),
         };
@@ -253,8 +236,8 @@ fn is_ascii_label(l: &str) -> bool {
 const PERMITTED: &str = "^(?:\\p{L}|\\p{Nd}|\\p{Mn}|\\p{Mc}|[-+.,:/\u{b7}\u{375}\u{5f3}\u{5f4}\u{200c}\u{200d}\u{30fb}\u{df}\u{3c2}\u{6fd}\u{6fe}\u{f0b}\u{3007}])$";
 const COMBINING_MARK: &str = "^(?:\\p{Mn}|\\p{Mc}|\\p{Me})";
 const DISALLOWED: [char; 10] = [
-    '\u{640}', '\u{7fa}', '\u{302e}', '\u{302f}', '\u{3031}', '\u{3032}', '\u{3033}', '\u{3034}',
-    '\u{3035}', '\u{303b}',
+    '\u{640}', '\u{7fa}', '\u{302e}', '\u{302f}', '\u{3031}', '\u{3032}', '\u{3033}', '\u{3034}', '\u{3035}',
+    '\u{303b}',
 ];
 
 /// An `xn--` label whose punycode decodes to a U-label: a non-ASCII character, valid hyphens, no leading combining
@@ -277,9 +260,7 @@ fn is_puny_label(l: &str, re: &dyn PatternMatcher) -> bool {
         && chars.last() != Some(&'-')
         && !(chars.get(2) == Some(&'-') && chars.get(3) == Some(&'-'))
         && !chars.first().is_some_and(|c| is(COMBINING_MARK, c))
-        && chars
-            .iter()
-            .all(|c| !DISALLOWED.contains(c) && is(PERMITTED, c))
+        && chars.iter().all(|c| !DISALLOWED.contains(c) && is(PERMITTED, c))
 }
 
 /// RFC 3492 decoding; `None` for malformed input.
@@ -302,9 +283,7 @@ fn punycode_decode(input: &str) -> Option<String> {
         loop {
             let c = chars.next()?;
             let digit = match c {
-                'a'..='z' | 'A'..='Z' | '0'..='9' => {
-                    c.to_digit(36)?.checked_add(26)?.checked_rem(36)?
-                }
+                'a'..='z' | 'A'..='Z' | '0'..='9' => c.to_digit(36)?.checked_add(26)?.checked_rem(36)?,
                 _ => return None,
             };
             i = i.checked_add(digit.checked_mul(w)?)?;
@@ -333,12 +312,7 @@ fn adapt(delta: u32, points: u32, first: bool) -> u32 {
         delta /= 35;
         k = k.saturating_add(36);
     }
-    k.saturating_add(
-        delta
-            .saturating_mul(36)
-            .checked_div(delta.saturating_add(38))
-            .unwrap_or(0),
-    )
+    k.saturating_add(delta.saturating_mul(36).checked_div(delta.saturating_add(38)).unwrap_or(0))
 }
 
 /// Four decimal octets without leading zeros.
@@ -355,8 +329,7 @@ pub(crate) fn is_ipv4(s: &str) -> bool {
 
 /// IPv6 text: eight groups, or fewer around one `::`, the last two possibly an IPv4 address.
 pub(crate) fn is_ipv6(s: &str) -> bool {
-    let hex_group =
-        |g: &str| !g.is_empty() && g.len() <= 4 && g.bytes().all(|c| c.is_ascii_hexdigit());
+    let hex_group = |g: &str| !g.is_empty() && g.len() <= 4 && g.bytes().all(|c| c.is_ascii_hexdigit());
     let count = |part: &str, last: bool| -> Option<usize> {
         if part.is_empty() {
             return Some(0);
@@ -394,13 +367,11 @@ pub(crate) fn is_ipv6(s: &str) -> bool {
 fn is_uuid(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| {
-            if matches!(i, 8 | 13 | 18 | 23) {
-                *c == b'-'
-            } else {
-                c.is_ascii_hexdigit()
-            }
-        })
+        && b.iter().enumerate().all(
+            |(i, c)| {
+                if matches!(i, 8 | 13 | 18 | 23) { *c == b'-' } else { c.is_ascii_hexdigit() }
+            },
+        )
 }
 
 fn is_json_pointer(s: &str) -> bool {
@@ -408,7 +379,5 @@ fn is_json_pointer(s: &str) -> bool {
         return false;
     }
     let b = s.as_bytes();
-    b.iter()
-        .enumerate()
-        .all(|(i, c)| *c != b'~' || matches!(b.get(i.saturating_add(1)), Some(b'0' | b'1')))
+    b.iter().enumerate().all(|(i, c)| *c != b'~' || matches!(b.get(i.saturating_add(1)), Some(b'0' | b'1')))
 }

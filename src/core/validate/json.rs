@@ -38,19 +38,11 @@ pub(crate) fn js_keys(map: &Map<String, Value>) -> Vec<&String> {
 /// A canonical array index (`"0"`, `"17"`, up to 2^32 - 2), which JavaScript objects list first.
 fn array_index(key: &str) -> Option<u32> {
     let b = key.as_bytes();
-    if b.is_empty()
-        || b.len() > 10
-        || !b.iter().all(u8::is_ascii_digit)
-        || (b.len() > 1 && b.first() == Some(&b'0'))
-    {
+    if b.is_empty() || b.len() > 10 || !b.iter().all(u8::is_ascii_digit) || (b.len() > 1 && b.first() == Some(&b'0')) {
         return None;
     }
     let n: u64 = key.parse().ok()?;
-    if n <= 4_294_967_294 {
-        u32::try_from(n).ok()
-    } else {
-        None
-    }
+    if n <= 4_294_967_294 { u32::try_from(n).ok() } else { None }
 }
 
 /// `JSON.stringify(value)`.
@@ -102,12 +94,7 @@ fn write_json(out: &mut String, value: &Value, indent: Option<usize>, level: usi
     }
 }
 
-fn write_scalar_or_open<'v>(
-    out: &mut String,
-    value: &'v Value,
-    level: usize,
-    steps: &mut Vec<Step<'v>>,
-) {
+fn write_scalar_or_open<'v>(out: &mut String, value: &'v Value, level: usize, steps: &mut Vec<Step<'v>>) {
     let inner = level.saturating_add(1);
     match value {
         Value::Null => out.push_str("null"),
@@ -183,9 +170,7 @@ pub(crate) fn strict_equal(a: &Value, b: &Value) -> bool {
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Number(x), Value::Number(y)) => as_f64(x) == as_f64(y),
         (Value::String(x), Value::String(y)) => x == y,
-        (Value::Array(_), Value::Array(_)) | (Value::Object(_), Value::Object(_)) => {
-            std::ptr::eq(a, b)
-        }
+        (Value::Array(_), Value::Array(_)) | (Value::Object(_), Value::Object(_)) => std::ptr::eq(a, b),
         _ => false,
     }
 }
@@ -198,13 +183,9 @@ pub(crate) fn is_primitive(v: &Value) -> bool {
 /// JSON equality as `const`, `enum` and `uniqueItems` compare: arrays in order, objects by keys in any order.
 pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q))
-        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q)),
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, p)| y.get(k).is_some_and(|q| json_equal(p, q)))
+            x.len() == y.len() && x.iter().all(|(k, p)| y.get(k).is_some_and(|q| json_equal(p, q)))
         }
         _ => strict_equal(a, b),
     }
@@ -235,11 +216,7 @@ pub(crate) fn js_join_element(v: &Value) -> String {
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => js_number_to_string(as_f64(n)),
         Value::String(s) => s.clone(),
-        Value::Array(items) => items
-            .iter()
-            .map(js_join_element)
-            .collect::<Vec<_>>()
-            .join(","),
+        Value::Array(items) => items.iter().map(js_join_element).collect::<Vec<_>>().join(","),
         Value::Object(_) => "[object Object]".to_string(),
     }
 }
@@ -260,10 +237,7 @@ pub(crate) fn list_values(values: &[Value]) -> String {
     };
     let text = js_json_stringify(&Value::Array(listed.to_vec()));
     let open = text.strip_suffix(']').unwrap_or(&text);
-    format!(
-        "{open}, ... and {} more]",
-        values.len().saturating_sub(LISTED)
-    )
+    format!("{open}, ... and {} more]", values.len().saturating_sub(LISTED))
 }
 
 /// `path` (a JSON Pointer) extended by one key.
@@ -289,16 +263,9 @@ pub(crate) fn pointer_index(path: &str, index: usize) -> String {
 /// A JSON Pointer as the dotted path a model sees: `/edits/0/oldText` → `edits.0.oldText`, `""` → `root`.
 pub(crate) fn dotted_path(pointer: &str) -> String {
     let Some(rest) = pointer.strip_prefix('/') else {
-        return if pointer.is_empty() {
-            "root".to_string()
-        } else {
-            pointer.to_string()
-        };
+        return if pointer.is_empty() { "root".to_string() } else { pointer.to_string() };
     };
-    rest.split('/')
-        .map(|segment| segment.replace("~1", "/").replace("~0", "~"))
-        .collect::<Vec<_>>()
-        .join(".")
+    rest.split('/').map(|segment| segment.replace("~1", "/").replace("~0", "~")).collect::<Vec<_>>().join(".")
 }
 
 /// The nesting depth of a value (a scalar is 1), counted without recursion; stops counting past `limit`.
@@ -325,14 +292,9 @@ mod tests {
 
     #[test]
     fn stringify_like_javascript() {
-        let v: Value = serde_json::from_str(
-            r#"{"b":1.0,"2":[1e21,0.5,-0.0],"a":"x\"\n\u0001é","1":{},"c":[]}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            js_json_stringify(&v),
-            r#"{"1":{},"2":[1e+21,0.5,0],"b":1,"a":"x\"\n\u0001é","c":[]}"#
-        );
+        let v: Value =
+            serde_json::from_str(r#"{"b":1.0,"2":[1e21,0.5,-0.0],"a":"x\"\n\u0001é","1":{},"c":[]}"#).unwrap();
+        assert_eq!(js_json_stringify(&v), r#"{"1":{},"2":[1e+21,0.5,0],"b":1,"a":"x\"\n\u0001é","c":[]}"#);
         assert_eq!(
             js_json_stringify_pretty(&json!({"n": "ten", "extra": 1, "l": [1, {"a": null}]})),
             "{\n  \"n\": \"ten\",\n  \"extra\": 1,\n  \"l\": [\n    1,\n    {\n      \"a\": null\n    }\n  ]\n}"
@@ -343,22 +305,15 @@ mod tests {
 
     #[test]
     fn key_order_puts_array_indexes_first() {
-        let v: Value =
-            serde_json::from_str(r#"{"b":1,"10":2,"a":3,"2":4,"01":5,"4294967295":6}"#).unwrap();
-        let keys: Vec<&str> = js_keys(v.as_object().unwrap())
-            .into_iter()
-            .map(String::as_str)
-            .collect();
+        let v: Value = serde_json::from_str(r#"{"b":1,"10":2,"a":3,"2":4,"01":5,"4294967295":6}"#).unwrap();
+        let keys: Vec<&str> = js_keys(v.as_object().unwrap()).into_iter().map(String::as_str).collect();
         assert_eq!(keys, ["2", "10", "b", "a", "01", "4294967295"]);
     }
 
     #[test]
     fn enum_lists_are_cut_after_twenty() {
         let values: Vec<Value> = (1..=22).map(Value::from).collect();
-        assert_eq!(
-            list_values(&values),
-            "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20, ... and 2 more]"
-        );
+        assert_eq!(list_values(&values), "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20, ... and 2 more]");
         assert_eq!(list_values(&[json!(null), json!(0)]), "[null,0]");
     }
 

@@ -76,17 +76,8 @@ pub struct SchemaError {
 /// A malformed schema (a subschema that is not an object or a boolean, an invalid `pattern`) is not reported here;
 /// `schema_problem` finds it, as pi-schema's `compile` throws before any value is seen. Here a part that is not a
 /// schema accepts, and an invalid pattern matches nothing.
-pub fn coerce_and_validate(
-    schema: &Value,
-    args: &Value,
-    re: &dyn PatternMatcher,
-) -> Result<Value, Vec<SchemaError>> {
-    let too_deep = || {
-        vec![SchemaError {
-            path: "root".to_string(),
-            message: TOO_DEEP.to_string(),
-        }]
-    };
+pub fn coerce_and_validate(schema: &Value, args: &Value, re: &dyn PatternMatcher) -> Result<Value, Vec<SchemaError>> {
+    let too_deep = || vec![SchemaError { path: "root".to_string(), message: TOO_DEEP.to_string() }];
     if json::depth_exceeds(schema, MAX_DEPTH) || json::depth_exceeds(args, MAX_DEPTH) {
         return Err(too_deep());
     }
@@ -104,25 +95,12 @@ pub fn coerce_and_validate(
     if ctx.too_deep {
         return Err(too_deep());
     }
-    Err(raw
-        .into_iter()
-        .map(|e| SchemaError {
-            path: json::dotted_path(&e.path),
-            message: e.message,
-        })
-        .collect())
+    Err(raw.into_iter().map(|e| SchemaError { path: json::dotted_path(&e.path), message: e.message }).collect())
 }
 
 /// `Validation failed for tool "<name>":\n  - <path>: <message>\n...\n\nReceived arguments:\n<received_pretty>`
-pub fn format_validation_error(
-    tool_name: &str,
-    errors: &[SchemaError],
-    received_pretty: &str,
-) -> String {
-    let lines: Vec<String> = errors
-        .iter()
-        .map(|e| format!("  - {}: {}", e.path, e.message))
-        .collect();
+pub fn format_validation_error(tool_name: &str, errors: &[SchemaError], received_pretty: &str) -> String {
+    let lines: Vec<String> = errors.iter().map(|e| format!("  - {}: {}", e.path, e.message)).collect();
     format!(
         "Validation failed for tool \"{tool_name}\":\n{}\n\nReceived arguments:\n{received_pretty}",
         lines.join("\n")
@@ -153,9 +131,8 @@ pub fn validate_tool_arguments(
     if let Some(problem) = schema_problem(schema, re) {
         return Err(problem);
     }
-    coerce_and_validate(schema, original, re).map_err(|errors| {
-        format_validation_error(tool_name, &errors, &js_json_stringify_pretty(original))
-    })
+    coerce_and_validate(schema, original, re)
+        .map_err(|errors| format_validation_error(tool_name, &errors, &js_json_stringify_pretty(original)))
 }
 
 /// An error before its path is dotted: the path is a JSON Pointer (its length ranks union branches).

@@ -89,13 +89,7 @@ pub(crate) fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
         '\u{9}' | '\u{A}' | '\u{B}' | '\u{C}' | '\u{D}' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200A}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202F}'
-                | '\u{205F}'
-                | '\u{3000}'
-                | '\u{FEFF}'
+            ..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
     )
 }
 
@@ -166,9 +160,7 @@ fn is_unsigned_decimal(s: &str) -> bool {
 }
 
 fn count_digits(b: &[u8], from: usize) -> usize {
-    b.get(from..).map_or(0, |rest| {
-        rest.iter().take_while(|c| c.is_ascii_digit()).count()
-    })
+    b.get(from..).map_or(0, |rest| rest.iter().take_while(|c| c.is_ascii_digit()).count())
 }
 
 /// Digits of a `0x`/`0o`/`0b` literal, correctly rounded; NaN when empty or with another character.
@@ -240,9 +232,7 @@ fn decimal(x: f64) -> Option<(u128, i64)> {
     let fraction = mantissa.split_once('.').map_or(0, |(_, f)| f.len());
     let mut coefficient: u128 = 0;
     for c in mantissa.chars().filter(char::is_ascii_digit) {
-        coefficient = coefficient
-            .checked_mul(10)?
-            .checked_add(u128::from(c.to_digit(10)?))?;
+        coefficient = coefficient.checked_mul(10)?.checked_add(u128::from(c.to_digit(10)?))?;
     }
     let fraction = i64::try_from(fraction).ok()?;
     Some((coefficient, exponent.saturating_sub(fraction)))
@@ -351,18 +341,14 @@ mod tests {
         for (s, want) in cases {
             assert_eq!(js_string_to_number(s), *want, "{s:?}");
         }
-        for bad in [
-            "abc", "1a", "0x", "-0x10", "infinity", "inf", "NaN", "1e", ".", "+", "1_000", "12n",
-            "0x1g", "1 2", "e5",
-        ] {
+        for bad in
+            ["abc", "1a", "0x", "-0x10", "infinity", "inf", "NaN", "1e", ".", "+", "1_000", "12n", "0x1g", "1 2", "e5"]
+        {
             assert!(js_string_to_number(bad).is_nan(), "{bad:?}");
         }
         assert_eq!(js_string_to_number("0x1fffffffffffff"), 9007199254740991.0);
         assert_eq!(js_string_to_number("0x20000000000001"), 9007199254740992.0);
-        assert_eq!(
-            js_string_to_number("0x100000000000000000000000000000000000000"),
-            2f64.powi(152)
-        );
+        assert_eq!(js_string_to_number("0x100000000000000000000000000000000000000"), 2f64.powi(152));
     }
 
     #[test]

@@ -39,12 +39,7 @@ struct Finder<'a> {
 
 /// The first problem of `schema`, as the message pi-schema's `compile` throws.
 pub(crate) fn find(schema: &Value, re: &dyn PatternMatcher) -> Option<String> {
-    let mut finder = Finder {
-        resolver: Resolver::new(schema),
-        re,
-        seen: HashSet::new(),
-        depth: 0,
-    };
+    let mut finder = Finder { resolver: Resolver::new(schema), re, seen: HashSet::new(), depth: 0 };
     let base = finder.resolver.root_base();
     finder.schema(schema, base).err()
 }
@@ -56,10 +51,7 @@ impl<'a> Finder<'a> {
         let Value::Object(o) = node else {
             return match node {
                 Value::Bool(_) => Ok(()),
-                other => Err(format!(
-                    "A schema must be an object or a boolean, got {}",
-                    js_json_stringify(other)
-                )),
+                other => Err(format!("A schema must be an object or a boolean, got {}", js_json_stringify(other))),
             };
         };
         if !self.seen.insert(address(node)) || bare_type(o) {
@@ -79,10 +71,7 @@ impl<'a> Finder<'a> {
         if self.re.is_match(pattern, "").is_some() {
             return Ok(());
         }
-        Err(self
-            .re
-            .pattern_error(pattern)
-            .unwrap_or_else(|| format!("Invalid regular expression: /{pattern}/")))
+        Err(self.re.pattern_error(pattern).unwrap_or_else(|| format!("Invalid regular expression: /{pattern}/")))
     }
 
     fn keywords(&mut self, o: &'a Map<String, Value>, b: BaseId) -> Found {
@@ -91,12 +80,7 @@ impl<'a> Finder<'a> {
         }
         self.object_keywords(o, b)?;
         self.array_keywords(o, b)?;
-        for s in o
-            .get("allOf")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for s in o.get("allOf").and_then(Value::as_array).into_iter().flatten() {
             self.schema(s, b)?;
         }
         for key in ["anyOf", "oneOf"] {
@@ -131,20 +115,10 @@ impl<'a> Finder<'a> {
     }
 
     fn object_keywords(&mut self, o: &'a Map<String, Value>, b: BaseId) -> Found {
-        for (_, s) in o
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(js_entries)
-            .unwrap_or_default()
-        {
+        for (_, s) in o.get("properties").and_then(Value::as_object).map(js_entries).unwrap_or_default() {
             self.schema(s, b)?;
         }
-        for (p, s) in o
-            .get("patternProperties")
-            .and_then(Value::as_object)
-            .map(js_entries)
-            .unwrap_or_default()
-        {
+        for (p, s) in o.get("patternProperties").and_then(Value::as_object).map(js_entries).unwrap_or_default() {
             self.pattern(p)?;
             self.schema(s, b)?;
         }
@@ -155,20 +129,10 @@ impl<'a> Finder<'a> {
         if let Some(names) = o.get("propertyNames") {
             self.schema(names, b)?;
         }
-        for (_, s) in o
-            .get("dependentSchemas")
-            .and_then(Value::as_object)
-            .map(js_entries)
-            .unwrap_or_default()
-        {
+        for (_, s) in o.get("dependentSchemas").and_then(Value::as_object).map(js_entries).unwrap_or_default() {
             self.schema(s, b)?;
         }
-        for (_, d) in o
-            .get("dependencies")
-            .and_then(Value::as_object)
-            .map(js_entries)
-            .unwrap_or_default()
-        {
+        for (_, d) in o.get("dependencies").and_then(Value::as_object).map(js_entries).unwrap_or_default() {
             if !d.is_array() {
                 self.schema(d, b)?;
             }
@@ -200,19 +164,15 @@ impl<'a> Finder<'a> {
 
 /// A schema of only `type` and annotations: pi-schema compiles it without looking at anything else.
 fn bare_type(o: &Map<String, Value>) -> bool {
-    o.keys()
-        .all(|k| k == "type" || NEUTRAL.contains(&k.as_str()))
-        && !matches!(o.get("type"), Some(Value::Array(_)))
+    o.keys().all(|k| k == "type" || NEUTRAL.contains(&k.as_str())) && !matches!(o.get("type"), Some(Value::Array(_)))
 }
 
 /// A union whose branches are all `{const: primitive}` (pi-schema compiles it as an enum, not branch by branch).
 fn const_union(branches: &[Value]) -> bool {
     branches.iter().all(|s| {
         s.as_object().is_some_and(|o| {
-            o.get("const")
-                .is_some_and(|c| !c.is_object() && !c.is_array())
-                && o.keys()
-                    .all(|k| k == "const" || NEUTRAL.contains(&k.as_str()))
+            o.get("const").is_some_and(|c| !c.is_object() && !c.is_array())
+                && o.keys().all(|k| k == "const" || NEUTRAL.contains(&k.as_str()))
         })
     })
 }

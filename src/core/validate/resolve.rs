@@ -45,14 +45,8 @@ const SCHEMA_KEYWORDS: [&str; 12] = [
     "contentSchema",
     "items",
 ];
-const MAP_KEYWORDS: [&str; 6] = [
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-    "dependencies",
-];
+const MAP_KEYWORDS: [&str; 6] =
+    ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"];
 const ARRAY_KEYWORDS: [&str; 5] = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
 
 pub(crate) fn address(v: &Value) -> usize {
@@ -159,10 +153,7 @@ impl<'s> Resolver<'s> {
     pub(crate) fn resolve(&mut self, reference: &str, base: BaseId) -> Target<'s> {
         let uri = resolve_uri(reference, self.base_uri(base));
         let doc = document_of(&uri).to_string();
-        let Some(raw_fragment) = uri
-            .get(doc.len()..)
-            .map(|f| f.strip_prefix('#').unwrap_or(f))
-        else {
+        let Some(raw_fragment) = uri.get(doc.len()..).map(|f| f.strip_prefix('#').unwrap_or(f)) else {
             return Target::Unresolved;
         };
         let Some(fragment) = percent_decode(raw_fragment) else {
@@ -180,11 +171,7 @@ impl<'s> Resolver<'s> {
         }
         match self.anchors.get(&format!("{doc}#{fragment}")).copied() {
             Some(target) => {
-                let b = self
-                    .base_of
-                    .get(&address(target))
-                    .copied()
-                    .unwrap_or(doc_id);
+                let b = self.base_of.get(&address(target)).copied().unwrap_or(doc_id);
                 Target::Found(target, b)
             }
             None => Target::Unresolved,
@@ -214,10 +201,7 @@ impl<'s> Resolver<'s> {
 }
 
 fn canonical_index(key: &str) -> Option<usize> {
-    if key.is_empty()
-        || (key.len() > 1 && key.starts_with('0'))
-        || !key.bytes().all(|c| c.is_ascii_digit())
-    {
+    if key.is_empty() || (key.len() > 1 && key.starts_with('0')) || !key.bytes().all(|c| c.is_ascii_digit()) {
         return None;
     }
     key.parse().ok()
@@ -238,12 +222,8 @@ fn percent_decode(text: &str) -> Option<String> {
     let mut i = 0;
     while let Some(&c) = bytes.get(i) {
         if c == b'%' {
-            let hi = bytes
-                .get(i.saturating_add(1))
-                .and_then(|h| (*h as char).to_digit(16))?;
-            let lo = bytes
-                .get(i.saturating_add(2))
-                .and_then(|h| (*h as char).to_digit(16))?;
+            let hi = bytes.get(i.saturating_add(1)).and_then(|h| (*h as char).to_digit(16))?;
+            let lo = bytes.get(i.saturating_add(2)).and_then(|h| (*h as char).to_digit(16))?;
             out.push(u8::try_from(hi.saturating_mul(16).saturating_add(lo)).ok()?);
             i = i.saturating_add(3);
         } else {
@@ -267,8 +247,7 @@ fn scheme_len(s: &str) -> Option<usize> {
     let scheme = s.get(..colon)?;
     let mut chars = scheme.chars();
     let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
-    (first_ok && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-        .then_some(colon)
+    (first_ok && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))).then_some(colon)
 }
 
 fn split(uri: &str) -> Option<Parts<'_>> {
@@ -287,37 +266,19 @@ fn split(uri: &str) -> Option<Parts<'_>> {
         }
         None => (None, rest),
     };
-    Some(Parts {
-        scheme,
-        authority,
-        path,
-        query,
-    })
+    Some(Parts { scheme, authority, path, query })
 }
 
-fn join(
-    scheme: &str,
-    authority: Option<&str>,
-    path: &str,
-    query: Option<&str>,
-    fragment: Option<&str>,
-) -> String {
+fn join(scheme: &str, authority: Option<&str>, path: &str, query: Option<&str>, fragment: Option<&str>) -> String {
     let scheme = scheme.to_ascii_lowercase();
-    let special = matches!(
-        scheme.as_str(),
-        "http" | "https" | "ws" | "wss" | "ftp" | "file"
-    );
+    let special = matches!(scheme.as_str(), "http" | "https" | "ws" | "wss" | "ftp" | "file");
     let mut out = scheme;
     out.push(':');
     if let Some(a) = authority {
         out.push_str("//");
         out.push_str(a);
     }
-    let path = if authority.is_some() || path.starts_with('/') {
-        remove_dot_segments(path)
-    } else {
-        path.to_string()
-    };
+    let path = if authority.is_some() || path.starts_with('/') { remove_dot_segments(path) } else { path.to_string() };
     if path.is_empty() && authority.is_some() && special {
         out.push('/');
     }
@@ -356,11 +317,7 @@ fn remove_dot_segments(path: &str) -> String {
         }
     }
     let joined = out.join("/");
-    if path.starts_with('/') && !joined.starts_with('/') {
-        format!("/{joined}")
-    } else {
-        joined
-    }
+    if path.starts_with('/') && !joined.starts_with('/') { format!("/{joined}") } else { joined }
 }
 
 fn fragment_of(uri: &str) -> Option<&str> {
@@ -372,13 +329,7 @@ fn fragment_of(uri: &str) -> Option<&str> {
 pub(crate) fn resolve_uri(reference: &str, base: &str) -> String {
     if scheme_len(reference).is_some() {
         return match split(reference) {
-            Some(p) => join(
-                p.scheme,
-                p.authority,
-                p.path,
-                p.query,
-                fragment_of(reference),
-            ),
+            Some(p) => join(p.scheme, p.authority, p.path, p.query, fragment_of(reference)),
             None => reference.to_string(),
         };
     }
@@ -393,11 +344,7 @@ pub(crate) fn resolve_uri(reference: &str, base: &str) -> String {
     let body = document_of(reference);
     if b.authority.is_none() && !b.path.starts_with('/') {
         // An opaque base (`urn:…`) takes only fragment references.
-        return if body.is_empty() {
-            join(b.scheme, None, b.path, b.query, fragment)
-        } else {
-            reference.to_string()
-        };
+        return if body.is_empty() { join(b.scheme, None, b.path, b.query, fragment) } else { reference.to_string() };
     }
     let (ref_path, ref_query) = match body.split_once('?') {
         Some((p, q)) => (p, Some(q)),
@@ -405,30 +352,16 @@ pub(crate) fn resolve_uri(reference: &str, base: &str) -> String {
     };
     if let Some(after) = ref_path.strip_prefix("//") {
         let end = after.find('/').unwrap_or(after.len());
-        return join(
-            b.scheme,
-            after.get(..end),
-            after.get(end..).unwrap_or(""),
-            ref_query,
-            fragment,
-        );
+        return join(b.scheme, after.get(..end), after.get(end..).unwrap_or(""), ref_query, fragment);
     }
     if ref_path.is_empty() {
-        let query = if ref_query.is_some() {
-            ref_query
-        } else {
-            b.query
-        };
+        let query = if ref_query.is_some() { ref_query } else { b.query };
         return join(b.scheme, b.authority, b.path, query, fragment);
     }
     if ref_path.starts_with('/') {
         return join(b.scheme, b.authority, ref_path, ref_query, fragment);
     }
-    let dir = b
-        .path
-        .rfind('/')
-        .and_then(|i| b.path.get(..=i))
-        .unwrap_or("/");
+    let dir = b.path.rfind('/').and_then(|i| b.path.get(..=i)).unwrap_or("/");
     let merged = format!("{dir}{ref_path}");
     join(b.scheme, b.authority, &merged, ref_query, fragment)
 }
@@ -440,34 +373,16 @@ mod tests {
     #[test]
     fn uris_resolve_like_url() {
         let base = DEFAULT_BASE;
-        assert_eq!(
-            resolve_uri("#/$defs/a", base),
-            "https://json-schema.invalid/root.json#/$defs/a"
-        );
-        assert_eq!(
-            resolve_uri("other.json", "http://a.com/x/s.json"),
-            "http://a.com/x/other.json"
-        );
-        assert_eq!(
-            resolve_uri("../o.json#f", "http://a.com/x/s.json"),
-            "http://a.com/o.json#f"
-        );
-        assert_eq!(
-            resolve_uri("/o.json", "http://a.com/x/s.json"),
-            "http://a.com/o.json"
-        );
-        assert_eq!(
-            resolve_uri("//b.com/o", "http://a.com/x/s.json"),
-            "http://b.com/o"
-        );
+        assert_eq!(resolve_uri("#/$defs/a", base), "https://json-schema.invalid/root.json#/$defs/a");
+        assert_eq!(resolve_uri("other.json", "http://a.com/x/s.json"), "http://a.com/x/other.json");
+        assert_eq!(resolve_uri("../o.json#f", "http://a.com/x/s.json"), "http://a.com/o.json#f");
+        assert_eq!(resolve_uri("/o.json", "http://a.com/x/s.json"), "http://a.com/o.json");
+        assert_eq!(resolve_uri("//b.com/o", "http://a.com/x/s.json"), "http://b.com/o");
         assert_eq!(resolve_uri("HTTP://b.com", base), "http://b.com/");
         assert_eq!(resolve_uri("urn:x#/a", base), "urn:x#/a");
         assert_eq!(resolve_uri("#a", "urn:x"), "urn:x#a");
         assert_eq!(resolve_uri("y", "urn:x"), "y");
-        assert_eq!(
-            resolve_uri("", "http://a.com/s.json#f"),
-            "http://a.com/s.json"
-        );
+        assert_eq!(resolve_uri("", "http://a.com/s.json#f"), "http://a.com/s.json");
     }
 
     #[test]

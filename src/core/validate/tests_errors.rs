@@ -7,15 +7,18 @@ use super::tests_support::expect_all;
 /// T-4.3.7 measured error example
 #[test]
 fn t_4_3_7_measured_error_example() {
-    expect_all(r#"
+    expect_all(
+        r#"
 [{"type":"object","properties":{"n":{"type":"integer"},"tags":{"type":"array","items":{"type":"string"}},"opt":{"type":"string"},"b":{"type":"boolean"}},"required":["n","tags","b"]},{"n":"ten","extra":1},"tags: missing\nb: missing\nn: expected integer, got string"]
-"#);
+"#,
+    );
 }
 
 /// T-4.3.5 type messages
 #[test]
 fn t_4_3_5_type_messages() {
-    expect_all(r#"
+    expect_all(
+        r#"
 [{"type":"integer"},"x","root: expected integer, got string"]
 [{"type":"integer"},1.5,"1"]
 [{"type":"string"},[1],"root: expected string, got array"]
@@ -28,26 +31,30 @@ fn t_4_3_5_type_messages() {
 [{"type":"array"},{},"[{}]"]
 [{"type":"null"},"x","root: expected null, got string"]
 [{"type":[]},1,"root: expected , got integer"]
-"#);
+"#,
+    );
 }
 
 /// T-4.3.5 enum and const messages
 #[test]
 fn t_4_3_5_enum_and_const_messages() {
-    expect_all(r#"
+    expect_all(
+        r#"
 [{"enum":["a","b"]},"c","root: expected one of [\"a\",\"b\"]"]
 [{"enum":[1,2.5,null,true,"x",[1],{"a":1}]},"q","root: expected one of [1,2.5,null,true,\"x\",[1],{\"a\":1}]"]
 [{"enum":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24]},"q","root: expected one of [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19, ... and 5 more]"]
 [{"const":{"a":[1,2.5,1e+21,"x"]}},"x","root: expected {\"a\":[1,2.5,1e+21,\"x\"]}"]
 [{"const":"a\"b"},"c","root: expected \"a\\\"b\""]
 [{"const":1e-7},2,"root: expected 1e-7"]
-"#);
+"#,
+    );
 }
 
 /// T-4.3.5 string messages
 #[test]
 fn t_4_3_5_string_messages() {
-    expect_all(r#"
+    expect_all(
+        r#"
 [{"type":"string","minLength":3},"ab","root: expected at least 3 characters"]
 [{"type":"string","maxLength":1},"ab","root: expected at most 1 characters"]
 [{"type":"string","maxLength":1},"é","\"é\""]
@@ -57,13 +64,15 @@ fn t_4_3_5_string_messages() {
 [{"type":"string","format":"date"},"2021-02-29","root: expected format date"]
 [{"type":"string","format":"unknown"},"x","\"x\""]
 [{"type":"string","minLength":2.5},"ab","root: expected at least 2.5 characters"]
-"#);
+"#,
+    );
 }
 
 /// T-4.3.5 number messages
 #[test]
 fn t_4_3_5_number_messages() {
-    expect_all(r#"
+    expect_all(
+        r#"
 [{"type":"number","minimum":1.5},1,"root: expected >= 1.5"]
 [{"type":"number","maximum":1e+21},1e+22,"root: expected <= 1e+21"]
 [{"type":"number","exclusiveMinimum":0},0,"root: expected > 0"]
@@ -71,13 +80,15 @@ fn t_4_3_5_number_messages() {
 [{"type":"number","multipleOf":0.1},0.35,"root: expected a multiple of 0.1"]
 [{"type":"number","multipleOf":0.0001},0.0075,"0.0075"]
 [{"type":"number","minimum":2,"multipleOf":3},1,"root: expected >= 2\nroot: expected a multiple of 3"]
-"#);
+"#,
+    );
 }
 
 /// T-4.3.5 object messages
 #[test]
 fn t_4_3_5_object_messages() {
-    expect_all(r#"
+    expect_all(
+        r#"
 [{"type":"object","required":["a","b"],"properties":{"a":{"type":"string"}}},{},"a: missing\nb: missing"]
 [{"type":"object","properties":{"a":{}},"additionalProperties":false},{"a":1,"b":2,"x/y~z":3},"b: unknown field\nx/y~z: unknown field"]
 [{"type":"object","minProperties":2},{"a":1},"root: expected at least 2 properties"]
@@ -87,13 +98,15 @@ fn t_4_3_5_object_messages() {
 [{"type":"object","dependencies":{"a":["b"],"c":{"required":["d"]}}},{"a":1,"c":2},"b: required when a is present\nd: missing"]
 [{"type":"object","dependentSchemas":{"a":{"required":["z"]}}},{"a":1},"z: missing"]
 [{"type":"object","patternProperties":{"^n":{"type":"number"}},"additionalProperties":{"type":"string"}},{"n1":"x","s":5},"n1: expected number, got string"]
-"#);
+"#,
+    );
 }
 
 /// T-4.3.5 array messages
 #[test]
 fn t_4_3_5_array_messages() {
-    expect_all(r#"
+    expect_all(
+        r#"
 [{"type":"array","minItems":2},[1],"root: expected at least 2 items"]
 [{"type":"array","maxItems":1},[1,2],"root: expected at most 1 items"]
 [{"type":"array","uniqueItems":true},[1,{"a":[1]},{"a":[1]}],"root: expected unique items"]
@@ -105,13 +118,15 @@ fn t_4_3_5_array_messages() {
 [{"type":"array","contains":{"type":"string"},"minContains":2,"maxContains":3},["a"],"root: expected between 2 and 3 matching items"]
 [{"type":"array","items":{"type":"integer"}},[1,"x",2.5],"1: expected integer, got string"]
 [{"type":"array","prefixItems":[{"type":"string"}],"items":false},["a",1],"1: no value is allowed here"]
-"#);
+"#,
+    );
 }
 
 /// T-4.3.5 combinator messages
 #[test]
 fn t_4_3_5_combinator_messages() {
-    expect_all(r##"
+    expect_all(
+        r##"
 [{"not":{"type":"string"}},"x","root: must not match the schema in not"]
 [{"oneOf":[{"type":"number"},{"type":"integer"}]},1,"root: matches more than one alternative"]
 [false,1,"THROW Invalid value used as weak map key"]
@@ -121,45 +136,53 @@ fn t_4_3_5_combinator_messages() {
 [{"if":{"type":"string"},"then":{"minLength":2},"else":{"type":"number"}},true,"root: expected number, got boolean"]
 [{"allOf":[{"type":"number"},{"minimum":5}]},1,"root: expected >= 5"]
 [{"anyOf":[{"type":"string"},{"type":"number","minimum":5}]},1,"\"1\""]
-"##);
+"##,
+    );
 }
 
 /// T-4.3.6 order
 #[test]
 fn t_4_3_6_order() {
-    expect_all(r#"
+    expect_all(
+        r#"
 [{"type":"object","required":["z","a"],"properties":{"b":{"type":"string"},"a":{"type":"string"}},"additionalProperties":false,"minProperties":9,"dependentRequired":{"b":["y"]},"allOf":[{"required":["q"]}]},{"1":3,"c":1,"b":2},"z: missing\na: missing\n1: unknown field\nc: unknown field\nroot: expected at least 9 properties\ny: required when b is present\nq: missing"]
 [{"type":"array","items":{"type":"string"},"minItems":5,"uniqueItems":true,"contains":{"type":"string"}},[1,1],"root: expected at least 5 items\nroot: expected unique items"]
 [{"type":"string","enum":["abc"],"const":"abc","minLength":5,"pattern":"^z","not":{"type":"string"}},"x","root: expected one of [\"abc\"]\nroot: expected \"abc\"\nroot: expected at least 5 characters\nroot: expected to match ^z\nroot: must not match the schema in not"]
-"#);
+"#,
+    );
 }
 
 /// T-4.3.6 tagged unions
 #[test]
 fn t_4_3_6_tagged_unions() {
-    expect_all(r##"
+    expect_all(
+        r##"
 [{"anyOf":[{"type":"object","properties":{"kind":{"const":"text"},"text":{"type":"string"}},"required":["kind","text"]},{"type":"object","properties":{"kind":{"const":"image"},"width":{"type":"integer","minimum":0}},"required":["kind","width"]}]},{"kind":"video"},"kind: expected one of [\"text\",\"image\"]"]
 [{"anyOf":[{"type":"object","properties":{"kind":{"const":"text"},"text":{"type":"string"}},"required":["kind","text"]},{"type":"object","properties":{"kind":{"const":"image"},"width":{"type":"integer","minimum":0}},"required":["kind","width"]}]},{"kind":"image","width":-1},"width: expected >= 0"]
 [{"oneOf":[{"$ref":"#/$defs/a"},{"$ref":"#/$defs/b"}],"$defs":{"a":{"type":"object","properties":{"t":{"const":1},"x":{"type":"string"}},"required":["t","x"]},"b":{"type":"object","properties":{"t":{"const":2}},"required":["t"]}}},{"t":1},"x: missing"]
 [{"anyOf":[{"type":"object","properties":{"kind":{"const":"text"}}},{"type":"object","properties":{"kind":{"const":"image"}}}]},5,"root: expected object, got integer"]
-"##);
+"##,
+    );
 }
 
 /// T-4.3.6 union blames the branch declaring most keys
 #[test]
 fn t_4_3_6_union_blames_the_branch_declaring_most_keys() {
-    expect_all(r#"
+    expect_all(
+        r#"
 [{"anyOf":[{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]},{"type":"object","properties":{"b":{"type":"number"},"c":{"type":"number"}},"required":["b"]}]},{"b":"x","c":1},"b: expected number, got string"]
 [{"anyOf":[{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]},{"type":"object","properties":{"b":{"type":"object","properties":{"d":{"type":"number"}}}},"required":["q"]}]},{"b":{"d":"x"}},"q: missing\nb.d: expected number, got string"]
 [{"anyOf":[{"type":"string"},{"type":"object","properties":{"x":{"type":"object","properties":{"y":{"type":"number"}}}}}]},{"x":{"y":"z"}},"x.y: expected number, got string"]
 [{"anyOf":[{"type":"string","minLength":5},{"type":"string","pattern":"^z"}]},"ab","root: expected at least 5 characters"]
-"#);
+"#,
+    );
 }
 
 /// T-4.3.4 $ref resolution
 #[test]
 fn t_4_3_4_ref_resolution() {
-    expect_all(r##"
+    expect_all(
+        r##"
 [{"type":"object","properties":{"a":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"integer","minimum":3}}},{"a":1},"a: expected >= 3"]
 [{"type":"object","properties":{"a":{"$ref":"#/definitions/x"}},"definitions":{"x":{"type":"string"}}},{"a":[]},"a: expected string, got array"]
 [{"type":"object","properties":{"a":{"$anchor":"foo","type":"integer"},"b":{"$ref":"#foo"}}},{"b":"x"},"b: expected integer, got string"]
@@ -176,33 +199,39 @@ fn t_4_3_4_ref_resolution() {
 [{"$id":"urn:example:root","type":"object","properties":{"r":{"$ref":"#/$defs/x"},"q":{"$ref":"other"}},"$defs":{"x":{"type":"integer"}}},{"r":"y","q":1},"r: expected integer, got string\nq: unresolved reference other"]
 [{"type":"object","properties":{"r":{"$ref":"#/$defs/x/items/0"},"s":{"$ref":"#/$defs/arr/1"}},"$defs":{"x":{"items":[{"type":"integer"}]},"arr":[{},{"type":"string"}]}},{"r":"x","s":1},"r: expected integer, got string"]
 [{"type":"object","properties":{"r":{"$ref":"#/$defs/x"}},"$defs":{"x":{"$anchor":"a","$id":"#b","type":"integer"}}},{"r":"x"},"r: unresolved reference #/$defs/x"]
-"##);
+"##,
+    );
 }
 
 /// T-4.3.5 path formatting
 #[test]
 fn t_4_3_5_path_formatting() {
-    expect_all(r#"
+    expect_all(
+        r#"
 [{"type":"object","properties":{"edits":{"type":"array","items":{"type":"object","properties":{"oldText":{"type":"string"}},"required":["oldText"]}}}},{"edits":[{"oldText":"a"},{}]},"edits.1.oldText: missing"]
 [{"type":"object","properties":{"a/b":{"type":"object","properties":{"c~d":{"type":"string"}}}}},{"a/b":{"c~d":1}},"{\"a/b\":{\"c~d\":\"1\"}}"]
 [{"type":"object","properties":{"":{"type":"string"}}},{"":1},"{\"\":\"1\"}"]
-"#);
+"#,
+    );
 }
 
 /// T-4.3.6 other keys in JavaScript key order
 #[test]
 fn t_4_3_6_other_keys_in_javascript_key_order() {
-    expect_all(r#"
+    expect_all(
+        r#"
 [{"type":"object","properties":{"a":{}},"additionalProperties":false},{"2":4,"10":2,"b":1,"a":3,"z":5},"2: unknown field\n10: unknown field\nb: unknown field\nz: unknown field"]
 [{"type":"object","properties":{"2":{"type":"string"},"b":{"type":"string"},"a":{"type":"string"}}},{"2":3,"a":1,"b":2},"{\"2\":\"3\",\"a\":\"1\",\"b\":\"2\"}"]
 [{"type":"object","dependentRequired":{"1":["y"],"b":["x"]}},{"1":2,"b":1},"y: required when 1 is present\nx: required when b is present"]
-"#);
+"#,
+    );
 }
 
 /// T-4.3.4 keyword edge cases
 #[test]
 fn t_4_3_4_keyword_edge_cases() {
-    expect_all(r##"
+    expect_all(
+        r##"
 [{"type":"object","required":["a",5,null]},{},"a: missing"]
 [{"type":"object","dependentRequired":{"a":[1,"b"]}},{"1":2,"a":1},"b: required when a is present"]
 [{"enum":[1]},1,"1"]
@@ -224,25 +253,29 @@ fn t_4_3_4_keyword_edge_cases() {
 [{"type":"object","propertyNames":false},{"a":1},"a: invalid property name"]
 [{"type":"object","additionalProperties":{"type":"integer"}},{"a":"x"},"a: expected integer, got string"]
 [{"$dynamicRef":"#/$defs/x","$defs":{"x":{"type":"string"}}},5,"root: does not match the dynamically referenced schema"]
-"##);
+"##,
+    );
 }
 
 /// T-4.3.6 tagged union variants
 #[test]
 fn t_4_3_6_tagged_union_variants() {
-    expect_all(r#"
+    expect_all(
+        r#"
 [{"oneOf":[{"type":"object","properties":{"t":{"const":"a"},"v":{"type":"string"}}},{"type":"object","properties":{"t":{"const":"b"},"v":{"type":"number"}}}]},{"t":"b","v":"x"},"v: expected number, got string"]
 [{"anyOf":[{"type":"object","properties":{"t":{"const":1},"v":{"type":"string"}}},{"type":"object","properties":{"t":{"const":"1"},"v":{"type":"number"}}}]},{"t":2},"t: expected one of [1,\"1\"]"]
 [{"anyOf":[{"type":"object","properties":{"t":{"const":null}}},{"type":"object","properties":{"t":{"const":false}}}]},{},"{}"]
 [{"anyOf":[{"type":"object","properties":{"t":{"const":"a"}}},{"type":"object","properties":{"t":{"const":"a"}}}]},{"t":"b"},"t: expected \"a\""]
 [{"anyOf":[{"type":"object","properties":{"t":{"const":"a"},"n":{"const":1}},"required":["n"]},{"type":"object","properties":{"t":{"const":"b"},"n":{"const":2}}}]},{"t":"a"},"n: missing"]
-"#);
+"#,
+    );
 }
 
 /// T-4.3.4 formats
 #[test]
 fn t_4_3_4_formats() {
-    expect_all(r#"
+    expect_all(
+        r#"
 [{"type":"object","properties":{"s":{"type":"string","format":"date"}}},{"s":"2024-02-29"},"{\"s\":\"2024-02-29\"}"]
 [{"type":"object","properties":{"s":{"type":"string","format":"date"}}},{"s":"2023-02-29"},"s: expected format date"]
 [{"type":"object","properties":{"s":{"type":"string","format":"date"}}},{"s":"2024-13-01"},"s: expected format date"]
@@ -291,5 +324,6 @@ fn t_4_3_4_formats() {
 [{"type":"object","properties":{"s":{"type":"string","format":"url"}}},{"s":"https://example.com/x"},"{\"s\":\"https://example.com/x\"}"]
 [{"type":"object","properties":{"s":{"type":"string","format":"url"}}},{"s":"http://"},"s: expected format url"]
 [{"type":"object","properties":{"s":{"type":"string","format":"whatever"}}},{"s":"x"},"{\"s\":\"x\"}"]
-"#);
+"#,
+    );
 }

@@ -17,9 +17,7 @@ impl PatternMatcher for TestRegex {
     fn is_match(&self, pattern: &str, text: &str) -> Option<bool> {
         CACHE.with(|cache| {
             let mut cache = cache.borrow_mut();
-            let re = cache
-                .entry(pattern.to_string())
-                .or_insert_with(|| regex::Regex::new(pattern).ok());
+            let re = cache.entry(pattern.to_string()).or_insert_with(|| regex::Regex::new(pattern).ok());
             re.as_ref().map(|r| r.is_match(text))
         })
     }
@@ -59,15 +57,8 @@ pub(crate) fn expect_all(table: &str) {
         };
         let got = answer(schema, args);
         if &got != want {
-            failures.push(format!(
-                "schema {schema}\nargs   {args}\nwant   {want}\ngot    {got}\n"
-            ));
+            failures.push(format!("schema {schema}\nargs   {args}\nwant   {want}\ngot    {got}\n"));
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} case(s) differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} case(s) differ:\n{}", failures.len(), failures.join("\n"));
 }

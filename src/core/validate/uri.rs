@@ -8,10 +8,7 @@ fn is_unreserved(c: u8) -> bool {
 }
 
 fn is_sub_delim(c: u8) -> bool {
-    matches!(
-        c,
-        b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
-    )
+    matches!(c, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=')
 }
 
 /// Whether every character of `s` is in `allowed` or a `%XX` escape.
@@ -20,11 +17,8 @@ fn all_chars(s: &str, allowed: impl Fn(u8) -> bool) -> bool {
     let mut i = 0;
     while let Some(&c) = b.get(i) {
         if c == b'%' {
-            let ok = b
-                .get(i.saturating_add(1))
-                .is_some_and(u8::is_ascii_hexdigit)
-                && b.get(i.saturating_add(2))
-                    .is_some_and(u8::is_ascii_hexdigit);
+            let ok = b.get(i.saturating_add(1)).is_some_and(u8::is_ascii_hexdigit)
+                && b.get(i.saturating_add(2)).is_some_and(u8::is_ascii_hexdigit);
             if !ok {
                 return false;
             }
@@ -51,8 +45,7 @@ fn is_authority(a: &str) -> bool {
         Some((u, h)) => (Some(u), h),
         None => (None, a),
     };
-    if userinfo.is_some_and(|u| !all_chars(u, |c| is_unreserved(c) || is_sub_delim(c) || c == b':'))
-    {
+    if userinfo.is_some_and(|u| !all_chars(u, |c| is_unreserved(c) || is_sub_delim(c) || c == b':')) {
         return false;
     }
     let (host, port) = if let Some(rest) = hostport.strip_prefix('[') {
@@ -72,10 +65,7 @@ fn is_authority(a: &str) -> bool {
     if host.is_some_and(|h| !all_chars(h, |c| is_unreserved(c) || is_sub_delim(c))) {
         return false;
     }
-    port.is_empty()
-        || port
-            .strip_prefix(':')
-            .is_some_and(|p| p.bytes().all(|c| c.is_ascii_digit()))
+    port.is_empty() || port.strip_prefix(':').is_some_and(|p| p.bytes().all(|c| c.is_ascii_digit()))
 }
 
 fn is_ipvfuture(s: &str) -> bool {
@@ -88,9 +78,7 @@ fn is_ipvfuture(s: &str) -> bool {
     !version.is_empty()
         && version.bytes().all(|c| c.is_ascii_hexdigit())
         && !body.is_empty()
-        && body
-            .bytes()
-            .all(|c| is_unreserved(c) || is_sub_delim(c) || c == b':')
+        && body.bytes().all(|c| is_unreserved(c) || is_sub_delim(c) || c == b':')
 }
 
 /// Query and fragment after a hier-part or relative part: `[?query][#fragment]`.
@@ -117,8 +105,7 @@ fn is_part(part: &str, first: fn(u8) -> bool) -> bool {
     let segments_ok = |path: &str| path.split('/').all(|seg| all_chars(seg, is_pchar));
     if let Some(rest) = part.strip_prefix("//") {
         let end = rest.find('/').unwrap_or(rest.len());
-        return is_authority(rest.get(..end).unwrap_or(""))
-            && segments_ok(rest.get(end..).unwrap_or(""));
+        return is_authority(rest.get(..end).unwrap_or("")) && segments_ok(rest.get(end..).unwrap_or(""));
     }
     if let Some(path) = part.strip_prefix('/') {
         // `/` alone, or a first segment that is not empty (`//` was an authority).
@@ -135,9 +122,7 @@ fn scheme_end(s: &str) -> Option<usize> {
     let colon = s.find(':')?;
     let scheme = s.as_bytes().get(..colon)?;
     let ok = scheme.first().is_some_and(u8::is_ascii_alphabetic)
-        && scheme
-            .iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'));
+        && scheme.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'));
     ok.then_some(colon)
 }
 
@@ -187,14 +172,10 @@ pub(crate) fn is_url(s: &str) -> bool {
     let host_ok = if hostport.starts_with('[') {
         is_ipv6(host)
     } else {
-        !host.is_empty()
-            && !host
-                .chars()
-                .any(|c| " #%/:<>?@[\\]^|".contains(c) || c <= ' ')
+        !host.is_empty() && !host.chars().any(|c| " #%/:<>?@[\\]^|".contains(c) || c <= ' ')
     };
     let port_ok = port.is_none_or(|p| {
-        p.is_empty()
-            || (p.bytes().all(|c| c.is_ascii_digit()) && p.parse::<u32>().is_ok_and(|v| v <= 65535))
+        p.is_empty() || (p.bytes().all(|c| c.is_ascii_digit()) && p.parse::<u32>().is_ok_and(|v| v <= 65535))
     });
     host_ok && port_ok
 }
