@@ -1547,7 +1547,6 @@ fn e_8_4_a_tool_name_getter_turning_hostile_between_turns_ends_through_d1() {
 /// E-8.2 / L-3.2: only `undefined` and `null` count as `[]`; any other non-array (also a falsy
 /// one) is "`<getter>` must return an array of messages".
 #[test]
-#[ignore = "BUG: agent_loop.rs poll() treats every falsy result (false, 0, \"\") as [] instead of only undefined/null"]
 fn e_8_2_a_falsy_non_array_queue_result_is_a_d1_failure() {
     for value in [TV::Bool(false), TV::num(0.0), TV::str("")] {
         let w = World::with(vec![reply("never")]);
