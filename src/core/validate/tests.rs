@@ -9,7 +9,7 @@ use super::*;
 
 /// Cases recorded from the reference: `VALIDATE_CASES=path cargo test -- --ignored differential` compares them all.
 #[test]
-#[ignore = "needs a cases file recorded with node (see /work/scratch/validate/ref/gen.mjs)"]
+#[ignore = "run by scripts/test on cases recorded from the reference by tests/validate/gen.mjs"]
 fn differential_against_recorded_reference() {
     let path = std::env::var("VALIDATE_CASES").expect("VALIDATE_CASES");
     let cases: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
