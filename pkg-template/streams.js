@@ -21,6 +21,8 @@
 
 const MARKER = "__agentLoopWasmStream";
 
+const noop = () => {};
+
 /** Monotonic milliseconds; `Date.now()` where `performance` is missing. */
 const monotonicNow =
   typeof performance !== "undefined" && performance !== null && typeof performance.now === "function"
@@ -56,6 +58,9 @@ export class EventStream {
     this._resultPromise = new Promise((resolve) => {
       this._resolveResult = resolve;
     });
+    // A thenable result that rejects must not become an unhandled rejection when nobody asks.
+    // (Not `.catch(f)`: its derived promise would re-resolve with the value and read `then` again.)
+    this._resultPromise.then(noop, noop);
   }
 
   /** Deliver an event. Ignored once the stream is done; a completing event is still delivered. */
@@ -116,6 +121,29 @@ export class EventStream {
       waiter(DONE_RESULT);
       waiter = this._takeOverflowWaiter();
     }
+  }
+
+  /**
+   * Internal, for the Rust core: the next queued event taken synchronously, or `empty` when none is
+   * queued (the caller then awaits `next()` as usual). Same single-consumer queue as iteration.
+   */
+  _take(empty) {
+    const queue = this._queue;
+    const head = this._head;
+    if (head >= queue.length) return empty;
+    const value = queue[head];
+    queue[head] = undefined;
+    const next = head + 1;
+    if (next === queue.length) {
+      queue.length = 0;
+      this._head = 0;
+    } else if (next >= COMPACT_AFTER && next * 2 >= queue.length) {
+      queue.splice(0, next);
+      this._head = 0;
+    } else {
+      this._head = next;
+    }
+    return value;
   }
 
   /** The next iteration step for any reader of this stream. */

@@ -174,7 +174,7 @@ pub fn init<H: Host + Clone>(
     };
     let prompt_text = h.as_string(&system_prompt).unwrap_or_default();
     if !first_is_system && (!prompt_text.is_empty() || !tools.is_empty()) {
-        let mut entries = vec![("role", h.string("system")), ("content", h.string(&prompt_text))];
+        let mut entries = vec![("role", h.constant("system")), ("content", h.string(&prompt_text))];
         if !tools.is_empty() {
             let mut declarations = Vec::with_capacity(tools.len());
             for tool in &tools {
@@ -186,7 +186,7 @@ pub fn init<H: Host + Clone>(
         messages.insert(0, h.object(&entries));
     }
     let model = if h.kind(&model).is_nullish() { default_model(h) } else { model };
-    let level = if h.kind(&level).is_nullish() { h.string("off") } else { level };
+    let level = if h.kind(&level).is_nullish() { h.constant("off") } else { level };
     let state = [
         ("model", model),
         ("thinkingLevel", level),
@@ -212,8 +212,8 @@ pub fn init<H: Host + Clone>(
         let value = get(h, &options, field)?;
         let value = match (field, h.kind(&value)) {
             ("convertToLlm", k) if k.is_nullish() => default_convert_to_llm(h),
-            ("transport", k) if k.is_nullish() => h.string("auto"),
-            ("toolExecution", k) if k.is_nullish() => h.string("parallel"),
+            ("transport", k) if k.is_nullish() => h.constant("auto"),
+            ("toolExecution", k) if k.is_nullish() => h.constant("parallel"),
             _ => value,
         };
         h.set(agent, field, &value)?;
@@ -227,14 +227,14 @@ pub fn init<H: Host + Clone>(
 /// A-5.1.3's default model.
 pub fn default_model<H: Host>(h: &H) -> H::V {
     let zero = || h.number(0.0);
-    let unknown = || h.string("unknown");
+    let unknown = || h.constant("unknown");
     let cost = h.object(&[("input", zero()), ("output", zero()), ("cacheRead", zero()), ("cacheWrite", zero())]);
     h.object(&[
         ("id", unknown()),
         ("name", unknown()),
         ("api", unknown()),
         ("provider", unknown()),
-        ("baseUrl", h.string("")),
+        ("baseUrl", h.constant("")),
         ("reasoning", h.boolean(false)),
         ("input", h.array(&[])),
         ("cost", cost),
@@ -366,13 +366,13 @@ pub fn prompt<H: Host + Clone>(
             h.array_items(input)?
         }
         Kind::String => {
-            let text = h.object(&[("type", h.string("text")), ("text", input.clone())]);
+            let text = h.object(&[("type", h.constant("text")), ("text", input.clone())]);
             let mut content = vec![text];
             if !h.kind(images).is_nullish() {
                 content.extend(c.array(images, "images").map_err(|e| thrown(h, e))?);
             }
             let message = h.object(&[
-                ("role", h.string("user")),
+                ("role", h.constant("user")),
                 ("content", h.array(&content)),
                 ("timestamp", h.number(h.date_now())),
             ]);
@@ -618,9 +618,9 @@ async fn handle_run_failure<H: Host + Clone>(h: &H, st: &H::V, signal: &H::V, th
     };
     let stop_reason = if h.signal_aborted(signal) { "aborted" } else { "error" };
     let message = h.error_message(thrown);
-    let text = h.object(&[("type", h.string("text")), ("text", h.string(""))]);
+    let text = h.object(&[("type", h.constant("text")), ("text", h.constant(""))]);
     let failure = h.object(&[
-        ("role", h.string("assistant")),
+        ("role", h.constant("assistant")),
         ("content", h.array(&[text])),
         ("api", field("api")),
         ("provider", field("provider")),
@@ -631,10 +631,10 @@ async fn handle_run_failure<H: Host + Clone>(h: &H, st: &H::V, signal: &H::V, th
         ("timestamp", h.number(h.date_now())),
     ]);
     let events = [
-        h.object(&[("type", h.string("message_start")), ("message", failure.clone())]),
-        h.object(&[("type", h.string("message_end")), ("message", failure.clone())]),
-        h.object(&[("type", h.string("turn_end")), ("message", failure.clone()), ("toolResults", h.array(&[]))]),
-        h.object(&[("type", h.string("agent_end")), ("messages", h.array(&[failure]))]),
+        h.object(&[("type", h.constant("message_start")), ("message", failure.clone())]),
+        h.object(&[("type", h.constant("message_end")), ("message", failure.clone())]),
+        h.object(&[("type", h.constant("turn_end")), ("message", failure.clone()), ("toolResults", h.array(&[]))]),
+        h.object(&[("type", h.constant("agent_end")), ("messages", h.array(&[failure]))]),
     ];
     for event in events {
         let _ = reduce(h, st, &event);

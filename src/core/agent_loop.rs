@@ -4,7 +4,7 @@
 
 use super::declare::declare_tool_changes;
 use super::host::HostFuture;
-use super::host::{Host, Kind};
+use super::host::{EventCode, Host, Kind};
 use super::run::{Run, Stop, abandon_deadline};
 use super::tools::timeout_ms;
 use super::validate::js_number_to_string;
@@ -198,12 +198,12 @@ fn stop_reason<H: Host>(run: &Run<'_, H>, message: &H::V) -> Option<String> {
     run.h.get(message, "stopReason").ok().and_then(|v| run.h.as_string(&v))
 }
 
-fn is_end_decision<H: Host>(h: &H, decision: &Option<H::V>, action: &str) -> bool {
+/// The `action` of a finishTurn decision (L-3.8.2); reading it may throw like the hook itself.
+fn decision_action<H: Host>(run: &Run<'_, H>, decision: &Option<H::V>) -> Result<Option<String>, Stop> {
+    let h = run.h;
     match decision {
-        Some(d) if h.kind(d).is_object_like() => {
-            h.get(d, "action").ok().and_then(|a| h.as_string(&a)).as_deref() == Some(action)
-        }
-        _ => false,
+        Some(d) if h.kind(d).is_object_like() => Ok(h.as_string(&h.get(d, "action").map_err(|e| run.fail(&e))?)),
+        _ => Ok(None),
     }
 }
 
@@ -216,6 +216,7 @@ async fn run_loop<H: Host>(run: &Run<'_, H>) -> Result<(), Stop> {
     loop {
         let mut more_tool_calls = true;
         while more_tool_calls || pending_count(run) > 0 {
+            run.breathe().await;
             if let Some(turn) = &last_turn {
                 run.check_abort()?;
                 let queued = run.ending.borrow().undelivered.clone();
@@ -269,11 +270,12 @@ async fn run_loop<H: Host>(run: &Run<'_, H>) -> Result<(), Stop> {
             let turn = turn_context(run, &message, &results);
             last_turn = Some(turn.clone());
             let decision = run.call_hook("finishTurn", &[turn, run.signal.clone()]).await?;
+            let action = decision_action(run, &decision)?;
             run.emit_turn_end(&message, &results).await?;
-            if is_end_decision(h, &decision, "end") {
+            if action.as_deref() == Some("end") {
                 return run.emit_agent_end().await;
             }
-            continue_once = is_end_decision(h, &decision, "continue");
+            continue_once = action.as_deref() == Some("continue");
             let steered = poll(run, "getSteeringMessages").await?; // S1
             if more_tool_calls || steered > 0 {
                 continue_once = false;
@@ -306,16 +308,16 @@ fn thinking_level<H: Host>(run: &Run<'_, H>) -> H::V {
     let h = run.h;
     match h.get(&run.config(), "reasoning") {
         Ok(level) if !h.kind(&level).is_nullish() => level,
-        _ => h.string("off"),
+        _ => h.constant("off"),
     }
 }
 
 /// API-1.4.2: DEFAULT_AGENT_IDENTITY overlaid field by field with `config.identity`.
 pub fn request_identity<H: Host>(h: &H, config: &H::V) -> Result<H::V, H::V> {
     let attribution = h.object(&[
-        ("name", h.string("pi")),
-        ("url", h.string("https://pi.dev")),
-        ("categories", h.array(&[h.string("cli-agent")])),
+        ("name", h.constant("pi")),
+        ("url", h.constant("https://pi.dev")),
+        ("categories", h.array(&[h.constant("cli-agent")])),
     ]);
     let merged = h.object(&[("attribution", attribution)]);
     let identity = h.get(config, "identity")?;
@@ -438,7 +440,7 @@ impl<'h, H: Host> RequestWatch<'h, H> {
                     let ms = self.idle.as_ref().map_or(0.0, |(ms, _, _)| *ms);
                     if let Some((_, controller, _)) = &self.idle {
                         let reason = h.error(&idle_message(ms), false);
-                        let _ = h.set(&reason, "name", &h.string("TimeoutError"));
+                        let _ = h.set(&reason, "name", &h.constant("TimeoutError"));
                         h.abort(controller, &reason);
                     }
                     return Watched::Idle(ms);
@@ -457,15 +459,15 @@ fn idle_message(ms: f64) -> String {
 /// so the loop takes the hard exit.
 async fn end_idle<H: Host>(run: &Run<'_, H>, messages: &H::V, slot: Option<usize>, ms: f64) -> Result<H::V, Stop> {
     let h = run.h;
-    let partial = run.ending.borrow().partial.as_ref().map(|(_, _, p)| p.clone());
+    let partial = run.ending.borrow().partial.clone().and_then(|(array, index)| read_index(h, &array, index));
     let message = match (slot, partial) {
         (Some(_), Some(partial)) => {
             let copy = h.shallow_copy(&partial).map_err(|e| run.fail(&e))?;
-            h.set(&copy, "stopReason", &h.string("error")).map_err(|e| run.fail(&e))?;
+            h.set(&copy, "stopReason", &h.constant("error")).map_err(|e| run.fail(&e))?;
             h.set(&copy, "errorMessage", &h.string(&idle_message(ms))).map_err(|e| run.fail(&e))?;
             copy
         }
-        _ => failure_message(run, &h.string("error"), &idle_message(ms)),
+        _ => failure_message(run, &h.constant("error"), &idle_message(ms)),
     };
     finish_message(run, messages, slot, &message).await
 }
@@ -484,53 +486,44 @@ async fn read_stream<H: Host>(run: &Run<'_, H>, source: &H::V, watch: &mut Reque
     // Where the streamed partial sits in `messages`, once `start` arrived.
     let mut slot: Option<usize> = None;
     loop {
-        let event = match watch.watch(h.iterator_next(&iterator)).await {
-            Watched::Value(event) => event,
-            Watched::Idle(ms) => {
-                h.iterator_return(&iterator);
-                return end_idle(run, &messages, slot, ms).await;
-            }
-            Watched::Abandoned => {
-                h.iterator_return(&iterator);
-                return Err(Stop::Failed(REQUEST_ABORTED.into()));
-            }
+        run.breathe().await;
+        let queued = h.take_queued(source);
+        let event = match queued {
+            Some(event) => Ok(Some(event)),
+            None => match watch.watch(h.iterator_next(&iterator)).await {
+                Watched::Value(event) => event,
+                Watched::Idle(ms) => {
+                    h.iterator_return(&iterator);
+                    return end_idle(run, &messages, slot, ms).await;
+                }
+                Watched::Abandoned => {
+                    h.iterator_return(&iterator);
+                    return Err(Stop::Failed(REQUEST_ABORTED.into()));
+                }
+            },
         };
         let event = match event {
             Ok(Some(event)) => event,
             Ok(None) => break,
             Err(e) => return Err(fail(e)),
         };
-        if !h.kind(&event).is_object_like() {
-            continue;
-        }
-        let kind = h.get(&event, "type").map_err(fail)?;
-        let Some(kind) = h.as_string(&kind) else { continue };
-        match kind.as_str() {
-            "start" => {
+        match h.event_code(&event).map_err(fail)? {
+            EventCode::Start => {
                 let partial = h.get(&event, "partial").map_err(fail)?;
                 h.array_push(&messages, &partial).map_err(fail)?;
                 let index = h.array_len(&messages).map_err(fail)?.saturating_sub(1);
                 slot = Some(index);
-                run.ending.borrow_mut().partial = Some((messages.clone(), index, partial.clone()));
+                run.ending.borrow_mut().partial = Some((messages.clone(), index));
                 let copy = h.shallow_copy(&partial).map_err(fail)?;
                 run.emit_message("message_start", &copy).await?;
             }
-            "text_start" | "text_delta" | "text_end" | "thinking_start" | "thinking_delta" | "thinking_end"
-            | "toolcall_start" | "toolcall_delta" | "toolcall_end" => {
+            EventCode::Block => {
                 let Some(index) = slot else { continue };
-                let partial = h.get(&event, "partial").map_err(fail)?;
-                h.array_set(&messages, index, &partial).map_err(fail)?;
-                run.ending.borrow_mut().partial = Some((messages.clone(), index, partial.clone()));
-                let copy = h.shallow_copy(&partial).map_err(fail)?;
-                let update = h.object(&[
-                    ("type", h.string("message_update")),
-                    ("assistantMessageEvent", event.clone()),
-                    ("message", copy),
-                ]);
+                let update = h.stream_update(&event, &messages, index).map_err(fail)?;
                 run.emit(update).await?;
             }
-            "done" | "error" => {
-                let field = if kind == "done" { "message" } else { "error" };
+            code @ (EventCode::Done | EventCode::Error) => {
+                let (kind, field) = if code == EventCode::Done { ("done", "message") } else { ("error", "error") };
                 let fallback = h.get(&event, field).map_err(fail)?;
                 let final_message = match source_result(run, source, None).await {
                     Some(result) => result,
@@ -539,7 +532,7 @@ async fn read_stream<H: Host>(run: &Run<'_, H>, source: &H::V, watch: &mut Reque
                 };
                 return finish_message(run, &messages, slot, &final_message).await;
             }
-            _ => {}
+            EventCode::Other => {}
         }
     }
     // L-3.6.4: ended without a terminal event.
@@ -629,7 +622,8 @@ async fn end_with_failure<H: Host>(run: &Run<'_, H>, error_message: &str) -> Res
             run.inject(message).await?;
         }
     }
-    let partial = run.ending.borrow_mut().partial.take();
+    let slot = run.ending.borrow_mut().partial.take();
+    let partial = slot.and_then(|(messages, index)| read_index(h, &messages, index).map(|p| (messages, index, p)));
     let message = match partial {
         Some((messages, index, partial)) => {
             let copy = h.shallow_copy(&partial).unwrap_or_else(|_| h.object(&[]));
@@ -667,9 +661,9 @@ pub fn failure_message<H: Host>(run: &Run<'_, H>, stop_reason: &H::V, error_mess
             h.undefined()
         }
     };
-    let text = h.object(&[("type", h.string("text")), ("text", h.string(""))]);
+    let text = h.object(&[("type", h.constant("text")), ("text", h.constant(""))]);
     h.object(&[
-        ("role", h.string("assistant")),
+        ("role", h.constant("assistant")),
         ("content", h.array(&[text])),
         ("api", field("api")),
         ("provider", field("provider")),
@@ -699,4 +693,9 @@ pub fn zero_usage<H: Host>(h: &H) -> H::V {
         ("totalTokens", zero()),
         ("cost", cost),
     ])
+}
+
+/// `array[index]`, if it can be read.
+fn read_index<H: Host>(h: &H, array: &H::V, index: usize) -> Option<H::V> {
+    h.array_items(array).ok().and_then(|items| items.get(index).cloned())
 }

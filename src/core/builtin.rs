@@ -16,13 +16,13 @@ pub fn unavailable_event<H: Host>(h: &H, model: &H::V) -> H::V {
     let api = field("api");
     let api_text = h.as_string(&api).unwrap_or_else(|| h.error_message(&api));
     let message = h.object(&[
-        ("role", h.string("assistant")),
+        ("role", h.constant("assistant")),
         ("content", h.array(&[])),
         ("api", api),
         ("provider", field("provider")),
         ("model", field("id")),
         ("usage", zero_usage(h)),
-        ("stopReason", h.string("error")),
+        ("stopReason", h.constant("error")),
         (
             "errorMessage",
             h.string(&format!(
@@ -31,5 +31,5 @@ pub fn unavailable_event<H: Host>(h: &H, model: &H::V) -> H::V {
         ),
         ("timestamp", h.number(h.date_now())),
     ]);
-    h.object(&[("type", h.string("error")), ("reason", h.string("error")), ("error", message)])
+    h.object(&[("type", h.constant("error")), ("reason", h.constant("error")), ("error", message)])
 }

@@ -172,7 +172,7 @@ pub fn declare_tool_changes<H: Host>(h: &H, context: &H::V, pending: &[H::V]) ->
         return Ok(pending.to_vec());
     }
     let mut entries =
-        vec![("role", h.string("system")), ("content", h.string("")), ("timestamp", h.number(h.date_now()))];
+        vec![("role", h.constant("system")), ("content", h.constant("")), ("timestamp", h.number(h.date_now()))];
     if !added.is_empty() {
         entries.push(("toolsAdded", h.array(&added)));
     }

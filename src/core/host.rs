@@ -11,6 +11,31 @@ pub type HostFuture<T> = LocalBoxFuture<'static, T>;
 /// A Rust function JS can call: arguments in, return value out.
 pub type NativeFn<V> = Rc<dyn Fn(&[V]) -> V>;
 
+/// The kind of an assistant message event, as the loop dispatches on it (L-3.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventCode {
+    Start,
+    /// `text_*`, `thinking_*`, `toolcall_*`.
+    Block,
+    Done,
+    Error,
+    /// Anything else, a non-object, or a missing `type`.
+    Other,
+}
+
+impl EventCode {
+    pub fn of(kind: &str) -> EventCode {
+        match kind {
+            "start" => EventCode::Start,
+            "text_start" | "text_delta" | "text_end" | "thinking_start" | "thinking_delta" | "thinking_end"
+            | "toolcall_start" | "toolcall_delta" | "toolcall_end" => EventCode::Block,
+            "done" => EventCode::Done,
+            "error" => EventCode::Error,
+            _ => EventCode::Other,
+        }
+    }
+}
+
 /// What kind of value a handle holds, as JavaScript's `typeof` plus the array/null split.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -51,6 +76,10 @@ pub trait Host: 'static {
     fn boolean(&self, b: bool) -> Self::V;
     fn number(&self, n: f64) -> Self::V;
     fn string(&self, s: &str) -> Self::V;
+    /// A string that recurs (event types, keys): hosts may cache it.
+    fn constant(&self, s: &'static str) -> Self::V {
+        self.string(s)
+    }
     /// A new plain object whose own keys are `entries` in the given order.
     fn object(&self, entries: &[(&str, Self::V)]) -> Self::V;
     /// A new plain array.
@@ -135,6 +164,36 @@ pub trait Host: 'static {
     fn async_iterator(&self, source: &Self::V) -> Result<Option<Self::V>, Self::V>;
     /// `await it.next()`: `Ok(Some(value))` until the iterator reports `done`.
     fn iterator_next(&self, it: &Self::V) -> HostFuture<Result<Option<Self::V>, Self::V>>;
+    /// `EventCode::of(event.type)` (a host may do it in one step).
+    fn event_code(&self, event: &Self::V) -> Result<EventCode, Self::V> {
+        if !self.kind(event).is_object_like() {
+            return Ok(EventCode::Other);
+        }
+        let kind = self.get(event, "type")?;
+        Ok(self.as_string(&kind).map_or(EventCode::Other, |k| EventCode::of(&k)))
+    }
+    /// L-3.6.2 in one step: `messages[index] = event.partial`, then the `message_update` event
+    /// `{type, assistantMessageEvent: event, message: {...event.partial}}`.
+    fn stream_update(&self, event: &Self::V, messages: &Self::V, index: usize) -> Result<Self::V, Self::V> {
+        let partial = self.get(event, "partial")?;
+        self.array_set(messages, index, &partial)?;
+        let copy = self.shallow_copy(&partial)?;
+        Ok(self.object(&[
+            ("type", self.constant("message_update")),
+            ("assistantMessageEvent", event.clone()),
+            ("message", copy),
+        ]))
+    }
+    /// A number identifying the object `v` for as long as it lives (never reused), for caches
+    /// keyed by identity like the reference's `WeakMap`s; `None` for primitives or when unsupported.
+    fn object_id(&self, _v: &Self::V) -> Option<f64> {
+        None
+    }
+    /// The next event already queued in `source` when it is one of this library's own streams,
+    /// taken synchronously; `None` otherwise (then `iterator_next` is awaited as usual).
+    fn take_queued(&self, _source: &Self::V) -> Option<Self::V> {
+        None
+    }
     /// Calls `it.return()` if present, without awaiting it.
     fn iterator_return(&self, it: &Self::V);
 }

@@ -99,8 +99,8 @@ pub struct Ending<V> {
     pub turn_open: bool,
     /// Messages drained from a queue or prepared by `prepareNextTurn` but not yet injected.
     pub undelivered: Vec<V>,
-    /// The streamed partial: the array it sits in, its index there, and the partial itself.
-    pub partial: Option<(V, usize, V)>,
+    /// Where the streamed partial sits: the array and its index there (it is read back on failure).
+    pub partial: Option<(V, usize)>,
 }
 
 pub struct Run<'h, H: Host> {
@@ -115,6 +115,9 @@ pub struct Run<'h, H: Host> {
     context: RefCell<H::V>,
     pub ending: RefCell<Ending<H::V>>,
     turn_open: Cell<bool>,
+    /// Steps since the run last checked the clock, and when it last yielded to the event loop.
+    steps: Cell<u32>,
+    last_yield: Cell<f64>,
 }
 
 impl<'h, H: Host> Run<'h, H> {
@@ -134,6 +137,24 @@ impl<'h, H: Host> Run<'h, H> {
             context: RefCell::new(context),
             ending: RefCell::new(Ending { turn_open: false, undelivered: Vec::new(), partial: None }),
             turn_open: Cell::new(false),
+            steps: Cell::new(0),
+            last_yield: Cell::new(h.now()),
+        }
+    }
+
+    /// Yields to the event loop after ~50 ms of uninterrupted work. A stream or hook that always
+    /// answers at once keeps the run on microtasks, where no timer and no abort could ever fire
+    /// (D1, D2, D3 would all be starved); this keeps them live. Checked every 64 steps.
+    pub async fn breathe(&self) {
+        let steps = self.steps.get().wrapping_add(1);
+        self.steps.set(steps);
+        if !steps.is_multiple_of(64) {
+            return;
+        }
+        let now = self.h.now();
+        if now - self.last_yield.get() > 50.0 {
+            self.h.sleep(0.0).await;
+            self.last_yield.set(self.h.now());
         }
     }
 
@@ -173,24 +194,24 @@ impl<'h, H: Host> Run<'h, H> {
         self.emitter.emit(self.h, event).await
     }
 
-    pub async fn emit_type(&self, kind: &str) -> Result<(), Stop> {
+    pub async fn emit_type(&self, kind: &'static str) -> Result<(), Stop> {
         let h = self.h;
         if kind == "turn_start" {
             self.turn_open.set(true);
         }
-        self.emit(h.object(&[("type", h.string(kind))])).await
+        self.emit(h.object(&[("type", h.constant(kind))])).await
     }
 
-    pub async fn emit_message(&self, kind: &str, message: &H::V) -> Result<(), Stop> {
+    pub async fn emit_message(&self, kind: &'static str, message: &H::V) -> Result<(), Stop> {
         let h = self.h;
-        self.emit(h.object(&[("type", h.string(kind)), ("message", message.clone())])).await
+        self.emit(h.object(&[("type", h.constant(kind)), ("message", message.clone())])).await
     }
 
     pub async fn emit_turn_end(&self, message: &H::V, tool_results: &[H::V]) -> Result<(), Stop> {
         let h = self.h;
         self.turn_open.set(false);
         let event = h.object(&[
-            ("type", h.string("turn_end")),
+            ("type", h.constant("turn_end")),
             ("message", message.clone()),
             ("toolResults", h.array(tool_results)),
         ]);
@@ -199,7 +220,7 @@ impl<'h, H: Host> Run<'h, H> {
 
     pub async fn emit_agent_end(&self) -> Result<(), Stop> {
         let h = self.h;
-        self.emit(h.object(&[("type", h.string("agent_end")), ("messages", self.new_messages.clone())])).await
+        self.emit(h.object(&[("type", h.constant("agent_end")), ("messages", self.new_messages.clone())])).await
     }
 
     /// `message_start` + `message_end` for a message, then appends it to the context and newMessages.

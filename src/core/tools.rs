@@ -29,6 +29,8 @@ pub struct ToolEnv<'a, H: Host> {
     pub tool_timeout_ms: f64,
     /// Set once the run's sink failed: no new hook starts after that (L-3.10.4).
     pub halted: Option<&'a Emitter<H>>,
+    /// Tools by name (first match wins), read once per batch instead of once per call.
+    pub tool_index: std::cell::OnceCell<std::collections::HashMap<String, H::V>>,
 }
 
 /// A positive finite number of milliseconds read from `owner[key]`, else 0.
@@ -105,7 +107,7 @@ pub enum Preparation<V> {
 
 /// The result of a tool that failed before or while running: `{content: [text], details: {}}`.
 pub fn error_result<H: Host>(h: &H, text: &str) -> H::V {
-    let block = h.object(&[("type", h.string("text")), ("text", h.string(text))]);
+    let block = h.object(&[("type", h.constant("text")), ("text", h.string(text))]);
     h.object(&[("content", h.array(&[block])), ("details", h.object(&[]))])
 }
 
@@ -120,20 +122,24 @@ impl<'a, H: Host> ToolEnv<'a, H> {
     }
 
     fn find_tool(&self, name: &str) -> Result<Option<H::V>, H::V> {
+        if let Some(index) = self.tool_index.get() {
+            return Ok(index.get(name).cloned());
+        }
         let h = self.h;
-        if h.kind(&self.tools) != Kind::Array {
-            return Ok(None);
-        }
-        for tool in h.array_items(&self.tools)? {
-            if !h.kind(&tool).is_object_like() {
-                continue;
+        let mut index = std::collections::HashMap::new();
+        if h.kind(&self.tools) == Kind::Array {
+            for tool in h.array_items(&self.tools)? {
+                if !h.kind(&tool).is_object_like() {
+                    continue;
+                }
+                if let Some(tool_name) = h.as_string(&h.get(&tool, "name")?) {
+                    index.entry(tool_name).or_insert(tool);
+                }
             }
-            let tool_name = h.get(&tool, "name")?;
-            if h.as_string(&tool_name).as_deref() == Some(name) {
-                return Ok(Some(tool));
-            }
         }
-        Ok(None)
+        let found = index.get(name).cloned();
+        let _ = self.tool_index.set(index);
+        Ok(found)
     }
 
     fn hook(&self, name: &str) -> Result<Option<H::V>, H::V> {
@@ -302,7 +308,7 @@ impl<'a, H: Host> ToolEnv<'a, H> {
                     format!("Tool \"{}\" timed out after {} seconds", call.name, js_number_to_string(ms / 1000.0));
                 if let Some((_, controller)) = &timeout {
                     let reason = h.error(&text, false);
-                    let _ = h.set(&reason, "name", &h.string("TimeoutError"));
+                    let _ = h.set(&reason, "name", &h.constant("TimeoutError"));
                     h.abort(controller, &reason);
                 }
                 (error_result(h, &text), true)
@@ -454,7 +460,7 @@ pub fn result_message<H: Host>(h: &H, outcome: &Outcome<H::V>) -> H::V {
     let content = read("content");
     let content = if h.kind(&content).is_nullish() { h.array(&[]) } else { content };
     let mut entries = vec![
-        ("role", h.string("toolResult")),
+        ("role", h.constant("toolResult")),
         ("toolCallId", outcome.call.id.clone()),
         ("toolName", outcome.call.name_value.clone()),
         ("content", content),
@@ -499,13 +505,14 @@ impl<'h, H: Host> Run<'h, H> {
             grace_ms: self.abort_grace_ms,
             tool_timeout_ms: timeout_ms(h, &self.config(), "toolTimeoutMs"),
             halted: Some(&self.emitter),
+            tool_index: Default::default(),
         })
     }
 
     async fn emit_tool_start(&self, call: &Call<H::V>) -> Result<(), Stop> {
         let h = self.h;
         self.emit(h.object(&[
-            ("type", h.string("tool_execution_start")),
+            ("type", h.constant("tool_execution_start")),
             ("toolCallId", call.id.clone()),
             ("toolName", call.name_value.clone()),
             ("args", call.args.clone()),
@@ -516,7 +523,7 @@ impl<'h, H: Host> Run<'h, H> {
     async fn emit_tool_end(&self, outcome: &Outcome<H::V>) -> Result<(), Stop> {
         let h = self.h;
         let mut entries = vec![
-            ("type", h.string("tool_execution_end")),
+            ("type", h.constant("tool_execution_end")),
             ("toolCallId", outcome.call.id.clone()),
             ("toolName", outcome.call.name_value.clone()),
             ("result", outcome.result.clone()),
@@ -540,7 +547,7 @@ impl<'h, H: Host> Run<'h, H> {
         move |partial: H::V| {
             let h = self.h;
             let event = h.object(&[
-                ("type", h.string("tool_execution_update")),
+                ("type", h.constant("tool_execution_update")),
                 ("toolCallId", call.id.clone()),
                 ("toolName", call.name_value.clone()),
                 ("args", call.args.clone()),

@@ -74,7 +74,7 @@ pub fn current_system_message<H: Host>(h: &H, messages: &[H::V]) -> Result<Optio
     if timestamp.is_none() && tools.is_empty() {
         return Ok(None);
     }
-    let mut entries = vec![("role", h.string("system")), ("content", h.string(&contents.join("\n\n")))];
+    let mut entries = vec![("role", h.constant("system")), ("content", h.string(&contents.join("\n\n")))];
     if !sections.is_empty() {
         let object = h.object(&[]);
         for (name, value) in &sections {

@@ -3,6 +3,9 @@
 
 use super::host::{Host, Kind};
 use super::validate::{PatternMatcher, coerce_and_validate, format_validation_error, schema_problem};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 struct HostPatterns<'a, H: Host>(&'a H);
 
@@ -25,6 +28,40 @@ fn from_json<H: Host>(h: &H, v: &serde_json::Value) -> Result<H::V, H::V> {
     h.json_parse(&text)
 }
 
+/// A schema as JSON and what is wrong with it, if anything (checked once per schema object).
+type PreparedSchema = (serde_json::Value, Option<String>);
+
+/// At most this many schemas are remembered; the cache starts over when it is full.
+const SCHEMA_CACHE_LIMIT: usize = 512;
+
+thread_local! {
+    /// Schemas by object identity, like the reference's validator cache (a `WeakMap`).
+    static SCHEMAS: RefCell<HashMap<u64, Rc<PreparedSchema>>> = RefCell::new(HashMap::new());
+}
+
+fn prepare_schema<H: Host>(h: &H, parameters: &H::V) -> Result<PreparedSchema, H::V> {
+    let schema = to_json(h, parameters)?;
+    let problem = schema_problem(&schema, &HostPatterns(h));
+    Ok((schema, problem))
+}
+
+fn cached_schema<H: Host>(h: &H, id: f64, parameters: &H::V) -> Result<Rc<PreparedSchema>, H::V> {
+    let key = id as u64;
+    if let Some(found) = SCHEMAS.with(|cache| cache.borrow().get(&key).cloned()) {
+        return Ok(found);
+    }
+    // Computed with no borrow held: converting the schema may run caller getters.
+    let prepared = Rc::new(prepare_schema(h, parameters)?);
+    SCHEMAS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if cache.len() >= SCHEMA_CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(key, prepared.clone());
+    });
+    Ok(prepared)
+}
+
 /// Validates `args` (the possibly prepared arguments of `call`) against `tool.parameters` and
 /// returns the coerced copy; throws (as `Err`) an `Error` with the exact T-4.3.5 text.
 pub fn validate_tool_call<H: Host>(h: &H, tool: &H::V, call: &H::V, args: &H::V) -> Result<H::V, H::V> {
@@ -41,14 +78,26 @@ pub fn validate_tool_call<H: Host>(h: &H, tool: &H::V, call: &H::V, args: &H::V)
     if h.kind(&parameters) == Kind::Undefined {
         return Err(h.error("A schema must be an object or a boolean, got undefined", false));
     }
-    let schema = to_json(h, &parameters)?;
-    if let Some(problem) = schema_problem(&schema, &HostPatterns(h)) {
-        return Err(h.error(&problem, false));
+    let schema = match h.object_id(&parameters) {
+        Some(id) => cached_schema(h, id, &parameters)?,
+        None => Rc::new(prepare_schema(h, &parameters)?),
+    };
+    let (schema, problem) = (&schema.0, &schema.1);
+    if let Some(problem) = problem {
+        return Err(h.error(problem, false));
     }
     let value = to_json(h, args)?;
-    match coerce_and_validate(&schema, &value, &HostPatterns(h)) {
+    match coerce_and_validate(schema, &value, &HostPatterns(h)) {
         Ok(coerced) => from_json(h, &coerced),
-        Err(errors) => {
+        Err(mut errors) => {
+            if h.kind(args) == Kind::Undefined {
+                // JSON has no undefined: the copy saw null, the message names what was given.
+                for error in &mut errors {
+                    if error.path == "root" && error.message.ends_with(", got null") {
+                        error.message = format!("{}undefined", error.message.trim_end_matches("null"));
+                    }
+                }
+            }
             let received = h.json_stringify(args, true)?.unwrap_or_else(|| "undefined".to_string());
             Err(h.error(&format_validation_error(&name, &errors, &received), false))
         }

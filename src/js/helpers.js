@@ -3,6 +3,78 @@
 
 export const DONE = Symbol("agent-loop-wasm.done");
 
+export const EMPTY = Symbol("agent-loop-wasm.empty");
+
+/** The next event queued in one of our own streams, or EMPTY. */
+export function take(source) {
+  // Only our own streams carry the marker; a caller's hostile object must not throw from here.
+  try {
+    if (source !== null && typeof source === "object" && source.__agentLoopWasmStream === true &&
+        typeof source._take === "function") {
+      return source._take(EMPTY);
+    }
+  } catch {
+    // not ours, or broken: the iterator path handles it
+  }
+  return EMPTY;
+}
+
+export function object1(k1, v1) {
+  return { [k1]: v1 };
+}
+export function object2(k1, v1, k2, v2) {
+  return { [k1]: v1, [k2]: v2 };
+}
+export function object3(k1, v1, k2, v2, k3, v3) {
+  return { [k1]: v1, [k2]: v2, [k3]: v3 };
+}
+export function object4(k1, v1, k2, v2, k3, v3, k4, v4) {
+  return { [k1]: v1, [k2]: v2, [k3]: v3, [k4]: v4 };
+}
+export function object5(k1, v1, k2, v2, k3, v3, k4, v4, k5, v5) {
+  return { [k1]: v1, [k2]: v2, [k3]: v3, [k4]: v4, [k5]: v5 };
+}
+export function object6(k1, v1, k2, v2, k3, v3, k4, v4, k5, v5, k6, v6) {
+  return { [k1]: v1, [k2]: v2, [k3]: v3, [k4]: v4, [k5]: v5, [k6]: v6 };
+}
+
+const ids = new WeakMap();
+let nextId = 1;
+
+/** A stable number per object (never reused), or undefined for primitives. */
+export function objectId(v) {
+  if (v === null || (typeof v !== "object" && typeof v !== "function")) return undefined;
+  let id = ids.get(v);
+  if (id === undefined) {
+    id = nextId++;
+    ids.set(v, id);
+  }
+  return id;
+}
+
+const EVENT_CODES = {
+  start: 0,
+  text_start: 1, text_delta: 1, text_end: 1,
+  thinking_start: 1, thinking_delta: 1, thinking_end: 1,
+  toolcall_start: 1, toolcall_delta: 1, toolcall_end: 1,
+  done: 2,
+  error: 3,
+};
+
+/** The loop's dispatch code of an assistant message event: 0 start, 1 block, 2 done, 3 error, 4 other. */
+export function eventCode(event) {
+  if (event === null || typeof event !== "object") return 4;
+  const type = event.type; // read once: a caller's getter may answer differently the second time
+  return typeof type === "string" && Object.prototype.hasOwnProperty.call(EVENT_CODES, type) ? EVENT_CODES[type] : 4;
+}
+
+/** L-3.6.2 fused: the partial replaces messages[index]; returns the message_update event. */
+export function streamUpdate(event, messages, index) {
+  const partial = event.partial;
+  messages[index] = partial;
+  return { type: "message_update", assistantMessageEvent: event, message: { ...partial } };
+}
+
 export function copy(v) {
   return Array.isArray(v) ? [...v] : { ...v };
 }
@@ -64,6 +136,16 @@ export function errorMessage(e) {
   }
 }
 
+export function apply0(f, self) {
+  return Reflect.apply(f, self, []);
+}
+export function apply1(f, self, a) {
+  return Reflect.apply(f, self, [a]);
+}
+export function apply2(f, self, a, b) {
+  return Reflect.apply(f, self, [a, b]);
+}
+
 export function apply(f, self, args) {
   return Reflect.apply(f, self, args);
 }
@@ -95,12 +177,16 @@ export function now() {
   return performance.now();
 }
 
+// Cancelling also settles the promise: the Rust future awaiting it frees its callbacks only when
+// the promise settles, so a wait that is dropped must never be left pending.
 export function timer(ms) {
   let id;
+  let settle;
   const promise = new Promise((resolve) => {
+    settle = resolve;
     id = setTimeout(resolve, ms);
   });
-  return { promise, cancel: () => clearTimeout(id) };
+  return { promise, cancel: () => { clearTimeout(id); settle(); } };
 }
 
 export function onAbort(signal) {
@@ -109,9 +195,22 @@ export function onAbort(signal) {
     if (signal.aborted) return resolve();
     const listener = () => resolve();
     signal.addEventListener("abort", listener, { once: true });
-    cancel = () => signal.removeEventListener("abort", listener);
+    cancel = () => {
+      signal.removeEventListener("abort", listener);
+      resolve();
+    };
   });
   return { promise, cancel: () => cancel() };
+}
+
+/** A caller's promise that can be let go: cancelling settles the race, so nothing stays attached. */
+export function releasable(p) {
+  let release;
+  const released = new Promise((resolve) => {
+    release = resolve;
+  });
+  const promise = Promise.race([p, released]);
+  return { promise, cancel: () => release() };
 }
 
 export function abortController() {

@@ -1,20 +1,75 @@
 //! `Host` on the real JS engine: every operation that may run caller code goes through a helper
 //! declared with `catch`, so a throwing getter or proxy becomes `Err`, never an unwind or a trap.
 
-use crate::core::host::{Host, HostFuture, Kind, NativeFn};
+use crate::core::host::{EventCode, Host, HostFuture, Kind, NativeFn};
 use futures::FutureExt;
 use js_sys::{Array, Function, Object, Promise, Reflect};
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::future::Future;
+use std::hash::BuildHasherDefault;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::{JsCast, intern};
 use wasm_bindgen_futures::JsFuture;
 
 #[wasm_bindgen(module = "/src/js/helpers.js")]
 extern "C" {
     #[wasm_bindgen(thread_local_v2, js_name = DONE)]
     static DONE: JsValue;
+    #[wasm_bindgen(thread_local_v2, js_name = EMPTY)]
+    static EMPTY: JsValue;
+    fn take(source: &JsValue) -> JsValue;
+    fn releasable(p: &JsValue) -> JsValue;
+    #[wasm_bindgen(catch, js_name = eventCode)]
+    fn event_code(event: &JsValue) -> Result<u8, JsValue>;
+    #[wasm_bindgen(catch, js_name = streamUpdate)]
+    fn stream_update(event: &JsValue, messages: &JsValue, index: u32) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = objectId)]
+    fn object_id(v: &JsValue) -> JsValue;
+    fn object1(k1: &JsValue, v1: &JsValue) -> JsValue;
+    fn object2(k1: &JsValue, v1: &JsValue, k2: &JsValue, v2: &JsValue) -> JsValue;
+    fn object3(k1: &JsValue, v1: &JsValue, k2: &JsValue, v2: &JsValue, k3: &JsValue, v3: &JsValue) -> JsValue;
+    #[allow(clippy::too_many_arguments)]
+    fn object4(
+        k1: &JsValue,
+        v1: &JsValue,
+        k2: &JsValue,
+        v2: &JsValue,
+        k3: &JsValue,
+        v3: &JsValue,
+        k4: &JsValue,
+        v4: &JsValue,
+    ) -> JsValue;
+    #[allow(clippy::too_many_arguments)]
+    fn object5(
+        k1: &JsValue,
+        v1: &JsValue,
+        k2: &JsValue,
+        v2: &JsValue,
+        k3: &JsValue,
+        v3: &JsValue,
+        k4: &JsValue,
+        v4: &JsValue,
+        k5: &JsValue,
+        v5: &JsValue,
+    ) -> JsValue;
+    #[allow(clippy::too_many_arguments)]
+    fn object6(
+        k1: &JsValue,
+        v1: &JsValue,
+        k2: &JsValue,
+        v2: &JsValue,
+        k3: &JsValue,
+        v3: &JsValue,
+        k4: &JsValue,
+        v4: &JsValue,
+        k5: &JsValue,
+        v5: &JsValue,
+        k6: &JsValue,
+        v6: &JsValue,
+    ) -> JsValue;
     #[wasm_bindgen(catch)]
     fn copy(v: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch)]
@@ -32,6 +87,12 @@ extern "C" {
     fn kind_of(v: &JsValue) -> u8;
     #[wasm_bindgen(js_name = errorMessage)]
     fn error_message(e: &JsValue) -> String;
+    #[wasm_bindgen(catch)]
+    fn apply0(f: &JsValue, this: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch)]
+    fn apply1(f: &JsValue, this: &JsValue, a: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch)]
+    fn apply2(f: &JsValue, this: &JsValue, a: &JsValue, b: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch)]
     fn apply(f: &JsValue, this: &JsValue, args: &Array) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch)]
@@ -56,7 +117,9 @@ extern "C" {
     pub fn silence(p: &JsValue);
 }
 
-/// A JS promise plus the function that cancels what it waits for; dropping cancels.
+/// A JS promise plus the function that cancels what it waits for; dropping cancels, and the
+/// helpers settle the promise when cancelled so the `JsFuture`'s callbacks are freed (a promise
+/// that never settles would keep them, and their externref slots, forever).
 struct Cancellable {
     future: JsFuture,
     cancel: Option<JsValue>,
@@ -72,12 +135,12 @@ impl Cancellable {
 }
 
 impl Future for Cancellable {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+    type Output = Result<JsValue, JsValue>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match Pin::new(&mut self.future).poll(cx) {
-            Poll::Ready(_) => {
+            Poll::Ready(outcome) => {
                 self.cancel = None;
-                Poll::Ready(())
+                Poll::Ready(outcome)
             }
             Poll::Pending => Poll::Pending,
         }
@@ -95,8 +158,52 @@ impl Drop for Cancellable {
 #[derive(Clone, Copy, Default)]
 pub struct JsHost;
 
+/// A small multiplicative hasher (FxHash): the key cache hashes two words per lookup.
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+type KeyCache = HashMap<(usize, usize), (Box<str>, JsValue), BuildHasherDefault<FxHasher>>;
+
+/// Cached JS strings for property keys and constants (almost always string literals, found by
+/// address; the text is compared too, so a reused address never returns a wrong key).
+const KEY_CACHE_LIMIT: usize = 4096;
+
+thread_local! {
+    static KEYS: RefCell<KeyCache> = RefCell::new(HashMap::default());
+}
+
 fn key(k: &str) -> JsValue {
-    JsValue::from_str(intern(k))
+    let slot = (k.as_ptr() as usize, k.len());
+    let cached = KEYS.with(|keys| keys.borrow().get(&slot).filter(|(text, _)| &**text == k).map(|(_, v)| v.clone()));
+    if let Some(value) = cached {
+        return value;
+    }
+    let value = JsValue::from_str(k);
+    KEYS.with(|keys| {
+        let mut keys = keys.borrow_mut();
+        if keys.len() >= KEY_CACHE_LIMIT {
+            keys.clear();
+        }
+        keys.insert(slot, (k.into(), value.clone()));
+    });
+    value
 }
 
 impl Host for JsHost {
@@ -117,7 +224,26 @@ impl Host for JsHost {
     fn string(&self, s: &str) -> JsValue {
         JsValue::from_str(s)
     }
+    fn constant(&self, s: &'static str) -> JsValue {
+        key(s)
+    }
     fn object(&self, entries: &[(&str, JsValue)]) -> JsValue {
+        // One crossing for the common small shapes (events, content blocks).
+        match entries {
+            [(k1, v1)] => return object1(&key(k1), v1),
+            [(k1, v1), (k2, v2)] => return object2(&key(k1), v1, &key(k2), v2),
+            [(k1, v1), (k2, v2), (k3, v3)] => return object3(&key(k1), v1, &key(k2), v2, &key(k3), v3),
+            [(k1, v1), (k2, v2), (k3, v3), (k4, v4)] => {
+                return object4(&key(k1), v1, &key(k2), v2, &key(k3), v3, &key(k4), v4);
+            }
+            [(k1, v1), (k2, v2), (k3, v3), (k4, v4), (k5, v5)] => {
+                return object5(&key(k1), v1, &key(k2), v2, &key(k3), v3, &key(k4), v4, &key(k5), v5);
+            }
+            [(k1, v1), (k2, v2), (k3, v3), (k4, v4), (k5, v5), (k6, v6)] => {
+                return object6(&key(k1), v1, &key(k2), v2, &key(k3), v3, &key(k4), v4, &key(k5), v5, &key(k6), v6);
+            }
+            _ => {}
+        }
         let o = Object::new();
         for (k, v) in entries {
             // Defining on a fresh plain object cannot throw.
@@ -223,15 +349,18 @@ impl Host for JsHost {
         match outcome {
             Err(e) => futures::future::ready(Err(e)).boxed_local(),
             Ok((value, promise)) if promise.is_undefined() => futures::future::ready(Ok(value)).boxed_local(),
-            Ok((_, promise)) => {
-                let promise: Promise = promise.unchecked_into();
-                JsFuture::from(promise).boxed_local()
-            }
+            // Raced against a release, so a callback abandoned after an abort (D4) leaks nothing.
+            Ok((_, promise)) => Cancellable::new(&releasable(&promise)).boxed_local(),
         }
     }
     fn call_sync(&self, f: &JsValue, this: &JsValue, args: &[JsValue]) -> Result<JsValue, JsValue> {
-        let args: Array = args.iter().collect();
-        apply(f, this, &args)
+        // Reflect.apply, never `f.call(...)`: a caller's function may have an own `call` property.
+        match args {
+            [] => apply0(f, this),
+            [a] => apply1(f, this, a),
+            [a, b] => apply2(f, this, a, b),
+            _ => apply(f, this, &args.iter().collect::<Array>()),
+        }
     }
     fn error_message(&self, err: &JsValue) -> String {
         error_message(err)
@@ -259,7 +388,7 @@ impl Host for JsHost {
         js_sys::Date::now()
     }
     fn sleep(&self, ms: f64) -> HostFuture<()> {
-        Cancellable::new(&timer(ms)).boxed_local()
+        Cancellable::new(&timer(ms)).map(|_| ()).boxed_local()
     }
 
     fn signal_aborted(&self, signal: &JsValue) -> bool {
@@ -273,7 +402,7 @@ impl Host for JsHost {
             return futures::future::pending().boxed_local();
         }
         match on_abort(signal) {
-            Ok(handle) => Cancellable::new(&handle).boxed_local(),
+            Ok(handle) => Cancellable::new(&handle).map(|_| ()).boxed_local(),
             Err(_) => futures::future::pending().boxed_local(),
         }
     }
@@ -296,6 +425,26 @@ impl Host for JsHost {
                 .map(|r| r.map(|v| if DONE.with(|done| Object::is(&v, done)) { None } else { Some(v) }))
                 .boxed_local(),
         }
+    }
+    fn event_code(&self, event: &JsValue) -> Result<EventCode, JsValue> {
+        Ok(match event_code(event)? {
+            0 => EventCode::Start,
+            1 => EventCode::Block,
+            2 => EventCode::Done,
+            3 => EventCode::Error,
+            _ => EventCode::Other,
+        })
+    }
+    fn stream_update(&self, event: &JsValue, messages: &JsValue, index: usize) -> Result<JsValue, JsValue> {
+        let index = u32::try_from(index).map_err(|_| JsValue::from_str("array index out of range"))?;
+        stream_update(event, messages, index)
+    }
+    fn object_id(&self, v: &JsValue) -> Option<f64> {
+        object_id(v).as_f64()
+    }
+    fn take_queued(&self, source: &JsValue) -> Option<JsValue> {
+        let value = take(source);
+        if EMPTY.with(|empty| Object::is(&value, empty)) { None } else { Some(value) }
     }
     fn iterator_return(&self, it: &JsValue) {
         iterator_return(it);

@@ -237,13 +237,20 @@ pub fn run_tool_call(tool_call: JsValue, options: JsValue) -> js_sys::Promise {
             grace_ms,
             tool_timeout_ms: crate::core::tools::timeout_ms(&h, &options, "toolTimeoutMs"),
             halted: None,
+            tool_index: Default::default(),
         };
         let on_update = get("onUpdate")?;
+        let signal = env.signal.clone();
         let deliver = |partial: JsValue| {
             let on_update = on_update.clone();
+            let signal = signal.clone();
             async move {
                 if on_update.is_function() {
-                    let _ = JsHost.call(&on_update, &JsValue::UNDEFINED, &[partial]).await;
+                    // Awaited like an update (T-4.9.1), but bounded by the D4 deadline.
+                    let update = JsHost.call(&on_update, &JsValue::UNDEFINED, &[partial]);
+                    let h = JsHost;
+                    let deadline = crate::core::run::abandon_deadline(&h, &signal, grace_ms);
+                    let _ = futures::future::select(update, deadline).await;
                 }
             }
             .boxed_local()

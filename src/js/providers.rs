@@ -71,13 +71,13 @@ pub fn stream_builtin(model: JsValue, context: JsValue, options: JsValue, stream
     };
     let field = |key: &str| h.get(&model, key).unwrap_or(JsValue::UNDEFINED);
     let message = h.object(&[
-        ("role", h.string("assistant")),
+        ("role", h.constant("assistant")),
         ("content", h.array(&[])),
         ("api", field("api")),
         ("provider", field("provider")),
         ("model", field("id")),
         ("usage", zero_usage(&h)),
-        ("stopReason", h.string("pending")),
+        ("stopReason", h.constant("pending")),
         ("timestamp", h.number(h.date_now())),
     ]);
     let options = if options.is_object() { options } else { Object::new().into() };
@@ -150,9 +150,10 @@ impl Driver {
             return Err(End::Aborted);
         }
         let model = json(&h, &self.model);
-        let messages = match json(&h, &h.get(&self.context, "messages").unwrap_or(JsValue::UNDEFINED)) {
-            Value::Array(list) => list,
-            _ => Vec::new(),
+        let raw = if self.context.is_object() { h.get(&self.context, "messages").ok() } else { None };
+        let messages = match raw.filter(js_sys::Array::is_array).map(|m| json(&h, &m)) {
+            Some(Value::Array(list)) => list,
+            _ => return Err(End::Error("streamBuiltin: context.messages must be an array".into())),
         };
         let mut options = json(&h, &self.options);
         if let Value::Object(map) = &mut options {
@@ -171,7 +172,7 @@ impl Driver {
             if replaced.is_undefined() { payload } else { replaced }
         };
         let response = self.send(&request, &body).await?;
-        push(&self.stream, &h.object(&[("type", h.string("start")), ("partial", self.message.clone())]));
+        push(&self.stream, &h.object(&[("type", h.constant("start")), ("partial", self.message.clone())]));
         self.read_body(&response, mapper.as_mut(), &mut asm).await
     }
 
@@ -197,19 +198,37 @@ impl Driver {
             if self.aborted() {
                 return Err(End::Aborted);
             }
+            // With a header timeout, fetch gets its own signal so a timed-out request is cancelled.
+            let (controller, signal) = match timeout {
+                Some(_) => {
+                    let (controller, signal) = h.abort_controller();
+                    (Some(controller), signal)
+                }
+                None => (None, self.signal.clone()),
+            };
             let init = h.object(&[
-                ("method", h.string("POST")),
+                ("method", h.constant("POST")),
                 ("headers", headers.clone()),
                 ("body", h.string(&body_text)),
-                ("signal", self.signal.clone()),
+                ("signal", signal),
             ]);
             let sent = h.call(&fetch, &JsValue::UNDEFINED, &[h.string(&request.url), init]);
-            let waited = match timeout {
-                Some(ms) => match select(sent, h.sleep(ms)).await {
-                    Either::Left((r, _)) => r.map_err(|e| h.error_message(&e)),
-                    Either::Right(_) => Err(format!("Request timed out after {ms} ms")),
-                },
-                None => sent.await.map_err(|e| h.error_message(&e)),
+            let waited = match (timeout, &controller) {
+                (Some(ms), Some(controller)) => {
+                    let stop = futures::future::select(h.sleep(ms), h.wait_abort(&self.signal));
+                    match select(sent, stop).await {
+                        Either::Left((r, _)) => r.map_err(|e| h.error_message(&e)),
+                        Either::Right((Either::Right(_), _)) => {
+                            h.abort(controller, &JsValue::UNDEFINED);
+                            return Err(End::Aborted);
+                        }
+                        Either::Right((Either::Left(_), _)) => {
+                            h.abort(controller, &h.error(&format!("Request timed out after {ms} ms"), false));
+                            Err(format!("Request timed out after {ms} ms"))
+                        }
+                    }
+                }
+                _ => sent.await.map_err(|e| h.error_message(&e)),
             };
             let retry_wait = match waited {
                 Err(_) if self.aborted() => return Err(End::Aborted),
@@ -459,7 +478,7 @@ impl Driver {
                     let _ = h.set(&self.message, "rawStopReason", &h.string(&raw));
                 }
                 let event = h.object(&[
-                    ("type", h.string("done")),
+                    ("type", h.constant("done")),
                     ("reason", h.string(reason.as_str())),
                     ("message", self.message.clone()),
                 ]);
@@ -475,7 +494,7 @@ impl Driver {
                     let _ = h.set(&self.message, "rawStopReason", &h.string(&raw));
                 }
                 let event = h.object(&[
-                    ("type", h.string("error")),
+                    ("type", h.constant("error")),
                     ("reason", h.string(reason)),
                     ("error", self.message.clone()),
                 ]);
@@ -495,7 +514,7 @@ impl Driver {
         let _ = h.set(&self.message, "stopReason", &h.string(reason));
         let _ = h.set(&self.message, "errorMessage", &h.string(&text));
         let event =
-            h.object(&[("type", h.string("error")), ("reason", h.string(reason)), ("error", self.message.clone())]);
+            h.object(&[("type", h.constant("error")), ("reason", h.string(reason)), ("error", self.message.clone())]);
         push(&self.stream, &event);
     }
 }

@@ -1,0 +1,353 @@
+// agent-loop-wasm vs @earendil-works/pi-agent-core 1.6.0 (+ pi-ai 1.6.0), side by side (SPEC K-9.4.5).
+//
+//   node --expose-gc bench/run.mjs [--quick] [--only a,b,c,d,e,f,g] [--write] [--json FILE]
+//
+// (a)–(c) run in this process with alternating repetitions; (d) and (e) in fresh child processes;
+// (f) against a loopback SSE server in a child process; (g) bundles with esbuild. Prints one table;
+// --write also replaces the figures block of bench/RESULTS.md. Never used by tests; no assertions.
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { fmtBytes, fmtMs, compare, loadMonitor, median, now, spread, table } from "./harness.mjs";
+import { ROOT, loadOurs, loadReference, ourNodeEntry, ourWasmFile } from "./impl.mjs";
+import { workloadsFor } from "./workloads.mjs";
+import { benchProviders } from "./providers.mjs";
+import { benchBundle } from "./bundle.mjs";
+
+const args = process.argv.slice(2);
+const QUICK = args.includes("--quick");
+const GC_EACH = args.includes("--gc-each");
+const WRITE = args.includes("--write");
+const onlyArg = args.includes("--only") ? args[args.indexOf("--only") + 1] : "abcdefg";
+const ONLY = new Set(onlyArg.replace(/[^a-g]/g, "").split(""));
+const jsonOut = args.includes("--json") ? args[args.indexOf("--json") + 1] : join(ROOT, "bench/results.json");
+const scale = QUICK ? 0.35 : 1;
+const budget = (ms) => Math.round(ms * scale);
+
+if (typeof globalThis.gc !== "function") {
+  console.error("bench/run.mjs: run with node --expose-gc (scripts/bench does)");
+  process.exit(2);
+}
+
+const log = (...a) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}]`, ...a);
+
+// ---- machine
+
+function machine() {
+  const cpuModel = (() => {
+    try {
+      return /model name\s*:\s*(.*)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? cpus()[0]?.model;
+    } catch {
+      return cpus()[0]?.model;
+    }
+  })();
+  let nproc = cpus().length;
+  try {
+    nproc = Number(execFileSync("nproc", { encoding: "utf8" }).trim());
+  } catch {}
+  let commit = "";
+  try {
+    commit = execFileSync("git", ["-C", ROOT, "rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["-C", ROOT, "status", "--porcelain", "--", "src", "pkg-template"], { encoding: "utf8" }).trim();
+    if (dirty) commit += " (+ uncommitted changes in src/ or pkg-template/)";
+  } catch {}
+  const entry = ourNodeEntry();
+  const wasm = ourWasmFile();
+  return {
+    nproc,
+    cpuModel,
+    node: process.version,
+    v8: process.versions.v8,
+    commit,
+    ourEntry: entry ? entry.slice(ROOT.length + 1) : null,
+    pkgBuiltAt: wasm ? statSync(wasm).mtime.toISOString() : null,
+  };
+}
+
+// ---- rows
+
+const rows = [];
+const details = {};
+
+function verdict(pass) {
+  return pass ? "PASS" : "MISS";
+}
+
+function spreadNote(times, reps) {
+  return `n=${reps}, spread ±${Math.round(spread(times.ours) / 2)}% / ±${Math.round(spread(times.reference) / 2)}%`;
+}
+
+function minNote(times) {
+  const o = Math.min(...times.ours);
+  const f = Math.min(...times.reference);
+  return `best ${fmtMs(o)} / ${fmtMs(f)} = ${(o / f).toFixed(2)}×`;
+}
+
+function checkNote(checks) {
+  return checks.ours === checks.reference ? "" : ` ⚠ events differ: ${checks.ours} vs ${checks.reference}`;
+}
+
+/** Per-implementation inputs from that implementation's own copy of the workload module. */
+async function sidesFor(impls, W, prepare, ...prepArgs) {
+  const preps = Object.fromEntries(impls.map((impl) => [impl.name, W[impl.name][prepare](...prepArgs)]));
+  const first = preps[impls[0].name];
+  return { label: first.label, fragments: first.fragments, sides: impls.map((impl) => ({ name: impl.name, run: () => preps[impl.name].run(impl) })) };
+}
+
+function ratioRow(label, r, target, limit, extra = "") {
+  const o = median(r.times.ours);
+  const f = median(r.times.reference);
+  rows.push([
+    label,
+    fmtMs(o),
+    fmtMs(f),
+    `${(o / f).toFixed(2)}×`,
+    target,
+    limit === null ? "" : verdict(o / f <= limit),
+    `${spreadNote(r.times, r.reps)}; ${minNote(r.times)}${extra}${checkNote(r.checks)}`,
+  ]);
+}
+
+async function inProcess(impls) {
+  const W = { ours: await workloadsFor("ours"), reference: await workloadsFor("reference") };
+  const opts = (budgetMs, more = {}) => ({ warmup: 3, budgetMs: budget(budgetMs), gcEach: GC_EACH, ...more });
+  if (ONLY.has("a")) {
+    const w = await sidesFor(impls, W, "prepareManyDeltas", 20_000);
+    log(w.label);
+    const r = await compare(w.sides, opts(8000));
+    details.a = { ...r, label: w.label };
+    ratioRow(w.label, r, "≤ 1.0×", 1.0, `; ${r.checks.ours} events`);
+  }
+  if (ONLY.has("b")) {
+    const w = await sidesFor(impls, W, "prepareParallelTools", 100, 20);
+    log(w.label);
+    const r = await compare(w.sides, opts(9000));
+    details.b = { ...r, label: w.label };
+    ratioRow(w.label, r, "≤ 1.0×", 1.0, `; ${r.checks.ours} events`);
+  }
+  if (ONLY.has("c")) {
+    const sizes = {};
+    for (const [mib, b] of [[1, 9000], [4, 22000]]) {
+      const w = await sidesFor(impls, W, "prepareBigArguments", mib * 1048576, 16);
+      log(w.label);
+      const r = await compare(w.sides, opts(b, { warmup: 1, minReps: 3 }));
+      sizes[mib] = { ...r, label: w.label, fragments: w.fragments };
+      ratioRow(w.label, r, "(info)", null, `; ${w.fragments.toLocaleString("en")} fragments`);
+    }
+    const lin = (name) => median(sizes[4].times[name]) / median(sizes[1].times[name]);
+    const linMin = (name) => Math.min(...sizes[4].times[name]) / Math.min(...sizes[1].times[name]);
+    details.c = { sizes, linearity: { ours: lin("ours"), reference: lin("reference") } };
+    rows.push([
+      "(c) linearity t(4 MiB) / t(1 MiB)",
+      `${lin("ours").toFixed(2)}`,
+      `${lin("reference").toFixed(2)}`,
+      `${lin("ours").toFixed(2)} (ours)`,
+      "ours ≤ 4.4",
+      verdict(lin("ours") <= 4.4),
+      `4.0 = linear; medians; from best times ${linMin("ours").toFixed(2)} / ${linMin("reference").toFixed(2)}`,
+    ]);
+  }
+}
+
+// ---- (d) cold start, (e) memory: child processes
+
+function child(argv, { flags = [] } = {}) {
+  return new Promise((resolve, reject) => {
+    const t0 = now();
+    const p = spawn(process.execPath, [...flags, ...argv], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.stderr.on("data", (d) => (err += d));
+    p.on("exit", (code) => {
+      const wallMs = now() - t0;
+      if (code !== 0) return reject(new Error(`${argv.join(" ")} exited ${code}: ${err.trim().split("\n").slice(-3).join(" | ")}`));
+      try {
+        resolve({ ...JSON.parse(out.trim().split("\n").pop()), wallMs });
+      } catch (e) {
+        reject(new Error(`${argv.join(" ")}: no JSON (${e.message}): ${out} ${err}`));
+      }
+    });
+  });
+}
+
+async function coldStart() {
+  const reps = QUICK ? 3 : 7;
+  log(`(d) cold start: ${reps} fresh child processes per implementation, alternating`);
+  const names = ["ours", "reference"];
+  // one untimed start each: file-system cache
+  for (const n of names) await child(["bench/cold.mjs", n]);
+  const res = { ours: [], reference: [] };
+  for (let r = 0; r < reps; r++) {
+    for (const n of r % 2 ? [...names].reverse() : names) res[n].push(await child(["bench/cold.mjs", n]));
+  }
+  const m = (n, f) => median(res[n].map(f));
+  const total = (x) => x.importMs + x.firstRunMs;
+  details.d = res;
+  const o = m("ours", total);
+  const f = m("reference", total);
+  rows.push([
+    "(d) cold start: import + first small run",
+    fmtMs(o),
+    fmtMs(f),
+    `${(o / f).toFixed(2)}×`,
+    "≤ 1.0×",
+    verdict(o / f <= 1.0),
+    `n=${reps}; import ${fmtMs(m("ours", (x) => x.importMs))} / ${fmtMs(m("reference", (x) => x.importMs))}, first run ${fmtMs(m("ours", (x) => x.firstRunMs))} / ${fmtMs(m("reference", (x) => x.firstRunMs))}, process wall ${fmtMs(m("ours", (x) => x.wallMs))} / ${fmtMs(m("reference", (x) => x.wallMs))}`,
+  ]);
+}
+
+// --no-flush-bytecode: V8 otherwise drops the bytecode of functions idle across a few GCs (the
+// ones that ran at import), which moved the "after" heap figure by ±150 KiB from run to run.
+const MEMORY_FLAGS = ["--expose-gc", "--no-flush-bytecode"];
+
+async function memory() {
+  const reps = QUICK ? 1 : 3;
+  const runs = 2000;
+  log(`(e) memory: ${runs} sequential small runs, ${reps} child process(es) per implementation`);
+  const res = { ours: [], reference: [] };
+  for (let r = 0; r < reps; r++) {
+    for (const n of r % 2 ? ["reference", "ours"] : ["ours", "reference"]) res[n].push(await child(["bench/memory.mjs", n, String(runs)], { flags: MEMORY_FLAGS }));
+  }
+  details.e = res;
+  const heap = (n) => median(res[n].map((x) => x.heapGrowth));
+  const wasmAvailable = res.ours.every((x) => x.wasmGrowth !== null);
+  const wasm = wasmAvailable ? median(res.ours.map((x) => x.wasmGrowth)) : 0;
+  const table = wasmAvailable ? median(res.ours.map((x) => x.tableGrowth ?? 0)) : null;
+  const ours = heap("ours") + wasm;
+  const ref = heap("reference");
+  // Heap figures after a full GC still move by up to ~100 KiB between identical child processes
+  // (JIT code and feedback settling); growth within this floor counts as equal to the reference's.
+  const NOISE = 128 * 1024;
+  const pass = ours < 1_000_000 && ours <= ref + NOISE;
+  rows.push([
+    `(e) memory growth after ${runs} small runs`,
+    fmtBytes(ours),
+    fmtBytes(ref),
+    "–",
+    "< 1 MB and ≤ ref",
+    verdict(pass),
+    wasmAvailable
+      ? `ours = heap ${fmtBytes(heap("ours"))} + wasm memory ${fmtBytes(wasm)} (externref table +${table}); ref = heap; median of ${reps}; ≤ ref within a ${fmtBytes(NOISE)} noise floor`
+      : `wasm memory not reachable: heap only; median of ${reps}`,
+  ]);
+}
+
+async function providers() {
+  log("(f) built-in providers over loopback SSE");
+  const r = await benchProviders({ budgetMs: budget(6000) });
+  details.f = r;
+  if (r.skipped) {
+    console.log(`(f) SKIPPED: ${r.skipped}`);
+    rows.push(["(f) built-in providers, SSE MB/s", "–", "–", "–", "≥ 2×", "SKIP", r.skipped]);
+    return;
+  }
+  for (const x of r.results) {
+    const mbps = (n) => x.bytes / 1e6 / (median(x.times[n]) / 1000);
+    const best = (n) => x.bytes / 1e6 / (Math.min(...x.times[n]) / 1000);
+    const ratio = mbps("ours") / mbps("reference");
+    const ok = x.checks.ours?.stopReason === x.checks.reference?.stopReason && x.checks.ours?.textLength === x.checks.reference?.textLength;
+    rows.push([
+      `(f) ${x.api} SSE (${fmtBytes(x.bytes)})`,
+      `${mbps("ours").toFixed(1)} MB/s`,
+      `${mbps("reference").toFixed(1)} MB/s`,
+      `${ratio.toFixed(2)}×`,
+      "≥ 2×",
+      verdict(ratio >= 2),
+      `${spreadNote(x.times, x.reps)}; best ${best("ours").toFixed(1)} / ${best("reference").toFixed(1)} MB/s = ${(best("ours") / best("reference")).toFixed(2)}×; ${x.checks.ours?.events} / ${x.checks.reference?.events} events${ok ? ", same text and stop reason" : ` ⚠ results differ: ${JSON.stringify(x.checks)}`}`,
+    ]);
+  }
+}
+
+async function bundleSize() {
+  log("(g) browser bundle size (esbuild, gzip -9)");
+  const r = await benchBundle();
+  details.g = r;
+  if (r.skipped) {
+    rows.push(["(g) browser bundle, gzip", "–", "–", "–", "≤ 0.5×", "SKIP", r.skipped]);
+    return;
+  }
+  const ref = r.reference?.gzip;
+  if (!r.ours) {
+    console.log(`(g) ours SKIPPED: ${r.oursSkipped}`);
+    rows.push([
+      "(g) browser bundle, gzip (JS + .wasm)",
+      "–",
+      fmtBytes(ref),
+      "–",
+      "≤ 0.5×",
+      "SKIP",
+      `${r.oursSkipped}; our .wasm alone: ${fmtBytes(r.wasm?.gzip)} gzip`,
+    ]);
+    return;
+  }
+  const ratio = r.ours.total / ref;
+  rows.push([
+    "(g) browser bundle, gzip (JS + .wasm)",
+    fmtBytes(r.ours.total),
+    fmtBytes(ref),
+    `${ratio.toFixed(2)}×`,
+    "≤ 0.5×",
+    verdict(ratio <= 0.5),
+    `ours: JS ${fmtBytes(r.ours.gzip)} + wasm ${fmtBytes(r.wasm.gzip)} (raw ${fmtBytes(r.ours.raw)} + ${fmtBytes(r.wasm.raw)}); ref raw ${fmtBytes(r.reference.raw)}; esbuild ${r.esbuildVersion}`,
+  ]);
+}
+
+// ---- main
+
+const started = new Date();
+const m = machine();
+const monitor = loadMonitor();
+log(`${m.nproc} cores, ${m.cpuModel}, node ${m.node}; ours: ${m.ourEntry} (built ${m.pkgBuiltAt})`);
+
+if (["a", "b", "c"].some((k) => ONLY.has(k))) {
+  const impls = [await loadOurs(), await loadReference()];
+  await inProcess(impls);
+}
+if (ONLY.has("d")) await coldStart();
+if (ONLY.has("e")) await memory();
+if (ONLY.has("f")) await providers();
+if (ONLY.has("g")) await bundleSize();
+
+const load = monitor.stop();
+const underLoad = load.otherCoresBusy >= 0.25;
+const header = ["workload", "ours", "reference", "ours/ref", "target", "result", "notes"];
+const out = table(header, rows);
+const loadLine = `Other processes kept ${load.otherCoresBusy.toFixed(2)} of ${load.cores} cores busy on average during the ${load.seconds.toFixed(0)} s run (load average ${load.loadavgStart.toFixed(2)} → ${load.loadavgEnd.toFixed(2)})${underLoad ? ": MEASURED UNDER LOAD, figures are noisy." : "."}`;
+const shown = args.filter((a) => a !== "--write");
+const command = `scripts/bench${shown.length ? ` ${shown.join(" ")}` : ""}`;
+
+console.log("");
+console.log(out);
+console.log("");
+console.log(loadLine);
+console.log(`Machine: ${m.nproc} cores (nproc), ${m.cpuModel}, Node ${m.node} (V8 ${m.v8}); commit ${m.commit}; ours = ${m.ourEntry}, built ${m.pkgBuiltAt}.`);
+
+writeFileSync(jsonOut, `${JSON.stringify({ started: started.toISOString(), command, machine: m, load, rows, details }, null, 1)}\n`);
+log(`details: ${jsonOut.startsWith(ROOT) ? jsonOut.slice(ROOT.length + 1) : jsonOut}`);
+
+if (WRITE) {
+  const file = join(ROOT, "bench/RESULTS.md");
+  const BEGIN = "<!-- bench:figures:begin (written by scripts/bench) -->";
+  const END = "<!-- bench:figures:end -->";
+  const block = [
+    BEGIN,
+    "",
+    `Measured ${started.toISOString().replace("T", " ").slice(0, 16)} UTC with \`${command}\` (${load.seconds.toFixed(0)} s).`,
+    "",
+    `- Machine: ${m.nproc} cores (\`nproc\`), ${m.cpuModel}; Node ${m.node} (V8 ${m.v8}).`,
+    `- Code: commit ${m.commit}; ours = \`${m.ourEntry}\` built ${m.pkgBuiltAt}; reference = @earendil-works/pi-agent-core 1.6.0 + pi-ai 1.6.0.`,
+    `- Load: ${loadLine}`,
+    "",
+    out,
+    "",
+    END,
+  ].join("\n");
+  const text = existsSync(file) ? readFileSync(file, "utf8") : `# Benchmarks\n\n${BEGIN}\n${END}\n`;
+  const a = text.indexOf(BEGIN);
+  const b = text.indexOf(END);
+  const next = a >= 0 && b > a ? text.slice(0, a) + block + text.slice(b + END.length) : `${text.trimEnd()}\n\n${block}\n`;
+  writeFileSync(file, next);
+  log("bench/RESULTS.md figures updated");
+}

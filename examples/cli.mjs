@@ -1,0 +1,212 @@
+#!/usr/bin/env node
+// The design document's example, for real: an agent with two tools, `list_files` and `read_file`,
+// over the current directory. "List the files, then read the README" makes the model ask for both
+// at once; the loop runs them in parallel, sends the results back, and the model answers.
+//
+//   node examples/cli.mjs "list the files, then read the README"
+//
+// The model: with OPENAI_BASE_URL set, any OpenAI-compatible server through the built-in
+// `openai-completions` provider (OPENAI_API_KEY if it needs one, OPENAI_MODEL, default gpt-4o-mini),
+// for example OPENAI_BASE_URL=http://127.0.0.1:11434/v1 OPENAI_MODEL=qwen2.5 for Ollama. Without it, the
+// offline scripted model of examples/offline-model.mjs (no network; OFFLINE_CHUNK_DELAY_MS sets its
+// pace). The answer streams to stdout as it arrives, with the tool activity in between. Ctrl+C aborts.
+// Needs the built package: node scripts/build.mjs (scripts/demo builds it too).
+import { readdir, readFile, stat } from "node:fs/promises";
+import { isAbsolute, relative, resolve } from "node:path";
+import * as lib from "../pkg/dist/node/index.mjs";
+import { OFFLINE_MODEL, offlineModel } from "./offline-model.mjs";
+
+const { Agent, streamBuiltin, VERSION } = lib;
+const cwd = process.cwd();
+const prompt = process.argv.slice(2).join(" ").trim() || "List the files, then read the README";
+
+// ------------------------------------------------------------------------------------------------
+// Output helpers
+// ------------------------------------------------------------------------------------------------
+const color = process.stdout.isTTY && !process.env.NO_COLOR;
+const paint = (code) => (s) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
+const dim = paint("2");
+const bold = paint("1");
+const cyan = paint("36");
+const green = paint("32");
+const red = paint("31");
+const yellow = paint("33");
+
+const started = performance.now();
+const clock = () => dim(`[${String(Math.round(performance.now() - started)).padStart(5)} ms]`);
+let atLineStart = true;
+function write(text) {
+  if (!text) return;
+  process.stdout.write(text);
+  atLineStart = text.endsWith("\n");
+}
+function line(text) {
+  if (!atLineStart) write("\n");
+  write(`${text}\n`);
+}
+const short = (value, max = 100) => {
+  const s = typeof value === "string" ? value : JSON.stringify(value);
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+};
+
+// ------------------------------------------------------------------------------------------------
+// Tools: read-only access to the current directory
+// ------------------------------------------------------------------------------------------------
+function inside(path) {
+  const full = resolve(cwd, String(path ?? "."));
+  const rel = relative(cwd, full);
+  if (rel.startsWith("..") || isAbsolute(rel)) throw new Error(`${path} is outside the working directory`);
+  return full;
+}
+
+const MAX_CHARS = 8000;
+const tools = [
+  {
+    name: "list_files",
+    label: "List files",
+    description: "List the entries of a directory (relative to the working directory). Directories end with '/'.",
+    parameters: {
+      type: "object",
+      properties: { path: { type: "string", description: "Directory path, '.' for the working directory" } },
+      required: ["path"],
+    },
+    async execute(_id, { path }) {
+      const entries = await readdir(inside(path), { withFileTypes: true });
+      const names = entries.map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort();
+      return { content: [{ type: "text", text: names.join("\n") }], details: { count: names.length } };
+    },
+  },
+  {
+    name: "read_file",
+    label: "Read file",
+    description: `Read a UTF-8 text file (relative to the working directory); at most ${MAX_CHARS} characters.`,
+    parameters: {
+      type: "object",
+      properties: { path: { type: "string", description: "File path, e.g. README.md" } },
+      required: ["path"],
+    },
+    async execute(_id, { path }) {
+      const full = inside(path);
+      if ((await stat(full)).isDirectory()) throw new Error(`${path} is a directory; use list_files`);
+      const text = await readFile(full, "utf8");
+      const body = text.length > MAX_CHARS
+        ? `${text.slice(0, MAX_CHARS)}\n… (truncated, ${text.length - MAX_CHARS} more characters)`
+        : text;
+      return { content: [{ type: "text", text: body }], details: { chars: text.length } };
+    },
+  },
+];
+
+// ------------------------------------------------------------------------------------------------
+// The model: an OpenAI-compatible server when OPENAI_BASE_URL is set, else the offline script
+// ------------------------------------------------------------------------------------------------
+const baseUrl = process.env.OPENAI_BASE_URL?.trim().replace(/\/+$/, "");
+let model;
+let streamFn;
+if (baseUrl) {
+  const id = process.env.OPENAI_MODEL?.trim() || "gpt-4o-mini";
+  model = {
+    id, name: id, api: "openai-completions",
+    provider: /(^|\.)api\.openai\.com/.test(new URL(baseUrl).hostname) ? "openai" : "openai-compatible",
+    baseUrl, reasoning: false, input: ["text"],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 0, maxTokens: 0,
+  };
+  streamFn = streamBuiltin;
+} else {
+  const delay = Number(process.env.OFFLINE_CHUNK_DELAY_MS ?? 15);
+  model = OFFLINE_MODEL;
+  streamFn = offlineModel(lib, { chunkDelayMs: Number.isFinite(delay) && delay >= 0 ? delay : 15 });
+}
+
+const agent = new Agent({
+  initialState: {
+    systemPrompt:
+      `You are a concise assistant with read-only access to the directory ${cwd} through the tools ` +
+      "list_files and read_file (paths are relative to it). Use the tools to answer; call independent tools " +
+      "together in one response.",
+    model,
+    thinkingLevel: baseUrl ? "off" : "low",
+    tools,
+  },
+  streamFn,
+  apiKey: baseUrl ? process.env.OPENAI_API_KEY || undefined : undefined,
+  toolTimeoutMs: 30_000,
+});
+
+// ------------------------------------------------------------------------------------------------
+// Printing the run as it streams
+// ------------------------------------------------------------------------------------------------
+let requests = 0;
+let toolCalls = 0;
+let lastAssistant;
+agent.subscribe((event) => {
+  switch (event.type) {
+    case "message_start":
+      if (event.message.role === "assistant") requests++;
+      break;
+    case "message_update": {
+      const e = event.assistantMessageEvent;
+      if (e.type === "thinking_start") {
+        if (!atLineStart) write("\n");
+        write(dim("thinking: "));
+      } else if (e.type === "thinking_delta") {
+        write(dim(e.delta));
+      } else if (e.type === "thinking_end" || e.type === "text_start") {
+        if (!atLineStart) write("\n");
+      } else if (e.type === "text_delta") {
+        write(e.delta);
+      } else if (e.type === "toolcall_end") {
+        line(`${clock()} ${cyan("→ model calls")} ${bold(e.toolCall.name)}(${short(e.toolCall.arguments)})`);
+      }
+      break;
+    }
+    case "message_end":
+      if (event.message.role === "assistant") {
+        lastAssistant = event.message;
+        if (!atLineStart) write("\n");
+        if (event.message.stopReason === "error" || event.message.stopReason === "aborted") {
+          line(red(`${event.message.stopReason}: ${event.message.errorMessage ?? "unknown error"}`));
+        }
+      }
+      break;
+    case "tool_execution_start":
+      toolCalls++;
+      line(`${clock()} ${yellow("▶ running")} ${bold(event.toolName)}(${short(event.args)})`);
+      break;
+    case "tool_execution_update":
+      line(`${clock()} ${dim(`… ${event.toolName}: ${short(event.partialResult?.content?.[0]?.text ?? "", 80)}`)}`);
+      break;
+    case "tool_execution_end": {
+      const ms = event.durationMs === undefined ? "" : ` in ${event.durationMs} ms`;
+      const text = event.result?.content?.find?.((c) => c.type === "text")?.text ?? "";
+      const lines = text.split("\n").filter(Boolean).length;
+      line(event.isError
+        ? `${clock()} ${red("✖ failed")} ${bold(event.toolName)}${ms}: ${short(text, 120)}`
+        : `${clock()} ${green("✔ done")} ${bold(event.toolName)}${ms} · ${lines} line${lines === 1 ? "" : "s"}, ${text.length} chars`);
+      break;
+    }
+    default:
+      break;
+  }
+});
+
+line(dim(`agent-loop-wasm ${VERSION} · ${baseUrl
+  ? `${model.id} at ${baseUrl} (openai-completions)`
+  : "offline scripted model (set OPENAI_BASE_URL to use an OpenAI-compatible server)"} · ${cwd}`));
+line(`${bold(">")} ${prompt}`);
+
+let interrupted = false;
+process.on("SIGINT", () => {
+  if (interrupted || !agent.state.isStreaming) process.exit(130);
+  interrupted = true;
+  line(yellow("aborting… (Ctrl+C again to quit)"));
+  agent.abort();
+});
+
+await agent.prompt(prompt);
+const seconds = ((performance.now() - started) / 1000).toFixed(1);
+const u = lastAssistant?.usage;
+line(dim(`— ${seconds} s · ${requests} request${requests === 1 ? "" : "s"} · ${toolCalls} tool call${toolCalls === 1 ? "" : "s"}` +
+  (u?.totalTokens ? ` · ${u.input} in / ${u.output} out tokens (last request)` : "")));
+const failed = !lastAssistant || lastAssistant.stopReason === "error" || lastAssistant.stopReason === "aborted";
+process.exitCode = failed ? 1 : 0;

@@ -1,0 +1,114 @@
+// examples/cli.mjs (SPEC K-9.3, the design document's example for real): `list_files` and `read_file` over the
+// current directory, on the offline script by default and on an OpenAI-compatible server when OPENAI_BASE_URL is
+// set (here a local mock that streams Chat Completions SSE). Runs the example as a child process against pkg/.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { createServer } from "node:http";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const cli = join(root, "examples", "cli.mjs");
+// The example always uses our package, so there is nothing to compare against the reference; Deno's node:test
+// would spawn deno instead of node.
+const skip = process.env.AGENT_LOOP_IMPL === "reference" || typeof globalThis.Deno !== "undefined";
+const T = { timeout: 15_000, skip };
+
+function runCli(prompt, env = {}) {
+  const base = { ...process.env };
+  for (const key of ["OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "FORCE_COLOR"]) delete base[key];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, prompt], {
+      cwd: root,
+      env: { ...base, NO_COLOR: "1", OFFLINE_CHUNK_DELAY_MS: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => { stdout += d; });
+    child.stderr.on("data", (d) => { stderr += d; });
+    const timer = setTimeout(() => { child.kill(); reject(new Error(`cli timed out\n${stdout}\n${stderr}`)); }, 12_000);
+    child.on("close", (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+  });
+}
+
+test("K-9.3 examples/cli.mjs offline: both tools run, then the answer streams", T, async () => {
+  const { code, stdout, stderr } = await runCli("list the files, then read the README");
+  assert.equal(code, 0, `exit code 0\n${stdout}\n${stderr}`);
+  assert.match(stdout, /offline scripted model/);
+  assert.match(stdout, /→ model calls list_files\(\{"path":"\."\}\)/);
+  assert.match(stdout, /→ model calls read_file\(\{"path":"README\.md"\}\)/);
+  assert.match(stdout, /▶ running list_files/);
+  assert.match(stdout, /▶ running read_file/);
+  assert.match(stdout, /✔ done list_files in \d+ ms/);
+  assert.match(stdout, /✔ done read_file in \d+ ms/);
+  // Both calls started before either finished: one parallel batch.
+  const lines = stdout.split("\n");
+  const at = (re) => lines.findIndex((l) => re.test(l));
+  assert.ok(at(/▶ running read_file/) < at(/✔ done/), "both tools start before the first one ends");
+  // The answer, built from what the tools really returned.
+  assert.match(stdout, /Here is what the tools returned/);
+  assert.match(stdout, /`README\.md` \(\d+ characters\) starts with \*\*agent-loop-wasm\*\*/);
+  assert.match(stdout, /`Cargo\.toml`/);
+  assert.match(stdout, /2 requests · 2 tool calls/);
+  assert.equal(stderr, "");
+});
+
+test("K-9.3 examples/cli.mjs uses an OpenAI-compatible server when OPENAI_BASE_URL is set", T, async () => {
+  const requests = [];
+  const sse = (chunks) => chunks.map((c) => `data: ${typeof c === "string" ? c : JSON.stringify(c)}\n\n`).join("");
+  const delta = (d, finish = null) => ({ id: "chatcmpl-1", model: "mock-model", choices: [{ index: 0, delta: d, finish_reason: finish }] });
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => { body += d; });
+    req.on("end", () => {
+      requests.push({ url: req.url, auth: req.headers.authorization, body: JSON.parse(body) });
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      if (requests.length === 1) {
+        res.end(sse([
+          delta({ role: "assistant", content: "Let me look." }),
+          delta({ tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "list_files", arguments: "" } }] }),
+          delta({ tool_calls: [{ index: 0, function: { arguments: '{"path":' } }] }),
+          delta({ tool_calls: [{ index: 0, function: { arguments: '"."}' } }] }),
+          delta({ tool_calls: [{ index: 1, id: "call_b", type: "function", function: { name: "read_file", arguments: '{"path":"README.md"}' } }] }),
+          delta({}, "tool_calls"),
+          "[DONE]",
+        ]));
+      } else {
+        res.end(sse([
+          delta({ role: "assistant", content: "The README is about " }),
+          delta({ content: "agent-loop-wasm." }),
+          delta({}, "stop"),
+          "[DONE]",
+        ]));
+      }
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  try {
+    const { code, stdout, stderr } = await runCli("list the files, then read the README", {
+      OPENAI_BASE_URL: `http://127.0.0.1:${server.address().port}/v1`,
+      OPENAI_API_KEY: "test-key",
+      OPENAI_MODEL: "mock-model",
+    });
+    assert.equal(code, 0, `exit code 0\n${stdout}\n${stderr}`);
+    assert.match(stdout, /mock-model at http:\/\/127\.0\.0\.1:\d+\/v1/);
+    assert.match(stdout, /Let me look\./);
+    assert.match(stdout, /✔ done list_files in \d+ ms/);
+    assert.match(stdout, /✔ done read_file in \d+ ms/);
+    assert.match(stdout, /The README is about agent-loop-wasm\./);
+    assert.equal(requests.length, 2);
+    assert.equal(requests[0].url, "/v1/chat/completions");
+    assert.equal(requests[0].auth, "Bearer test-key");
+    assert.equal(requests[0].body.model, "mock-model");
+    assert.deepEqual(requests[0].body.tools.map((t) => t.function.name).sort(), ["list_files", "read_file"]);
+    const toolMessages = requests[1].body.messages.filter((m) => m.role === "tool");
+    assert.deepEqual(toolMessages.map((m) => m.tool_call_id), ["call_a", "call_b"], "results in request order");
+    assert.match(toolMessages[0].content, /README\.md/);
+    assert.match(toolMessages[1].content, /^# agent-loop-wasm/);
+    assert.ok(!stdout.includes("test-key"), "the key is never printed");
+  } finally {
+    server.close();
+  }
+});

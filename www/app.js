@@ -1,0 +1,1091 @@
+// The agent-loop-wasm demo page (SPEC K-9.3): plain ES modules, no framework, no build step.
+// Served by `node scripts/serve.mjs` from the repository root: the package comes from /pkg/dist/web/index.js
+// (top-level await loads the wasm) and the offline model from /examples/offline-model.mjs.
+import { TOOLS } from "./tools.js";
+
+const $ = (id) => document.getElementById(id);
+const el = (tag, props = {}, ...children) => {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) if (child != null) node.append(child);
+  return node;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Loading the package
+// ---------------------------------------------------------------------------------------------------------------
+const loadStarted = performance.now();
+let lib;
+let offline;
+try {
+  [lib, offline] = await Promise.all([import("/pkg/dist/web/index.js"), import("/examples/offline-model.mjs")]);
+} catch (error) {
+  const fatal = $("fatal");
+  fatal.hidden = false;
+  fatal.append(
+    el("strong", { text: "The package could not be loaded. " }),
+    "Build it first with ", el("code", { text: "node scripts/build.mjs" }), " (or run ", el("code", { text: "scripts/demo" }),
+    "), and open this page through ", el("code", { text: "node scripts/serve.mjs" }), ". ",
+    el("span", { class: "muted", text: `(${error?.message ?? error})` }),
+  );
+  setStatus("error", "Package not loaded");
+  document.body.classList.add("fatal-error");
+  throw error;
+}
+const loadMs = Math.round(performance.now() - loadStarted);
+const { Agent, streamBuiltin, VERSION } = lib;
+const { offlineModel, OFFLINE_MODEL, OFFLINE_PROMPTS } = offline;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Settings
+// ---------------------------------------------------------------------------------------------------------------
+const APIS = {
+  offline: { label: "Offline demo", thinking: "medium" },
+  "openai-completions": {
+    label: "OpenAI Chat Completions", baseUrl: "https://api.openai.com/v1", model: "gpt-4o-mini", thinking: "off",
+    presets: [
+      ["OpenAI", "https://api.openai.com/v1"],
+      ["Ollama", "http://localhost:11434/v1"],
+      ["LM Studio", "http://localhost:1234/v1"],
+      ["llama.cpp :8081", "http://localhost:8081/v1"],
+    ],
+  },
+  "openai-responses": { label: "OpenAI Responses", baseUrl: "https://api.openai.com/v1", model: "gpt-4.1-mini", thinking: "off" },
+  "anthropic-messages": { label: "Anthropic", baseUrl: "https://api.anthropic.com", model: "claude-sonnet-4-5", thinking: "off" },
+  "google-generative-ai": {
+    label: "Google Gemini", baseUrl: "https://generativelanguage.googleapis.com/v1beta", model: "gemini-2.5-flash", thinking: "off",
+  },
+};
+// Per-API values the user typed, memory only (switching APIs never sends one provider's key to another).
+const memory = new Map(Object.keys(APIS).map((api) => [api, { baseUrl: APIS[api].baseUrl ?? "", model: APIS[api].model ?? "", key: "" }]));
+let currentApi = "offline";
+
+const SYSTEM_PROMPT =
+  "You are a helpful assistant inside the agent-loop-wasm browser demo. Tools: get_time, calculate, wait, " +
+  "random_number, and list_files / read_file over a small in-memory project. When calls are independent, " +
+  "request them together in one response so they run in parallel. Keep answers short.";
+
+function providerOf(api, baseUrl) {
+  if (api === "openai-completions") {
+    try { return new URL(baseUrl).hostname.endsWith("api.openai.com") ? "openai" : "openai-compatible"; } catch { return "openai-compatible"; }
+  }
+  return { "openai-responses": "openai", "anthropic-messages": "anthropic", "google-generative-ai": "google" }[api];
+}
+
+function currentModel() {
+  if (currentApi === "offline") return { ...OFFLINE_MODEL };
+  const { baseUrl, model } = memory.get(currentApi);
+  const id = model.trim();
+  return {
+    id, name: id, api: currentApi, provider: providerOf(currentApi, baseUrl.trim()),
+    baseUrl: baseUrl.trim().replace(/\/+$/, ""), reasoning: $("thinking").value !== "off", input: ["text"],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 0,
+    maxTokens: currentApi === "anthropic-messages" ? 8192 : 0,
+  };
+}
+
+function selectApi(api, { keepThinking = false } = {}) {
+  currentApi = api in APIS ? api : "offline";
+  $("api").value = currentApi;
+  const isOffline = currentApi === "offline";
+  $("offline-card").hidden = !isOffline;
+  $("provider-fields").hidden = isOffline;
+  if (!isOffline) {
+    const saved = memory.get(currentApi);
+    $("base-url").value = saved.baseUrl;
+    $("base-url").placeholder = APIS[currentApi].baseUrl;
+    $("model-id").value = saved.model;
+    $("api-key").value = saved.key;
+    const presets = $("base-url-presets");
+    presets.replaceChildren(...(APIS[currentApi].presets ?? []).map(([label, url]) =>
+      el("button", { type: "button", class: "chip small", text: label, title: url, onclick: () => {
+        $("base-url").value = url;
+        memory.get(currentApi).baseUrl = url;
+        updateModelChip();
+      } })));
+  }
+  if (!keepThinking) $("thinking").value = APIS[currentApi].thinking;
+  updateModelChip();
+}
+
+function updateModelChip() {
+  const chip = $("model-chip");
+  if (currentApi === "offline") {
+    chip.replaceChildren(el("span", { class: "chip-dot offline" }), "Offline demo · no network");
+    chip.dataset.api = "offline";
+  } else {
+    const host = (() => { try { return new URL(memory.get(currentApi).baseUrl).host; } catch { return "?"; } })();
+    chip.replaceChildren(el("span", { class: "chip-dot live" }), `${APIS[currentApi].label} · ${memory.get(currentApi).model || "?"} @ ${host}`);
+    chip.dataset.api = currentApi;
+  }
+}
+
+$("api").addEventListener("change", (e) => selectApi(e.target.value));
+for (const [id, field] of [["base-url", "baseUrl"], ["model-id", "model"], ["api-key", "key"]]) {
+  $(id).addEventListener("input", (e) => {
+    if (currentApi !== "offline") memory.get(currentApi)[field] = e.target.value;
+    if (field !== "key") updateModelChip();
+  });
+}
+$("origin-hint").textContent = location.origin;
+
+function readSettings() {
+  const error = (message, id) => Object.assign(new Error(message), { field: id });
+  const maxRaw = $("max-parallel").value.trim();
+  const timeoutRaw = $("tool-timeout").value.trim();
+  const maxParallelTools = maxRaw === "" ? undefined : Number(maxRaw);
+  if (maxParallelTools !== undefined && !(Number.isInteger(maxParallelTools) && maxParallelTools >= 1)) {
+    throw error("maxParallelTools must be a whole number ≥ 1 (or empty for unlimited)", "max-parallel");
+  }
+  const toolTimeoutMs = timeoutRaw === "" ? undefined : Number(timeoutRaw);
+  if (toolTimeoutMs !== undefined && !(Number.isFinite(toolTimeoutMs) && toolTimeoutMs >= 0)) {
+    throw error("toolTimeoutMs must be a number ≥ 0 (0 or empty: no timeout)", "tool-timeout");
+  }
+  if (currentApi !== "offline") {
+    const { baseUrl, model } = memory.get(currentApi);
+    if (!model.trim()) throw error("Enter a model id", "model-id");
+    try { new URL(baseUrl.trim()); } catch { throw error("Enter a valid base URL, e.g. " + APIS[currentApi].baseUrl, "base-url"); }
+  }
+  return {
+    model: currentModel(),
+    thinkingLevel: $("thinking").value,
+    toolExecution: document.querySelector("input[name=tool-mode]:checked").value,
+    maxParallelTools,
+    toolTimeoutMs: toolTimeoutMs || undefined,
+    tools: instrumented.filter((t) => $(`tool-${t.name}`).checked),
+  };
+}
+
+function applySettings() {
+  const box = $("settings-error");
+  document.querySelectorAll(".invalid").forEach((n) => n.classList.remove("invalid"));
+  try {
+    const s = readSettings();
+    box.hidden = true;
+    agent.state.model = s.model;
+    agent.state.thinkingLevel = s.thinkingLevel;
+    agent.state.tools = s.tools;
+    agent.toolExecution = s.toolExecution;
+    agent.maxParallelTools = s.maxParallelTools;
+    agent.toolTimeoutMs = s.toolTimeoutMs;
+    return true;
+  } catch (error) {
+    box.textContent = error.message;
+    box.hidden = false;
+    if (error.field) {
+      $(error.field).classList.add("invalid");
+      $(error.field).focus();
+    }
+    return false;
+  }
+}
+
+// Tool toggles
+$("tool-list").append(...TOOLS.map((tool) =>
+  el("li", {},
+    el("label", { class: "tool-toggle" },
+      el("input", { type: "checkbox", id: `tool-${tool.name}`, checked: true, dataset: { tool: tool.name } }),
+      el("span", {},
+        el("code", { text: tool.name }),
+        el("span", { class: "tool-desc", text: tool.description.split(/(?<=\.)\s/)[0] }))))));
+
+// ---------------------------------------------------------------------------------------------------------------
+// The agent
+// ---------------------------------------------------------------------------------------------------------------
+// The tools as the agent sees them: each execute() call is timed for the timeline (the events mark the
+// preflight and the end of the call; a call may wait for a maxParallelTools slot in between).
+const instrumented = TOOLS.map((tool) => ({
+  ...tool,
+  async execute(toolCallId, params, signal, onUpdate) {
+    timelineToolRunning(toolCallId);
+    toolCards.get(toolCallId)?.running();
+    try {
+      return await tool.execute(toolCallId, params, signal, onUpdate);
+    } finally {
+      timelineToolReturned(toolCallId);
+    }
+  },
+}));
+const offlineStream = offlineModel(lib, { chunkDelayMs: 24 });
+const streamFn = (model, context, options) =>
+  model?.api === OFFLINE_MODEL.api ? offlineStream(model, context, options) : streamBuiltin(model, context, options);
+const agentOptions = () => ({
+  streamFn,
+  // The key is read from memory at request time; it is never part of the model, the state or a snapshot.
+  getApiKey: () => (currentApi === "offline" ? undefined : memory.get(currentApi).key.trim() || undefined),
+  toolExecution: "parallel",
+});
+
+let agent;
+let unsubscribe = () => {};
+function attach(next) {
+  unsubscribe();
+  agent = next;
+  unsubscribe = agent.subscribe(onEvent);
+  window.demo = { agent, lib };
+}
+attach(new Agent({
+  ...agentOptions(),
+  initialState: { systemPrompt: SYSTEM_PROMPT, model: { ...OFFLINE_MODEL }, thinkingLevel: "medium", tools: instrumented },
+}));
+
+// ---------------------------------------------------------------------------------------------------------------
+// UI state
+// ---------------------------------------------------------------------------------------------------------------
+let running = false;
+let runCount = 0;
+let turn = 0;
+
+function setStatus(state, text) {
+  const s = $("status");
+  s.dataset.state = state;
+  $("status-text").textContent = text;
+}
+
+function setRunning(value) {
+  running = value;
+  document.body.classList.toggle("is-running", value);
+  $("transcript").setAttribute("aria-busy", String(value));
+  refreshButtons();
+  if (!value) setStatus("idle", "Ready");
+}
+
+function refreshButtons() {
+  const hasText = $("prompt").value.trim().length > 0;
+  $("send").disabled = running || !hasText;
+  $("steer").disabled = !running || !hasText;
+  $("follow-up").disabled = !running || !hasText;
+  $("abort").disabled = !running;
+  $("reset").disabled = running;
+  $("export").disabled = running;
+  $("import").disabled = running;
+  $("import-label").classList.toggle("disabled", running);
+  $("composer-hint").textContent = running
+    ? "Running — Enter steers · Follow-up waits until the agent would stop"
+    : "Enter sends · Shift+Enter adds a line";
+}
+
+function toast(message, kind = "info") {
+  const t = el("div", { class: `toast ${kind}`, role: kind === "error" ? "alert" : "status", text: message });
+  $("toasts").append(t);
+  setTimeout(() => t.classList.add("out"), 3800);
+  setTimeout(() => t.remove(), 4300);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Text rendering: a tiny, safe Markdown subset (paragraphs, lists, headings, code, **bold**, `code`)
+// ---------------------------------------------------------------------------------------------------------------
+function inline(text) {
+  const out = [];
+  const re = /(`[^`\n]+`|\*\*[^*\n]+\*\*)/g;
+  let last = 0;
+  for (const m of text.matchAll(re)) {
+    if (m.index > last) out.push(text.slice(last, m.index));
+    const token = m[0];
+    out.push(token.startsWith("`") ? el("code", { text: token.slice(1, -1) }) : el("strong", { text: token.slice(2, -2) }));
+    last = m.index + token.length;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return out;
+}
+
+function renderMarkdown(target, source) {
+  const nodes = [];
+  const lines = source.split("\n");
+  let para = [];
+  let list = null;
+  const flushPara = () => {
+    if (para.length) nodes.push(el("p", {}, ...para.flatMap((l, i) => (i ? [el("br"), ...inline(l)] : inline(l)))));
+    para = [];
+  };
+  const flushList = () => { if (list) nodes.push(list); list = null; };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (line.startsWith("```")) {
+      flushPara(); flushList();
+      const body = [];
+      while (++i < lines.length && !lines[i].startsWith("```")) body.push(lines[i]);
+      nodes.push(el("pre", { class: "code" }, el("code", { text: body.join("\n") })));
+      continue;
+    }
+    const bullet = line.match(/^\s*(?:[-*•]|(\d+)[.)])\s+(.*)$/);
+    const heading = line.match(/^(#{1,4})\s+(.*)$/);
+    if (bullet) {
+      flushPara();
+      const tag = bullet[1] ? "ol" : "ul";
+      if (!list || list.tagName.toLowerCase() !== tag) { flushList(); list = el(tag); }
+      list.append(el("li", {}, ...inline(bullet[2])));
+    } else if (heading) {
+      flushPara(); flushList();
+      nodes.push(el(`h${Math.min(6, heading[1].length + 3)}`, {}, ...inline(heading[2])));
+    } else if (line.trim() === "") {
+      flushPara(); flushList();
+    } else {
+      flushList();
+      para.push(line);
+    }
+  }
+  flushPara(); flushList();
+  target.replaceChildren(...nodes);
+}
+
+// Rendering is batched per animation frame: a streaming block is marked dirty and drawn once per frame.
+const dirty = new Map();
+let frameRequested = false;
+function scheduleRender(key, fn) {
+  dirty.set(key, fn);
+  if (!frameRequested) {
+    frameRequested = true;
+    requestAnimationFrame(() => {
+      frameRequested = false;
+      const jobs = [...dirty.values()];
+      dirty.clear();
+      for (const job of jobs) job();
+    });
+  }
+}
+
+// The transcript follows new content while the user is at the bottom; scrolling up pauses that.
+const transcript = $("transcript");
+const nearBottom = () => transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 60;
+const scrollToBottom = () => { transcript.scrollTop = transcript.scrollHeight; };
+let follow = true;
+transcript.addEventListener("scroll", () => { follow = nearBottom(); }, { passive: true });
+new MutationObserver(() => { if (follow) scrollToBottom(); })
+  .observe(transcript, { childList: true, subtree: true, characterData: true });
+function appendToTranscript(node) {
+  $("empty-state").hidden = true;
+  transcript.append(node);
+}
+
+function textOf(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.filter((c) => c?.type === "text").map((c) => c.text).join("\n");
+}
+
+const fmtMs = (ms) => (ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`);
+const clip = (s, n) => (s.length > n ? `${s.slice(0, n)}…` : s);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Transcript: user bubbles, assistant messages, tool cards
+// ---------------------------------------------------------------------------------------------------------------
+const toolCards = new Map(); // toolCallId → card
+
+function userBubble(message, kind) {
+  const node = el("div", { class: `msg user${kind ? ` ${kind}` : ""}`, dataset: { testid: "user-message", role: "user" } },
+    el("div", { class: "bubble" },
+      kind ? el("span", { class: "kind", text: kind === "steer" ? "steering" : "follow-up" }) : null,
+      el("div", { class: "md" })));
+  renderMarkdown(node.querySelector(".md"), textOf(message.content));
+  return node;
+}
+
+function assistantView(message) {
+  const body = el("div", { class: "blocks" });
+  const meta = el("div", { class: "msg-meta" });
+  const node = el("div", { class: "msg assistant", dataset: { testid: "assistant-message", role: "assistant" } },
+    el("div", { class: "avatar", "aria-hidden": "true", text: "✦" }),
+    el("div", { class: "msg-main" },
+      el("div", { class: "msg-head" },
+        el("span", { class: "who", text: "Assistant" }),
+        el("span", { class: "model", text: message.model ?? "" })),
+      body, meta));
+  const blocks = new Map(); // contentIndex → { kind, el, raw? }
+  const started = performance.now();
+
+  function blockAt(index, kind, content) {
+    let b = blocks.get(index);
+    if (b && b.kind === kind) return b;
+    if (kind === "thinking") {
+      const text = el("div", { class: "thinking-text md" });
+      const details = el("details", { class: "thinking", open: true, dataset: { testid: "thinking" } },
+        el("summary", {}, el("span", { class: "think-icon", "aria-hidden": "true", text: "◌" }),
+          el("span", { class: "think-label", text: "Thinking…" })), text);
+      b = { kind, el: details, text, started: performance.now() };
+    } else if (kind === "text") {
+      b = { kind, el: el("div", { class: "md text streaming", dataset: { testid: "assistant-text" } }) };
+    } else {
+      b = { kind, card: toolCard(content), raw: "" };
+      b.el = b.card.el;
+    }
+    blocks.set(index, b);
+    body.append(b.el);
+    return b;
+  }
+
+  function drawText(b, value) {
+    scheduleRender(b, () => renderMarkdown(b.el, value));
+  }
+  function drawThinking(b, value) {
+    scheduleRender(b, () => renderMarkdown(b.text, value));
+  }
+
+  return {
+    node,
+    update(event, partial) {
+      const i = event.contentIndex;
+      const block = partial?.content?.[i];
+      switch (event.type) {
+        case "text_start": case "text_delta": case "text_end": {
+          const b = blockAt(i, "text");
+          drawText(b, event.type === "text_end" ? event.content : block?.text ?? "");
+          if (event.type === "text_end") b.el.classList.remove("streaming");
+          break;
+        }
+        case "thinking_start": case "thinking_delta": case "thinking_end": {
+          const b = blockAt(i, "thinking");
+          drawThinking(b, event.type === "thinking_end" ? event.content : block?.thinking ?? "");
+          if (event.type === "thinking_end") {
+            b.el.classList.add("done");
+            b.el.querySelector(".think-label").textContent = `Thought for ${fmtMs(performance.now() - b.started)}`;
+            b.el.querySelector(".think-icon").textContent = "✓";
+          }
+          break;
+        }
+        case "toolcall_start": case "toolcall_delta": {
+          const b = blockAt(i, "toolCall", block);
+          if (block?.id) b.card.setIdentity(block.id, block.name);
+          if (event.type === "toolcall_delta") {
+            b.raw += event.delta;
+            b.card.setRawArgs(b.raw);
+          }
+          break;
+        }
+        case "toolcall_end": {
+          const b = blockAt(i, "toolCall", event.toolCall);
+          b.card.setIdentity(event.toolCall.id, event.toolCall.name);
+          b.card.setArgs(event.toolCall.arguments, event.toolCall.argumentsError);
+          break;
+        }
+        default: break;
+      }
+    },
+    finish(m) {
+      // Draw the final content (covers providers that skip deltas, and static rendering of snapshots).
+      (m.content ?? []).forEach((c, i) => {
+        if (c.type === "text") {
+          const b = blockAt(i, "text");
+          renderMarkdown(b.el, c.text ?? "");
+          b.el.classList.remove("streaming");
+        } else if (c.type === "thinking") {
+          const b = blockAt(i, "thinking");
+          renderMarkdown(b.text, c.thinking ?? "");
+          b.el.classList.add("done");
+          b.el.querySelector(".think-icon").textContent = "✓";
+          if (b.el.querySelector(".think-label").textContent === "Thinking…") {
+            b.el.querySelector(".think-label").textContent = c.redacted ? "Thinking (redacted)" : "Thinking";
+          }
+        } else if (c.type === "toolCall") {
+          const b = blockAt(i, "toolCall", c);
+          b.card.setIdentity(c.id, c.name);
+          b.card.setArgs(c.arguments, c.argumentsError);
+        }
+      });
+      dirty.clear();
+      for (const b of blocks.values()) {
+        if (b.kind === "toolCall" && (m.stopReason === "aborted" || m.stopReason === "error" || m.stopReason === "length")) {
+          b.card.markNotRun(m.stopReason);
+        }
+      }
+      const reason = { stop: "done", toolUse: "tool use", length: "length limit", aborted: "aborted", error: "error" }[m.stopReason] ?? m.stopReason;
+      const duration = m.durationMs ?? (performance.now() - started);
+      const u = m.usage ?? {};
+      meta.replaceChildren(...[
+        el("span", { class: `stop ${m.stopReason}`, text: reason }),
+        el("span", { text: fmtMs(duration) }),
+        u.totalTokens ? el("span", { text: `${u.input ?? 0} in · ${u.output ?? 0} out tokens` }) : null,
+      ].filter(Boolean));
+      if (m.errorMessage) {
+        body.append(el("div", { class: `banner ${m.stopReason === "aborted" ? "warn" : "error"}`, role: "alert", dataset: { testid: "assistant-error" } },
+          el("strong", { text: m.stopReason === "aborted" ? "Aborted. " : "Error. " }), m.errorMessage,
+          /fetch|network|load failed/i.test(m.errorMessage) && m.api !== OFFLINE_MODEL.api
+            ? el("div", { class: "banner-hint", text: "Is the server running, and does it allow cross-origin requests from this page? See “About CORS” in the settings." })
+            : null));
+      }
+      node.dataset.stopReason = m.stopReason;
+    },
+  };
+}
+
+function toolCard(block) {
+  const name = el("span", { class: "tool-name", text: block?.name ?? "tool" });
+  const id = el("span", { class: "tool-id" });
+  const status = el("span", { class: "tool-status", dataset: { testid: "tool-status" } });
+  const duration = el("span", { class: "tool-duration", dataset: { testid: "tool-duration" } });
+  const args = el("pre", { class: "args", dataset: { testid: "tool-args" } });
+  const progress = el("div", { class: "progress", hidden: true });
+  const result = el("pre", { class: "result", dataset: { testid: "tool-result" } });
+  const resultSection = el("div", { class: "tool-section result-section", hidden: true },
+    el("div", { class: "label", text: "Result" }), result);
+  const card = el("article", { class: "tool-card", dataset: { testid: "tool-card", status: "streaming" } },
+    el("header", {}, el("span", { class: "tool-icon", "aria-hidden": "true", text: "⚙" }), name, id,
+      el("span", { class: "spacer" }), duration, status),
+    el("div", { class: "tool-section" }, el("div", { class: "label", text: "Arguments" }), args),
+    progress, resultSection);
+  let startedAt = null;
+  let ticker = null;
+  const api = {
+    el: card,
+    setIdentity(toolCallId, toolName) {
+      if (toolName) { name.textContent = toolName; card.dataset.toolName = toolName; }
+      if (toolCallId && card.dataset.toolCallId !== toolCallId) {
+        if (card.dataset.toolCallId) toolCards.delete(card.dataset.toolCallId);
+        card.dataset.toolCallId = toolCallId;
+        id.textContent = toolCallId;
+        toolCards.set(toolCallId, api);
+      }
+    },
+    setStatus(state, label) {
+      card.dataset.status = state;
+      status.textContent = label;
+    },
+    setRawArgs(raw) {
+      scheduleRender(args, () => { args.textContent = raw; });
+    },
+    setArgs(value, argumentsError) {
+      dirty.delete(args);
+      const compact = JSON.stringify(value ?? {});
+      args.textContent = compact.length <= 72 ? compact : JSON.stringify(value ?? {}, null, 2);
+      if (argumentsError) args.append(el("span", { class: "err", text: `\n${argumentsError}` }));
+      if (card.dataset.status === "streaming") api.setStatus("pending", "queued");
+    },
+    queued() {
+      if (startedAt === null) api.setStatus("pending", "starting");
+    },
+    running() {
+      startedAt = performance.now();
+      api.setStatus("running", "running");
+      clearInterval(ticker);
+      ticker = setInterval(() => { duration.textContent = fmtMs(performance.now() - startedAt); }, 50);
+    },
+    progress(partial) {
+      const t = textOf(partial?.content);
+      progress.hidden = !t;
+      progress.textContent = t;
+      const d = partial?.details;
+      if (d && typeof d.elapsed === "number" && typeof d.total === "number" && d.total > 0) {
+        progress.style.setProperty("--pct", `${Math.min(100, (100 * d.elapsed) / d.total)}%`);
+        progress.classList.add("bar");
+      }
+    },
+    finish({ isError, content, durationMs }) {
+      clearInterval(ticker);
+      progress.hidden = true;
+      const elapsed = durationMs ?? (startedAt !== null ? performance.now() - startedAt : undefined);
+      duration.textContent = elapsed === undefined ? "" : fmtMs(elapsed);
+      if (elapsed !== undefined) card.dataset.durationMs = String(Math.round(elapsed));
+      api.setStatus(isError ? "error" : "done", isError ? "error" : "done");
+      const t = textOf(content) || (Array.isArray(content) && content.length ? "(non-text result)" : "(empty result)");
+      result.textContent = clip(t, 4000);
+      result.classList.toggle("is-error", !!isError);
+      resultSection.hidden = false;
+      card.dataset.finished = "true";
+    },
+    markNotRun(reason) {
+      if (card.dataset.finished || startedAt !== null) return;
+      api.setStatus("skipped", reason === "length" ? "not run (truncated)" : "not run");
+    },
+    get finished() { return card.dataset.finished === "true"; },
+  };
+  if (block?.id) api.setIdentity(block.id, block.name);
+  api.setStatus("streaming", "receiving arguments");
+  return api;
+}
+
+function renderTranscript(messages) {
+  for (const n of [...transcript.children]) if (n.id !== "empty-state") n.remove();
+  toolCards.clear();
+  for (const m of messages) {
+    if (m.role === "user") transcript.append(userBubble(m));
+    else if (m.role === "assistant") {
+      const v = assistantView(m);
+      transcript.append(v.node);
+      v.finish(m);
+    } else if (m.role === "toolResult") {
+      toolCards.get(m.toolCallId)?.finish({ isError: m.isError, content: m.content, durationMs: m.durationMs });
+    }
+  }
+  follow = true;
+  const visible = messages.some((m) => m.role === "user" || m.role === "assistant");
+  $("empty-state").hidden = visible;
+  updateChatMeta();
+  scrollToBottom();
+}
+
+function updateChatMeta() {
+  const msgs = agent.state.messages;
+  const users = msgs.filter((m) => m.role === "user").length;
+  const assistants = msgs.filter((m) => m.role === "assistant").length;
+  const results = msgs.filter((m) => m.role === "toolResult").length;
+  $("chat-meta").textContent = msgs.length === 0 || users + assistants === 0
+    ? "No messages yet"
+    : `${msgs.length} messages in state · ${results} tool result${results === 1 ? "" : "s"}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Steering / follow-up queue
+// ---------------------------------------------------------------------------------------------------------------
+const queued = []; // { kind, message, node }
+function renderQueue() {
+  const q = $("queue");
+  q.hidden = queued.length === 0;
+  q.replaceChildren(...queued.map((item) =>
+    el("div", { class: `queued ${item.kind}`, dataset: { testid: "queued-message" } },
+      el("span", { class: "kind", text: item.kind === "steer" ? "steering queued" : "follow-up queued" }),
+      el("span", { class: "queued-text", text: clip(textOf(item.message.content), 120) }))));
+}
+function takeQueued(message) {
+  const i = queued.findIndex((q) => q.message.timestamp === message.timestamp && textOf(q.message.content) === textOf(message.content));
+  if (i === -1) return undefined;
+  const [item] = queued.splice(i, 1);
+  renderQueue();
+  return item.kind;
+}
+function enqueue(kind) {
+  const text = $("prompt").value.trim();
+  if (!text || !running) return;
+  const message = { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
+  if (kind === "steer") agent.steer(message); else agent.followUp(message);
+  queued.push({ kind, message });
+  renderQueue();
+  $("prompt").value = "";
+  refreshButtons();
+  toast(kind === "steer" ? "Steering message queued: it joins after the current turn" : "Follow-up queued: it runs when the agent would stop");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Timeline: model requests and tool executions of the latest run, placed by real start/end times
+// ---------------------------------------------------------------------------------------------------------------
+// A tool's bar is its execute() call (timed by the instrumented tools below); before it, a hatched "queued"
+// segment runs from its tool_execution_start event (the batch's preflight, or waiting for a maxParallelTools slot).
+const timeline = { t0: 0, lanes: [], frame: 0, endedAt: null, zoom: "tools" };
+const since = () => performance.now() - timeline.t0;
+function timelineReset() {
+  timeline.t0 = performance.now();
+  timeline.lanes = [];
+  timeline.endedAt = null;
+  $("timeline").replaceChildren(el("div", { class: "axis" }));
+  timelineTick();
+}
+function timelineLane(key, kind, label) {
+  let lane = timeline.lanes.find((l) => l.key === key);
+  if (lane) return lane;
+  const track = el("div", { class: "track" });
+  const node = el("div", { class: `lane ${kind}` },
+    el("div", { class: "lane-label", title: label }, el("span", { text: label })), track);
+  lane = { key, kind, label, bars: [], node, track };
+  timeline.lanes.push(lane);
+  $("timeline").append(node);
+  return lane;
+}
+function findBar(key) {
+  for (const lane of timeline.lanes) for (const b of lane.bars) if (b.key === key) return b;
+  return undefined;
+}
+/**
+ * A model request: hatched from turn_start (context preparation, the request, waiting for the response) to
+ * the assistant message_start, solid while the response streams, until its message_end.
+ */
+function timelineRequestPending(key, label) {
+  const lane = timelineLane("model", "model", "model");
+  const bar = { key, kind: "model", label, queuedAt: since(), start: null, end: null, status: "queued" };
+  bar.wait = el("div", { class: "wait", dataset: { testid: "timeline-wait" } });
+  bar.node = el("div", { class: "bar model queued", dataset: { testid: "timeline-bar", kind: "model", request: label, status: "queued" } },
+    el("span", { class: "bar-label" }));
+  bar.node.dataset.queuedAt = bar.queuedAt.toFixed(1);
+  lane.bars.push(bar);
+  lane.track.append(bar.wait, bar.node);
+  timelineTick();
+}
+function timelineRequestStreaming(key, label) {
+  if (!findBar(key)) timelineRequestPending(key, label);
+  timelineToolRunning(key);
+}
+/** A tool call: queued at tool_execution_start, running while execute() runs. */
+function timelineToolQueued(toolCallId, toolName) {
+  const lane = timelineLane(`tool-${toolCallId}`, "tool", toolName);
+  const bar = { key: toolCallId, kind: "tool", label: toolName, queuedAt: since(), start: null, end: null, status: "queued" };
+  bar.wait = el("div", { class: "wait", dataset: { testid: "timeline-wait" } });
+  bar.node = el("div", { class: "bar tool queued", dataset: { testid: "timeline-bar", kind: "tool", toolCallId, toolName, status: "queued" } },
+    el("span", { class: "bar-label" }));
+  bar.node.dataset.queuedAt = bar.queuedAt.toFixed(1);
+  lane.bars.push(bar);
+  lane.track.append(bar.wait, bar.node);
+  timelineTick();
+}
+function timelineToolRunning(key) {
+  const bar = findBar(key);
+  if (!bar || bar.start !== null) return;
+  bar.start = since();
+  bar.status = "running";
+  bar.node.dataset.start = bar.start.toFixed(1);
+  bar.node.dataset.status = "running";
+  bar.node.classList.replace("queued", "running");
+}
+function timelineEnd(key, status) {
+  const bar = findBar(key);
+  if (!bar || bar.closed) return;
+  bar.closed = true;
+  if (bar.start === null) bar.start = bar.queuedAt ?? since(); // never executed (validation error, abort, …)
+  if (bar.end === null) bar.end = since();
+  bar.status = status;
+  bar.node.dataset.start = bar.start.toFixed(1);
+  bar.node.dataset.end = bar.end.toFixed(1);
+  bar.node.dataset.status = status;
+  bar.node.classList.remove("queued", "running");
+  bar.node.classList.add(status);
+  timelineDraw();
+}
+/** The end of execute() itself (before afterToolCall and the tool_execution_end event). */
+function timelineToolReturned(toolCallId) {
+  const bar = findBar(toolCallId);
+  if (bar && bar.start !== null && bar.end === null) {
+    bar.end = since();
+    bar.node.dataset.end = bar.end.toFixed(1);
+  }
+}
+function niceStep(span) {
+  const target = span / 5;
+  const steps = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000];
+  return steps.find((s) => s >= target) ?? 600_000;
+}
+// The visible window: the whole run, or (zoom "tools") the span of the tool executions with a margin.
+function timelineWindow(now) {
+  let total = 100;
+  for (const lane of timeline.lanes) for (const b of lane.bars) total = Math.max(total, b.end ?? now);
+  total = Math.max(total, now);
+  const tools = timeline.lanes.filter((l) => l.kind === "tool").flatMap((l) => l.bars);
+  if (timeline.zoom !== "tools" || tools.length === 0) return [0, total, total];
+  const first = Math.min(...tools.map((b) => b.queuedAt ?? b.start));
+  const last = Math.max(...tools.map((b) => b.end ?? now));
+  const pad = Math.max(5, (last - first) * 0.12);
+  return [Math.max(0, first - pad), Math.min(total, last + pad), total];
+}
+function timelineDraw() {
+  const now = timeline.endedAt ?? (performance.now() - timeline.t0);
+  const [w0, w1, total] = timelineWindow(now);
+  const span = Math.max(1, w1 - w0);
+  const pct = (t) => (100 * (t - w0)) / span;
+  const axis = $("timeline").querySelector(".axis");
+  if (axis) {
+    const step = niceStep(span);
+    const ticks = [];
+    for (let t = Math.ceil(w0 / step) * step; t <= w1 + 0.001; t += step) {
+      const left = pct(t);
+      ticks.push(el("span", { class: `tick${left < 4 ? " first" : left > 94 ? " last" : ""}`, style: `left:${left}%`, text: t === 0 ? "0" : fmtMs(t) }));
+    }
+    axis.replaceChildren(...ticks);
+  }
+  const place = (node, from, to) => {
+    const a = Math.max(from, w0);
+    const z = Math.min(to, w1);
+    node.hidden = z < a;
+    node.style.left = `min(${pct(a)}%, calc(100% - 3px))`;
+    node.style.width = `max(3px, ${(100 * (z - a)) / span}%)`;
+    node.classList.toggle("clipped-left", from < w0);
+    node.classList.toggle("clipped-right", to > w1);
+    return (z - a) / span;
+  };
+  for (const lane of timeline.lanes) {
+    for (const b of lane.bars) {
+      if (b.wait) {
+        const waitedUntil = b.start ?? b.end ?? now;
+        const waited = waitedUntil - b.queuedAt;
+        if (waited >= 2) place(b.wait, b.queuedAt, waitedUntil);
+        b.wait.hidden = waited < 2;
+        b.wait.title = `${b.label}: queued for ${fmtMs(waited)} before it ran`;
+      }
+      if (b.start === null) { b.node.hidden = true; continue; }
+      const end = b.end ?? now;
+      const width = place(b.node, b.start, end);
+      b.node.title = `${b.label}: ${fmtMs(b.start)} → ${b.end === null ? "running" : fmtMs(end)} (${fmtMs(end - b.start)})`;
+      b.node.firstChild.textContent = fmtMs(end - b.start);
+      b.node.classList.toggle("narrow", width < 0.14);
+      b.node.classList.toggle("label-left", width < 0.14 && (Math.min(end, w1) - w0) / span > 0.8);
+    }
+  }
+  const tools = timeline.lanes.filter((l) => l.kind === "tool").flatMap((l) => l.bars);
+  const requests = timeline.lanes.filter((l) => l.kind === "model").flatMap((l) => l.bars);
+  let peak = 0;
+  let open = 0;
+  const points = tools.filter((b) => b.start !== null && b.status !== "queued")
+    .flatMap((b) => [[b.start, 1], [b.end ?? now, -1]]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  for (const [, d] of points) { open += d; peak = Math.max(peak, open); }
+  $("timeline-meta").textContent = `Run ${runCount} · ${fmtMs(total)} · ${requests.length} request${requests.length === 1 ? "" : "s"} · ` +
+    `${tools.length} tool call${tools.length === 1 ? "" : "s"}${tools.length > 1 ? ` · up to ${peak} at once` : ""}`;
+  $("timeline").dataset.peakParallel = String(peak);
+}
+for (const button of document.querySelectorAll("[data-zoom]")) {
+  button.addEventListener("click", () => {
+    timeline.zoom = button.dataset.zoom;
+    for (const b of document.querySelectorAll("[data-zoom]")) b.setAttribute("aria-pressed", String(b === button));
+    timelineDraw();
+  });
+}
+function timelineTick() {
+  cancelAnimationFrame(timeline.frame);
+  timelineDraw();
+  if (running) timeline.frame = requestAnimationFrame(timelineTick);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Raw event log
+// ---------------------------------------------------------------------------------------------------------------
+const LOG_LIMIT = 1500;
+let eventCount = 0;
+let logT0 = performance.now();
+function summarizeEvent(e) {
+  switch (e.type) {
+    case "message_start": case "message_end":
+      return `${e.message.role}${e.message.stopReason ? ` · ${e.message.stopReason}` : ""}`;
+    case "message_update": {
+      const a = e.assistantMessageEvent;
+      if (a.delta !== undefined) return JSON.stringify(clip(a.delta, 60));
+      if (a.type === "toolcall_end") return `${a.toolCall?.name} ${clip(JSON.stringify(a.toolCall?.arguments ?? {}), 50)}`;
+      if (a.type === "done" || a.type === "error") return a.reason;
+      return `block ${a.contentIndex ?? ""}`;
+    }
+    case "tool_execution_start": return `${e.toolName} ${e.toolCallId} ${clip(JSON.stringify(e.args), 60)}`;
+    case "tool_execution_update": return `${e.toolName} ${clip(textOf(e.partialResult?.content), 60)}`;
+    case "tool_execution_end": return `${e.toolName} ${e.isError ? "error" : "ok"}${e.durationMs !== undefined ? ` · ${e.durationMs} ms` : ""}`;
+    case "turn_end": return `${e.toolResults?.length ?? 0} tool result(s)`;
+    case "agent_end": return `${e.messages?.length ?? 0} new message(s)`;
+    default: return "";
+  }
+}
+function eventPayload(e) {
+  if (e.type === "message_update") {
+    const { partial: _p, ...rest } = e.assistantMessageEvent;
+    return { type: e.type, assistantMessageEvent: rest };
+  }
+  try {
+    const json = JSON.stringify(e, null, 2);
+    return json.length > 6000 ? `${json.slice(0, 6000)}\n… (${json.length - 6000} more characters)` : json;
+  } catch { return String(e.type); }
+}
+function logEvent(e) {
+  eventCount++;
+  $("event-count").textContent = String(eventCount);
+  const isDelta = e.type === "message_update" || e.type === "tool_execution_update";
+  const payload = eventPayload(e);
+  const item = el("li", { class: `ev ${e.type}${isDelta ? " delta" : ""}`, dataset: { type: e.type } },
+    el("details", { ontoggle: (ev) => {
+      const d = ev.currentTarget;
+      if (d.open && !d.querySelector("pre")) {
+        d.append(el("pre", { text: typeof payload === "string" ? payload : JSON.stringify(payload, null, 2) }));
+      }
+    } },
+    el("summary", { title: e.type },
+      el("span", { class: "t", text: `+${fmtMs(performance.now() - logT0)}` }),
+      // message_update rows name the provider event they carry (the row's title says message_update).
+      el("span", { class: "type", text: e.type === "message_update" ? `↳ ${e.assistantMessageEvent.type}` : e.type }),
+      el("span", { class: "sum", text: summarizeEvent(e) }))));
+  const log = $("event-log");
+  log.append(item);
+  while (log.childElementCount > LOG_LIMIT) log.firstElementChild.remove();
+  if ($("log-follow").checked) scheduleRender("log-scroll", () => { log.scrollTop = log.scrollHeight; });
+}
+$("log-deltas").addEventListener("change", (e) => $("event-log").classList.toggle("hide-deltas", !e.target.checked));
+$("log-clear").addEventListener("click", () => { $("event-log").replaceChildren(); eventCount = 0; $("event-count").textContent = "0"; });
+
+// ---------------------------------------------------------------------------------------------------------------
+// Agent events → views
+// ---------------------------------------------------------------------------------------------------------------
+let currentView = null;
+function onEvent(event, signal) {
+  if (event.type === "agent_start") logT0 = performance.now();
+  logEvent(event);
+  switch (event.type) {
+    case "agent_start":
+      runCount++;
+      turn = 0;
+      timelineReset();
+      break;
+    case "turn_start":
+      turn++;
+      setStatus("running", `Running · turn ${turn}`);
+      timelineRequestPending(`request-${turn}`, `request ${turn}`);
+      break;
+    case "message_start": {
+      const m = event.message;
+      if (m.role === "user") {
+        appendToTranscript(userBubble(m, takeQueued(m)));
+      } else if (m.role === "assistant") {
+        currentView = assistantView(m);
+        appendToTranscript(currentView.node);
+        timelineRequestStreaming(`request-${turn}`, `request ${turn}`);
+      }
+      break;
+    }
+    case "message_update":
+      currentView?.update(event.assistantMessageEvent, event.message);
+      break;
+    case "message_end": {
+      const m = event.message;
+      if (m.role === "assistant") {
+        currentView?.finish(m);
+        currentView = null;
+        timelineEnd(`request-${turn}`, m.stopReason === "error" ? "error" : m.stopReason === "aborted" ? "aborted" : "done");
+      } else if (m.role === "toolResult") {
+        const card = toolCards.get(m.toolCallId);
+        if (card && !card.finished) card.finish({ isError: m.isError, content: m.content, durationMs: m.durationMs });
+      }
+      updateChatMeta();
+      break;
+    }
+    case "tool_execution_start":
+      toolCards.get(event.toolCallId)?.queued();
+      timelineToolQueued(event.toolCallId, event.toolName);
+      break;
+    case "tool_execution_update":
+      toolCards.get(event.toolCallId)?.progress(event.partialResult);
+      break;
+    case "tool_execution_end":
+      toolCards.get(event.toolCallId)?.finish({ isError: event.isError, content: event.result?.content, durationMs: event.durationMs });
+      timelineEnd(event.toolCallId, event.isError ? "error" : "done");
+      break;
+    case "turn_end":
+      timelineEnd(`request-${turn}`, "error"); // only if no assistant message closed it (a no-op otherwise)
+      break;
+    case "agent_end": {
+      timeline.endedAt = performance.now() - timeline.t0;
+      timelineDraw();
+      const last = event.messages?.[event.messages.length - 1];
+      if (signal?.aborted || last?.stopReason === "aborted") {
+        const kept = queued.length;
+        appendToTranscript(el("div", { class: "run-note aborted", role: "status", dataset: { testid: "run-aborted" } },
+          el("strong", { text: "Run aborted." }),
+          ` No further request is made${kept ? `; ${kept} queued message${kept === 1 ? " stays" : "s stay"} queued for the next run` : ""}.`));
+      } else if (last?.stopReason === "error") {
+        appendToTranscript(el("div", { class: "run-note error", role: "status", dataset: { testid: "run-error" } },
+          el("strong", { text: "Run ended with an error." }), " Check the settings, then send again."));
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Actions
+// ---------------------------------------------------------------------------------------------------------------
+async function send(text) {
+  const prompt = (text ?? $("prompt").value).trim();
+  if (!prompt || running) return;
+  if (!applySettings()) return;
+  $("prompt").value = "";
+  follow = true;
+  scrollToBottom();
+  setRunning(true);
+  setStatus("running", "Starting…");
+  try {
+    await agent.prompt(prompt);
+  } catch (error) {
+    toast(error?.message ?? String(error), "error");
+  } finally {
+    setRunning(false);
+    cancelAnimationFrame(timeline.frame);
+    timelineDraw();
+    updateChatMeta();
+    $("prompt").focus();
+  }
+}
+
+$("composer").addEventListener("submit", (e) => { e.preventDefault(); send(); });
+$("prompt").addEventListener("input", refreshButtons);
+$("prompt").addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    if (running) enqueue("steer"); else send();
+  }
+});
+$("steer").addEventListener("click", () => enqueue("steer"));
+$("follow-up").addEventListener("click", () => enqueue("followUp"));
+$("abort").addEventListener("click", () => {
+  if (!running) return;
+  agent.abort();
+  setStatus("aborting", "Aborting…");
+});
+
+$("reset").addEventListener("click", () => {
+  if (running) return;
+  agent.reset();
+  queued.length = 0;
+  renderQueue();
+  renderTranscript(agent.state.messages);
+  $("timeline").replaceChildren(el("div", { class: "timeline-empty", text: "Reset. The next run's timeline appears here." }));
+  $("timeline-meta").textContent = "No run yet";
+  toast("Transcript and queues cleared");
+});
+
+$("export").addEventListener("click", () => {
+  if (running) return;
+  try {
+    const snapshot = agent.snapshot();
+    const json = JSON.stringify(snapshot, null, 2);
+    const stamp = new Date().toISOString().replace(/[:T]/g, "-").slice(0, 19);
+    const a = el("a", { href: URL.createObjectURL(new Blob([json], { type: "application/json" })), download: `agent-snapshot-${stamp}.json` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+    toast(`Snapshot exported: ${snapshot.messages.length} messages (API keys are never included)`);
+  } catch (error) {
+    toast(`Export failed: ${error.message}`, "error");
+  }
+});
+
+$("import").addEventListener("change", async (e) => {
+  const file = e.target.files?.[0];
+  e.target.value = "";
+  if (!file || running) return;
+  try {
+    const text = await file.text();
+    const restored = Agent.restore(text, { ...agentOptions(), tools: instrumented });
+    attach(restored);
+    const snap = JSON.parse(text);
+    // Reflect the snapshot's model and settings in the controls (the API key is never in a snapshot).
+    const api = restored.state.model?.api === OFFLINE_MODEL.api ? "offline" : restored.state.model?.api;
+    if (api && api !== "offline" && api in APIS) {
+      memory.get(api).baseUrl = restored.state.model.baseUrl || APIS[api].baseUrl;
+      memory.get(api).model = restored.state.model.id ?? "";
+    }
+    selectApi(api in APIS ? api : "offline", { keepThinking: true });
+    $("thinking").value = restored.state.thinkingLevel ?? "off";
+    queued.length = 0;
+    for (const m of snap.steeringQueue ?? []) queued.push({ kind: "steer", message: m });
+    for (const m of snap.followUpQueue ?? []) queued.push({ kind: "followUp", message: m });
+    renderQueue();
+    renderTranscript(restored.state.messages);
+    $("timeline").replaceChildren(el("div", { class: "timeline-empty", text: "Imported a snapshot. Snapshots keep the transcript, not the timing: the next run's timeline appears here." }));
+    $("timeline-meta").textContent = "Imported";
+    toast(`Snapshot imported: ${restored.state.messages.length} messages`);
+  } catch (error) {
+    toast(`Import failed: ${error.message}`, "error");
+  }
+});
+
+// Suggestions (for the offline model's scripts; they work as plain prompts with real models too)
+$("suggestions").append(...OFFLINE_PROMPTS.map((p) =>
+  el("button", { type: "button", class: "chip", dataset: { testid: "suggestion" }, text: p, onclick: () => {
+    $("prompt").value = p;
+    refreshButtons();
+    send();
+  } })));
+
+// Start
+$("version").textContent = `v${VERSION}`;
+selectApi("offline");
+setRunning(false);
+setStatus("idle", "Ready");
+$("status").title = `wasm loaded in ${loadMs} ms`;
+document.body.dataset.ready = "true";
