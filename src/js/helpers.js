@@ -194,7 +194,11 @@ export function onAbort(signal) {
   const promise = new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const listener = () => resolve();
-    signal.addEventListener("abort", listener, { once: true });
+    try {
+      signal.addEventListener("abort", listener, { once: true });
+    } catch {
+      return; // not an EventTarget: it can never fire, so the wait simply never ends
+    }
     cancel = () => {
       signal.removeEventListener("abort", listener);
       resolve();

@@ -660,7 +660,9 @@ test("D2/D3 starvation: an abort after 50 ms ends runs whose source settles from
         const { code, sig, out } = await childRun(body);
         assert.equal(sig, null, `child was killed after 2 s (hung): ${out}`);
         assert.equal(code, 0, out);
-        assert.match(out, /^ended (aborted|error)/m);
+        // Ended is what matters (no starvation). Where the abort is seen after a turn_end with nothing
+        // drained, D2.4 ends with agent_end right away, so the last message is that turn's (`stop`).
+        assert.match(out, /^ended (aborted|error|stop)/m);
       }),
     ),
   );
