@@ -1,4 +1,4 @@
-// Measurement machinery: alternating repetitions, warm-up, forced GC between repetitions, medians,
+// Measurement machinery: alternating repetitions, warm-up, medians (GC forced only between workloads),
 // a repetition count fitted to a time budget, and a monitor of the CPU other processes used.
 import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -34,9 +34,9 @@ export async function settle(rounds = 3) {
  * Runs each implementation's `run()` in alternating order (AB BA AB …), after `warmup` untimed
  * rounds. `sides`: [{ name, run }]. The repetition count is fitted to `budgetMs` from the last
  * warm-up round, within [minReps, maxReps]. One full GC before the first round only: a forced
- * GC before every repetition shrinks V8's young generation and made the next repetition of the
- * allocation-heavy reference several times slower than in steady state, so garbage is left to the
- * normal collector and the alternation spreads its cost over both sides.
+ * GC before every repetition (`gcEach`) made the next repetition of the allocation-heavy reference
+ * several times slower than in steady state (V8's heap sizing starts over), so garbage is left to
+ * the normal collector and the alternation spreads its cost over both sides.
  * Returns { times: {name: ms[]}, checks: {name: value}, reps }.
  */
 export async function compare(sides, { warmup = 3, minReps = 3, maxReps = 15, budgetMs = 8000, gcEach = false } = {}) {

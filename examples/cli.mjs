@@ -100,10 +100,30 @@ const tools = [
 // ------------------------------------------------------------------------------------------------
 // The model: an OpenAI-compatible server when OPENAI_BASE_URL is set, else the offline script
 // ------------------------------------------------------------------------------------------------
-const baseUrl = process.env.OPENAI_BASE_URL?.trim().replace(/\/+$/, "");
+// Without OPENAI_BASE_URL, the local model of scripts/local-llm is used when it answers (issue 8);
+// CLI_OFFLINE=1 keeps the offline script.
+const LOCAL_LLM = (process.env.LOCAL_LLM_URL ?? "http://127.0.0.1:8088/v1").replace(/\/+$/, "");
+async function localModelUp() {
+  if (process.env.CLI_OFFLINE === "1") return false;
+  try {
+    const response = await fetch(LOCAL_LLM.replace(/\/v1$/, "/health"), { signal: AbortSignal.timeout(1000) });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+let baseUrl = process.env.OPENAI_BASE_URL?.trim().replace(/\/+$/, "");
 let model;
 let streamFn;
-if (baseUrl) {
+if (!baseUrl && (await localModelUp())) {
+  baseUrl = LOCAL_LLM;
+  model = {
+    id: "SmolLM2-135M-Instruct", name: "SmolLM2-135M-Instruct", api: "openai-completions", provider: "local",
+    baseUrl, reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: 8192, maxTokens: 256,
+  };
+  streamFn = streamBuiltin;
+} else if (baseUrl) {
   const id = process.env.OPENAI_MODEL?.trim() || "gpt-4o-mini";
   model = {
     id, name: id, api: "openai-completions",

@@ -46,8 +46,11 @@ const { offlineModel, OFFLINE_MODEL, OFFLINE_PROMPTS } = offline;
 // ---------------------------------------------------------------------------------------------------------------
 // Settings
 // ---------------------------------------------------------------------------------------------------------------
+const LOCAL_LLM = "http://127.0.0.1:8088/v1";
 const APIS = {
   offline: { label: "Offline demo", thinking: "medium" },
+  // scripts/local-llm: SmolLM2-135M behind an OpenAI-compatible server on loopback (issue 8).
+  local: { label: "Local model", baseUrl: LOCAL_LLM, model: "SmolLM2-135M-Instruct", thinking: "off" },
   "openai-completions": {
     label: "OpenAI Chat Completions", baseUrl: "https://api.openai.com/v1", model: "gpt-4o-mini", thinking: "off",
     presets: [
@@ -83,6 +86,13 @@ function currentModel() {
   if (currentApi === "offline") return { ...OFFLINE_MODEL };
   const { baseUrl, model } = memory.get(currentApi);
   const id = model.trim();
+  if (currentApi === "local") {
+    return {
+      id, name: id, api: "openai-completions", provider: "local", baseUrl: baseUrl.trim().replace(/\/+$/, ""),
+      reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+      contextWindow: 8192, maxTokens: 256,
+    };
+  }
   return {
     id, name: id, api: currentApi, provider: providerOf(currentApi, baseUrl.trim()),
     baseUrl: baseUrl.trim().replace(/\/+$/, ""), reasoning: $("thinking").value !== "off", input: ["text"],
@@ -1085,6 +1095,17 @@ $("suggestions").append(...OFFLINE_PROMPTS.map((p) =>
 // Start
 $("version").textContent = `v${VERSION}`;
 selectApi("offline");
+
+// The local model is the default when its server answers (scripts/demo starts it); the offline
+// script stays the fallback, and `?offline` in the URL keeps it regardless.
+if (!new URLSearchParams(location.search).has("offline")) {
+  const probe = new AbortController();
+  const timer = setTimeout(() => probe.abort(), 1500);
+  fetch(LOCAL_LLM.replace(/\/v1$/, "/health"), { signal: probe.signal })
+    .then((response) => { if (response.ok && currentApi === "offline") selectApi("local"); })
+    .catch(() => {})
+    .finally(() => clearTimeout(timer));
+}
 setRunning(false);
 setStatus("idle", "Ready");
 $("status").title = `wasm loaded in ${loadMs} ms`;

@@ -80,7 +80,7 @@ let failed = false;
 try {
   // ----------------------------------------------------------------------------------------------
   log("1. the page loads, offline model by default");
-  await page.goto(server.url);
+  await page.goto(`${server.url}?offline`); // the offline default, even if a local model server runs
   await page.waitForSelector('body[data-ready="true"]');
   // The server: / redirects to /www/, and the wasm is served as application/wasm.
   const redirect = await fetch(`${server.origin}/`, { redirect: "manual" });

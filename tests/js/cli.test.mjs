@@ -21,7 +21,7 @@ function runCli(prompt, env = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cli, prompt], {
       cwd: root,
-      env: { ...base, NO_COLOR: "1", OFFLINE_CHUNK_DELAY_MS: "1", ...env },
+      env: { ...base, NO_COLOR: "1", OFFLINE_CHUNK_DELAY_MS: "1", CLI_OFFLINE: "1", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
