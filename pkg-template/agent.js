@@ -1,6 +1,6 @@
 // The `Agent` facade (§5): a subclassable class whose methods forward to the Rust core. The
 // agent's values live in a plain state object kept in a WeakMap, handed to every core call.
-import core from "./core.js";
+import core from "./trap.js";
 import { getDefaultStreamFn } from "./api.js";
 
 const internals = new WeakMap();

@@ -1,6 +1,6 @@
 // The public API: each export gives a Rust function its public name and arity, and hands it the
 // JS-side objects it needs (the result stream, the built-in stream function). No loop logic here.
-import core from "./core.js";
+import core from "./trap.js";
 import { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream } from "./streams.js";
 
 export { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream };
