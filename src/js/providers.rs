@@ -92,7 +92,7 @@ pub fn stream_builtin(model: JsValue, context: JsValue, options: JsValue, stream
 }
 
 fn push(stream: &JsValue, event: &JsValue) {
-    if let Ok(f) = Reflect::get(stream, &JsValue::from_str("push")) {
+    if let Ok(f) = JsHost.get(stream, "push") {
         let _ = JsHost.call_sync(&f, stream, std::slice::from_ref(event));
     }
 }
@@ -335,7 +335,11 @@ impl Driver {
                 decoder.push(&bytes.to_vec(), &mut events);
             }
             for event in events.drain(..) {
-                let data = match crate::providers::repair::parse_json_with_repair(&event.data) {
+                // serde first (fast); the engine-compatible parser with repair only when serde refuses
+                // (deep nesting, lone surrogates, repairable text, or to word the error like V8).
+                let parsed = serde_json::from_str::<Value>(&event.data)
+                    .or_else(|_| crate::providers::repair::parse_json_with_repair(&event.data));
+                let data = match parsed {
                     Ok(data) => data,
                     Err(_) => {
                         mapper.on_text(event.event.as_deref(), &event.data, asm);
@@ -388,9 +392,9 @@ impl Driver {
         Reflect::get_u32(&content, index as u32).unwrap_or(JsValue::UNDEFINED)
     }
 
-    fn event(&self, kind: String, index: usize, extra: &[(&str, JsValue)]) {
+    fn event(&self, kind: &'static str, index: usize, extra: &[(&str, JsValue)]) {
         let h = self.h;
-        let mut entries = vec![("type", h.string(&kind)), ("contentIndex", h.number(index as f64))];
+        let mut entries = vec![("type", h.constant(kind)), ("contentIndex", h.number(index as f64))];
         entries.extend(extra.iter().cloned());
         entries.push(("partial", self.message.clone()));
         push(&self.stream, &h.object(&entries));
@@ -411,7 +415,7 @@ impl Driver {
                 if let Ok(content) = h.get(&self.message, "content") {
                     let _ = h.array_push(&content, &h.object(&entries));
                 }
-                self.event(format!("{}_start", kind.event_prefix()), index, &[]);
+                self.event(event_name(kind, "start"), index, &[]);
             }
             MessageOp::Delta { index, kind, delta, patches } => {
                 let block = self.content(index);
@@ -444,7 +448,7 @@ impl Driver {
                         }
                     }
                 }
-                self.event(format!("{}_delta", kind.event_prefix()), index, &[("delta", h.string(&delta))]);
+                self.event(event_name(kind, "delta"), index, &[("delta", h.string(&delta))]);
             }
             MessageOp::SetField { index, key, value } => {
                 let _ = h.set(&self.content(index), key, &js(&value));
@@ -455,7 +459,7 @@ impl Driver {
                     BlockKind::Text | BlockKind::Thinking => {
                         let field = if kind == BlockKind::Text { "text" } else { "thinking" };
                         let text = h.get(&block, field).unwrap_or(JsValue::UNDEFINED);
-                        self.event(format!("{}_end", kind.event_prefix()), index, &[("content", text)]);
+                        self.event(event_name(kind, "end"), index, &[("content", text)]);
                     }
                     BlockKind::ToolCall => {
                         match arguments {
@@ -468,7 +472,7 @@ impl Driver {
                             }
                             None => {}
                         }
-                        self.event("toolcall_end".into(), index, &[("toolCall", block.clone())]);
+                        self.event("toolcall_end", index, &[("toolCall", block.clone())]);
                     }
                 }
             }
@@ -590,4 +594,19 @@ async fn read_limited(response: &JsValue, limit: usize) -> String {
     bytes.truncate(limit);
     silence(&reader_cancel(&reader));
     String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// `<kind>_<phase>` as a static name (cached as a JS string by the host).
+fn event_name(kind: BlockKind, phase: &str) -> &'static str {
+    match (kind, phase) {
+        (BlockKind::Text, "start") => "text_start",
+        (BlockKind::Text, "delta") => "text_delta",
+        (BlockKind::Text, _) => "text_end",
+        (BlockKind::Thinking, "start") => "thinking_start",
+        (BlockKind::Thinking, "delta") => "thinking_delta",
+        (BlockKind::Thinking, _) => "thinking_end",
+        (BlockKind::ToolCall, "start") => "toolcall_start",
+        (BlockKind::ToolCall, "delta") => "toolcall_delta",
+        (BlockKind::ToolCall, _) => "toolcall_end",
+    }
 }
