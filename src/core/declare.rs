@@ -3,6 +3,7 @@
 //! replaying the transcript yields exactly the executable set. Reads caller values, mutates none.
 
 use super::host::{Host, Kind};
+use std::collections::HashMap;
 
 /// Tools by name in `Map` order: re-setting a name keeps its place, deleting then setting moves it last.
 struct ToolSet<V> {
@@ -133,23 +134,29 @@ pub fn declare_tool_changes<H: Host>(h: &H, context: &H::V, pending: &[H::V]) ->
         }
     }
 
+    // Compared by declaration text (the host may produce it in one step); the declaration value
+    // itself is built only for tools that are added.
     let mut executable = Vec::new();
     for tool in items_of(h, &h.get(context, "tools")?)? {
-        executable.push(declaration(h, &tool)?);
+        let text = h.declaration_text(&tool)?;
+        executable.push((name_of(h, &tool)?, text, tool));
     }
     let mut declared_texts = Vec::with_capacity(declared.entries.len());
     for (name, tool) in &declared.entries {
-        declared_texts.push((name.clone(), declaration(h, tool)?.text));
+        declared_texts.push((name.clone(), h.declaration_text(tool)?));
     }
+    let declared_by_name: HashMap<&str, &str> = declared_texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    let executable_by_name: HashMap<&str, &str> = executable.iter().map(|(n, t, _)| (n.as_str(), t.as_str())).collect();
 
-    let added: Vec<H::V> = executable
-        .iter()
-        .filter(|cur| !declared_texts.iter().any(|(n, text)| *n == cur.name && *text == cur.text))
-        .map(|cur| cur.value.clone())
-        .collect();
+    let mut added = Vec::new();
+    for (name, text, tool) in &executable {
+        if declared_by_name.get(name.as_str()) != Some(&text.as_str()) {
+            added.push(declaration(h, tool)?.value);
+        }
+    }
     let removed: Vec<H::V> = declared_texts
         .iter()
-        .filter(|(n, text)| !executable.iter().any(|cur| cur.name == *n && cur.text == *text))
+        .filter(|(n, text)| executable_by_name.get(n.as_str()) != Some(&text.as_str()))
         .map(|(n, _)| h.object(&[("name", h.string(n))]))
         .collect();
     let unchanged = added.is_empty() && removed.is_empty();

@@ -184,6 +184,13 @@ pub trait Host: 'static {
             ("message", copy),
         ]))
     }
+    /// The JSON text of a tool's declaration (L-3.4.1), by which tools are compared.
+    fn declaration_text(&self, tool: &Self::V) -> Result<String, Self::V>
+    where
+        Self: Sized,
+    {
+        Ok(super::declare::declaration(self, tool)?.text)
+    }
     /// A number identifying the object `v` for as long as it lives (never reused), for caches
     /// keyed by identity like the reference's `WeakMap`s; `None` for primitives or when unsupported.
     fn object_id(&self, _v: &Self::V) -> Option<f64> {

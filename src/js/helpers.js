@@ -75,6 +75,15 @@ export function streamUpdate(event, messages, index) {
   return { type: "message_update", assistantMessageEvent: event, message: { ...partial } };
 }
 
+/** `JSON.stringify(toToolDeclaration(tool))` in one step: the same text, since a JSON round trip of the
+ *  parameters stringifies to what stringifying them gives. */
+export function declarationText(tool) {
+  const cs = tool.constrainedSampling;
+  const decl = { name: tool.name, description: tool.description, parameters: tool.parameters };
+  if (cs !== undefined) decl.constrainedSampling = cs;
+  return JSON.stringify(decl) ?? "";
+}
+
 export function copy(v) {
   return Array.isArray(v) ? [...v] : { ...v };
 }

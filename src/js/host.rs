@@ -21,6 +21,8 @@ extern "C" {
     #[wasm_bindgen(thread_local_v2, js_name = EMPTY)]
     static EMPTY: JsValue;
     fn take(source: &JsValue) -> JsValue;
+    #[wasm_bindgen(catch, js_name = declarationText)]
+    fn declaration_text(tool: &JsValue) -> Result<String, JsValue>;
     fn releasable(p: &JsValue) -> JsValue;
     #[wasm_bindgen(catch, js_name = eventCode)]
     fn event_code(event: &JsValue) -> Result<u8, JsValue>;
@@ -438,6 +440,9 @@ impl Host for JsHost {
     fn stream_update(&self, event: &JsValue, messages: &JsValue, index: usize) -> Result<JsValue, JsValue> {
         let index = u32::try_from(index).map_err(|_| JsValue::from_str("array index out of range"))?;
         stream_update(event, messages, index)
+    }
+    fn declaration_text(&self, tool: &JsValue) -> Result<String, JsValue> {
+        declaration_text(tool)
     }
     fn object_id(&self, v: &JsValue) -> Option<f64> {
         object_id(v).as_f64()
