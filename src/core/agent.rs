@@ -3,7 +3,7 @@
 //! object (`st`) that it passes to every call, so nothing here holds a JS value between calls
 //! (no reference cycle through the wasm instance, no borrow across a callback).
 
-use super::agent_loop::{Start, drive, start_continue_run, start_prompt_run, zero_usage};
+use super::agent_loop::{Start, drive, empty_assistant, start_continue_run, start_prompt_run};
 use super::args::{ArgError, CONFIG_HOOKS, Checker};
 use super::declare::{declaration, role};
 use super::host::{Host, Kind};
@@ -362,14 +362,14 @@ pub fn prompt<H: Host + Clone>(
     let c = Checker::new(h, "Agent.prompt");
     let messages = match h.kind(input) {
         Kind::Array => {
-            c.messages(input, "messages").map_err(|e| thrown(h, e))?;
+            c.messages(input, "messages").map_err(|e| e.into_thrown(h))?;
             h.array_items(input)?
         }
         Kind::String => {
             let text = h.object(&[("type", h.constant("text")), ("text", input.clone())]);
             let mut content = vec![text];
             if !h.kind(images).is_nullish() {
-                content.extend(c.array(images, "images").map_err(|e| thrown(h, e))?);
+                content.extend(c.array(images, "images").map_err(|e| e.into_thrown(h))?);
             }
             let message = h.object(&[
                 ("role", h.constant("user")),
@@ -379,11 +379,11 @@ pub fn prompt<H: Host + Clone>(
             vec![message]
         }
         _ => {
-            c.message(input, "message").map_err(|e| thrown(h, e))?;
+            c.message(input, "message").map_err(|e| e.into_thrown(h))?;
             vec![input.clone()]
         }
     };
-    check_state(h, agent, st, "Agent.prompt").map_err(|e| thrown(h, e))?;
+    check_state(h, agent, st, "Agent.prompt").map_err(|e| e.into_thrown(h))?;
     Ok(start_run(h, agent, st, Some(messages), false))
 }
 
@@ -403,7 +403,7 @@ pub fn continue_run<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V) -> Result<R
     let Some(last) = messages.last().filter(|_| !all_system) else {
         return Err(h.error(NOTHING_TO_CONTINUE, false));
     };
-    check_state(h, agent, st, "Agent.continue").map_err(|e| thrown(h, e))?;
+    check_state(h, agent, st, "Agent.continue").map_err(|e| e.into_thrown(h))?;
     if role(h, last)?.as_deref() == Some("assistant") {
         let steering = drain(h, st, Queue::Steering)?;
         if !steering.is_empty() {
@@ -416,13 +416,6 @@ pub fn continue_run<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V) -> Result<R
         return Err(h.error(ASSISTANT_TAIL, false));
     }
     Ok(start_run(h, agent, st, None, false))
-}
-
-fn thrown<H: Host>(h: &H, e: ArgError<H::V>) -> H::V {
-    match e {
-        ArgError::Type(message) => h.error(&message, true),
-        ArgError::Thrown(v) => v,
-    }
 }
 
 /// E-8.1 for the state a run would start from: tools, messages, hooks, numbers.
@@ -609,27 +602,9 @@ fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<(), H::V> {
 /// listeners, whose own errors are swallowed so the agent always becomes idle.
 async fn handle_run_failure<H: Host + Clone>(h: &H, st: &H::V, signal: &H::V, thrown: &H::V) {
     let model = get(h, st, "model").unwrap_or_else(|_| h.undefined());
-    let field = |key: &str| {
-        if h.kind(&model).is_object_like() {
-            h.get(&model, key).unwrap_or_else(|_| h.undefined())
-        } else {
-            h.undefined()
-        }
-    };
     let stop_reason = if h.signal_aborted(signal) { "aborted" } else { "error" };
     let message = h.error_message(thrown);
-    let text = h.object(&[("type", h.constant("text")), ("text", h.constant(""))]);
-    let failure = h.object(&[
-        ("role", h.constant("assistant")),
-        ("content", h.array(&[text])),
-        ("api", field("api")),
-        ("provider", field("provider")),
-        ("model", field("id")),
-        ("usage", zero_usage(h)),
-        ("stopReason", h.string(stop_reason)),
-        ("errorMessage", h.string(&message)),
-        ("timestamp", h.number(h.date_now())),
-    ]);
+    let failure = empty_assistant(h, &model, true, &h.constant(stop_reason), Some(&message));
     let events = [
         h.object(&[("type", h.constant("message_start")), ("message", failure.clone())]),
         h.object(&[("type", h.constant("message_end")), ("message", failure.clone())]),

@@ -649,30 +649,46 @@ async fn end_with_failure<H: Host>(run: &Run<'_, H>, error_message: &str) -> Res
     run.emit_agent_end().await
 }
 
-/// The D1.2 shape: `{role, content: [empty text], api, provider, model, usage: zero, stopReason,
-/// errorMessage, timestamp}`, with the current config's model.
-pub fn failure_message<H: Host>(run: &Run<'_, H>, stop_reason: &H::V, error_message: &str) -> H::V {
-    let h = run.h;
-    let model = h.get(&run.config(), "model").unwrap_or_else(|_| h.undefined());
+/// An assistant message without output, for the model `model` (its `api`, `provider`, `id`; unreadable
+/// fields stay undefined): `{role, content, api, provider, model, usage: zero, stopReason,
+/// errorMessage?, timestamp}`. `text_block` puts one empty text block in `content` (D1.2, A-5.6.1);
+/// without it `content` is empty (P-6.1.3).
+pub fn empty_assistant<H: Host>(
+    h: &H,
+    model: &H::V,
+    text_block: bool,
+    stop_reason: &H::V,
+    error_message: Option<&str>,
+) -> H::V {
     let field = |key: &str| {
-        if h.kind(&model).is_object_like() {
-            h.get(&model, key).unwrap_or_else(|_| h.undefined())
-        } else {
-            h.undefined()
-        }
+        if h.kind(model).is_object_like() { h.get(model, key).unwrap_or_else(|_| h.undefined()) } else { h.undefined() }
     };
-    let text = h.object(&[("type", h.constant("text")), ("text", h.constant(""))]);
-    h.object(&[
+    let content = if text_block {
+        h.array(&[h.object(&[("type", h.constant("text")), ("text", h.constant(""))])])
+    } else {
+        h.array(&[])
+    };
+    let mut entries = vec![
         ("role", h.constant("assistant")),
-        ("content", h.array(&[text])),
+        ("content", content),
         ("api", field("api")),
         ("provider", field("provider")),
         ("model", field("id")),
         ("usage", zero_usage(h)),
         ("stopReason", stop_reason.clone()),
-        ("errorMessage", h.string(error_message)),
-        ("timestamp", h.number(h.date_now())),
-    ])
+    ];
+    if let Some(text) = error_message {
+        entries.push(("errorMessage", h.string(text)));
+    }
+    entries.push(("timestamp", h.number(h.date_now())));
+    h.object(&entries)
+}
+
+/// The D1.2 shape, with the current config's model.
+pub fn failure_message<H: Host>(run: &Run<'_, H>, stop_reason: &H::V, error_message: &str) -> H::V {
+    let h = run.h;
+    let model = h.get(&run.config(), "model").unwrap_or_else(|_| h.undefined());
+    empty_assistant(h, &model, true, stop_reason, Some(error_message))
 }
 
 /// S-2.1.2.

@@ -10,6 +10,16 @@ pub enum ArgError<V> {
     Thrown(V),
 }
 
+impl<V> ArgError<V> {
+    /// The value to throw: a `TypeError` with the message, or what a getter threw.
+    pub fn into_thrown<H: Host<V = V>>(self, h: &H) -> V {
+        match self {
+            ArgError::Type(message) => h.error(&message, true),
+            ArgError::Thrown(v) => v,
+        }
+    }
+}
+
 impl<V> From<V> for ArgError<V> {
     fn from(thrown: V) -> Self {
         ArgError::Thrown(thrown)

@@ -1,7 +1,7 @@
 //! `streamBuiltin` (D7, §6). The built-in providers are not part of this build yet, so every api
 //! answers with the P-6.1.1 lone `error` event; the function never throws (P-6.1.2).
 
-use super::agent_loop::zero_usage;
+use super::agent_loop::empty_assistant;
 use super::host::Host;
 
 /// The names of the built-in wire formats, in the order `BUILTIN_APIS` lists them.
@@ -10,26 +10,13 @@ pub const BUILTIN_APIS: [&str; 4] =
 
 /// The single `error` event of a request no built-in provider can serve.
 pub fn unavailable_event<H: Host>(h: &H, model: &H::V) -> H::V {
-    let field = |key: &str| {
-        if h.kind(model).is_object_like() { h.get(model, key).unwrap_or_else(|_| h.undefined()) } else { h.undefined() }
+    let api = if h.kind(model).is_object_like() {
+        h.get(model, "api").unwrap_or_else(|_| h.undefined())
+    } else {
+        h.undefined()
     };
-    let api = field("api");
     let api_text = h.as_string(&api).unwrap_or_else(|| h.error_message(&api));
-    let message = h.object(&[
-        ("role", h.constant("assistant")),
-        ("content", h.array(&[])),
-        ("api", api),
-        ("provider", field("provider")),
-        ("model", field("id")),
-        ("usage", zero_usage(h)),
-        ("stopReason", h.constant("error")),
-        (
-            "errorMessage",
-            h.string(&format!(
-                "No built-in provider for api \"{api_text}\". Pass streamFn or call setDefaultStreamFn()."
-            )),
-        ),
-        ("timestamp", h.number(h.date_now())),
-    ]);
+    let text = format!("No built-in provider for api \"{api_text}\". Pass streamFn or call setDefaultStreamFn().");
+    let message = empty_assistant(h, model, false, &h.constant("error"), Some(&text));
     h.object(&[("type", h.constant("error")), ("reason", h.constant("error")), ("error", message)])
 }

@@ -275,10 +275,15 @@ impl<'h, H: Host> Run<'h, H> {
 
     /// Awaits a callback's future, abandoning it (`None`) at the D4 deadline.
     pub async fn guarded<T>(&self, fut: HostFuture<T>) -> Option<T> {
-        match select(fut, abandon_deadline(self.h, &self.signal, self.abort_grace_ms)).await {
-            Either::Left((v, _)) => Some(v),
-            Either::Right(((), _)) => None,
-        }
+        guarded(self.h, &self.signal, self.abort_grace_ms, fut).await
+    }
+}
+
+/// Awaits `fut`, abandoning it (`None`) `grace_ms` after `signal` aborts (D4).
+pub async fn guarded<H: Host, T>(h: &H, signal: &H::V, grace_ms: f64, fut: HostFuture<T>) -> Option<T> {
+    match select(fut, abandon_deadline(h, signal, grace_ms)).await {
+        Either::Left((v, _)) => Some(v),
+        Either::Right(((), _)) => None,
     }
 }
 

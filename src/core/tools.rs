@@ -3,11 +3,11 @@
 //! pieces `runToolCall` reuses. Events go out through the run; this module never polls queues.
 
 use super::host::{Host, HostFuture, Kind};
-use super::run::{Emitter, Run, Stop, abandon_deadline};
+use super::run::{Emitter, Run, Stop, abandon_deadline, guarded};
 use super::validate::js_number_to_string;
 use super::validate_call::validate_tool_call;
 use futures::channel::{mpsc, oneshot};
-use futures::future::{Either, LocalBoxFuture, join_all, select};
+use futures::future::{LocalBoxFuture, join_all};
 use futures::{FutureExt, StreamExt};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -154,10 +154,7 @@ impl<'a, H: Host> ToolEnv<'a, H> {
 
     /// Awaits a callback under the D4 deadline (`None` = abandoned).
     async fn guarded<T>(&self, fut: HostFuture<T>) -> Option<T> {
-        match select(fut, abandon_deadline(self.h, &self.signal, self.grace_ms)).await {
-            Either::Left((v, _)) => Some(v),
-            Either::Right(((), _)) => None,
-        }
+        guarded(self.h, &self.signal, self.grace_ms, fut).await
     }
 
     /// §4.2 steps 1–3.

@@ -24,10 +24,7 @@ thread_local! {
 }
 
 pub(crate) fn to_js(e: ArgError<JsValue>) -> JsValue {
-    match e {
-        ArgError::Type(message) => js_sys::TypeError::new(&message).into(),
-        ArgError::Thrown(v) => v,
-    }
+    e.into_thrown(&JsHost)
 }
 
 /// API-1.3.2: the argument, else the default, else the built-in stream function.

@@ -4,7 +4,7 @@
 //! JS message object every event shares. Never throws: every failure is the final `error` event.
 
 use super::host::{JsHost, silence};
-use crate::core::agent_loop::zero_usage;
+use crate::core::agent_loop::empty_assistant;
 use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
 use crate::providers::partial_json::{PatchOp, PathSeg};
@@ -69,17 +69,7 @@ pub fn stream_builtin(model: JsValue, context: JsValue, options: JsValue, stream
         push(&stream, &unavailable_event(&h, &model));
         return;
     };
-    let field = |key: &str| h.get(&model, key).unwrap_or(JsValue::UNDEFINED);
-    let message = h.object(&[
-        ("role", h.constant("assistant")),
-        ("content", h.array(&[])),
-        ("api", field("api")),
-        ("provider", field("provider")),
-        ("model", field("id")),
-        ("usage", zero_usage(&h)),
-        ("stopReason", h.constant("pending")),
-        ("timestamp", h.number(h.date_now())),
-    ]);
+    let message = empty_assistant(&h, &model, false, &h.constant("pending"), None);
     let options = if options.is_object() { options } else { Object::new().into() };
     let signal = h.get(&options, "signal").unwrap_or(JsValue::UNDEFINED);
     let driver = Driver { h, stream, message, model, context, options, signal };
@@ -488,37 +478,30 @@ impl Driver {
                 ]);
                 push(&self.stream, &event);
             }
-            MessageOp::Fail { message, raw } => {
-                let aborted = self.aborted();
-                let reason = if aborted { "aborted" } else { "error" };
-                let text = if aborted { REQUEST_ABORTED.to_string() } else { message };
-                let _ = h.set(&self.message, "stopReason", &h.string(reason));
-                let _ = h.set(&self.message, "errorMessage", &h.string(&text));
-                if let Some(raw) = raw {
-                    let _ = h.set(&self.message, "rawStopReason", &h.string(&raw));
-                }
-                let event = h.object(&[
-                    ("type", h.constant("error")),
-                    ("reason", h.string(reason)),
-                    ("error", self.message.clone()),
-                ]);
-                push(&self.stream, &event);
-            }
+            MessageOp::Fail { message, raw } => self.fail(self.aborted(), message, raw),
         }
     }
 
     /// The final `error` event for a request that ended early.
     fn end(&self, end: End) {
+        match end {
+            End::Aborted => self.fail(true, String::new(), None),
+            End::Error(text) => self.fail(self.aborted(), text, None),
+        }
+    }
+
+    /// The final `error` event: `stopReason` `aborted` (with the P-6.1.5 text) or `error`.
+    fn fail(&self, aborted: bool, message: String, raw: Option<String>) {
         let h = self.h;
-        let (reason, text) = match end {
-            End::Aborted => ("aborted", REQUEST_ABORTED.to_string()),
-            End::Error(_) if self.aborted() => ("aborted", REQUEST_ABORTED.to_string()),
-            End::Error(text) => ("error", text),
-        };
-        let _ = h.set(&self.message, "stopReason", &h.string(reason));
+        let reason = if aborted { "aborted" } else { "error" };
+        let text = if aborted { REQUEST_ABORTED.to_string() } else { message };
+        let _ = h.set(&self.message, "stopReason", &h.constant(reason));
         let _ = h.set(&self.message, "errorMessage", &h.string(&text));
+        if let Some(raw) = raw {
+            let _ = h.set(&self.message, "rawStopReason", &h.string(&raw));
+        }
         let event =
-            h.object(&[("type", h.constant("error")), ("reason", h.string(reason)), ("error", self.message.clone())]);
+            h.object(&[("type", h.constant("error")), ("reason", h.constant(reason)), ("error", self.message.clone())]);
         push(&self.stream, &event);
     }
 }
