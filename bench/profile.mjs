@@ -291,7 +291,7 @@ async function report() {
     say();
 
     const probe = run(["bench/profile.mjs", "probe"]);
-    const workloads = probe.builtin ? ["a", "b", "f"] : ["a", "b"];
+    const workloads = (probe.builtin ? ["a", "b", "f"] : ["a", "b"]).filter((w) => !process.env.PROFILE_ONLY || process.env.PROFILE_ONLY.includes(w));
     if (!probe.builtin) say(`(f) not profiled: ${probe.why}\n`);
     for (const which of workloads) {
       const c = run(["bench/profile.mjs", "count", which]);

@@ -2,8 +2,8 @@
 //! transcript declares and the tools `context.tools` can execute into a system message, so that
 //! replaying the transcript yields exactly the executable set. Reads caller values, mutates none.
 
+use super::fxhash::FxMap;
 use super::host::{Host, Kind};
-use std::collections::HashMap;
 
 /// Tools by name in `Map` order: re-setting a name keeps its place, deleting then setting moves it last.
 struct ToolSet<V> {
@@ -73,16 +73,13 @@ fn items_of<H: Host>(h: &H, list: &H::V) -> Result<Vec<H::V>, H::V> {
     }
 }
 
-/// Replays one message's tool fields into `tools` (toolsRemoved first, then toolsAdded).
-fn replay<H: Host>(h: &H, tools: &mut ToolSet<H::V>, message: &H::V) -> Result<(), H::V> {
-    if role(h, message)?.as_deref() != Some("system") {
-        return Ok(());
-    }
-    for removed in items_of(h, &h.get(message, "toolsRemoved")?)? {
+/// Replays one system message's tool fields into `tools` (toolsRemoved first, then toolsAdded).
+fn replay<H: Host>(h: &H, tools: &mut ToolSet<H::V>, removed: &H::V, added: &H::V) -> Result<(), H::V> {
+    for removed in items_of(h, removed)? {
         let name = name_of(h, &removed)?;
         tools.delete(&name);
     }
-    for added in items_of(h, &h.get(message, "toolsAdded")?)? {
+    for added in items_of(h, added)? {
         let name = name_of(h, &added)?;
         tools.set(name, added);
     }
@@ -125,12 +122,13 @@ pub fn declare_tool_changes<H: Host>(h: &H, context: &H::V, pending: &[H::V]) ->
     let system_index = roles.iter().rposition(|r| r.as_deref() == Some("system"));
 
     let mut declared = ToolSet::new();
-    for message in items_of(h, &h.get(context, "messages")?)? {
-        replay(h, &mut declared, &message)?;
+    for (removed, added) in h.system_tool_lists(&h.get(context, "messages")?)? {
+        replay(h, &mut declared, &removed, &added)?;
     }
     for (index, message) in pending.iter().enumerate() {
-        if Some(index) != system_index {
-            replay(h, &mut declared, message)?;
+        if Some(index) != system_index && roles.get(index).is_some_and(|r| r.as_deref() == Some("system")) {
+            let (removed, added) = (h.get(message, "toolsRemoved")?, h.get(message, "toolsAdded")?);
+            replay(h, &mut declared, &removed, &added)?;
         }
     }
 
@@ -145,8 +143,8 @@ pub fn declare_tool_changes<H: Host>(h: &H, context: &H::V, pending: &[H::V]) ->
     for (name, tool) in &declared.entries {
         declared_texts.push((name.clone(), h.declaration_text(tool)?));
     }
-    let declared_by_name: HashMap<&str, &str> = declared_texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
-    let executable_by_name: HashMap<&str, &str> = executable.iter().map(|(n, t, _)| (n.as_str(), t.as_str())).collect();
+    let declared_by_name: FxMap<&str, &str> = declared_texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    let executable_by_name: FxMap<&str, &str> = executable.iter().map(|(n, t, _)| (n.as_str(), t.as_str())).collect();
 
     let mut added = Vec::new();
     for (name, text, tool) in &executable {

@@ -191,6 +191,24 @@ pub trait Host: 'static {
     {
         Ok(super::declare::declaration(self, tool)?.text)
     }
+    /// The tool fields of the system messages in `list` (L-3.4.2's replay), in order: for every
+    /// object-like element whose `role` is `"system"`, `(toolsRemoved, toolsAdded)` read in that
+    /// order. Anything but an array has none. (A host may do the scan in one step.)
+    fn system_tool_lists(&self, list: &Self::V) -> Result<Vec<(Self::V, Self::V)>, Self::V>
+    where
+        Self: Sized,
+    {
+        if self.kind(list) != Kind::Array {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for message in self.array_items(list)? {
+            if super::declare::role(self, &message)?.as_deref() == Some("system") {
+                out.push((self.get(&message, "toolsRemoved")?, self.get(&message, "toolsAdded")?));
+            }
+        }
+        Ok(out)
+    }
     /// A number identifying the object `v` for as long as it lives (never reused), for caches
     /// keyed by identity like the reference's `WeakMap`s; `None` for primitives or when unsupported.
     fn object_id(&self, _v: &Self::V) -> Option<f64> {

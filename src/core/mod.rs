@@ -6,6 +6,7 @@ pub mod agent_loop;
 pub mod args;
 pub mod builtin;
 pub mod declare;
+pub mod fxhash;
 pub mod host;
 pub mod run;
 pub mod snapshot;

@@ -2,6 +2,7 @@
 //! → execute → afterToolCall`, sequential and parallel batches, truncated batches, and the
 //! pieces `runToolCall` reuses. Events go out through the run; this module never polls queues.
 
+use super::fxhash::FxMap;
 use super::host::{Host, HostFuture, Kind};
 use super::run::{Emitter, Run, Stop, abandon_deadline, guarded};
 use super::validate::js_number_to_string;
@@ -30,7 +31,7 @@ pub struct ToolEnv<'a, H: Host> {
     /// Set once the run's sink failed: no new hook starts after that (L-3.10.4).
     pub halted: Option<&'a Emitter<H>>,
     /// Tools by name (first match wins), read once per batch instead of once per call.
-    pub tool_index: std::cell::OnceCell<std::collections::HashMap<String, H::V>>,
+    pub tool_index: std::cell::OnceCell<FxMap<String, H::V>>,
 }
 
 /// A positive finite number of milliseconds read from `owner[key]`, else 0.
@@ -126,7 +127,7 @@ impl<'a, H: Host> ToolEnv<'a, H> {
             return Ok(index.get(name).cloned());
         }
         let h = self.h;
-        let mut index = std::collections::HashMap::new();
+        let mut index = FxMap::default();
         if h.kind(&self.tools) == Kind::Array {
             for tool in h.array_items(&self.tools)? {
                 if !h.kind(&tool).is_object_like() {

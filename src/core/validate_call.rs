@@ -1,10 +1,10 @@
 //! `validateToolArguments` on host values (T-4.3): the argumentsError check, then the pure
 //! validator of `validate` on a JSON copy of the arguments. The transcript is never modified.
 
+use super::fxhash::FxMap;
 use super::host::{Host, Kind};
 use super::validate::{PatternMatcher, coerce_and_validate, format_validation_error, schema_problem};
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 struct HostPatterns<'a, H: Host>(&'a H);
@@ -36,7 +36,7 @@ const SCHEMA_CACHE_LIMIT: usize = 512;
 
 thread_local! {
     /// Schemas by object identity, like the reference's validator cache (a `WeakMap`).
-    static SCHEMAS: RefCell<HashMap<u64, Rc<PreparedSchema>>> = RefCell::new(HashMap::new());
+    static SCHEMAS: RefCell<FxMap<u64, Rc<PreparedSchema>>> = RefCell::new(FxMap::default());
 }
 
 fn prepare_schema<H: Host>(h: &H, parameters: &H::V) -> Result<PreparedSchema, H::V> {

@@ -84,6 +84,26 @@ export function declarationText(tool) {
   return JSON.stringify(decl) ?? "";
 }
 
+/** L-3.4.2's replay scan in one step: `[toolsRemoved, toolsAdded, …]` of every system message of
+ *  an array, read in order (the same reads as the Rust fallback `Host::system_tool_lists`). */
+export function systemToolLists(list) {
+  const out = [];
+  if (!Array.isArray(list)) return out;
+  for (const m of Array.from(list)) {
+    if (m !== null && (typeof m === "object" || typeof m === "function") && m.role === "system") {
+      out.push(m.toolsRemoved, m.toolsAdded);
+    }
+  }
+  return out;
+}
+
+/** An object from `[key, value, key, value, …]` (shapes larger than `object6`). */
+export function objectN(pairs) {
+  const o = {};
+  for (let i = 0; i + 1 < pairs.length; i += 2) o[pairs[i]] = pairs[i + 1];
+  return o;
+}
+
 export function copy(v) {
   return Array.isArray(v) ? [...v] : { ...v };
 }
@@ -247,9 +267,36 @@ function unwrapStep(r) {
   return r.done ? DONE : r.value;
 }
 
-/** `it.next()` as a promise of the next value, or DONE. */
-export function next(it) {
-  return Promise.resolve(it.next()).then(unwrapStep);
+// Awaiting from Rust: one function, installed once, receives every outcome as (slot, code, value)
+// with code 0 rejected, 1 fulfilled, 2 iterator done; Rust keeps the slots. Cheaper than two fresh
+// wasm closures per awaited promise.
+let settle = () => {};
+
+export function setSettle(f) {
+  settle = f;
+}
+
+function settleInto(promise, slot) {
+  promise.then((v) => settle(slot, 1, v), (e) => settle(slot, 0, e));
+}
+
+/** A `{promise, cancel}` handle of the helpers below: its promise settles `slot`; returns cancel. */
+export function awaitHandle(handle, slot) {
+  settleInto(handle.promise, slot);
+  return handle.cancel;
+}
+
+/** A promise (or value) settles `slot`. */
+export function awaitValue(value, slot) {
+  settleInto(Promise.resolve(value), slot);
+}
+
+/** `await it.next()` into `slot`: code 1 with the value, 2 when done. */
+export function nextInto(it, slot) {
+  Promise.resolve(it.next()).then(unwrapStep).then(
+    (v) => (v === DONE ? settle(slot, 2, undefined) : settle(slot, 1, v)),
+    (e) => settle(slot, 0, e),
+  );
 }
 
 export function iteratorReturn(it) {

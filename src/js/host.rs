@@ -1,18 +1,16 @@
 //! `Host` on the real JS engine: every operation that may run caller code goes through a helper
 //! declared with `catch`, so a throwing getter or proxy becomes `Err`, never an unwind or a trap.
 
+use crate::core::fxhash::FxMap;
 use crate::core::host::{EventCode, Host, HostFuture, Kind, NativeFn};
 use futures::FutureExt;
 use js_sys::{Array, Function, Object, Promise, Reflect};
-use std::cell::RefCell;
-use std::collections::HashMap;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
-use std::hash::BuildHasherDefault;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 
 #[wasm_bindgen(module = "/src/js/helpers.js")]
 extern "C" {
@@ -72,10 +70,14 @@ extern "C" {
         k6: &JsValue,
         v6: &JsValue,
     ) -> JsValue;
+    #[wasm_bindgen(catch, js_name = systemToolLists)]
+    fn system_tool_lists(list: &JsValue) -> Result<Vec<JsValue>, JsValue>;
+    #[wasm_bindgen(js_name = objectN)]
+    fn object_n(pairs: Vec<JsValue>) -> JsValue;
     #[wasm_bindgen(catch)]
     fn copy(v: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch)]
-    fn items(v: &JsValue) -> Result<Array, JsValue>;
+    fn items(v: &JsValue) -> Result<Vec<JsValue>, JsValue>;
     #[wasm_bindgen(catch)]
     fn entries(v: &JsValue) -> Result<Array, JsValue>;
     #[wasm_bindgen(js_name = newSet)]
@@ -112,37 +114,143 @@ extern "C" {
     fn abort(controller: &JsValue, reason: &JsValue) -> Result<(), JsValue>;
     #[wasm_bindgen(catch, js_name = asyncIterator)]
     fn async_iterator(source: &JsValue) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(catch)]
-    fn next(it: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_name = setSettle)]
+    fn set_settle(f: &JsValue);
+    #[wasm_bindgen(js_name = awaitHandle)]
+    fn await_handle(handle: &JsValue, slot: f64) -> JsValue;
+    #[wasm_bindgen(js_name = awaitValue)]
+    fn await_value(value: &JsValue, slot: f64);
+    #[wasm_bindgen(catch, js_name = nextInto)]
+    fn next_into(it: &JsValue, slot: f64) -> Result<(), JsValue>;
     #[wasm_bindgen(js_name = iteratorReturn)]
     fn iterator_return(it: &JsValue);
     pub fn silence(p: &JsValue);
 }
 
+/// How an awaited JS promise ended: the helpers' codes (0 rejected, 1 fulfilled, 2 iterator done).
+type Outcome = (u8, JsValue);
+
+enum Slot {
+    Waiting(Option<Waker>),
+    Settled(Outcome),
+}
+
+thread_local! {
+    /// Awaits in flight by slot number. Numbers are never reused (f64 counts to 2^53), so a late
+    /// outcome for a dropped await finds no slot and is discarded.
+    static SLOTS: RefCell<FxMap<u64, Slot>> = RefCell::new(FxMap::default());
+    static NEXT_SLOT: Cell<u64> = const { Cell::new(0) };
+    static SETTLE_INSTALLED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Called by the helpers' one settle function (from a promise reaction, never inside a borrow).
+fn settle(slot: f64, code: u8, value: JsValue) {
+    let waker = SLOTS.with(|slots| {
+        let mut slots = slots.try_borrow_mut().ok()?;
+        let entry = slots.get_mut(&(slot as u64))?;
+        match std::mem::replace(entry, Slot::Settled((code, value))) {
+            Slot::Waiting(waker) => waker,
+            Slot::Settled(first) => {
+                *entry = Slot::Settled(first);
+                None
+            }
+        }
+    });
+    if let Some(waker) = waker {
+        waker.wake();
+    }
+}
+
+/// A JS promise awaited through a numbered slot: the helpers report its outcome to `settle`, which
+/// wakes the task. Dropping it frees the slot.
+struct Awaited {
+    slot: u64,
+}
+
+impl Awaited {
+    /// Takes a slot and lets `register` hand its number to the helper that settles it.
+    fn start(register: impl FnOnce(f64)) -> Self {
+        if !SETTLE_INSTALLED.with(Cell::get) {
+            let f = Closure::<dyn Fn(f64, u8, JsValue)>::new(settle);
+            set_settle(&f.into_js_value());
+            SETTLE_INSTALLED.with(|i| i.set(true));
+        }
+        let slot = NEXT_SLOT.with(|n| {
+            let slot = n.get();
+            n.set(slot.wrapping_add(1));
+            slot
+        });
+        SLOTS.with(|slots| {
+            if let Ok(mut slots) = slots.try_borrow_mut() {
+                slots.insert(slot, Slot::Waiting(None));
+            }
+        });
+        register(slot as f64);
+        Awaited { slot }
+    }
+}
+
+impl Future for Awaited {
+    type Output = Outcome;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
+        SLOTS.with(|slots| {
+            let Ok(mut slots) = slots.try_borrow_mut() else {
+                // Never expected (no borrow is held across JS); try again on the next turn.
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            };
+            match slots.get_mut(&self.slot) {
+                Some(Slot::Waiting(waker)) => {
+                    *waker = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+                Some(Slot::Settled(_)) => match slots.remove(&self.slot) {
+                    Some(Slot::Settled(outcome)) => Poll::Ready(outcome),
+                    _ => Poll::Ready((0, JsValue::UNDEFINED)),
+                },
+                None => Poll::Ready((0, JsValue::UNDEFINED)),
+            }
+        })
+    }
+}
+
+impl Drop for Awaited {
+    fn drop(&mut self) {
+        SLOTS.with(|slots| {
+            if let Ok(mut slots) = slots.try_borrow_mut() {
+                slots.remove(&self.slot);
+            }
+        });
+    }
+}
+
+fn into_result((code, value): Outcome) -> Result<JsValue, JsValue> {
+    if code == 0 { Err(value) } else { Ok(value) }
+}
+
 /// A JS promise plus the function that cancels what it waits for; dropping cancels, and the
-/// helpers settle the promise when cancelled so the `JsFuture`'s callbacks are freed (a promise
-/// that never settles would keep them, and their externref slots, forever).
+/// helpers settle the promise when cancelled so nothing waits on it forever.
 struct Cancellable {
-    future: JsFuture,
+    awaited: Awaited,
     cancel: Option<JsValue>,
 }
 
 impl Cancellable {
+    /// `handle` is a helper's `{promise, cancel}`.
     fn new(handle: &JsValue) -> Self {
-        let promise = Reflect::get(handle, &JsValue::from_str("promise")).unwrap_or(JsValue::UNDEFINED);
-        let cancel = Reflect::get(handle, &JsValue::from_str("cancel")).ok();
-        let promise: Promise = promise.dyn_into().unwrap_or_else(|_| Promise::resolve(&JsValue::UNDEFINED));
-        Cancellable { future: JsFuture::from(promise), cancel }
+        let mut cancel = None;
+        let awaited = Awaited::start(|slot| cancel = Some(await_handle(handle, slot)));
+        Cancellable { awaited, cancel }
     }
 }
 
 impl Future for Cancellable {
     type Output = Result<JsValue, JsValue>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match Pin::new(&mut self.future).poll(cx) {
+        match Pin::new(&mut self.awaited).poll(cx) {
             Poll::Ready(outcome) => {
                 self.cancel = None;
-                Poll::Ready(outcome)
+                Poll::Ready(into_result(outcome))
             }
             Poll::Pending => Poll::Pending,
         }
@@ -160,35 +268,14 @@ impl Drop for Cancellable {
 #[derive(Clone, Copy, Default)]
 pub struct JsHost;
 
-/// A small multiplicative hasher (FxHash): the key cache hashes two words per lookup.
-#[derive(Default)]
-struct FxHasher(u64);
-
-impl std::hash::Hasher for FxHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(u64::from(*b));
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-}
-
-type KeyCache = HashMap<(usize, usize), (Box<str>, JsValue), BuildHasherDefault<FxHasher>>;
+type KeyCache = FxMap<(usize, usize), (Box<str>, JsValue)>;
 
 /// Cached JS strings for property keys and constants (almost always string literals, found by
 /// address; the text is compared too, so a reused address never returns a wrong key).
 const KEY_CACHE_LIMIT: usize = 4096;
 
 thread_local! {
-    static KEYS: RefCell<KeyCache> = RefCell::new(HashMap::default());
+    static KEYS: RefCell<KeyCache> = RefCell::new(FxMap::default());
 }
 
 fn key(k: &str) -> JsValue {
@@ -246,12 +333,12 @@ impl Host for JsHost {
             }
             _ => {}
         }
-        let o = Object::new();
+        let mut pairs = Vec::with_capacity(entries.len() * 2);
         for (k, v) in entries {
-            // Defining on a fresh plain object cannot throw.
-            let _ = Reflect::set(&o, &key(k), v);
+            pairs.push(key(k));
+            pairs.push(v.clone());
         }
-        o.into()
+        object_n(pairs)
     }
     fn array(&self, values: &[JsValue]) -> JsValue {
         values.iter().collect::<Array>().into()
@@ -309,7 +396,7 @@ impl Host for JsHost {
         copy(obj)
     }
     fn array_items(&self, arr: &JsValue) -> Result<Vec<JsValue>, JsValue> {
-        items(arr).map(|a| a.to_vec())
+        items(arr)
     }
     fn array_push(&self, arr: &JsValue, value: &JsValue) -> Result<(), JsValue> {
         push(arr, value)
@@ -421,10 +508,16 @@ impl Host for JsHost {
         Ok(if it.is_undefined() { None } else { Some(it) })
     }
     fn iterator_next(&self, it: &JsValue) -> HostFuture<Result<Option<JsValue>, JsValue>> {
-        match next(it) {
+        let mut started = Ok(());
+        let awaited = Awaited::start(|slot| started = next_into(it, slot));
+        match started {
             Err(e) => futures::future::ready(Err(e)).boxed_local(),
-            Ok(promise) => JsFuture::from(promise)
-                .map(|r| r.map(|v| if DONE.with(|done| Object::is(&v, done)) { None } else { Some(v) }))
+            Ok(()) => awaited
+                .map(|(code, value)| match code {
+                    0 => Err(value),
+                    2 => Ok(None),
+                    _ => Ok(Some(value)),
+                })
                 .boxed_local(),
         }
     }
@@ -443,6 +536,14 @@ impl Host for JsHost {
     }
     fn declaration_text(&self, tool: &JsValue) -> Result<String, JsValue> {
         declaration_text(tool)
+    }
+    fn system_tool_lists(&self, list: &JsValue) -> Result<Vec<(JsValue, JsValue)>, JsValue> {
+        let mut flat = system_tool_lists(list)?.into_iter();
+        let mut out = Vec::with_capacity(flat.len() / 2);
+        while let (Some(removed), Some(added)) = (flat.next(), flat.next()) {
+            out.push((removed, added));
+        }
+        Ok(out)
     }
     fn object_id(&self, v: &JsValue) -> Option<f64> {
         object_id(v).as_f64()

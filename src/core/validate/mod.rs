@@ -23,7 +23,7 @@ mod tests_errors;
 #[cfg(test)]
 mod tests_support;
 
-use std::collections::HashMap;
+use crate::core::fxhash::FxMap as HashMap;
 
 use serde_json::Value;
 
@@ -184,10 +184,10 @@ impl<'a> Ctx<'a> {
             too_deep: false,
             entered: Vec::new(),
             cuts: 0,
-            convert_memo: HashMap::new(),
-            check_memo: HashMap::new(),
+            convert_memo: HashMap::default(),
+            check_memo: HashMap::default(),
             check_calls: 0,
-            explain_memo: HashMap::new(),
+            explain_memo: HashMap::default(),
         }
     }
 

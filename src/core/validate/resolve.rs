@@ -2,7 +2,7 @@
 //! pi-schema resolves them in draft 2020-12 mode. No remote documents: a reference to anything else is unresolved.
 //! Bases are interned strings, identified by index, so walkers pass a `usize` instead of cloning URIs.
 
-use std::collections::HashMap;
+use crate::core::fxhash::FxMap as HashMap;
 
 use serde_json::Value;
 
@@ -58,10 +58,10 @@ impl<'s> Resolver<'s> {
     pub(crate) fn new(root: &'s Value) -> Self {
         let mut r = Resolver {
             bases: Vec::new(),
-            base_ids: HashMap::new(),
-            base_of: HashMap::new(),
-            resources: HashMap::new(),
-            anchors: HashMap::new(),
+            base_ids: HashMap::default(),
+            base_of: HashMap::default(),
+            resources: HashMap::default(),
+            anchors: HashMap::default(),
         };
         let root_base = r.intern(DEFAULT_BASE);
         r.resources.insert(DEFAULT_BASE.to_string(), root);
