@@ -62,6 +62,9 @@ impl Kind {
     }
 }
 
+/// `(toolsRemoved, toolsAdded)` of each system message, in transcript order.
+pub type ToolLists<V> = Vec<(V, V)>;
+
 /// The JS engine as the core sees it. `V` is a handle to a JS value; cloning a handle never copies
 /// the value it points to (identity is kept: a message appears as the same object everywhere).
 ///
@@ -194,7 +197,7 @@ pub trait Host: 'static {
     /// The tool fields of the system messages in `list` (L-3.4.2's replay), in order: for every
     /// object-like element whose `role` is `"system"`, `(toolsRemoved, toolsAdded)` read in that
     /// order. Anything but an array has none. (A host may do the scan in one step.)
-    fn system_tool_lists(&self, list: &Self::V) -> Result<Vec<(Self::V, Self::V)>, Self::V>
+    fn system_tool_lists(&self, list: &Self::V) -> Result<ToolLists<Self::V>, Self::V>
     where
         Self: Sized,
     {

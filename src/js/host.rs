@@ -2,7 +2,7 @@
 //! declared with `catch`, so a throwing getter or proxy becomes `Err`, never an unwind or a trap.
 
 use crate::core::fxhash::FxMap;
-use crate::core::host::{EventCode, Host, HostFuture, Kind, NativeFn};
+use crate::core::host::{EventCode, Host, HostFuture, Kind, NativeFn, ToolLists};
 use futures::FutureExt;
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};
@@ -537,7 +537,7 @@ impl Host for JsHost {
     fn declaration_text(&self, tool: &JsValue) -> Result<String, JsValue> {
         declaration_text(tool)
     }
-    fn system_tool_lists(&self, list: &JsValue) -> Result<Vec<(JsValue, JsValue)>, JsValue> {
+    fn system_tool_lists(&self, list: &JsValue) -> Result<ToolLists<JsValue>, JsValue> {
         let mut flat = system_tool_lists(list)?.into_iter();
         let mut out = Vec::with_capacity(flat.len() / 2);
         while let (Some(removed), Some(added)) = (flat.next(), flat.next()) {
