@@ -4,7 +4,7 @@
 
 use super::declare::declare_tool_changes;
 use super::host::HostFuture;
-use super::host::{EventCode, Host, Kind};
+use super::host::{EventCode, Host, Kind, Pumped};
 use super::run::{Run, Stop, abandon_deadline};
 use super::tools::timeout_ms;
 use super::validate::js_number_to_string;
@@ -487,10 +487,9 @@ async fn read_stream<H: Host>(run: &Run<'_, H>, source: &H::V, watch: &mut Reque
     let mut slot: Option<usize> = None;
     loop {
         run.breathe().await;
-        let queued = h.take_queued(source);
-        let event = match queued {
-            Some(event) => Ok(Some(event)),
-            None => match watch.watch(h.iterator_next(&iterator)).await {
+        let mut pumped = h.pump(source, None, &messages, slot, run.emitter.observing_sink()).map_err(fail)?;
+        if let Pumped::Empty = pumped {
+            let event = match watch.watch(h.iterator_next(&iterator)).await {
                 Watched::Value(event) => event,
                 Watched::Idle(ms) => {
                     h.iterator_return(&iterator);
@@ -500,14 +499,24 @@ async fn read_stream<H: Host>(run: &Run<'_, H>, source: &H::V, watch: &mut Reque
                     h.iterator_return(&iterator);
                     return Err(Stop::Failed(REQUEST_ABORTED.into()));
                 }
-            },
+            };
+            let event = match event {
+                Ok(Some(event)) => event,
+                Ok(None) => break,
+                Err(e) => return Err(fail(e)),
+            };
+            pumped = h.pump(source, Some(event), &messages, slot, run.emitter.observing_sink()).map_err(fail)?;
+        }
+        let (code, event) = match pumped {
+            Pumped::Delivered | Pumped::Empty => continue,
+            Pumped::Update(update) => {
+                run.emit(update).await?;
+                continue;
+            }
+            Pumped::SinkFailed(thrown) => return Err(run.emitter.record_failure(thrown)),
+            Pumped::Event(code, event) => (code, event),
         };
-        let event = match event {
-            Ok(Some(event)) => event,
-            Ok(None) => break,
-            Err(e) => return Err(fail(e)),
-        };
-        match h.event_code(&event).map_err(fail)? {
+        match code {
             EventCode::Start => {
                 let partial = h.get(&event, "partial").map_err(fail)?;
                 h.array_push(&messages, &partial).map_err(fail)?;
@@ -517,11 +526,8 @@ async fn read_stream<H: Host>(run: &Run<'_, H>, source: &H::V, watch: &mut Reque
                 let copy = h.shallow_copy(&partial).map_err(fail)?;
                 run.emit_message("message_start", &copy).await?;
             }
-            EventCode::Block => {
-                let Some(index) = slot else { continue };
-                let update = h.stream_update(&event, &messages, index).map_err(fail)?;
-                run.emit(update).await?;
-            }
+            // Without a partial in place there is nothing to update (with one, `pump` did it).
+            EventCode::Block => {}
             code @ (EventCode::Done | EventCode::Error) => {
                 let (kind, field) = if code == EventCode::Done { ("done", "message") } else { ("error", "error") };
                 let fallback = h.get(&event, field).map_err(fail)?;

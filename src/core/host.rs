@@ -62,6 +62,20 @@ impl Kind {
     }
 }
 
+/// What one step of reading an assistant message event source produced (`Host::pump`).
+pub enum Pumped<V> {
+    /// Nothing queued: await the iterator.
+    Empty,
+    /// A block event with the partial in place whose `message_update` the observing sink took.
+    Delivered,
+    /// The same, when there is no observing sink: the `message_update` event to emit.
+    Update(V),
+    /// The observing sink threw this for the `message_update` event.
+    SinkFailed(V),
+    /// Any other event, with its code, for the loop to handle.
+    Event(EventCode, V),
+}
+
 /// `(toolsRemoved, toolsAdded)` of each system message, in transcript order.
 pub type ToolLists<V> = Vec<(V, V)>;
 
@@ -186,6 +200,38 @@ pub trait Host: 'static {
             ("assistantMessageEvent", event.clone()),
             ("message", copy),
         ]))
+    }
+    /// One step of L-3.6.2 for `event` (or, with `None`, the next event queued in `source` by
+    /// `take_queued`): a block event while the partial sits at `messages[slot]` has its update made
+    /// by `stream_update` and, with `sink`, handed to `sink` synchronously. Errors are values thrown
+    /// by caller getters while reading the event (not by the sink). A host may do it in one step.
+    fn pump(
+        &self,
+        source: &Self::V,
+        event: Option<Self::V>,
+        messages: &Self::V,
+        slot: Option<usize>,
+        sink: Option<&Self::V>,
+    ) -> Result<Pumped<Self::V>, Self::V> {
+        let event = match event {
+            Some(event) => event,
+            None => match self.take_queued(source) {
+                Some(event) => event,
+                None => return Ok(Pumped::Empty),
+            },
+        };
+        let code = self.event_code(&event)?;
+        let (EventCode::Block, Some(index)) = (code, slot) else {
+            return Ok(Pumped::Event(code, event));
+        };
+        let update = self.stream_update(&event, messages, index)?;
+        let Some(sink) = sink else {
+            return Ok(Pumped::Update(update));
+        };
+        match self.call_sync(sink, &self.undefined(), &[update]) {
+            Ok(_) => Ok(Pumped::Delivered),
+            Err(e) => Ok(Pumped::SinkFailed(e)),
+        }
     }
     /// The JSON text of a tool's declaration (L-3.4.1), by which tools are compared.
     fn declaration_text(&self, tool: &Self::V) -> Result<String, Self::V>

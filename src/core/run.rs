@@ -58,6 +58,21 @@ impl<H: Host> Emitter<H> {
         self.failure.borrow().is_some()
     }
 
+    /// The sink when it is called synchronously and has not failed: a host may hand it events
+    /// itself (`Host::pump`), reporting a throw through `record_failure`.
+    pub fn observing_sink(&self) -> Option<&H::V> {
+        match &self.sink {
+            Sink::Js(sink, SinkMode::Observe) if !self.failed() => Some(sink),
+            _ => None,
+        }
+    }
+
+    /// Remembers what the sink threw (as `emit` does).
+    pub fn record_failure(&self, thrown: H::V) -> Stop {
+        self.failure.replace(Some(thrown));
+        Stop::EmitFailed
+    }
+
     /// The value the sink threw, once it failed.
     pub fn failure(&self) -> Option<H::V> {
         self.failure.borrow().clone()

@@ -75,6 +75,41 @@ export function streamUpdate(event, messages, index) {
   return { type: "message_update", assistantMessageEvent: event, message: { ...partial } };
 }
 
+// `Host::pump` in one step. Codes: 0–4 an event for the loop (its eventCode), 5 delivered to the
+// sink, 6 an update to emit, 7 the sink threw, 8 nothing queued. The value of codes 0–4, 6 and 7
+// waits in `pumped` for `takePumped`.
+let pumped;
+
+export function takePumped() {
+  const v = pumped;
+  pumped = undefined;
+  return v;
+}
+
+export function pump(source, event, messages, index, sink) {
+  if (event === EMPTY) {
+    event = take(source);
+    if (event === EMPTY) return 8;
+  }
+  const code = eventCode(event);
+  if (code !== 1 || index < 0) {
+    pumped = event;
+    return code;
+  }
+  const update = streamUpdate(event, messages, index);
+  if (sink === undefined) {
+    pumped = update;
+    return 6;
+  }
+  try {
+    Reflect.apply(sink, undefined, [update]);
+  } catch (e) {
+    pumped = e;
+    return 7;
+  }
+  return 5;
+}
+
 /** `JSON.stringify(toToolDeclaration(tool))` in one step: the same text, since a JSON round trip of the
  *  parameters stringifies to what stringifying them gives. */
 export function declarationText(tool) {

@@ -2,7 +2,7 @@
 //! declared with `catch`, so a throwing getter or proxy becomes `Err`, never an unwind or a trap.
 
 use crate::core::fxhash::FxMap;
-use crate::core::host::{EventCode, Host, HostFuture, Kind, NativeFn, ToolLists};
+use crate::core::host::{EventCode, Host, HostFuture, Kind, NativeFn, Pumped, ToolLists};
 use futures::FutureExt;
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};
@@ -26,6 +26,10 @@ extern "C" {
     fn event_code(event: &JsValue) -> Result<u8, JsValue>;
     #[wasm_bindgen(catch, js_name = streamUpdate)]
     fn stream_update(event: &JsValue, messages: &JsValue, index: u32) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch)]
+    fn pump(source: &JsValue, event: &JsValue, messages: &JsValue, index: f64, sink: &JsValue) -> Result<u8, JsValue>;
+    #[wasm_bindgen(js_name = takePumped)]
+    fn take_pumped() -> JsValue;
     #[wasm_bindgen(js_name = objectId)]
     fn object_id(v: &JsValue) -> JsValue;
     fn object1(k1: &JsValue, v1: &JsValue) -> JsValue;
@@ -533,6 +537,29 @@ impl Host for JsHost {
     fn stream_update(&self, event: &JsValue, messages: &JsValue, index: usize) -> Result<JsValue, JsValue> {
         let index = u32::try_from(index).map_err(|_| JsValue::from_str("array index out of range"))?;
         stream_update(event, messages, index)
+    }
+    fn pump(
+        &self,
+        source: &JsValue,
+        event: Option<JsValue>,
+        messages: &JsValue,
+        slot: Option<usize>,
+        sink: Option<&JsValue>,
+    ) -> Result<Pumped<JsValue>, JsValue> {
+        let event = event.unwrap_or_else(|| EMPTY.with(JsValue::clone));
+        let index = slot.map_or(-1.0, |i| i as f64);
+        let code = pump(source, &event, messages, index, sink.unwrap_or(&JsValue::UNDEFINED))?;
+        Ok(match code {
+            5 => Pumped::Delivered,
+            6 => Pumped::Update(take_pumped()),
+            7 => Pumped::SinkFailed(take_pumped()),
+            8 => Pumped::Empty,
+            0 => Pumped::Event(EventCode::Start, take_pumped()),
+            1 => Pumped::Event(EventCode::Block, take_pumped()),
+            2 => Pumped::Event(EventCode::Done, take_pumped()),
+            3 => Pumped::Event(EventCode::Error, take_pumped()),
+            _ => Pumped::Event(EventCode::Other, take_pumped()),
+        })
     }
     fn declaration_text(&self, tool: &JsValue) -> Result<String, JsValue> {
         declaration_text(tool)
