@@ -210,6 +210,15 @@ export function apply2(f, self, a, b) {
   return Reflect.apply(f, self, [a, b]);
 }
 
+export function apply4(f, self, a, b, c, d) {
+  return Reflect.apply(f, self, [a, b, c, d]);
+}
+
+/** An array from a list wasm-bindgen hands over in one step. */
+export function arrayOf(values) {
+  return values;
+}
+
 export function apply(f, self, args) {
   return Reflect.apply(f, self, args);
 }

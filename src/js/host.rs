@@ -102,7 +102,18 @@ extern "C" {
     #[wasm_bindgen(catch)]
     fn apply2(f: &JsValue, this: &JsValue, a: &JsValue, b: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch)]
+    fn apply4(
+        f: &JsValue,
+        this: &JsValue,
+        a: &JsValue,
+        b: &JsValue,
+        c: &JsValue,
+        d: &JsValue,
+    ) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch)]
     fn apply(f: &JsValue, this: &JsValue, args: &Array) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = arrayOf)]
+    fn array_of(values: Vec<JsValue>) -> JsValue;
     #[wasm_bindgen(catch)]
     fn thenable(v: &JsValue) -> Result<JsValue, JsValue>;
     fn variadic(f: &JsValue) -> JsValue;
@@ -345,7 +356,10 @@ impl Host for JsHost {
         object_n(pairs)
     }
     fn array(&self, values: &[JsValue]) -> JsValue {
-        values.iter().collect::<Array>().into()
+        match values {
+            [] => Array::new().into(),
+            _ => array_of(values.to_vec()),
+        }
     }
     fn function(&self, f: NativeFn<JsValue>) -> JsValue {
         let closure = Closure::<dyn Fn(Array) -> JsValue>::new(move |args: Array| {
@@ -452,6 +466,7 @@ impl Host for JsHost {
             [] => apply0(f, this),
             [a] => apply1(f, this, a),
             [a, b] => apply2(f, this, a, b),
+            [a, b, c, d] => apply4(f, this, a, b, c, d),
             _ => apply(f, this, &args.iter().collect::<Array>()),
         }
     }

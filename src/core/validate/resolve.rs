@@ -49,6 +49,15 @@ const MAP_KEYWORDS: [&str; 6] =
     ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"];
 const ARRAY_KEYWORDS: [&str; 5] = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
 
+/// `o.get(key)` without hashing for the small objects schema nodes are (indexing a schema looks
+/// up two dozen keywords per node, most of them absent).
+fn field<'v>(o: &'v serde_json::Map<String, Value>, key: &str) -> Option<&'v Value> {
+    if o.len() > 8 {
+        return o.get(key);
+    }
+    o.iter().find_map(|(k, v)| (k == key).then_some(v))
+}
+
 pub(crate) fn address(v: &Value) -> usize {
     std::ptr::from_ref(v) as usize
 }
@@ -111,7 +120,7 @@ impl<'s> Resolver<'s> {
             return;
         }
         let mut b = base;
-        if let Some(Value::String(id)) = o.get("$id") {
+        if let Some(Value::String(id)) = field(o, "$id") {
             let uri = resolve_uri(id, self.base_uri(base));
             let doc = document_of(&uri).to_string();
             b = self.intern(&doc);
@@ -124,24 +133,24 @@ impl<'s> Resolver<'s> {
         self.base_of.insert(address(node), b);
         let doc = self.base_uri(b).to_string();
         for key in ["$anchor", "$dynamicAnchor"] {
-            if let Some(Value::String(anchor)) = o.get(key) {
+            if let Some(Value::String(anchor)) = field(o, key) {
                 self.anchors.insert(format!("{doc}#{anchor}"), node);
             }
         }
         for key in SCHEMA_KEYWORDS {
-            if let Some(child) = o.get(key) {
+            if let Some(child) = field(o, key) {
                 self.index(child, b);
             }
         }
         for key in MAP_KEYWORDS {
-            if let Some(Value::Object(map)) = o.get(key) {
+            if let Some(Value::Object(map)) = field(o, key) {
                 for child in map.values() {
                     self.index(child, b);
                 }
             }
         }
         for key in ARRAY_KEYWORDS {
-            if let Some(Value::Array(list)) = o.get(key) {
+            if let Some(Value::Array(list)) = field(o, key) {
                 for child in list {
                     self.index(child, b);
                 }
