@@ -2,6 +2,7 @@
 //! 2020-12 mode, which also reads draft 7's `items` arrays, `additionalItems`, `definitions` and `dependencies`).
 //! Only answers yes or no; `explain.rs` says why.
 
+use super::json::Kw;
 use serde_json::{Map, Value};
 
 use super::Ctx;
@@ -35,14 +36,14 @@ pub(crate) fn type_matches(t: &Value, v: &Value) -> bool {
 
 /// A numeric keyword's value, when it is a number.
 pub(crate) fn num(o: &Map<String, Value>, key: &str) -> Option<f64> {
-    o.get(key).and_then(Value::as_number).map(as_f64)
+    o.kw(key).and_then(Value::as_number).map(as_f64)
 }
 
 /// The prefix item schemas and the schema of the items after them.
 pub(crate) fn item_schemas(o: &Map<String, Value>) -> (&[Value], Option<&Value>) {
-    match o.get("items") {
-        Some(Value::Array(prefix)) => (prefix.as_slice(), o.get("additionalItems")),
-        items => match o.get("prefixItems") {
+    match o.kw("items") {
+        Some(Value::Array(prefix)) => (prefix.as_slice(), o.kw("additionalItems")),
+        items => match o.kw("prefixItems") {
             Some(Value::Array(prefix)) => (prefix.as_slice(), items),
             _ => (&[], items),
         },
@@ -75,7 +76,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn valid_object(&mut self, o: &'a Map<String, Value>, b: BaseId, v: &Value) -> bool {
-        if let Some(t) = o.get("type")
+        if let Some(t) = o.kw("type")
             && !type_matches(t, v)
         {
             return false;
@@ -92,40 +93,40 @@ impl<'a> Ctx<'a> {
 
     /// The keywords that apply to a value of any type.
     fn valid_in_place(&mut self, o: &'a Map<String, Value>, b: BaseId, v: &Value) -> bool {
-        if let Some(Value::Array(values)) = o.get("enum")
+        if let Some(Value::Array(values)) = o.kw("enum")
             && !values.iter().any(|x| json_equal(x, v))
         {
             return false;
         }
-        if let Some(c) = o.get("const")
+        if let Some(c) = o.kw("const")
             && !json_equal(c, v)
         {
             return false;
         }
-        if let Some(Value::Array(all)) = o.get("allOf") {
+        if let Some(Value::Array(all)) = o.kw("allOf") {
             for s in all {
                 if !self.valid(s, b, v) {
                     return false;
                 }
             }
         }
-        if let Some(Value::Array(any)) = o.get("anyOf")
+        if let Some(Value::Array(any)) = o.kw("anyOf")
             && self.count_passing(any, b, v, 1) == 0
         {
             return false;
         }
-        if let Some(Value::Array(one)) = o.get("oneOf")
+        if let Some(Value::Array(one)) = o.kw("oneOf")
             && self.count_passing(one, b, v, 2) != 1
         {
             return false;
         }
-        if let Some(not) = o.get("not")
+        if let Some(not) = o.kw("not")
             && self.valid(not, b, v)
         {
             return false;
         }
-        if let Some(cond) = o.get("if") {
-            let (then, otherwise) = (o.get("then"), o.get("else"));
+        if let Some(cond) = o.kw("if") {
+            let (then, otherwise) = (o.kw("then"), o.kw("else"));
             if then.is_some() || otherwise.is_some() {
                 let branch = if self.valid(cond, b, v) { then } else { otherwise };
                 if let Some(branch) = branch
@@ -136,7 +137,7 @@ impl<'a> Ctx<'a> {
             }
         }
         for key in ["$ref", "$dynamicRef"] {
-            if let Some(Value::String(reference)) = o.get(key)
+            if let Some(Value::String(reference)) = o.kw(key)
                 && !self.valid_ref(reference, b, v)
             {
                 return false;
@@ -188,36 +189,36 @@ impl<'a> Ctx<'a> {
         if num(o, "minLength").is_some_and(|min| len < min) || num(o, "maxLength").is_some_and(|max| len > max) {
             return false;
         }
-        if let Some(Value::String(p)) = o.get("pattern")
+        if let Some(Value::String(p)) = o.kw("pattern")
             && !self.matches(p, s)
         {
             return false;
         }
-        match o.get("format") {
+        match o.kw("format") {
             Some(Value::String(name)) => format::check(name, s, self.re) != Some(false),
             _ => true,
         }
     }
 
     fn valid_members(&mut self, o: &'a Map<String, Value>, b: BaseId, m: &Map<String, Value>, v: &Value) -> bool {
-        let properties = o.get("properties").and_then(Value::as_object);
+        let properties = o.kw("properties").and_then(Value::as_object);
         if let Some(props) = properties {
             for (k, s) in props {
-                if let Some(x) = m.get(k)
+                if let Some(x) = m.kw(k)
                     && !self.valid(s, b, x)
                 {
                     return false;
                 }
             }
         }
-        if let Some(Value::Array(required)) = o.get("required")
+        if let Some(Value::Array(required)) = o.kw("required")
             && required.iter().any(|r| r.as_str().is_some_and(|k| !m.contains_key(k)))
         {
             return false;
         }
-        let patterns = o.get("patternProperties").and_then(Value::as_object);
-        let additional = o.get("additionalProperties");
-        let names = o.get("propertyNames");
+        let patterns = o.kw("patternProperties").and_then(Value::as_object);
+        let additional = o.kw("additionalProperties");
+        let names = o.kw("propertyNames");
         if patterns.is_some() || additional.is_some() || names.is_some() {
             for (k, x) in m {
                 let mut matched = properties.is_some_and(|p| p.contains_key(k));
@@ -248,7 +249,7 @@ impl<'a> Ctx<'a> {
             return false;
         }
         for key in ["dependentRequired", "dependencies"] {
-            for (k, d) in o.get(key).and_then(Value::as_object).into_iter().flatten() {
+            for (k, d) in o.kw(key).and_then(Value::as_object).into_iter().flatten() {
                 if !m.contains_key(k) {
                     continue;
                 }
@@ -263,7 +264,7 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        for (k, s) in o.get("dependentSchemas").and_then(Value::as_object).into_iter().flatten() {
+        for (k, s) in o.kw("dependentSchemas").and_then(Value::as_object).into_iter().flatten() {
             if m.contains_key(k) && !self.valid(s, b, v) {
                 return false;
             }
@@ -284,10 +285,10 @@ impl<'a> Ctx<'a> {
         if num(o, "minItems").is_some_and(|min| count < min) || num(o, "maxItems").is_some_and(|max| count > max) {
             return false;
         }
-        if o.get("uniqueItems") == Some(&Value::Bool(true)) && !unique(items) {
+        if o.kw("uniqueItems") == Some(&Value::Bool(true)) && !unique(items) {
             return false;
         }
-        if let Some(contains) = o.get("contains") {
+        if let Some(contains) = o.kw("contains") {
             let (min, max) = contains_bounds(o);
             let n = self.count_contained(contains, b, items, max);
             if n < min || n > max {

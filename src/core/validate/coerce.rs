@@ -4,6 +4,7 @@
 //! the value stays as it is, so unchanged parts are never copied; the input is never modified. A value no rule
 //! applies to stays for the check to report.
 
+use super::json::Kw;
 use serde_json::{Map, Value};
 
 use super::Ctx;
@@ -19,25 +20,25 @@ pub(crate) fn changed(new: Value, old: &Value) -> Option<Value> {
 
 /// The schema of an array's item at `index`: a tuple's (`prefixItems` or an `items` array), else `items`.
 fn item_schema_at(o: &Map<String, Value>, index: usize) -> Option<&Value> {
-    if let Some(Value::Array(items)) = o.get("items") {
+    if let Some(Value::Array(items)) = o.kw("items") {
         return items.get(index);
     }
-    if let Some(Value::Array(prefix)) = o.get("prefixItems")
+    if let Some(Value::Array(prefix)) = o.kw("prefixItems")
         && index < prefix.len()
     {
         return prefix.get(index);
     }
-    o.get("items")
+    o.kw("items")
 }
 
 /// `patternProperties` as (pattern, schema) pairs in `Object.keys` order.
 pub(crate) fn patterns(o: &Map<String, Value>) -> Vec<(&String, &Value)> {
-    o.get("patternProperties").and_then(Value::as_object).map(js_entries).unwrap_or_default()
+    o.kw("patternProperties").and_then(Value::as_object).map(js_entries).unwrap_or_default()
 }
 
 /// `additionalProperties` when it is a schema object (a boolean converts nothing).
 pub(crate) fn additional(o: &Map<String, Value>) -> Option<&Value> {
-    o.get("additionalProperties").filter(|a| a.is_object())
+    o.kw("additionalProperties").filter(|a| a.is_object())
 }
 
 /// Sets `key` of the copy of `m` being built (made on the first change).
@@ -95,20 +96,20 @@ impl<'a> Ctx<'a> {
     }
 
     fn drop_nulls_in_object(&mut self, o: &'a Map<String, Value>, b: BaseId, m: &Map<String, Value>) -> Option<Value> {
-        let properties = o.get("properties").and_then(Value::as_object);
+        let properties = o.kw("properties").and_then(Value::as_object);
         let patterns = patterns(o);
         let additional = additional(o);
         if patterns.is_empty() && additional.is_none() && properties.is_none() {
             return None;
         }
         let required: Vec<&str> =
-            o.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+            o.kw("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
         let mut out: Option<Map<String, Value>> = None;
         for (key, property) in properties.map(js_entries).unwrap_or_default() {
-            let Some(x) = m.get(key) else {
+            let Some(x) = m.kw(key) else {
                 continue;
             };
-            let is_ref = property.get("$ref").is_some_and(Value::is_string);
+            let is_ref = property.kw("$ref").is_some_and(Value::is_string);
             if x.is_null()
                 && !required.contains(&key.as_str())
                 && !is_ref
@@ -131,8 +132,8 @@ impl<'a> Ctx<'a> {
                     }
                     matched = true;
                     let current = match &out {
-                        Some(copy) => copy.get(key),
-                        None => m.get(key),
+                        Some(copy) => copy.kw(key),
+                        None => m.kw(key),
                     };
                     let Some(current) = current else {
                         continue;
@@ -141,7 +142,7 @@ impl<'a> Ctx<'a> {
                         set(&mut out, m, key, next);
                     }
                 }
-                if let (false, Some(extra), Some(x)) = (matched, additional, m.get(key))
+                if let (false, Some(extra), Some(x)) = (matched, additional, m.kw(key))
                     && let Some(next) = self.drop_nulls(x, extra, b)
                 {
                     set(&mut out, m, key, next);
@@ -162,7 +163,7 @@ impl<'a> Ctx<'a> {
         }
         let b = self.resolver.base_for(schema, base);
         let mut next: Option<Value> = None;
-        if let Some(Value::Array(members)) = o.get("allOf") {
+        if let Some(Value::Array(members)) = o.kw("allOf") {
             for member in members {
                 let coerced = self.coerce_types(next.as_ref().unwrap_or(value), member, b);
                 if coerced.is_some() {
@@ -171,14 +172,14 @@ impl<'a> Ctx<'a> {
             }
         }
         for key in ["anyOf", "oneOf"] {
-            if let Some(Value::Array(branches)) = o.get(key) {
+            if let Some(Value::Array(branches)) = o.kw(key) {
                 let coerced = self.coerce_union(next.as_ref().unwrap_or(value), branches, b);
                 if coerced.is_some() {
                     next = coerced;
                 }
             }
         }
-        let types: Vec<&str> = match o.get("type") {
+        let types: Vec<&str> = match o.kw("type") {
             Some(Value::String(t)) => vec![t.as_str()],
             Some(Value::Array(list)) => list.iter().filter_map(Value::as_str).collect(),
             _ => Vec::new(),
@@ -217,12 +218,12 @@ impl<'a> Ctx<'a> {
     }
 
     fn coerce_properties(&mut self, m: &Map<String, Value>, o: &'a Map<String, Value>, b: BaseId) -> Option<Value> {
-        let properties = o.get("properties").and_then(Value::as_object);
+        let properties = o.kw("properties").and_then(Value::as_object);
         let patterns = patterns(o);
         let additional = additional(o);
         let mut out: Option<Map<String, Value>> = None;
         for (key, property) in properties.map(js_entries).unwrap_or_default() {
-            if let Some(next) = m.get(key).and_then(|x| self.coerce_types(x, property, b)) {
+            if let Some(next) = m.kw(key).and_then(|x| self.coerce_types(x, property, b)) {
                 set(&mut out, m, key, next);
             }
         }
@@ -234,14 +235,14 @@ impl<'a> Ctx<'a> {
                 }
                 matched = true;
                 let current = match &out {
-                    Some(copy) => copy.get(key),
-                    None => m.get(key),
+                    Some(copy) => copy.kw(key),
+                    None => m.kw(key),
                 };
                 if let Some(next) = current.and_then(|x| self.coerce_types(x, item, b)) {
                     set(&mut out, m, key, next);
                 }
             }
-            if let (false, Some(extra), Some(x)) = (matched, additional, m.get(key))
+            if let (false, Some(extra), Some(x)) = (matched, additional, m.kw(key))
                 && let Some(next) = self.coerce_types(x, extra, b)
             {
                 set(&mut out, m, key, next);

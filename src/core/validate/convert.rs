@@ -2,6 +2,7 @@
 //! `anyOf`/`oneOf`, `allOf`, then `type`), with the re-entry guard that makes recursive schemas terminate and the
 //! memo that keeps recursive unions from converting the same child once per branch. Copy-on-write like the others.
 
+use super::json::Kw;
 use serde_json::{Map, Value};
 
 use super::coerce::{additional, changed, patterns, set, set_item};
@@ -44,7 +45,7 @@ impl<'a> Ctx<'a> {
             return None;
         }
         let b = self.resolver.base_for(node, base);
-        let result = match o.get("$ref") {
+        let result = match o.kw("$ref") {
             Some(Value::String(reference)) => match self.resolver.resolve(reference, b) {
                 Target::Found(target, tb) if target.is_object() => self.reenter(target, tb, value, true),
                 _ => None,
@@ -85,18 +86,18 @@ impl<'a> Ctx<'a> {
 
     /// One node's conversion: its first keyword among `const`, `enum`, `anyOf`, `oneOf`, `allOf`, `type`.
     fn convert_node(&mut self, node: &'a Value, o: &'a Map<String, Value>, b: BaseId, value: &Value) -> Option<Value> {
-        if let Some(literal) = o.get("const") {
+        if let Some(literal) = o.kw("const") {
             return convert_literal(literal, value);
         }
-        if let Some(Value::Array(values)) = o.get("enum") {
+        if let Some(Value::Array(values)) = o.kw("enum") {
             return self.convert_enum(node, values, b, value);
         }
         for key in ["anyOf", "oneOf"] {
-            if let Some(Value::Array(branches)) = o.get(key) {
+            if let Some(Value::Array(branches)) = o.kw(key) {
                 return self.convert_union(node, o, branches, b, value);
             }
         }
-        if let Some(Value::Array(members)) = o.get("allOf") {
+        if let Some(Value::Array(members)) = o.kw("allOf") {
             let mut next: Option<Value> = None;
             for member in members {
                 let converted = self.convert(member, b, next.as_ref().unwrap_or(value));
@@ -107,7 +108,7 @@ impl<'a> Ctx<'a> {
             let members = self.convert_members(o, b, next.as_ref().unwrap_or(value));
             return members.or(next);
         }
-        match o.get("type") {
+        match o.kw("type") {
             Some(Value::String(t)) => match t.as_str() {
                 "string" => try_string(value).and_then(|s| changed(Value::String(s), value)),
                 "number" => try_number(value).and_then(number_value).and_then(|n| changed(n, value)),
@@ -174,7 +175,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn convert_array(&mut self, o: &'a Map<String, Value>, b: BaseId, value: &Value) -> Option<Value> {
-        let tuple = match (o.get("items"), o.get("prefixItems")) {
+        let tuple = match (o.kw("items"), o.kw("prefixItems")) {
             (Some(Value::Array(prefix)), _) => Some((prefix, None)),
             (items, Some(Value::Array(prefix))) => Some((prefix, items)),
             _ => None,
@@ -194,7 +195,7 @@ impl<'a> Ctx<'a> {
             return out.map(Value::Array);
         }
         if let Value::Array(items) = value {
-            let schema = o.get("items")?;
+            let schema = o.kw("items")?;
             let mut out: Option<Vec<Value>> = None;
             for (i, item) in items.iter().enumerate() {
                 if let Some(next) = self.convert(schema, b, item) {
@@ -204,7 +205,7 @@ impl<'a> Ctx<'a> {
             return out.map(Value::Array);
         }
         // A single value becomes a one-item array, converted by the item schema: a re-entry point.
-        let item = match o.get("items") {
+        let item = match o.kw("items") {
             Some(schema @ Value::Object(_)) => self.reenter(schema, b, value, false).unwrap_or_else(|| value.clone()),
             _ => value.clone(),
         };
@@ -215,14 +216,14 @@ impl<'a> Ctx<'a> {
         let Value::Object(m) = value else {
             return None;
         };
-        let properties = o.get("properties").and_then(Value::as_object);
+        let properties = o.kw("properties").and_then(Value::as_object);
         let patterns = patterns(o);
         let additional = additional(o);
         let mut out: Option<Map<String, Value>> = None;
         for (key, x) in js_entries(m) {
             let mut next: Option<Value> = None;
             let mut matched = false;
-            if let Some(schema) = properties.and_then(|p| p.get(key)) {
+            if let Some(schema) = properties.and_then(|p| p.kw(key)) {
                 matched = true;
                 next = self.convert(schema, b, x);
             }

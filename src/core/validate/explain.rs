@@ -2,6 +2,7 @@
 //! it failed on, in pi-schema's order and words. It runs only after the check failed, and asks `check.rs` whether a
 //! subschema passes before explaining it.
 
+use super::json::Kw;
 use serde_json::{Map, Value};
 
 use super::check::{contains_bounds, item_schemas, num, type_matches, unique};
@@ -59,7 +60,7 @@ impl<'a> Ctx<'a> {
 
     fn walk_object(&mut self, o: &'a Map<String, Value>, b: BaseId, v: &Value, path: &str, out: &mut Vec<RawError>) {
         let start = out.len();
-        if let Some(t) = o.get("type")
+        if let Some(t) = o.kw("type")
             && !type_matches(t, v)
         {
             let names = match t {
@@ -69,12 +70,12 @@ impl<'a> Ctx<'a> {
             err(out, path, format!("expected {names}, got {}", type_name(v)));
             return;
         }
-        if let Some(Value::Array(values)) = o.get("enum")
+        if let Some(Value::Array(values)) = o.kw("enum")
             && !values.iter().any(|x| json_equal(x, v))
         {
             err(out, path, format!("expected one of {}", list_values(values)));
         }
-        if let Some(c) = o.get("const")
+        if let Some(c) = o.kw("const")
             && !json_equal(c, v)
         {
             err(out, path, format!("expected {}", js_json_stringify(c)));
@@ -86,32 +87,32 @@ impl<'a> Ctx<'a> {
             Value::Array(items) => self.walk_items(o, b, items, path, out),
             _ => {}
         }
-        if let Some(Value::Array(all)) = o.get("allOf") {
+        if let Some(Value::Array(all)) = o.kw("allOf") {
             for s in all {
                 self.walk(s, b, v, path, out);
             }
         }
-        if let Some(Value::Array(any)) = o.get("anyOf") {
+        if let Some(Value::Array(any)) = o.kw("anyOf") {
             self.walk_union(any, b, v, path, out, false);
         }
-        if let Some(Value::Array(one)) = o.get("oneOf") {
+        if let Some(Value::Array(one)) = o.kw("oneOf") {
             self.walk_union(one, b, v, path, out, true);
         }
-        if let Some(not) = o.get("not")
+        if let Some(not) = o.kw("not")
             && self.valid(not, b, v)
         {
             err(out, path, "must not match the schema in not".to_string());
         }
-        if let Some(cond) = o.get("if") {
-            let branch = if self.valid(cond, b, v) { o.get("then") } else { o.get("else") };
+        if let Some(cond) = o.kw("if") {
+            let branch = if self.valid(cond, b, v) { o.kw("then") } else { o.kw("else") };
             if let Some(branch) = branch {
                 self.walk(branch, b, v, path, out);
             }
         }
-        if let Some(Value::String(reference)) = o.get("$ref") {
+        if let Some(Value::String(reference)) = o.kw("$ref") {
             self.walk_ref(reference, b, v, path, out);
         }
-        if out.len() == start && o.get("$dynamicRef").is_some_and(Value::is_string) {
+        if out.len() == start && o.kw("$dynamicRef").is_some_and(Value::is_string) {
             err(out, path, "does not match the dynamically referenced schema".to_string());
         }
     }
@@ -150,12 +151,12 @@ impl<'a> Ctx<'a> {
         if let Some(max) = num(o, "maxLength").filter(|max| len > *max) {
             err(out, path, format!("expected at most {} characters", n(max)));
         }
-        if let Some(Value::String(p)) = o.get("pattern")
+        if let Some(Value::String(p)) = o.kw("pattern")
             && !self.matches(p, s)
         {
             err(out, path, format!("expected to match {p}"));
         }
-        if let Some(Value::String(name)) = o.get("format")
+        if let Some(Value::String(name)) = o.kw("format")
             && format::check(name, s, self.re) == Some(false)
         {
             err(out, path, format!("expected format {name}"));
@@ -171,19 +172,19 @@ impl<'a> Ctx<'a> {
         path: &str,
         out: &mut Vec<RawError>,
     ) {
-        let properties = o.get("properties").and_then(Value::as_object);
-        for r in o.get("required").and_then(Value::as_array).into_iter().flatten() {
+        let properties = o.kw("properties").and_then(Value::as_object);
+        for r in o.kw("required").and_then(Value::as_array).into_iter().flatten() {
             if let Some(k) = r.as_str().filter(|k| !m.contains_key(*k)) {
                 err(out, &pointer(path, k), "missing".to_string());
             }
         }
         for (k, s) in properties.map(js_entries).unwrap_or_default() {
-            if let Some(x) = m.get(k) {
+            if let Some(x) = m.kw(k) {
                 self.walk(s, b, x, &pointer(path, k), out);
             }
         }
-        let patterns = o.get("patternProperties").and_then(Value::as_object).map(js_entries).unwrap_or_default();
-        let additional = o.get("additionalProperties");
+        let patterns = o.kw("patternProperties").and_then(Value::as_object).map(js_entries).unwrap_or_default();
+        let additional = o.kw("additionalProperties");
         for (k, x) in js_entries(m) {
             let mut matched = properties.is_some_and(|p| p.contains_key(k));
             for (p, s) in &patterns {
@@ -197,7 +198,7 @@ impl<'a> Ctx<'a> {
                 Some(extra) if !matched => self.walk(extra, b, x, &pointer(path, k), out),
                 _ => {}
             }
-            if let Some(names) = o.get("propertyNames")
+            if let Some(names) = o.kw("propertyNames")
                 && !self.valid(names, b, &Value::String(k.clone()))
             {
                 err(out, &pointer(path, k), "invalid property name".to_string());
@@ -226,7 +227,7 @@ impl<'a> Ctx<'a> {
                 schema => self.walk(schema, b, v, path, out),
             }
         }
-        for (k, s) in o.get("dependentSchemas").and_then(Value::as_object).map(js_entries).unwrap_or_default() {
+        for (k, s) in o.kw("dependentSchemas").and_then(Value::as_object).map(js_entries).unwrap_or_default() {
             if m.contains_key(k) {
                 self.walk(s, b, v, path, out);
             }
@@ -254,10 +255,10 @@ impl<'a> Ctx<'a> {
         if let Some(max) = num(o, "maxItems").filter(|max| count > *max) {
             err(out, path, format!("expected at most {} items", n(max)));
         }
-        if o.get("uniqueItems") == Some(&Value::Bool(true)) && !unique(items) {
+        if o.kw("uniqueItems") == Some(&Value::Bool(true)) && !unique(items) {
             err(out, path, "expected unique items".to_string());
         }
-        if let Some(contains) = o.get("contains") {
+        if let Some(contains) = o.kw("contains") {
             let (min, max) = contains_bounds(o);
             let found = self.count_contained(contains, b, items, max);
             if found < min || found > max {
@@ -324,7 +325,7 @@ impl<'a> Ctx<'a> {
 
     /// A branch, through its `$ref` when it has one.
     fn through_ref(&mut self, s: &'a Value, b: BaseId) -> Option<&'a Value> {
-        match s.get("$ref") {
+        match s.kw("$ref") {
             Some(Value::String(reference)) => {
                 let sb = self.resolver.base_for(s, b);
                 match self.resolver.resolve(reference, sb) {
@@ -338,7 +339,7 @@ impl<'a> Ctx<'a> {
 
     /// How many keys of `m` the branch `s` declares in `properties`.
     fn declared_keys(&mut self, s: &'a Value, b: BaseId, m: &Map<String, Value>) -> usize {
-        let properties = self.through_ref(s, b).and_then(|n| n.get("properties")).and_then(Value::as_object);
+        let properties = self.through_ref(s, b).and_then(|n| n.kw("properties")).and_then(Value::as_object);
         properties.map_or(0, |p| m.keys().filter(|k| p.contains_key(*k)).count())
     }
 
@@ -349,7 +350,7 @@ impl<'a> Ctx<'a> {
         for key in js_keys(first) {
             let mut values: Vec<Value> = Vec::with_capacity(resolved.len());
             for s in &resolved {
-                let tag = s.and_then(|s| s.get("properties")).and_then(|p| p.get(key)).and_then(|t| t.get("const"));
+                let tag = s.and_then(|s| s.kw("properties")).and_then(|p| p.kw(key)).and_then(|t| t.kw("const"));
                 match tag {
                     Some(t) if is_primitive(t) && !values.iter().any(|x| strict_equal(x, t)) => values.push(t.clone()),
                     _ => break,
@@ -385,7 +386,7 @@ fn walk_number(o: &Map<String, Value>, x: f64, path: &str, out: &mut Vec<RawErro
 fn dependencies(o: &Map<String, Value>) -> Vec<(&String, &Value)> {
     let mut merged: Vec<(&String, &Value)> = Vec::new();
     for key in ["dependentRequired", "dependencies"] {
-        for (k, d) in o.get(key).and_then(Value::as_object).map(js_entries).unwrap_or_default() {
+        for (k, d) in o.kw(key).and_then(Value::as_object).map(js_entries).unwrap_or_default() {
             match merged.iter_mut().find(|(seen, _)| *seen == k) {
                 Some(slot) => slot.1 = d,
                 None => merged.push((k, d)),

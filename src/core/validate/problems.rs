@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 
+use super::json::Kw;
 use serde_json::{Map, Value};
 
 use super::json::{js_entries, js_json_stringify};
@@ -75,16 +76,16 @@ impl<'a> Finder<'a> {
     }
 
     fn keywords(&mut self, o: &'a Map<String, Value>, b: BaseId) -> Found {
-        if let Some(Value::String(p)) = o.get("pattern") {
+        if let Some(Value::String(p)) = o.kw("pattern") {
             self.pattern(p)?;
         }
         self.object_keywords(o, b)?;
         self.array_keywords(o, b)?;
-        for s in o.get("allOf").and_then(Value::as_array).into_iter().flatten() {
+        for s in o.kw("allOf").and_then(Value::as_array).into_iter().flatten() {
             self.schema(s, b)?;
         }
         for key in ["anyOf", "oneOf"] {
-            if let Some(Value::Array(branches)) = o.get(key)
+            if let Some(Value::Array(branches)) = o.kw(key)
                 && !const_union(branches)
             {
                 for s in branches {
@@ -92,11 +93,11 @@ impl<'a> Finder<'a> {
                 }
             }
         }
-        if let Some(not) = o.get("not") {
+        if let Some(not) = o.kw("not") {
             self.schema(not, b)?;
         }
-        if let Some(cond) = o.get("if") {
-            let (then, otherwise) = (o.get("then"), o.get("else"));
+        if let Some(cond) = o.kw("if") {
+            let (then, otherwise) = (o.kw("then"), o.kw("else"));
             if then.is_some() || otherwise.is_some() {
                 for s in [then, otherwise].into_iter().flatten() {
                     self.schema(s, b)?;
@@ -105,7 +106,7 @@ impl<'a> Finder<'a> {
             }
         }
         for key in ["$ref", "$dynamicRef"] {
-            if let Some(Value::String(reference)) = o.get(key)
+            if let Some(Value::String(reference)) = o.kw(key)
                 && let Target::Found(target, tb) = self.resolver.resolve(reference, b)
             {
                 self.schema(target, tb)?;
@@ -115,24 +116,24 @@ impl<'a> Finder<'a> {
     }
 
     fn object_keywords(&mut self, o: &'a Map<String, Value>, b: BaseId) -> Found {
-        for (_, s) in o.get("properties").and_then(Value::as_object).map(js_entries).unwrap_or_default() {
+        for (_, s) in o.kw("properties").and_then(Value::as_object).map(js_entries).unwrap_or_default() {
             self.schema(s, b)?;
         }
-        for (p, s) in o.get("patternProperties").and_then(Value::as_object).map(js_entries).unwrap_or_default() {
+        for (p, s) in o.kw("patternProperties").and_then(Value::as_object).map(js_entries).unwrap_or_default() {
             self.pattern(p)?;
             self.schema(s, b)?;
         }
-        match o.get("additionalProperties") {
+        match o.kw("additionalProperties") {
             None | Some(Value::Bool(true)) => {}
             Some(extra) => self.schema(extra, b)?,
         }
-        if let Some(names) = o.get("propertyNames") {
+        if let Some(names) = o.kw("propertyNames") {
             self.schema(names, b)?;
         }
-        for (_, s) in o.get("dependentSchemas").and_then(Value::as_object).map(js_entries).unwrap_or_default() {
+        for (_, s) in o.kw("dependentSchemas").and_then(Value::as_object).map(js_entries).unwrap_or_default() {
             self.schema(s, b)?;
         }
-        for (_, d) in o.get("dependencies").and_then(Value::as_object).map(js_entries).unwrap_or_default() {
+        for (_, d) in o.kw("dependencies").and_then(Value::as_object).map(js_entries).unwrap_or_default() {
             if !d.is_array() {
                 self.schema(d, b)?;
             }
@@ -141,9 +142,9 @@ impl<'a> Finder<'a> {
     }
 
     fn array_keywords(&mut self, o: &'a Map<String, Value>, b: BaseId) -> Found {
-        let (prefix, rest) = match o.get("items") {
-            Some(Value::Array(prefix)) => (prefix.as_slice(), o.get("additionalItems")),
-            items => match o.get("prefixItems") {
+        let (prefix, rest) = match o.kw("items") {
+            Some(Value::Array(prefix)) => (prefix.as_slice(), o.kw("additionalItems")),
+            items => match o.kw("prefixItems") {
                 Some(Value::Array(prefix)) => (prefix.as_slice(), items),
                 _ => (&[][..], items),
             },
@@ -155,7 +156,7 @@ impl<'a> Finder<'a> {
             None | Some(Value::Bool(true)) => {}
             Some(s) => self.schema(s, b)?,
         }
-        if let Some(contains) = o.get("contains") {
+        if let Some(contains) = o.kw("contains") {
             self.schema(contains, b)?;
         }
         Ok(())
@@ -164,14 +165,14 @@ impl<'a> Finder<'a> {
 
 /// A schema of only `type` and annotations: pi-schema compiles it without looking at anything else.
 fn bare_type(o: &Map<String, Value>) -> bool {
-    o.keys().all(|k| k == "type" || NEUTRAL.contains(&k.as_str())) && !matches!(o.get("type"), Some(Value::Array(_)))
+    o.keys().all(|k| k == "type" || NEUTRAL.contains(&k.as_str())) && !matches!(o.kw("type"), Some(Value::Array(_)))
 }
 
 /// A union whose branches are all `{const: primitive}` (pi-schema compiles it as an enum, not branch by branch).
 fn const_union(branches: &[Value]) -> bool {
     branches.iter().all(|s| {
         s.as_object().is_some_and(|o| {
-            o.get("const").is_some_and(|c| !c.is_object() && !c.is_array())
+            o.kw("const").is_some_and(|c| !c.is_object() && !c.is_array())
                 && o.keys().all(|k| k == "const" || NEUTRAL.contains(&k.as_str()))
         })
     })

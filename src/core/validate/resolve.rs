@@ -4,6 +4,7 @@
 
 use crate::core::fxhash::FxMap as HashMap;
 
+use super::json::Kw;
 use serde_json::Value;
 
 /// The base URI of a root schema without `$id` (pi-schema's), against which relative references resolve.
@@ -49,15 +50,6 @@ const MAP_KEYWORDS: [&str; 6] =
     ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"];
 const ARRAY_KEYWORDS: [&str; 5] = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
 
-/// `o.get(key)` without hashing for the small objects schema nodes are (indexing a schema looks
-/// up two dozen keywords per node, most of them absent).
-fn field<'v>(o: &'v serde_json::Map<String, Value>, key: &str) -> Option<&'v Value> {
-    if o.len() > 8 {
-        return o.get(key);
-    }
-    o.iter().find_map(|(k, v)| (k == key).then_some(v))
-}
-
 pub(crate) fn address(v: &Value) -> usize {
     std::ptr::from_ref(v) as usize
 }
@@ -102,7 +94,7 @@ impl<'s> Resolver<'s> {
         if let Some(id) = self.base_of.get(&address(node)) {
             return *id;
         }
-        match node.get("$id") {
+        match node.kw("$id") {
             Some(Value::String(id)) => {
                 let uri = resolve_uri(id, self.base_uri(base));
                 let doc = document_of(&uri).to_string();
@@ -120,7 +112,7 @@ impl<'s> Resolver<'s> {
             return;
         }
         let mut b = base;
-        if let Some(Value::String(id)) = field(o, "$id") {
+        if let Some(Value::String(id)) = o.kw("$id") {
             let uri = resolve_uri(id, self.base_uri(base));
             let doc = document_of(&uri).to_string();
             b = self.intern(&doc);
@@ -133,24 +125,24 @@ impl<'s> Resolver<'s> {
         self.base_of.insert(address(node), b);
         let doc = self.base_uri(b).to_string();
         for key in ["$anchor", "$dynamicAnchor"] {
-            if let Some(Value::String(anchor)) = field(o, key) {
+            if let Some(Value::String(anchor)) = o.kw(key) {
                 self.anchors.insert(format!("{doc}#{anchor}"), node);
             }
         }
         for key in SCHEMA_KEYWORDS {
-            if let Some(child) = field(o, key) {
+            if let Some(child) = o.kw(key) {
                 self.index(child, b);
             }
         }
         for key in MAP_KEYWORDS {
-            if let Some(Value::Object(map)) = field(o, key) {
+            if let Some(Value::Object(map)) = o.kw(key) {
                 for child in map.values() {
                     self.index(child, b);
                 }
             }
         }
         for key in ARRAY_KEYWORDS {
-            if let Some(Value::Array(list)) = field(o, key) {
+            if let Some(Value::Array(list)) = o.kw(key) {
                 for child in list {
                     self.index(child, b);
                 }
