@@ -284,6 +284,30 @@ pub(crate) fn depth_exceeds(value: &Value, limit: usize) -> bool {
     false
 }
 
+/// Keyword lookup without hashing: schema nodes and tool arguments are small objects, and
+/// serde_json's ordered map hashes every key with SipHash. Large objects still use the index.
+pub(crate) trait Kw {
+    fn kw(&self, key: &str) -> Option<&Value>;
+}
+
+impl Kw for Map<String, Value> {
+    fn kw(&self, key: &str) -> Option<&Value> {
+        if self.len() > 8 {
+            return self.get(key);
+        }
+        self.iter().find_map(|(k, v)| (k == key).then_some(v))
+    }
+}
+
+impl Kw for Value {
+    fn kw(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Object(o) => o.kw(key),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -369,29 +393,5 @@ mod tests {
         assert!(depth_exceeds(&v, 512));
         assert!(!depth_exceeds(&json!([[1]]), 3));
         assert!(depth_exceeds(&json!([[1]]), 2));
-    }
-}
-
-/// Keyword lookup without hashing: schema nodes and tool arguments are small objects, and
-/// serde_json's ordered map hashes every key with SipHash. Large objects still use the index.
-pub(crate) trait Kw {
-    fn kw(&self, key: &str) -> Option<&Value>;
-}
-
-impl Kw for Map<String, Value> {
-    fn kw(&self, key: &str) -> Option<&Value> {
-        if self.len() > 8 {
-            return self.get(key);
-        }
-        self.iter().find_map(|(k, v)| (k == key).then_some(v))
-    }
-}
-
-impl Kw for Value {
-    fn kw(&self, key: &str) -> Option<&Value> {
-        match self {
-            Value::Object(o) => o.kw(key),
-            _ => None,
-        }
     }
 }
