@@ -21,8 +21,11 @@ pub(crate) enum Target<'s> {
     Unresolved,
 }
 
-/// The identifiers of one schema, indexed once.
+/// The identifiers of one schema, indexed once, when first needed: a schema without `$id` and
+/// `$ref` (most tool schemas) is never walked for them.
 pub(crate) struct Resolver<'s> {
+    root: &'s Value,
+    indexed: bool,
     bases: Vec<String>,
     base_ids: HashMap<String, BaseId>,
     /// Schema object (by address) to the base it was indexed under.
@@ -57,17 +60,28 @@ pub(crate) fn address(v: &Value) -> usize {
 impl<'s> Resolver<'s> {
     /// Indexes `root` (its depth is bounded by the caller, so the walk's recursion is too).
     pub(crate) fn new(root: &'s Value) -> Self {
-        let mut r = Resolver {
+        Resolver {
+            root,
+            indexed: false,
             bases: Vec::new(),
             base_ids: HashMap::default(),
             base_of: HashMap::default(),
             resources: HashMap::default(),
             anchors: HashMap::default(),
-        };
-        let root_base = r.intern(DEFAULT_BASE);
-        r.resources.insert(DEFAULT_BASE.to_string(), root);
-        r.index(root, root_base);
-        r
+        }
+    }
+
+    /// Indexes the schema on first use. Until then no node with `$id` has been met and no
+    /// reference resolved, so every base is the root's (id 0, as interned first here).
+    fn ensure_indexed(&mut self) {
+        if self.indexed {
+            return;
+        }
+        self.indexed = true;
+        let root = self.root;
+        let root_base = self.intern(DEFAULT_BASE);
+        self.resources.insert(DEFAULT_BASE.to_string(), root);
+        self.index(root, root_base);
     }
 
     /// The base the root schema is walked from.
@@ -91,6 +105,12 @@ impl<'s> Resolver<'s> {
 
     /// The base of `node` whose parent has `base`: the indexed one, else as its `$id` changes it.
     pub(crate) fn base_for(&mut self, node: &Value, base: BaseId) -> BaseId {
+        if !self.indexed {
+            if !matches!(node.kw("$id"), Some(Value::String(_))) {
+                return base;
+            }
+            self.ensure_indexed();
+        }
         if let Some(id) = self.base_of.get(&address(node)) {
             return *id;
         }
@@ -152,6 +172,7 @@ impl<'s> Resolver<'s> {
 
     /// What `reference`, written in a schema whose base is `base`, names.
     pub(crate) fn resolve(&mut self, reference: &str, base: BaseId) -> Target<'s> {
+        self.ensure_indexed();
         let uri = resolve_uri(reference, self.base_uri(base));
         let doc = document_of(&uri).to_string();
         let Some(raw_fragment) = uri.get(doc.len()..).map(|f| f.strip_prefix('#').unwrap_or(f)) else {
