@@ -653,10 +653,10 @@ const STARVE_CASES = {
 };
 
 // The children run concurrently (each is killed after 2 s), so the cases cost ~2 s together.
-test("D2/D3 starvation: an abort after 50 ms ends runs whose source settles from microtasks forever", { ...R, concurrency: true }, async (t) => {
+test("D2/D3 starvation: an abort after 50 ms ends runs whose source settles from microtasks forever", { ...R, timeout: 15_000, concurrency: true }, async (t) => {
   await Promise.all(
     Object.entries(STARVE_CASES).map(([name, body]) =>
-      t.test(`starvation: ${name}`, bug(`${STARVE}. Repro (child process): ${body.replace(/\s+/g, " ")}`), async () => {
+      t.test(`starvation: ${name}`, { ...bug(`${STARVE}. Repro (child process): ${body.replace(/\s+/g, " ")}`), timeout: 10_000 }, async () => {
         const { code, sig, out } = await childRun(body);
         assert.equal(sig, null, `child was killed after 6 s (hung): ${out}`);
         assert.equal(code, 0, out);
