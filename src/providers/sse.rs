@@ -54,6 +54,11 @@ impl SseDecoder {
     /// Decodes one network chunk. Cost: proportional to `bytes.len()` plus the events produced.
     pub fn push(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
         let rest = self.complete_carry(bytes, out);
+        // The common case, checked at the speed of `from_utf8`: the whole chunk is valid.
+        if let Ok(text) = std::str::from_utf8(rest) {
+            self.feed_text(text, out);
+            return;
+        }
         let total = rest.len();
         let mut seen = 0usize;
         for chunk in rest.utf8_chunks() {
@@ -135,11 +140,9 @@ impl SseDecoder {
         let bytes = text.as_bytes();
         let mut start = 0usize;
         let mut i = 0usize;
-        while let Some(&b) = bytes.get(i) {
-            if b != b'\n' && b != b'\r' {
-                i = i.saturating_add(1);
-                continue;
-            }
+        while let Some(offset) = bytes.get(i..).and_then(|rest| rest.iter().position(|&b| b == b'\n' || b == b'\r')) {
+            i = i.saturating_add(offset);
+            let b = bytes.get(i).copied().unwrap_or(b'\n');
             // `\r` and `\n` are ASCII, so both ends are character boundaries.
             let piece = text.get(start..i).unwrap_or_default();
             if self.line.is_empty() {
