@@ -307,6 +307,13 @@ struct Mapper {
 
 fn block_key(data: &Json<'_>) -> String {
     match data.get("index") {
+        // The usual index, without the formatting machinery (this runs per delta).
+        Some(Json::Number(digits)) if digits.len() < 20 && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            let mut key = String::with_capacity(digits.len().saturating_add(1));
+            key.push('b');
+            key.push_str(digits);
+            key
+        }
         Some(index) => format!("b{index}"),
         None => "b".into(),
     }

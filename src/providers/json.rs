@@ -232,10 +232,11 @@ impl<'a> Parser<'a> {
             b'{' => {
                 self.bump();
                 let depth = depth.checked_sub(1)?;
-                let mut members = Vec::new();
                 if self.eat(b'}').is_some() {
-                    return Some(Json::Object(members));
+                    return Some(Json::Object(Vec::new()));
                 }
+                // Provider events are small objects: one allocation for most of them.
+                let mut members = Vec::with_capacity(8);
                 loop {
                     self.eat(b'"')?;
                     let key = self.string()?;

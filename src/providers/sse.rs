@@ -41,7 +41,10 @@ pub struct SseDecoder {
     line: String,
     /// The event being built (WHATWG: event type buffer, data buffer).
     event: String,
+    /// The data lines joined with `\n` (WHATWG keeps a trailing `\n` and strips it at dispatch; here
+    /// `has_data` says whether a data line came, so the buffer is allocated once, at its size).
     data: String,
+    has_data: bool,
     id: Option<String>,
     retry: Option<u64>,
 }
@@ -187,8 +190,11 @@ impl SseDecoder {
                 self.event.push_str(value);
             }
             "data" => {
+                if self.has_data {
+                    self.data.push('\n');
+                }
                 self.data.push_str(value);
-                self.data.push('\n');
+                self.has_data = true;
             }
             "id" if !value.contains('\0') => self.id = Some(value.to_string()),
             "retry" => {
@@ -205,13 +211,10 @@ impl SseDecoder {
         let event = std::mem::take(&mut self.event);
         let id = self.id.take();
         let retry = self.retry.take();
-        if self.data.is_empty() {
+        if !std::mem::take(&mut self.has_data) {
             return;
         }
-        let mut data = std::mem::take(&mut self.data);
-        if data.ends_with('\n') {
-            data.pop();
-        }
+        let data = std::mem::take(&mut self.data);
         out.push(SseEvent { event: (!event.is_empty()).then_some(event), data, id, retry });
     }
 }
