@@ -203,16 +203,17 @@ impl<'a> Parser<'a> {
     /// Moves past the bytes before the first one that `stop` accepts.
     #[inline(always)]
     fn skip_until(&mut self, stop: impl Fn(u8) -> bool) {
-        let rest = self.bytes.get(self.pos..).unwrap_or_default();
-        self.pos = self.pos.saturating_add(rest.iter().position(|&b| stop(b)).unwrap_or(rest.len()));
-    }
-
-    fn skip_whitespace(&mut self) {
-        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek() {
+        while self.peek().is_some_and(|b| !stop(b)) {
             self.bump();
         }
     }
 
+    #[inline]
+    fn skip_whitespace(&mut self) {
+        self.skip_until(|b| !matches!(b, b' ' | b'\n' | b'\t' | b'\r'));
+    }
+
+    #[inline]
     fn eat(&mut self, byte: u8) -> Option<()> {
         self.skip_whitespace();
         (self.peek() == Some(byte)).then(|| self.bump())
