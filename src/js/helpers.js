@@ -361,11 +361,6 @@ export function silence(p) {
 
 // ---- built-in providers: the few JS operations their driver needs
 
-/** `obj[key] += delta`: strings grow on the JS side, never rebuilt from Rust (P-6.1.7). */
-export function append(obj, key, delta) {
-  obj[key] += delta;
-}
-
 /** Applies one partial-JSON patch to the live arguments object (P-6.4.2). op: 0 object, 1 array,
  *  2 value, 3 string start, 4 string append. */
 export function patch(root, path, op, value) {
@@ -383,6 +378,23 @@ export function patch(root, path, op, value) {
     case 2: case 3: target[key] = value; break;
     case 4: if (typeof target[key] === "string") target[key] += value; break;
   }
+}
+
+const DELTA_EVENTS = ["text_delta", "thinking_delta", "toolcall_delta"];
+const DELTA_FIELDS = ["text", "thinking"];
+
+/** A `<kind>_delta` in one call (kind 0 text, 1 thinking, 2 tool call): the block
+ *  `partial.content[index]` grows (`+= delta`: strings grow on the JS side, never rebuilt from Rust,
+ *  P-6.1.7; for a tool call the one patch `op` ≥ 0 of its arguments), then its event is pushed.
+ *  A step that throws is skipped, as when they were separate calls. */
+export function pushDelta(stream, partial, index, kind, delta, path, op, value) {
+  try {
+    if (kind < 2) partial.content[index][DELTA_FIELDS[kind]] += delta;
+    else if (op >= 0) patch(partial.content[index].arguments, path, op, value);
+  } catch {}
+  try {
+    stream.push({ type: DELTA_EVENTS[kind], contentIndex: index, delta, partial });
+  } catch {}
 }
 
 export function globalFetch() {

@@ -7,21 +7,33 @@ use super::host::{JsHost, silence};
 use crate::core::agent_loop::empty_assistant;
 use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
-use crate::providers::partial_json::{PatchOp, PathSeg};
+use crate::providers::json::parse_data;
+use crate::providers::partial_json::{Patch, PatchOp, PathSeg};
 use crate::providers::sse::SseDecoder;
 use crate::providers::{Assembler, BlockKind, HttpRequest, MessageOp, RequestInput, StreamMapper, wire_format};
 use futures::future::{Either, select};
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use serde_json::Value;
+use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
 #[wasm_bindgen(module = "/src/js/helpers.js")]
 extern "C" {
     #[wasm_bindgen(catch)]
-    fn append(obj: &JsValue, key: &str, delta: &str) -> Result<(), JsValue>;
-    #[wasm_bindgen(catch)]
     fn patch(root: &JsValue, path: &Array, op: u8, value: &JsValue) -> Result<(), JsValue>;
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(js_name = pushDelta)]
+    fn push_delta(
+        stream: &JsValue,
+        partial: &JsValue,
+        index: u32,
+        kind: u8,
+        delta: &str,
+        path: &JsValue,
+        op: i32,
+        value: &JsValue,
+    );
     #[wasm_bindgen(js_name = globalFetch)]
     fn global_fetch() -> JsValue;
     #[wasm_bindgen(js_name = envVar)]
@@ -72,7 +84,7 @@ pub fn stream_builtin(model: JsValue, context: JsValue, options: JsValue, stream
     let message = empty_assistant(&h, &model, false, &h.constant("pending"), None);
     let options = if options.is_object() { options } else { Object::new().into() };
     let signal = h.get(&options, "signal").unwrap_or(JsValue::UNDEFINED);
-    let driver = Driver { h, stream, message, model, context, options, signal };
+    let driver = Driver { h, stream, message, model, context, options, signal, last_path: RefCell::default() };
     spawn_local(async move {
         let format = format;
         if let Err(end) = driver.run(format.as_ref()).await {
@@ -95,6 +107,8 @@ struct Driver {
     context: JsValue,
     options: JsValue,
     signal: JsValue,
+    /// The JS array of the last tool-call patch path: consecutive patches of one string share it.
+    last_path: RefCell<Option<(Vec<PathSeg>, Array)>>,
 }
 
 impl Driver {
@@ -310,6 +324,7 @@ impl Driver {
         let mut decoder = SseDecoder::new();
         let mut events = Vec::new();
         let on_event = self.option("onProviderStreamEvent");
+        let on_event = (h.kind(&on_event) == Kind::Function).then_some(on_event);
         loop {
             let chunk = match select(h.call(&read, &reader, &[]), h.wait_abort(&self.signal)).await {
                 Either::Left((Ok(chunk), _)) => chunk,
@@ -325,13 +340,9 @@ impl Driver {
                 decoder.push(&bytes.to_vec(), &mut events);
             }
             for event in events.drain(..) {
-                // serde first (fast); the engine-compatible parser with repair only when serde refuses
-                // (deep nesting, lone surrogates, repairable text, or to word the error like V8).
-                let parsed = serde_json::from_str::<Value>(&event.data)
-                    .or_else(|_| crate::providers::repair::parse_json_with_repair(&event.data));
-                let data = match parsed {
-                    Ok(data) => data,
-                    Err(_) => {
+                let data = match parse_data(&event.data) {
+                    Some(data) => data,
+                    None => {
                         mapper.on_text(event.event.as_deref(), &event.data, asm);
                         if !asm.finished() && !is_terminator(&event.data) {
                             let head: String = event.data.chars().take(200).collect();
@@ -341,9 +352,9 @@ impl Driver {
                         continue;
                     }
                 };
-                if h.kind(&on_event) == Kind::Function {
-                    let parsed = js(&data);
-                    if let Err(e) = h.call(&on_event, &JsValue::UNDEFINED, &[parsed, self.model.clone()]).await {
+                if let Some(on_event) = &on_event {
+                    let parsed = js(&data.to_value());
+                    if let Err(e) = h.call(on_event, &JsValue::UNDEFINED, &[parsed, self.model.clone()]).await {
                         silence(&reader_cancel(&reader));
                         return Err(End::Error(h.error_message(&e)));
                     }
@@ -390,6 +401,60 @@ impl Driver {
         push(&self.stream, &h.object(&entries));
     }
 
+    /// A delta: the block grows and its event is pushed, in one call for the common cases (a text
+    /// or thinking delta, a tool-call fragment with at most one patch).
+    fn delta(&self, index: usize, kind: BlockKind, delta: &str, patches: &[Patch]) {
+        let (code, single) = match (kind, patches) {
+            (BlockKind::Text, _) => (0, None),
+            (BlockKind::Thinking, _) => (1, None),
+            (BlockKind::ToolCall, [one]) => (2, Some(one)),
+            (BlockKind::ToolCall, []) => (2, None),
+            (BlockKind::ToolCall, several) => {
+                let root = self.h.get(&self.content(index), "arguments").unwrap_or(JsValue::UNDEFINED);
+                for p in several {
+                    let (op, value) = patch_op(&p.op);
+                    let _ = patch(&root, &self.path(&p.path), op, &value);
+                }
+                (2, None)
+            }
+        };
+        let index = u32::try_from(index).unwrap_or(u32::MAX);
+        match single {
+            Some(p) => {
+                let (op, value) = patch_op(&p.op);
+                let path = self.path(&p.path);
+                push_delta(&self.stream, &self.message, index, code, delta, &path, i32::from(op), &value);
+            }
+            None => push_delta(
+                &self.stream,
+                &self.message,
+                index,
+                code,
+                delta,
+                &JsValue::UNDEFINED,
+                -1,
+                &JsValue::UNDEFINED,
+            ),
+        }
+    }
+
+    /// A patch path as a JS array; the last one is reused while the path stays the same.
+    fn path(&self, path: &[PathSeg]) -> Array {
+        let mut last = self.last_path.borrow_mut();
+        if let Some((_, array)) = last.as_ref().filter(|(segs, _)| segs.as_slice() == path) {
+            return array.clone();
+        }
+        let array: Array = path
+            .iter()
+            .map(|seg| match seg {
+                PathSeg::Key(k) => JsValue::from_str(k),
+                PathSeg::Index(i) => JsValue::from_f64(*i as f64),
+            })
+            .collect();
+        *last = Some((path.to_vec(), array.clone()));
+        array
+    }
+
     /// Applies one operation to the message and pushes its event (P-6.1.4).
     fn apply(&self, op: MessageOp) {
         let h = self.h;
@@ -407,39 +472,7 @@ impl Driver {
                 }
                 self.event(event_name(kind, "start"), index, &[]);
             }
-            MessageOp::Delta { index, kind, delta, patches } => {
-                let block = self.content(index);
-                match kind {
-                    BlockKind::Text => {
-                        let _ = append(&block, "text", &delta);
-                    }
-                    BlockKind::Thinking => {
-                        let _ = append(&block, "thinking", &delta);
-                    }
-                    BlockKind::ToolCall => {
-                        let root = h.get(&block, "arguments").unwrap_or(JsValue::UNDEFINED);
-                        for p in &patches {
-                            let path: Array = p
-                                .path
-                                .iter()
-                                .map(|seg| match seg {
-                                    PathSeg::Key(k) => JsValue::from_str(k),
-                                    PathSeg::Index(i) => JsValue::from_f64(*i as f64),
-                                })
-                                .collect();
-                            let (code, value) = match &p.op {
-                                PatchOp::SetObject => (0, JsValue::UNDEFINED),
-                                PatchOp::SetArray => (1, JsValue::UNDEFINED),
-                                PatchOp::SetValue(v) => (2, js(v)),
-                                PatchOp::SetString(s) => (3, JsValue::from_str(s)),
-                                PatchOp::AppendString(s) => (4, JsValue::from_str(s)),
-                            };
-                            let _ = patch(&root, &path, code, &value);
-                        }
-                    }
-                }
-                self.event(event_name(kind, "delta"), index, &[("delta", h.string(&delta))]);
-            }
+            MessageOp::Delta { index, kind, delta, patches } => self.delta(index, kind, &delta, &patches),
             MessageOp::SetField { index, key, value } => {
                 let _ = h.set(&self.content(index), key, &js(&value));
             }
@@ -577,6 +610,17 @@ async fn read_limited(response: &JsValue, limit: usize) -> String {
     bytes.truncate(limit);
     silence(&reader_cancel(&reader));
     String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// A patch's code and value for the `patch` helper.
+fn patch_op(op: &PatchOp) -> (u8, JsValue) {
+    match op {
+        PatchOp::SetObject => (0, JsValue::UNDEFINED),
+        PatchOp::SetArray => (1, JsValue::UNDEFINED),
+        PatchOp::SetValue(v) => (2, js(v)),
+        PatchOp::SetString(s) => (3, JsValue::from_str(s)),
+        PatchOp::AppendString(s) => (4, JsValue::from_str(s)),
+    }
 }
 
 /// `<kind>_<phase>` as a static name (cached as a JS string by the host).

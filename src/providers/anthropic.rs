@@ -3,9 +3,10 @@
 //! `event:` + `data:` stream events onto the assembler by content-block index.
 
 use super::assemble::{Assembler, BlockKind, StopReason, Usage};
+use super::json::{Json, NULL};
 use super::request::{
     ANTHROPIC_BASE_URL, api_key, base_url, compat_bool, has_header, invalid_json_message, max_tokens, merge_sampling,
-    model_reasons, num, option_number, option_str, thinking_level, thinking_limits,
+    model_reasons, option_number, option_str, thinking_level, thinking_limits,
 };
 use super::transcript::{self, block_type, blocks, role, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
@@ -304,8 +305,18 @@ struct Mapper {
     stop: Option<(String, Stop)>,
 }
 
-fn block_key(data: &Value) -> String {
-    format!("b{}", data.get("index").map(Value::to_string).unwrap_or_default())
+fn block_key(data: &Json<'_>) -> String {
+    match data.get("index") {
+        // The usual index, without the formatting machinery (this runs per delta).
+        Some(Json::Number(digits)) if digits.len() < 20 && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            let mut key = String::with_capacity(digits.len().saturating_add(1));
+            key.push('b');
+            key.push_str(digits);
+            key
+        }
+        Some(index) => format!("b{index}"),
+        None => "b".into(),
+    }
 }
 
 impl Mapper {
@@ -313,36 +324,36 @@ impl Mapper {
         self.open.iter().find(|(k, _)| k == key).map(|(_, kind)| *kind)
     }
 
-    fn message_start(&mut self, data: &Value, asm: &mut Assembler) {
-        let message = data.get("message").unwrap_or(&Value::Null);
-        if let Some(id) = message.get("id").and_then(Value::as_str) {
+    fn message_start(&mut self, data: &Json<'_>, asm: &mut Assembler) {
+        let message = data.get("message").unwrap_or(&NULL);
+        if let Some(id) = message.get("id").and_then(Json::as_str) {
             asm.meta("responseId", json!(id));
         }
-        if let Some(name) = message.get("model").and_then(Value::as_str).filter(|m| *m != self.model_id) {
+        if let Some(name) = message.get("model").and_then(Json::as_str).filter(|m| *m != self.model_id) {
             asm.meta("responseModel", json!(name));
         }
-        let usage = message.get("usage").unwrap_or(&Value::Null);
-        let count = |key: &str| num(usage, key).unwrap_or(0.0);
+        let usage = message.get("usage").unwrap_or(&NULL);
+        let count = |key: &str| usage.num(key).unwrap_or(0.0);
         self.usage = Usage {
             input: count("input_tokens"),
             output: count("output_tokens"),
             cache_read: count("cache_read_input_tokens"),
             cache_write: count("cache_creation_input_tokens"),
             cache_write_1h: Some(
-                usage.get("cache_creation").and_then(|c| num(c, "ephemeral_1h_input_tokens")).unwrap_or(0.0),
+                usage.get("cache_creation").and_then(|c| c.num("ephemeral_1h_input_tokens")).unwrap_or(0.0),
             ),
             reasoning: None,
         };
         asm.usage(&self.usage);
     }
 
-    fn block_start(&mut self, data: &Value, asm: &mut Assembler) {
+    fn block_start(&mut self, data: &Json<'_>, asm: &mut Assembler) {
         let key = block_key(data);
-        let block = data.get("content_block").unwrap_or(&Value::Null);
-        let kind = match block_type(block) {
+        let block = data.get("content_block").unwrap_or(&NULL);
+        let kind = match block.str("type") {
             "text" => {
                 asm.open_block(&key, BlockKind::Text);
-                let text = str_field(block, "text");
+                let text = block.str("text");
                 if !text.is_empty() {
                     // Initial text is kept, as part of text_start (no delta event).
                     asm.set_field(&key, "text", json!(text));
@@ -351,22 +362,22 @@ impl Mapper {
             }
             "thinking" => {
                 asm.open_block(&key, BlockKind::Thinking);
-                let thinking = str_field(block, "thinking");
+                let thinking = block.str("thinking");
                 if !thinking.is_empty() {
                     asm.set_field(&key, "thinking", json!(thinking));
                 }
-                match str_field(block, "signature") {
+                match block.str("signature") {
                     "" => asm.set_field(&key, "thinkingSignature", json!("")),
                     signature => asm.append_signature(&key, "thinkingSignature", signature),
                 }
                 BlockKind::Thinking
             }
             "redacted_thinking" => {
-                asm.redacted_thinking(&key, str_field(block, "data"));
+                asm.redacted_thinking(&key, block.str("data"));
                 return;
             }
             "tool_use" => {
-                asm.tool_start(&key, str_field(block, "id"), str_field(block, "name"));
+                asm.tool_start(&key, block.str("id"), block.str("name"));
                 BlockKind::ToolCall
             }
             // Server tools, citations, fallbacks: not content here; their deltas and stop are ignored.
@@ -376,22 +387,22 @@ impl Mapper {
         self.open.push((key, kind));
     }
 
-    fn block_delta(&mut self, data: &Value, asm: &mut Assembler) {
+    fn block_delta(&mut self, data: &Json<'_>, asm: &mut Assembler) {
         let key = block_key(data);
         let Some(kind) = self.open_kind(&key).filter(|_| asm.has_open(&key)) else { return };
-        let delta = data.get("delta").unwrap_or(&Value::Null);
-        match (block_type(delta), kind) {
-            ("text_delta", BlockKind::Text) => asm.text_delta(&key, str_field(delta, "text")),
-            ("thinking_delta", BlockKind::Thinking) => asm.thinking_delta(&key, str_field(delta, "thinking")),
+        let delta = data.get("delta").unwrap_or(&NULL);
+        match (delta.str("type"), kind) {
+            ("text_delta", BlockKind::Text) => asm.text_delta(&key, delta.str("text")),
+            ("thinking_delta", BlockKind::Thinking) => asm.thinking_delta(&key, delta.str("thinking")),
             ("signature_delta", BlockKind::Thinking) => {
-                asm.append_signature(&key, "thinkingSignature", str_field(delta, "signature"));
+                asm.append_signature(&key, "thinkingSignature", delta.str("signature"));
             }
-            ("input_json_delta", BlockKind::ToolCall) => asm.tool_args_delta(&key, str_field(delta, "partial_json")),
+            ("input_json_delta", BlockKind::ToolCall) => asm.tool_args_delta(&key, delta.str("partial_json")),
             _ => {}
         }
     }
 
-    fn block_stop(&mut self, data: &Value, asm: &mut Assembler) {
+    fn block_stop(&mut self, data: &Json<'_>, asm: &mut Assembler) {
         let key = block_key(data);
         if self.open_kind(&key).is_some() {
             self.open.retain(|(k, _)| *k != key);
@@ -399,9 +410,9 @@ impl Mapper {
         }
     }
 
-    fn message_delta(&mut self, data: &Value, asm: &mut Assembler) {
-        let delta = data.get("delta").unwrap_or(&Value::Null);
-        if let Some(reason) = delta.get("stop_reason").and_then(Value::as_str).filter(|r| !r.is_empty()) {
+    fn message_delta(&mut self, data: &Json<'_>, asm: &mut Assembler) {
+        let delta = data.get("delta").unwrap_or(&NULL);
+        if let Some(reason) = delta.get("stop_reason").and_then(Json::as_str).filter(|r| !r.is_empty()) {
             let stop = match reason {
                 "end_turn" | "pause_turn" | "stop_sequence" => Stop::Done(StopReason::Stop),
                 "max_tokens" => Stop::Done(StopReason::Length),
@@ -410,7 +421,7 @@ impl Mapper {
                     delta
                         .get("stop_details")
                         .and_then(|d| d.get("explanation"))
-                        .and_then(Value::as_str)
+                        .and_then(Json::as_str)
                         .filter(|e| !e.is_empty())
                         .unwrap_or("The model refused to complete the request")
                         .to_string(),
@@ -426,7 +437,7 @@ impl Mapper {
         // Cumulative counts: what is present overrides (§6.10).
         if let Some(usage) = data.get("usage").filter(|u| u.is_object()) {
             let set = |slot: &mut f64, key: &str| {
-                if let Some(n) = num(usage, key) {
+                if let Some(n) = usage.num(key) {
                     *slot = n;
                 }
             };
@@ -434,10 +445,10 @@ impl Mapper {
             set(&mut self.usage.output, "output_tokens");
             set(&mut self.usage.cache_read, "cache_read_input_tokens");
             set(&mut self.usage.cache_write, "cache_creation_input_tokens");
-            if let Some(n) = usage.get("cache_creation").and_then(|c| num(c, "ephemeral_1h_input_tokens")) {
+            if let Some(n) = usage.get("cache_creation").and_then(|c| c.num("ephemeral_1h_input_tokens")) {
                 self.usage.cache_write_1h = Some(n);
             }
-            if let Some(n) = usage.get("output_tokens_details").and_then(|d| num(d, "thinking_tokens")) {
+            if let Some(n) = usage.get("output_tokens_details").and_then(|d| d.num("thinking_tokens")) {
                 self.usage.reasoning = Some(n);
             }
         }
@@ -454,8 +465,8 @@ impl Mapper {
 }
 
 impl StreamMapper for Mapper {
-    fn on_event(&mut self, event: Option<&str>, data: &Value, asm: &mut Assembler) {
-        let kind = data.get("type").and_then(Value::as_str).or(event).unwrap_or("");
+    fn on_event(&mut self, event: Option<&str>, data: &Json<'_>, asm: &mut Assembler) {
+        let kind = data.get("type").and_then(Json::as_str).or(event).unwrap_or("");
         match kind {
             "message_start" => self.message_start(data, asm),
             "content_block_start" => self.block_start(data, asm),
@@ -466,7 +477,7 @@ impl StreamMapper for Mapper {
             "error" => {
                 let error = data.get("error").unwrap_or(data);
                 let message = match (error.get("message"), data.get("message")) {
-                    (Some(Value::String(m)), _) | (_, Some(Value::String(m))) => m.clone(),
+                    (Some(Json::String(m)), _) | (_, Some(Json::String(m))) => m.to_string(),
                     _ => data.to_string(),
                 };
                 asm.fail(message, None);

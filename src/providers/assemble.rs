@@ -107,9 +107,9 @@ impl Assembler {
         Assembler::new([price("input"), price("output"), price("cacheRead"), price("cacheWrite")], keep_open)
     }
 
-    /// The queued operations, oldest first.
-    pub fn drain(&mut self) -> Vec<MessageOp> {
-        std::mem::take(&mut self.ops)
+    /// The queued operations, oldest first (the queue keeps its allocation for the next event).
+    pub fn drain(&mut self) -> std::vec::Drain<'_, MessageOp> {
+        self.ops.drain(..)
     }
 
     pub fn finished(&self) -> bool {

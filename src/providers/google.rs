@@ -7,6 +7,7 @@
 //! else 0; `n` counts the calls of the message and skips ids already used in it.
 
 use super::assemble::{Assembler, BlockKind, StopReason, Usage};
+use super::json::Json;
 use super::request::{self, GOOGLE_BASE_URL};
 use super::transcript::{self, is_same_model, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
@@ -335,8 +336,8 @@ impl GoogleMapper {
         format!("part{}", self.next_key)
     }
 
-    fn text_part(&mut self, part: &Value, text: &str, asm: &mut Assembler) {
-        let kind = if part.get("thought").and_then(Value::as_bool) == Some(true) {
+    fn text_part(&mut self, part: &Json<'_>, text: &str, asm: &mut Assembler) {
+        let kind = if part.get("thought").and_then(Json::as_bool) == Some(true) {
             BlockKind::Thinking
         } else {
             BlockKind::Text
@@ -355,18 +356,18 @@ impl GoogleMapper {
             asm.text_delta(&key, text);
         }
         // A later part without a signature keeps the block's earlier one.
-        if let Some(signature) = part.get("thoughtSignature").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+        if let Some(signature) = part.get("thoughtSignature").and_then(Json::as_str).filter(|s| !s.is_empty()) {
             let field = if kind == BlockKind::Thinking { "thinkingSignature" } else { "textSignature" };
             asm.set_field(&key, field, json!(signature));
         }
     }
 
     /// A whole call: start, one delta with its JSON text, end.
-    fn function_call(&mut self, part: &Value, call: &Value, asm: &mut Assembler) {
+    fn function_call(&mut self, part: &Json<'_>, call: &Json<'_>, asm: &mut Assembler) {
         self.current = None;
-        let name = str_field(call, "name").to_string();
+        let name = call.str("name").to_string();
         let given =
-            call.get("id").and_then(Value::as_str).filter(|id| !id.is_empty() && !self.ids.iter().any(|i| i == id));
+            call.get("id").and_then(Json::as_str).filter(|id| !id.is_empty() && !self.ids.iter().any(|i| i == id));
         let id = match given {
             Some(id) => id.to_string(),
             None => loop {
@@ -380,23 +381,23 @@ impl GoogleMapper {
         self.ids.push(id.clone());
         let key = self.new_key();
         asm.tool_start(&key, &id, &name);
-        if let Some(signature) = part.get("thoughtSignature").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+        if let Some(signature) = part.get("thoughtSignature").and_then(Json::as_str).filter(|s| !s.is_empty()) {
             asm.set_field(&key, "thoughtSignature", json!(signature));
         }
-        let args = call.get("args").filter(|a| !a.is_null()).cloned().unwrap_or_else(|| json!({}));
-        asm.tool_args_delta(&key, &args.to_string());
+        let args = call.get("args").filter(|a| !a.is_null()).map_or_else(|| "{}".to_string(), Json::to_string);
+        asm.tool_args_delta(&key, &args);
         asm.close(&key);
     }
 }
 
 impl StreamMapper for GoogleMapper {
-    fn on_event(&mut self, _event: Option<&str>, data: &Value, asm: &mut Assembler) {
+    fn on_event(&mut self, _event: Option<&str>, data: &Json<'_>, asm: &mut Assembler) {
         if let Some(error) = data.get("error").filter(|e| e.is_object()) {
             // The reference's wording: `got status: <STATUS>. <the chunk as JSON>`.
             let status = error.get("status").or_else(|| error.get("code"));
             let status = match status {
-                Some(Value::String(s)) => s.clone(),
-                Some(other @ Value::Number(_)) => other.to_string(),
+                Some(Json::String(s)) => s.to_string(),
+                Some(other @ Json::Number(_)) => other.to_string(),
                 _ => "UNKNOWN".into(),
             };
             asm.fail(format!("got status: {status}. {data}"), None);
@@ -406,25 +407,25 @@ impl StreamMapper for GoogleMapper {
             && let Some(id) = data.get("responseId").filter(|id| id.as_str().is_some_and(|s| !s.is_empty()))
         {
             self.response_id_sent = true;
-            asm.meta("responseId", id.clone());
+            asm.meta("responseId", id.to_value());
         }
-        if let Some(version) = data.get("modelVersion").and_then(Value::as_str).filter(|v| !v.is_empty())
+        if let Some(version) = data.get("modelVersion").and_then(Json::as_str).filter(|v| !v.is_empty())
             && self.response_model.as_deref() != Some(version)
         {
             self.response_model = Some(version.to_string());
             asm.meta("responseModel", json!(version));
         }
-        let candidate = data.get("candidates").and_then(|c| c.get(0));
-        let parts = candidate.and_then(|c| c.get("content")).and_then(|c| c.get("parts")).and_then(Value::as_array);
+        let candidate = data.get("candidates").and_then(Json::as_array).and_then(<[_]>::first);
+        let parts = candidate.and_then(|c| c.get("content")).and_then(|c| c.get("parts")).and_then(Json::as_array);
         for part in parts.into_iter().flatten() {
-            if let Some(text) = part.get("text").and_then(Value::as_str) {
+            if let Some(text) = part.get("text").and_then(Json::as_str) {
                 self.text_part(part, text, asm);
             }
             if let Some(call) = part.get("functionCall").filter(|c| c.is_object()) {
                 self.function_call(part, call, asm);
             }
         }
-        if let Some(reason) = candidate.and_then(|c| c.get("finishReason")).and_then(Value::as_str) {
+        if let Some(reason) = candidate.and_then(|c| c.get("finishReason")).and_then(Json::as_str) {
             self.finish_reason = Some(reason.to_string());
         }
         if let Some(usage) = data.get("usageMetadata").filter(|u| u.is_object()) {
@@ -450,8 +451,8 @@ impl StreamMapper for GoogleMapper {
 }
 
 /// §6.10: cached tokens are part of `promptTokenCount`; thoughts count as output.
-fn google_usage(usage: &Value) -> Usage {
-    let number = |key: &str| usage.get(key).and_then(Value::as_f64).unwrap_or(0.0);
+fn google_usage(usage: &Json<'_>) -> Usage {
+    let number = |key: &str| usage.get(key).and_then(Json::as_f64).unwrap_or(0.0);
     let (cache_read, thoughts) = (number("cachedContentTokenCount"), number("thoughtsTokenCount"));
     Usage {
         input: number("promptTokenCount") - cache_read,
@@ -962,7 +963,7 @@ mod tests {
             let mut message = test_driver::initial_message(&model);
             for data in &chunks {
                 if asm.finished() { break; }
-                mapper.on_event(None, data, &mut asm);
+                mapper.on_event(None, &Json::from_value(data.clone()), &mut asm);
             }
             mapper.on_end(&mut asm);
             prop_assert!(asm.finished());

@@ -6,6 +6,7 @@
 pub mod anthropic;
 pub mod assemble;
 pub mod google;
+pub mod json;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod partial_json;
@@ -15,6 +16,7 @@ pub mod sse;
 pub mod transcript;
 
 pub use assemble::{Assembler, BlockKind, MessageOp, StopReason, Usage};
+pub use json::Json;
 
 use serde_json::Value;
 
@@ -50,9 +52,9 @@ pub trait WireFormat {
 
 /// Turns one response's events (SSE `event` name and the JSON of its `data`) into assembler calls.
 pub trait StreamMapper {
-    /// Called per SSE event whose data parsed as JSON. A provider error ends the stream through
-    /// `asm.fail(..)`; the mapper is not called again after the assembler finished.
-    fn on_event(&mut self, event: Option<&str>, data: &Value, asm: &mut Assembler);
+    /// Called per SSE event whose data parsed as JSON (`json::parse_data`). A provider error ends
+    /// the stream through `asm.fail(..)`; the mapper is not called again after the assembler finished.
+    fn on_event(&mut self, event: Option<&str>, data: &Json<'_>, asm: &mut Assembler);
     /// Called per SSE event whose data is not JSON (e.g. `[DONE]`). Default: ignored.
     fn on_text(&mut self, _event: Option<&str>, _data: &str, _asm: &mut Assembler) {}
     /// The byte stream ended. Must finish the assembler (done or error) if events did not.

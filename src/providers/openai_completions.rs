@@ -3,9 +3,10 @@
 //! and maps `data:` chunks (until `[DONE]`) onto the assembler; blocks stay open until the end.
 
 use super::assemble::{Assembler, StopReason, Usage};
+use super::json::Json;
 use super::request::{
     OPENAI_BASE_URL, api_key, base_url, compat_bool, compat_str, first_chars, invalid_json_message, mapped_effort,
-    max_tokens, merge_sampling, model_reasons, num, option_number, option_str, thinking_level,
+    max_tokens, merge_sampling, model_reasons, option_number, option_str, thinking_level,
 };
 use super::transcript::{self, block_type, blocks, role, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
@@ -332,44 +333,44 @@ struct Mapper {
 }
 
 impl Mapper {
-    fn chunk(&mut self, chunk: &Map<String, Value>, asm: &mut Assembler) {
-        if let Some(error) = chunk.get("error").filter(|e| truthy(e)) {
+    fn chunk(&mut self, chunk: &Json<'_>, asm: &mut Assembler) {
+        if let Some(error) = chunk.get("error").filter(|e| e.truthy()) {
             let message = match error.get("message") {
-                Some(Value::String(m)) if !m.is_empty() => m.clone(),
-                Some(m) if truthy(m) => m.to_string(),
+                Some(Json::String(m)) if !m.is_empty() => m.to_string(),
+                Some(m) if m.truthy() => m.to_string(),
                 _ => error.to_string(),
             };
             asm.fail(message, self.finish_reason.clone());
             return;
         }
         if !self.response_id
-            && let Some(id) = chunk.get("id").and_then(Value::as_str).filter(|s| !s.is_empty())
+            && let Some(id) = chunk.get("id").and_then(Json::as_str).filter(|s| !s.is_empty())
         {
             self.response_id = true;
             asm.meta("responseId", json!(id));
         }
         if !self.response_model
-            && let Some(name) = chunk.get("model").and_then(Value::as_str).filter(|s| !s.is_empty())
+            && let Some(name) = chunk.get("model").and_then(Json::as_str).filter(|s| !s.is_empty())
             && name != self.model_id
         {
             self.response_model = true;
             asm.meta("responseModel", json!(name));
         }
-        let choice = chunk.get("choices").and_then(Value::as_array).and_then(|c| c.first());
-        let usage = chunk.get("usage").filter(|u| truthy(u)).or_else(|| choice.and_then(|c| c.get("usage")));
+        let choice = chunk.get("choices").and_then(Json::as_array).and_then(<[_]>::first);
+        let usage = chunk.get("usage").filter(|u| u.truthy()).or_else(|| choice.and_then(|c| c.get("usage")));
         if let Some(usage) = usage.filter(|u| u.is_object()) {
             asm.usage(&chat_usage(usage));
         }
         let Some(choice) = choice else { return };
         match choice.get("finish_reason") {
-            Some(Value::String(reason)) if !reason.is_empty() => self.finish_reason = Some(reason.clone()),
-            Some(reason) if truthy(reason) => self.finish_reason = Some(reason.to_string()),
+            Some(Json::String(reason)) if !reason.is_empty() => self.finish_reason = Some(reason.to_string()),
+            Some(reason) if reason.truthy() => self.finish_reason = Some(reason.to_string()),
             _ => {}
         }
         let Some(delta) = choice.get("delta").filter(|d| d.is_object()) else { return };
         let reasoning = REASONING_FIELDS
             .iter()
-            .find_map(|field| delta.get(*field).and_then(Value::as_str).filter(|s| !s.is_empty()).map(|s| (*field, s)));
+            .find_map(|field| delta.get(field).and_then(Json::as_str).filter(|s| !s.is_empty()).map(|s| (*field, s)));
         if let Some((field, text)) = reasoning {
             asm.thinking_delta(THINKING_KEY, text);
             if !self.thinking_open {
@@ -378,22 +379,22 @@ impl Mapper {
             }
         }
         for field in ["content", "refusal"] {
-            if let Some(text) = delta.get(field).and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            if let Some(text) = delta.get(field).and_then(Json::as_str).filter(|s| !s.is_empty()) {
                 asm.text_delta(TEXT_KEY, text);
             }
         }
-        for fragment in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+        for fragment in delta.get("tool_calls").and_then(Json::as_array).into_iter().flatten() {
             self.tool_fragment(fragment, asm);
         }
     }
 
     /// P-6.4.1: fragments by `index` (fallback `id`); the first carries id and name.
-    fn tool_fragment(&mut self, fragment: &Value, asm: &mut Assembler) {
-        let index = fragment.get("index").and_then(Value::as_i64);
-        let id = fragment.get("id").and_then(Value::as_str).filter(|s| !s.is_empty());
+    fn tool_fragment(&mut self, fragment: &Json<'_>, asm: &mut Assembler) {
+        let index = fragment.get("index").and_then(Json::as_i64);
+        let id = fragment.get("id").and_then(Json::as_str).filter(|s| !s.is_empty());
         let function = fragment.get("function");
-        let name = function.and_then(|f| f.get("name")).and_then(Value::as_str).unwrap_or("");
-        let arguments = function.and_then(|f| f.get("arguments")).and_then(Value::as_str).unwrap_or("");
+        let name = function.and_then(|f| f.get("name")).and_then(Json::as_str).unwrap_or("");
+        let arguments = function.and_then(|f| f.get("arguments")).and_then(Json::as_str).unwrap_or("");
         let found = index
             .and_then(|i| self.calls.iter().position(|c| c.index == Some(i)))
             .or_else(|| id.and_then(|id| self.calls.iter().position(|c| c.ids.iter().any(|known| known == id))));
@@ -455,24 +456,24 @@ impl Mapper {
 }
 
 /// §6.10 Chat usage.
-fn chat_usage(usage: &Value) -> Usage {
-    let prompt = num(usage, "prompt_tokens").unwrap_or(0.0);
+fn chat_usage(usage: &Json<'_>) -> Usage {
+    let prompt = usage.num("prompt_tokens").unwrap_or(0.0);
     let details = usage.get("prompt_tokens_details");
     let cache_read = details
-        .and_then(|d| num(d, "cached_tokens"))
-        .or_else(|| num(usage, "prompt_cache_hit_tokens"))
-        .or_else(|| num(usage, "cached_tokens"))
+        .and_then(|d| d.num("cached_tokens"))
+        .or_else(|| usage.num("prompt_cache_hit_tokens"))
+        .or_else(|| usage.num("cached_tokens"))
         .unwrap_or(0.0);
-    let cache_write = details.and_then(|d| num(d, "cache_write_tokens")).unwrap_or(0.0);
+    let cache_write = details.and_then(|d| d.num("cache_write_tokens")).unwrap_or(0.0);
     let reasoning = usage
         .get("completion_tokens_details")
-        .and_then(|d| num(d, "reasoning_tokens"))
+        .and_then(|d| d.num("reasoning_tokens"))
         .filter(|n| *n != 0.0)
-        .or_else(|| num(usage, "reasoning_tokens"))
+        .or_else(|| usage.num("reasoning_tokens"))
         .unwrap_or(0.0);
     Usage {
         input: (prompt - cache_read - cache_write).max(0.0),
-        output: num(usage, "completion_tokens").unwrap_or(0.0),
+        output: usage.num("completion_tokens").unwrap_or(0.0),
         cache_read,
         cache_write,
         cache_write_1h: None,
@@ -481,9 +482,9 @@ fn chat_usage(usage: &Value) -> Usage {
 }
 
 impl StreamMapper for Mapper {
-    fn on_event(&mut self, _event: Option<&str>, data: &Value, asm: &mut Assembler) {
-        if let Some(chunk) = data.as_object() {
-            self.chunk(chunk, asm);
+    fn on_event(&mut self, _event: Option<&str>, data: &Json<'_>, asm: &mut Assembler) {
+        if data.is_object() {
+            self.chunk(data, asm);
         }
     }
 

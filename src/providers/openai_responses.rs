@@ -4,6 +4,7 @@
 //! shared rules of `transcript.rs` and `request.rs`.
 
 use super::assemble::{Assembler, BlockKind, StopReason, Usage};
+use super::json::Json;
 use super::request::{self, OPENAI_BASE_URL};
 use super::transcript::{self, Transcript, is_same_model, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
@@ -315,12 +316,12 @@ struct ResponsesMapper {
 }
 
 impl StreamMapper for ResponsesMapper {
-    fn on_event(&mut self, event: Option<&str>, data: &Value, asm: &mut Assembler) {
-        let kind = data.get("type").and_then(Value::as_str).or(event).unwrap_or_default();
+    fn on_event(&mut self, event: Option<&str>, data: &Json<'_>, asm: &mut Assembler) {
+        let kind = data.get("type").and_then(Json::as_str).or(event).unwrap_or_default();
         match kind {
             "response.created" => {
                 if let Some(id) = data.get("response").and_then(|r| r.get("id")).filter(|id| id.is_string()) {
-                    asm.meta("responseId", id.clone());
+                    asm.meta("responseId", id.to_value());
                 }
             }
             "response.output_item.added" => {
@@ -331,7 +332,7 @@ impl StreamMapper for ResponsesMapper {
             "response.output_text.delta" | "response.refusal.delta" => {
                 if let Some(slot) = self.slot_mut(data, SlotKind::Message) {
                     slot.streamed = true;
-                    asm.text_delta(&slot.key, str_field(data, "delta"));
+                    asm.text_delta(&slot.key, data.str("delta"));
                 }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
@@ -342,17 +343,17 @@ impl StreamMapper for ResponsesMapper {
                     }
                     slot.part = Some(part);
                     slot.streamed = true;
-                    asm.thinking_delta(&slot.key, str_field(data, "delta"));
+                    asm.thinking_delta(&slot.key, data.str("delta"));
                 }
             }
             "response.function_call_arguments.delta" => {
                 if let Some(slot) = self.slot_mut(data, SlotKind::FunctionCall) {
-                    asm.tool_args_delta(&slot.key, str_field(data, "delta"));
+                    asm.tool_args_delta(&slot.key, data.str("delta"));
                 }
             }
             "response.function_call_arguments.done" => {
                 if let Some(slot) = self.slot_mut(data, SlotKind::FunctionCall)
-                    && let Some(full) = data.get("arguments").and_then(Value::as_str)
+                    && let Some(full) = data.get("arguments").and_then(Json::as_str)
                 {
                     asm.tool_args_complete(&slot.key, full);
                 }
@@ -369,7 +370,7 @@ impl StreamMapper for ResponsesMapper {
             }
             "response.failed" => {
                 let response = data.get("response");
-                let raw = response.and_then(|r| r.get("status")).and_then(Value::as_str).map(str::to_string);
+                let raw = response.and_then(|r| r.get("status")).and_then(Json::as_str).map(str::to_string);
                 asm.fail(failure_message(response), raw);
             }
             "error" => {
@@ -419,15 +420,15 @@ impl ResponsesMapper {
         }
     }
 
-    fn slot_mut(&mut self, data: &Value, kind: SlotKind) -> Option<&mut Slot> {
-        let index = self.find(output_index(data), data.get("item_id").and_then(Value::as_str))?;
+    fn slot_mut(&mut self, data: &Json<'_>, kind: SlotKind) -> Option<&mut Slot> {
+        let index = self.find(output_index(data), data.get("item_id").and_then(Json::as_str))?;
         self.slots.get_mut(index).filter(|s| s.kind == kind)
     }
 
     /// `output_item.added` (or a `.done` without one): a reasoning item opens a thinking block,
     /// a function call a tool block, a message waits for its first text.
-    fn create_slot(&mut self, output_index: Option<u64>, item: &Value, asm: &mut Assembler) -> Option<usize> {
-        let kind = match item.get("type").and_then(Value::as_str) {
+    fn create_slot(&mut self, output_index: Option<u64>, item: &Json<'_>, asm: &mut Assembler) -> Option<usize> {
+        let kind = match item.get("type").and_then(Json::as_str) {
             Some("reasoning") => SlotKind::Reasoning,
             Some("message") => SlotKind::Message,
             Some("function_call") => SlotKind::FunctionCall,
@@ -435,16 +436,16 @@ impl ResponsesMapper {
         };
         let key = format!("item{}", self.next_key);
         self.next_key += 1;
-        let item_id = item.get("id").and_then(Value::as_str).map(str::to_string);
+        let item_id = item.get("id").and_then(Json::as_str).map(str::to_string);
         let mut call = None;
         match kind {
             SlotKind::Reasoning => asm.open_block(&key, BlockKind::Thinking),
             SlotKind::Message => {}
             SlotKind::FunctionCall => {
-                let id = format!("{}|{}", str_field(item, "call_id"), str_field(item, "id"));
-                let name = str_field(item, "name").to_string();
+                let id = format!("{}|{}", item.str("call_id"), item.str("id"));
+                let name = item.str("name").to_string();
                 asm.tool_start(&key, &id, &name);
-                if let Some(args) = item.get("arguments").and_then(Value::as_str).filter(|a| !a.is_empty()) {
+                if let Some(args) = item.get("arguments").and_then(Json::as_str).filter(|a| !a.is_empty()) {
                     asm.tool_args_delta(&key, args);
                 }
                 self.unfinished.push((id.clone(), name.clone()));
@@ -460,11 +461,11 @@ impl ResponsesMapper {
     }
 
     /// `output_item.done`: completes the block from the final item and closes it.
-    fn item_done(&mut self, output_index: Option<u64>, item: &Value, asm: &mut Assembler) {
-        let found = self.find(output_index, item.get("id").and_then(Value::as_str));
+    fn item_done(&mut self, output_index: Option<u64>, item: &Json<'_>, asm: &mut Assembler) {
+        let found = self.find(output_index, item.get("id").and_then(Json::as_str));
         let Some(index) = found.or_else(|| self.create_slot(output_index, item, asm)) else { return };
         let Some(slot) = self.slots.get(index) else { return };
-        let item_type = item.get("type").and_then(Value::as_str);
+        let item_type = item.get("type").and_then(Json::as_str);
         match (slot.kind, item_type) {
             (SlotKind::Reasoning, Some("reasoning")) => {
                 if !slot.streamed {
@@ -472,7 +473,7 @@ impl ResponsesMapper {
                     let text = if text.is_empty() { joined_texts(item.get("content"), "\n\n") } else { text };
                     asm.thinking_delta(&slot.key, &text);
                 }
-                let signature = serde_json::to_string(item).unwrap_or_default();
+                let signature = item.to_string();
                 asm.set_field(&slot.key, "thinkingSignature", Value::String(signature));
                 asm.close(&slot.key);
             }
@@ -483,10 +484,10 @@ impl ResponsesMapper {
                     let mut signature = Map::new();
                     signature.insert("v".into(), json!(1));
                     if let Some(id) = item.get("id").filter(|id| id.is_string()) {
-                        signature.insert("id".into(), id.clone());
+                        signature.insert("id".into(), id.to_value());
                     }
                     if let Some(phase) = item.get("phase").filter(|p| p.as_str().is_some_and(|p| !p.is_empty())) {
-                        signature.insert("phase".into(), phase.clone());
+                        signature.insert("phase".into(), phase.to_value());
                     }
                     let signature = Value::Object(signature).to_string();
                     asm.set_field(&slot.key, "textSignature", Value::String(signature));
@@ -494,7 +495,7 @@ impl ResponsesMapper {
                 }
             }
             (SlotKind::FunctionCall, Some("function_call")) => {
-                if let Some(args) = item.get("arguments").and_then(Value::as_str).filter(|a| !a.is_empty()) {
+                if let Some(args) = item.get("arguments").and_then(Json::as_str).filter(|a| !a.is_empty()) {
                     asm.tool_args_complete(&slot.key, args);
                 }
                 asm.close(&slot.key);
@@ -508,14 +509,14 @@ impl ResponsesMapper {
     }
 
     /// `response.completed` / `response.incomplete`: ids, usage and status (last one wins).
-    fn terminal(&mut self, response: &Value, asm: &mut Assembler) {
+    fn terminal(&mut self, response: &Json<'_>, asm: &mut Assembler) {
         if let Some(id) = response.get("id").filter(|id| id.is_string()) {
-            asm.meta("responseId", id.clone());
+            asm.meta("responseId", id.to_value());
         }
         if let Some(usage) = response.get("usage").filter(|u| u.is_object()) {
             asm.usage(&responses_usage(usage));
         }
-        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+        let text = |v: Option<&Json<'_>>| v.and_then(Json::as_str).map(str::to_string);
         self.terminal = Some(Terminal {
             status: text(response.get("status")),
             reason: text(response.get("incomplete_details").and_then(|d| d.get("reason"))),
@@ -524,43 +525,43 @@ impl ResponsesMapper {
     }
 }
 
-fn output_index(data: &Value) -> Option<u64> {
-    data.get("output_index").and_then(Value::as_u64)
+fn output_index(data: &Json<'_>) -> Option<u64> {
+    data.get("output_index").and_then(Json::as_u64)
 }
 
-fn index_field(data: &Value, first: &str, second: &str) -> u64 {
-    data.get(first).or_else(|| data.get(second)).and_then(Value::as_u64).unwrap_or(0)
+fn index_field(data: &Json<'_>, first: &str, second: &str) -> u64 {
+    data.get(first).or_else(|| data.get(second)).and_then(Json::as_u64).unwrap_or(0)
 }
 
 /// The `text` fields of a list of parts, joined.
-fn joined_texts(parts: Option<&Value>, separator: &str) -> String {
-    let parts = parts.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join(separator)
+fn joined_texts(parts: Option<&Json<'_>>, separator: &str) -> String {
+    let parts = parts.and_then(Json::as_array).unwrap_or_default();
+    parts.iter().filter_map(|p| p.get("text").and_then(Json::as_str)).collect::<Vec<_>>().join(separator)
 }
 
 /// A message item's text: its `output_text` texts and `refusal`s.
-fn message_text(item: &Value) -> String {
-    let parts = item.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+fn message_text(item: &Json<'_>) -> String {
+    let parts = item.get("content").and_then(Json::as_array).unwrap_or_default();
     parts
         .iter()
-        .filter_map(|p| match p.get("type").and_then(Value::as_str) {
-            Some("output_text") => p.get("text").and_then(Value::as_str),
-            _ => p.get("refusal").and_then(Value::as_str),
+        .filter_map(|p| match p.get("type").and_then(Json::as_str) {
+            Some("output_text") => p.get("text").and_then(Json::as_str),
+            _ => p.get("refusal").and_then(Json::as_str),
         })
         .collect()
 }
 
-fn scalar_text(value: &Value) -> Option<String> {
+fn scalar_text(value: &Json<'_>) -> Option<String> {
     match value {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
+        Json::String(s) => Some(s.to_string()),
+        Json::Number(_) => Some(value.to_string()),
+        Json::Bool(b) => Some(b.to_string()),
         _ => None,
     }
 }
 
 /// The error text of a failed response (§6.7).
-fn failure_message(response: Option<&Value>) -> String {
+fn failure_message(response: Option<&Json<'_>>) -> String {
     let error = response.and_then(|r| r.get("error")).filter(|e| e.is_object());
     if let Some(error) = error {
         let code = error.get("code").and_then(scalar_text).filter(|c| !c.is_empty());
@@ -568,7 +569,7 @@ fn failure_message(response: Option<&Value>) -> String {
         return format!("{}: {}", code.as_deref().unwrap_or("unknown"), message.as_deref().unwrap_or("no message"));
     }
     let reason = response.and_then(|r| r.get("incomplete_details")).and_then(|d| d.get("reason"));
-    match reason.and_then(Value::as_str).filter(|r| !r.is_empty()) {
+    match reason.and_then(Json::as_str).filter(|r| !r.is_empty()) {
         Some(reason) => format!("incomplete: {reason}"),
         None => "Unknown error (no error details in response)".into(),
     }
@@ -592,8 +593,8 @@ fn map_status(terminal: &Terminal) -> Result<StopReason, String> {
 }
 
 /// §6.10: cached tokens are part of `input_tokens`.
-fn responses_usage(usage: &Value) -> Usage {
-    let number = |v: Option<&Value>| v.and_then(Value::as_f64).unwrap_or(0.0);
+fn responses_usage(usage: &Json<'_>) -> Usage {
+    let number = |v: Option<&Json<'_>>| v.and_then(Json::as_f64).unwrap_or(0.0);
     let details = |key: &str, field: &str| number(usage.get(key).and_then(|d| d.get(field)));
     let cache_read = details("input_tokens_details", "cached_tokens");
     let cache_write = details("input_tokens_details", "cache_write_tokens");
@@ -1322,7 +1323,7 @@ mod tests {
             let mut message = test_driver::initial_message(&model);
             for (event, data) in &events {
                 if asm.finished() { break; }
-                mapper.on_event(*event, data, &mut asm);
+                mapper.on_event(*event, &Json::from_value(data.clone()), &mut asm);
                 mapper.on_text(*event, "[DONE]", &mut asm);
             }
             mapper.on_end(&mut asm);

@@ -208,11 +208,6 @@ pub fn invalid_json_message(data: &str) -> String {
     format!("Invalid JSON in provider stream: {}", first_chars(data, 200))
 }
 
-/// A finite JSON number field (missing, null or not a number → `None`).
-pub fn num(value: &Value, key: &str) -> Option<f64> {
-    value.get(key).and_then(Value::as_f64).filter(|n| n.is_finite())
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 pub(crate) mod test_driver {
@@ -316,9 +311,9 @@ pub(crate) mod test_driver {
             if asm.finished() {
                 break;
             }
-            match serde_json::from_str::<Value>(&event.data) {
-                Ok(data) => mapper.on_event(event.event.as_deref(), &data, &mut asm),
-                Err(_) => mapper.on_text(event.event.as_deref(), &event.data, &mut asm),
+            match super::super::json::parse_data(&event.data) {
+                Some(data) => mapper.on_event(event.event.as_deref(), &data, &mut asm),
+                None => mapper.on_text(event.event.as_deref(), &event.data, &mut asm),
             }
         }
         if !asm.finished() {

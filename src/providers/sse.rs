@@ -41,7 +41,10 @@ pub struct SseDecoder {
     line: String,
     /// The event being built (WHATWG: event type buffer, data buffer).
     event: String,
+    /// The data lines joined with `\n` (WHATWG keeps a trailing `\n` and strips it at dispatch; here
+    /// `has_data` says whether a data line came, so the buffer is allocated once, at its size).
     data: String,
+    has_data: bool,
     id: Option<String>,
     retry: Option<u64>,
 }
@@ -54,6 +57,11 @@ impl SseDecoder {
     /// Decodes one network chunk. Cost: proportional to `bytes.len()` plus the events produced.
     pub fn push(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
         let rest = self.complete_carry(bytes, out);
+        // The common case, checked at the speed of `from_utf8`: the whole chunk is valid.
+        if let Ok(text) = std::str::from_utf8(rest) {
+            self.feed_text(text, out);
+            return;
+        }
         let total = rest.len();
         let mut seen = 0usize;
         for chunk in rest.utf8_chunks() {
@@ -135,11 +143,9 @@ impl SseDecoder {
         let bytes = text.as_bytes();
         let mut start = 0usize;
         let mut i = 0usize;
-        while let Some(&b) = bytes.get(i) {
-            if b != b'\n' && b != b'\r' {
-                i = i.saturating_add(1);
-                continue;
-            }
+        while let Some(offset) = bytes.get(i..).and_then(|rest| rest.iter().position(|&b| b == b'\n' || b == b'\r')) {
+            i = i.saturating_add(offset);
+            let b = bytes.get(i).copied().unwrap_or(b'\n');
             // `\r` and `\n` are ASCII, so both ends are character boundaries.
             let piece = text.get(start..i).unwrap_or_default();
             if self.line.is_empty() {
@@ -184,8 +190,11 @@ impl SseDecoder {
                 self.event.push_str(value);
             }
             "data" => {
+                if self.has_data {
+                    self.data.push('\n');
+                }
                 self.data.push_str(value);
-                self.data.push('\n');
+                self.has_data = true;
             }
             "id" if !value.contains('\0') => self.id = Some(value.to_string()),
             "retry" => {
@@ -202,13 +211,10 @@ impl SseDecoder {
         let event = std::mem::take(&mut self.event);
         let id = self.id.take();
         let retry = self.retry.take();
-        if self.data.is_empty() {
+        if !std::mem::take(&mut self.has_data) {
             return;
         }
-        let mut data = std::mem::take(&mut self.data);
-        if data.ends_with('\n') {
-            data.pop();
-        }
+        let data = std::mem::take(&mut self.data);
         out.push(SseEvent { event: (!event.is_empty()).then_some(event), data, id, retry });
     }
 }

@@ -378,7 +378,7 @@ proptest! {
         let mut mapper = AnthropicMessages.mapper(&input);
         let mut asm = Assembler::for_model(&model, false);
         for (event, data, text) in &events {
-            mapper.on_event(*event, data, &mut asm);
+            mapper.on_event(*event, &Json::from_value(data.clone()), &mut asm);
             if let Some(text) = text {
                 mapper.on_text(*event, text, &mut asm);
             }

@@ -383,7 +383,7 @@ proptest! {
         let mut mapper = OpenAiCompletions.mapper(&input);
         let mut asm = Assembler::for_model(&model, true);
         for (data, text) in &events {
-            mapper.on_event(None, data, &mut asm);
+            mapper.on_event(None, &Json::from_value(data.clone()), &mut asm);
             if let Some(text) = text {
                 mapper.on_text(None, text, &mut asm);
             }
