@@ -223,14 +223,6 @@ export function apply(f, self, args) {
   return Reflect.apply(f, self, args);
 }
 
-/** The thenable a value is, or undefined for plain values. */
-export function thenable(v) {
-  if (v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function") {
-    return Promise.resolve(v);
-  }
-  return undefined;
-}
-
 /** A JS function forwarding its arguments as one array to `f`. */
 export function variadic(f) {
   return function (...args) {
@@ -281,15 +273,6 @@ export function onAbort(signal) {
 }
 
 /** A caller's promise that can be let go: cancelling settles the race, so nothing stays attached. */
-export function releasable(p) {
-  let release;
-  const released = new Promise((resolve) => {
-    release = resolve;
-  });
-  const promise = Promise.race([p, released]);
-  return { promise, cancel: () => release() };
-}
-
 export function abortController() {
   const controller = new AbortController();
   return [controller, controller.signal];
@@ -330,9 +313,13 @@ export function awaitHandle(handle, slot) {
   return handle.cancel;
 }
 
-/** A promise (or value) settles `slot`. */
-export function awaitValue(value, slot) {
-  settleInto(Promise.resolve(value), slot);
+/** When `value` is a thenable, it settles `slot` (true); a plain value answers false. */
+export function awaitThenable(value, slot) {
+  if (value !== null && (typeof value === "object" || typeof value === "function") && typeof value.then === "function") {
+    settleInto(Promise.resolve(value), slot);
+    return true;
+  }
+  return false;
 }
 
 /** `await it.next()` into `slot`: code 1 with the value, 2 when done. */

@@ -21,7 +21,6 @@ extern "C" {
     fn take(source: &JsValue) -> JsValue;
     #[wasm_bindgen(catch, js_name = declarationText)]
     fn declaration_text(tool: &JsValue) -> Result<String, JsValue>;
-    fn releasable(p: &JsValue) -> JsValue;
     #[wasm_bindgen(catch, js_name = eventCode)]
     fn event_code(event: &JsValue) -> Result<u8, JsValue>;
     #[wasm_bindgen(catch, js_name = streamUpdate)]
@@ -114,8 +113,6 @@ extern "C" {
     fn apply(f: &JsValue, this: &JsValue, args: &Array) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = arrayOf)]
     fn array_of(values: Vec<JsValue>) -> JsValue;
-    #[wasm_bindgen(catch)]
-    fn thenable(v: &JsValue) -> Result<JsValue, JsValue>;
     fn variadic(f: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = regexTest)]
     fn regex_test(pattern: &str, text: &str) -> JsValue;
@@ -133,8 +130,8 @@ extern "C" {
     fn set_settle(f: &JsValue);
     #[wasm_bindgen(js_name = awaitHandle)]
     fn await_handle(handle: &JsValue, slot: f64) -> JsValue;
-    #[wasm_bindgen(js_name = awaitValue)]
-    fn await_value(value: &JsValue, slot: f64);
+    #[wasm_bindgen(catch, js_name = awaitThenable)]
+    fn await_thenable(value: &JsValue, slot: f64) -> Result<bool, JsValue>;
     #[wasm_bindgen(catch, js_name = nextInto)]
     fn next_into(it: &JsValue, slot: f64) -> Result<(), JsValue>;
     #[wasm_bindgen(js_name = iteratorReturn)]
@@ -452,12 +449,18 @@ impl Host for JsHost {
     }
 
     fn call(&self, f: &JsValue, this: &JsValue, args: &[JsValue]) -> HostFuture<Result<JsValue, JsValue>> {
-        let outcome = self.call_sync(f, this, args).and_then(|v| thenable(&v).map(|p| (v, p)));
-        match outcome {
+        let value = match self.call_sync(f, this, args) {
+            Ok(value) => value,
+            Err(e) => return futures::future::ready(Err(e)).boxed_local(),
+        };
+        // An abandoned wait (D4) leaves only the helper's reaction on the promise: a small JS
+        // closure that dies with it, holding no Rust memory (the slot goes with the future).
+        let mut awaiting = Ok(false);
+        let awaited = Awaited::start(|slot| awaiting = await_thenable(&value, slot));
+        match awaiting {
             Err(e) => futures::future::ready(Err(e)).boxed_local(),
-            Ok((value, promise)) if promise.is_undefined() => futures::future::ready(Ok(value)).boxed_local(),
-            // Raced against a release, so a callback abandoned after an abort (D4) leaks nothing.
-            Ok((_, promise)) => Cancellable::new(&releasable(&promise)).boxed_local(),
+            Ok(false) => futures::future::ready(Ok(value)).boxed_local(),
+            Ok(true) => awaited.map(into_result).boxed_local(),
         }
     }
     fn call_sync(&self, f: &JsValue, this: &JsValue, args: &[JsValue]) -> Result<JsValue, JsValue> {
