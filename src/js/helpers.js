@@ -76,8 +76,9 @@ export function streamUpdate(event, messages, index) {
 }
 
 // `Host::pump` in one step. Codes: 0–4 an event for the loop (its eventCode), 5 delivered to the
-// sink, 6 an update to emit, 7 the sink threw, 8 nothing queued. The value of codes 0–4, 6 and 7
-// waits in `pumped` for `takePumped`.
+// sink, 6 an update to emit, 7 the sink threw, 8 nothing queued, 9 a getter of the event threw.
+// The value of codes 0–4, 6, 7 and 9 waits in `pumped` for `takePumped`. Never throws, so the
+// binding needs no exception wrapper on the hottest call of a stream.
 let pumped;
 
 export function takePumped() {
@@ -86,17 +87,20 @@ export function takePumped() {
   return v;
 }
 
-export function pump(source, event, messages, index, sink) {
-  if (event === EMPTY) {
-    event = take(source);
-    if (event === EMPTY) return 8;
+function dispatch(event, messages, index, sink) {
+  let code;
+  let update;
+  try {
+    code = eventCode(event);
+    if (code !== 1 || index < 0) {
+      pumped = event;
+      return code;
+    }
+    update = streamUpdate(event, messages, index);
+  } catch (e) {
+    pumped = e;
+    return 9;
   }
-  const code = eventCode(event);
-  if (code !== 1 || index < 0) {
-    pumped = event;
-    return code;
-  }
-  const update = streamUpdate(event, messages, index);
   if (sink === undefined) {
     pumped = update;
     return 6;
@@ -108,6 +112,17 @@ export function pump(source, event, messages, index, sink) {
     return 7;
   }
   return 5;
+}
+
+/** The next event queued in our own stream `source`, dispatched; 8 when none is queued. */
+export function pumpQueued(source, messages, index, sink) {
+  const event = take(source);
+  return event === EMPTY ? 8 : dispatch(event, messages, index, sink);
+}
+
+/** An event the iterator produced, dispatched. */
+export function pumpEvent(event, messages, index, sink) {
+  return dispatch(event, messages, index, sink);
 }
 
 /** `JSON.stringify(toToolDeclaration(tool))` in one step: the same text, since a JSON round trip of the

@@ -25,8 +25,10 @@ extern "C" {
     fn event_code(event: &JsValue) -> Result<u8, JsValue>;
     #[wasm_bindgen(catch, js_name = streamUpdate)]
     fn stream_update(event: &JsValue, messages: &JsValue, index: u32) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(catch)]
-    fn pump(source: &JsValue, event: &JsValue, messages: &JsValue, index: f64, sink: &JsValue) -> Result<u8, JsValue>;
+    #[wasm_bindgen(js_name = pumpQueued)]
+    fn pump_queued(source: &JsValue, messages: &JsValue, index: f64, sink: &JsValue) -> u8;
+    #[wasm_bindgen(js_name = pumpEvent)]
+    fn pump_event(event: &JsValue, messages: &JsValue, index: f64, sink: &JsValue) -> u8;
     #[wasm_bindgen(js_name = takePumped)]
     fn take_pumped() -> JsValue;
     #[wasm_bindgen(js_name = objectId)]
@@ -564,10 +566,15 @@ impl Host for JsHost {
         slot: Option<usize>,
         sink: Option<&JsValue>,
     ) -> Result<Pumped<JsValue>, JsValue> {
-        let event = event.unwrap_or_else(|| EMPTY.with(JsValue::clone));
         let index = slot.map_or(-1.0, |i| i as f64);
-        let code = pump(source, &event, messages, index, sink.unwrap_or(&JsValue::UNDEFINED))?;
+        let undefined = JsValue::UNDEFINED;
+        let sink = sink.unwrap_or(&undefined);
+        let code = match &event {
+            None => pump_queued(source, messages, index, sink),
+            Some(event) => pump_event(event, messages, index, sink),
+        };
         Ok(match code {
+            9 => return Err(take_pumped()),
             5 => Pumped::Delivered,
             6 => Pumped::Update(take_pumped()),
             7 => Pumped::SinkFailed(take_pumped()),
