@@ -215,18 +215,68 @@ export function errorMessage(e) {
   }
 }
 
-export function apply0(f, self) {
-  return Reflect.apply(f, self, []);
-}
-export function apply1(f, self, a) {
-  return Reflect.apply(f, self, [a]);
-}
-export function apply2(f, self, a, b) {
-  return Reflect.apply(f, self, [a, b]);
+// The hottest calls that may run caller code (property reads, callback calls) catch here instead
+// of through wasm-bindgen's exception wrapper (a fresh closure and arguments object per call):
+// a throw sets a flag word in wasm memory, which the binding checks after the call, and the thrown
+// value waits for `takeCaught`.
+let flagMemory = null;
+let flagView = null;
+let flagIndex = 0;
+let caught;
+
+export function setFailureFlag(memory, address) {
+  flagMemory = memory;
+  flagView = new Int32Array(memory.buffer);
+  flagIndex = address >>> 2;
 }
 
+function failed(e) {
+  caught = e;
+  if (flagView.buffer !== flagMemory.buffer) flagView = new Int32Array(flagMemory.buffer); // memory grew
+  flagView[flagIndex] = 1;
+}
+
+export function takeCaught() {
+  const e = caught;
+  caught = undefined;
+  return e;
+}
+
+export function getChecked(obj, key) {
+  try {
+    return Reflect.get(obj, key);
+  } catch (e) {
+    failed(e);
+  }
+}
+
+export function apply0(f, self) {
+  try {
+    return Reflect.apply(f, self, []);
+  } catch (e) {
+    failed(e);
+  }
+}
+export function apply1(f, self, a) {
+  try {
+    return Reflect.apply(f, self, [a]);
+  } catch (e) {
+    failed(e);
+  }
+}
+export function apply2(f, self, a, b) {
+  try {
+    return Reflect.apply(f, self, [a, b]);
+  } catch (e) {
+    failed(e);
+  }
+}
 export function apply4(f, self, a, b, c, d) {
-  return Reflect.apply(f, self, [a, b, c, d]);
+  try {
+    return Reflect.apply(f, self, [a, b, c, d]);
+  } catch (e) {
+    failed(e);
+  }
 }
 
 /** An array from a list wasm-bindgen hands over in one step. */

@@ -6,6 +6,7 @@ use crate::core::host::{EventCode, Host, HostFuture, Kind, NativeFn, Pumped, Too
 use futures::FutureExt;
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -96,21 +97,16 @@ extern "C" {
     fn kind_of(v: &JsValue) -> u8;
     #[wasm_bindgen(js_name = errorMessage)]
     fn error_message(e: &JsValue) -> String;
-    #[wasm_bindgen(catch)]
-    fn apply0(f: &JsValue, this: &JsValue) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(catch)]
-    fn apply1(f: &JsValue, this: &JsValue, a: &JsValue) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(catch)]
-    fn apply2(f: &JsValue, this: &JsValue, a: &JsValue, b: &JsValue) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(catch)]
-    fn apply4(
-        f: &JsValue,
-        this: &JsValue,
-        a: &JsValue,
-        b: &JsValue,
-        c: &JsValue,
-        d: &JsValue,
-    ) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = setFailureFlag)]
+    fn set_failure_flag(memory: &JsValue, address: u32);
+    #[wasm_bindgen(js_name = takeCaught)]
+    fn take_caught() -> JsValue;
+    #[wasm_bindgen(js_name = getChecked)]
+    fn get_checked(obj: &JsValue, key: &JsValue) -> JsValue;
+    fn apply0(f: &JsValue, this: &JsValue) -> JsValue;
+    fn apply1(f: &JsValue, this: &JsValue, a: &JsValue) -> JsValue;
+    fn apply2(f: &JsValue, this: &JsValue, a: &JsValue, b: &JsValue) -> JsValue;
+    fn apply4(f: &JsValue, this: &JsValue, a: &JsValue, b: &JsValue, c: &JsValue, d: &JsValue) -> JsValue;
     #[wasm_bindgen(catch)]
     fn apply(f: &JsValue, this: &JsValue, args: &Array) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = arrayOf)]
@@ -139,6 +135,28 @@ extern "C" {
     #[wasm_bindgen(js_name = iteratorReturn)]
     fn iterator_return(it: &JsValue);
     pub fn silence(p: &JsValue);
+}
+
+/// Set to 1 by the helpers when a checked call threw (see `getChecked` in helpers.js). Its address
+/// is handed to JS once; the helpers write it, this side reads it right after each checked call.
+static CALL_FAILED: AtomicI32 = AtomicI32::new(0);
+
+thread_local! {
+    static FLAG_INSTALLED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs a checked helper call: `Err(thrown)` when the helper reported a throw.
+fn checked(call: impl FnOnce() -> JsValue) -> Result<JsValue, JsValue> {
+    if !FLAG_INSTALLED.with(Cell::get) {
+        set_failure_flag(&wasm_bindgen::memory(), CALL_FAILED.as_ptr() as usize as u32);
+        FLAG_INSTALLED.with(|i| i.set(true));
+    }
+    let value = call();
+    if CALL_FAILED.load(Ordering::Relaxed) == 0 {
+        return Ok(value);
+    }
+    CALL_FAILED.store(0, Ordering::Relaxed);
+    Err(take_caught())
 }
 
 /// How an awaited JS promise ended: the helpers' codes (0 rejected, 1 fulfilled, 2 iterator done).
@@ -400,7 +418,8 @@ impl Host for JsHost {
     }
 
     fn get(&self, obj: &JsValue, k: &str) -> Result<JsValue, JsValue> {
-        Reflect::get(obj, &key(k))
+        let k = key(k);
+        checked(|| get_checked(obj, &k))
     }
     fn set(&self, obj: &JsValue, k: &str, value: &JsValue) -> Result<(), JsValue> {
         Reflect::set(obj, &key(k), value).map(|_| ())
@@ -468,10 +487,10 @@ impl Host for JsHost {
     fn call_sync(&self, f: &JsValue, this: &JsValue, args: &[JsValue]) -> Result<JsValue, JsValue> {
         // Reflect.apply, never `f.call(...)`: a caller's function may have an own `call` property.
         match args {
-            [] => apply0(f, this),
-            [a] => apply1(f, this, a),
-            [a, b] => apply2(f, this, a, b),
-            [a, b, c, d] => apply4(f, this, a, b, c, d),
+            [] => checked(|| apply0(f, this)),
+            [a] => checked(|| apply1(f, this, a)),
+            [a, b] => checked(|| apply2(f, this, a, b)),
+            [a, b, c, d] => checked(|| apply4(f, this, a, b, c, d)),
             _ => apply(f, this, &args.iter().collect::<Array>()),
         }
     }
