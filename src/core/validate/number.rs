@@ -57,12 +57,15 @@ pub fn js_number_to_string(n: f64) -> String {
 /// The shortest round-trip decimal digits of a finite positive `x`, and the position of the decimal point relative
 /// to them (`x = 0.d1d2… × 10^point`), as ECMAScript's Number::toString defines `n`.
 fn shortest_digits(x: f64) -> (String, i64) {
-    // Rust's `{:e}` prints the shortest digits that round-trip, e.g. "1.2345e-7".
-    let s = format!("{x:e}");
-    let (mantissa, exponent) = s.split_once('e').unwrap_or((s.as_str(), "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let exponent: i64 = exponent.parse().unwrap_or(0);
-    (digits, exponent.saturating_add(1))
+    // Rust's `{}` prints the shortest digits that round-trip, positionally ("0.00000012345", "1e21" in full): the
+    // digits of `{:e}`, without its LowerExp code (`f64` Display is in the wasm anyway, for serde's messages).
+    let s = x.to_string();
+    let (int, fraction) = s.split_once('.').unwrap_or((s.as_str(), ""));
+    let all = format!("{int}{fraction}");
+    let significant = all.trim_start_matches('0');
+    let leading_zeros = i64::try_from(all.len().saturating_sub(significant.len())).unwrap_or(0);
+    let point = i64::try_from(int.len()).unwrap_or(0).saturating_sub(leading_zeros);
+    (significant.trim_end_matches('0').to_string(), point)
 }
 
 /// Whether `x` is a finite number without fraction (`Number.isInteger`).
@@ -461,6 +464,17 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn shortest_digits_are_those_of_lower_exp(bits in proptest::num::u64::ANY) {
+            let x = f64::from_bits(bits).abs();
+            if x.is_finite() && x != 0.0 {
+                let e = format!("{x:e}");
+                let (mantissa, exponent) = e.split_once('e').unwrap();
+                let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+                proptest::prop_assert_eq!(shortest_digits(x), (digits, exponent.parse::<i64>().unwrap() + 1));
+            }
+        }
+
         #[test]
         fn decimal_values_match_rust_parse_random(
             int in "[0-9]{0,25}", fraction in proptest::option::of("[0-9]{0,25}"),
