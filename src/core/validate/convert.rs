@@ -286,10 +286,12 @@ fn try_number(value: &Value) -> Option<f64> {
             if x.is_finite() {
                 return Some(x);
             }
-            match s.to_lowercase().as_str() {
-                "false" => Some(0.0),
-                "true" => Some(1.0),
-                _ => big_int_text(s),
+            if s.eq_ignore_ascii_case("false") {
+                Some(0.0)
+            } else if s.eq_ignore_ascii_case("true") {
+                Some(1.0)
+            } else {
+                big_int_text(s)
             }
         }
         _ => None,
@@ -327,11 +329,8 @@ fn try_boolean(value: &Value) -> Option<bool> {
             }
         }
         Value::Null => Some(false),
-        Value::String(s) => match s.to_lowercase().as_str() {
-            "false" | "0" => Some(false),
-            "true" | "1" => Some(true),
-            _ => None,
-        },
+        Value::String(s) if s == "0" || s.eq_ignore_ascii_case("false") => Some(false),
+        Value::String(s) if s == "1" || s.eq_ignore_ascii_case("true") => Some(true),
         _ => None,
     }
 }
@@ -342,7 +341,9 @@ fn try_null(value: &Value) -> Option<()> {
         Value::Bool(b) => !*b,
         Value::Number(n) => as_f64(n) == 0.0,
         Value::Null => true,
-        Value::String(s) => s.is_empty() || s == "0" || matches!(s.to_lowercase().as_str(), "null" | "undefined"),
+        Value::String(s) => {
+            s.is_empty() || s == "0" || s.eq_ignore_ascii_case("null") || s.eq_ignore_ascii_case("undefined")
+        }
         _ => false,
     };
     yes.then_some(())

@@ -240,10 +240,18 @@ const DISALLOWED: [char; 10] = [
     '\u{303b}',
 ];
 
+/// `l.toLowerCase()` as far as [`is_puny_label`] can tell: only an all-ASCII body decodes, and the one non-ASCII
+/// character that lowercases to ASCII alone is U+212A KELVIN SIGN (`k`; U+0130 gives `i` + U+0307). Other non-ASCII
+/// characters are kept as they are, failing the decoding as their lowercase would. `str::to_lowercase` would bring
+/// 15 KB of Unicode tables into the wasm.
+fn label_to_lowercase(l: &str) -> String {
+    l.chars().map(|c| if c == '\u{212A}' { 'k' } else { c.to_ascii_lowercase() }).collect()
+}
+
 /// An `xn--` label whose punycode decodes to a U-label: a non-ASCII character, valid hyphens, no leading combining
 /// mark, only permitted code points. (pi-schema also applies the contextual and bidi rules; those are not reproduced.)
 fn is_puny_label(l: &str, re: &dyn PatternMatcher) -> bool {
-    let lower = l.to_lowercase();
+    let lower = label_to_lowercase(l);
     let Some(body) = lower.strip_prefix("xn--") else {
         return false;
     };

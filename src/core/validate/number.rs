@@ -57,12 +57,15 @@ pub fn js_number_to_string(n: f64) -> String {
 /// The shortest round-trip decimal digits of a finite positive `x`, and the position of the decimal point relative
 /// to them (`x = 0.d1d2… × 10^point`), as ECMAScript's Number::toString defines `n`.
 fn shortest_digits(x: f64) -> (String, i64) {
-    // Rust's `{:e}` prints the shortest digits that round-trip, e.g. "1.2345e-7".
-    let s = format!("{x:e}");
-    let (mantissa, exponent) = s.split_once('e').unwrap_or((s.as_str(), "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let exponent: i64 = exponent.parse().unwrap_or(0);
-    (digits, exponent.saturating_add(1))
+    // Rust's `{}` prints the shortest digits that round-trip, positionally ("0.00000012345", "1e21" in full): the
+    // digits of `{:e}`, without its LowerExp code (`f64` Display is in the wasm anyway, for serde's messages).
+    let s = x.to_string();
+    let (int, fraction) = s.split_once('.').unwrap_or((s.as_str(), ""));
+    let all = format!("{int}{fraction}");
+    let significant = all.trim_start_matches('0');
+    let leading_zeros = i64::try_from(all.len().saturating_sub(significant.len())).unwrap_or(0);
+    let point = i64::try_from(int.len()).unwrap_or(0).saturating_sub(leading_zeros);
+    (significant.trim_end_matches('0').to_string(), point)
 }
 
 /// Whether `x` is a finite number without fraction (`Number.isInteger`).
@@ -127,7 +130,48 @@ pub(crate) fn js_string_to_number(text: &str) -> f64 {
     if !is_unsigned_decimal(unsigned) {
         return f64::NAN;
     }
-    unsigned.parse::<f64>().map_or(f64::NAN, |x| sign * x)
+    sign * unsigned_decimal_value(unsigned)
+}
+
+/// `text.parse::<f64>()` (Rust's grammar: a sign, then `inf`, `infinity` or `nan` in any case, or a decimal such
+/// as `1.`, `.5`, `1e5`), with the same values, through [`unsigned_decimal_value`]: one float parser in the wasm.
+#[allow(dead_code, reason = "for js::providers::retry_after: once no str::parse::<f64> is left, core's parser goes")]
+pub(crate) fn parse_f64(text: &str) -> Option<f64> {
+    let (sign, unsigned) = match text.as_bytes().first() {
+        Some(b'+') => (1.0, text.get(1..)?),
+        Some(b'-') => (-1.0, text.get(1..)?),
+        _ => (1.0, text),
+    };
+    if unsigned.eq_ignore_ascii_case("inf") || unsigned.eq_ignore_ascii_case("infinity") {
+        return Some(sign * f64::INFINITY);
+    }
+    if unsigned.eq_ignore_ascii_case("nan") {
+        return Some(f64::NAN);
+    }
+    is_unsigned_decimal(unsigned).then(|| sign * unsigned_decimal_value(unsigned))
+}
+
+/// The value of a text [`is_unsigned_decimal`] accepts, correctly rounded to nearest, ties to even.
+///
+/// serde_json's parser (with `float_roundtrip`, correctly rounded) reads it once rewritten in JSON's grammar: no
+/// leading zeros, a digit before the point, none after a point without fraction. It refuses only values beyond
+/// `f64::MAX`, which are Infinity. `str::parse::<f64>` would add core's own decimal parser and tables (~12 KB).
+fn unsigned_decimal_value(s: &str) -> f64 {
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(i) => (s.get(..i).unwrap_or(""), s.get(i..).unwrap_or("")),
+        None => (s, ""),
+    };
+    let (int, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let int = int.trim_start_matches('0');
+    let mut json = String::with_capacity(s.len().saturating_add(1));
+    json.push_str(if int.is_empty() { "0" } else { int });
+    if !fraction.is_empty() {
+        json.push('.');
+        json.push_str(fraction);
+    }
+    json.push_str(exponent);
+    // As a `Value`, whose parser the wasm has anyway: an integer up to u64::MAX converts exactly-rounded.
+    serde_json::from_str::<Value>(&json).ok().and_then(|v| v.as_f64()).unwrap_or(f64::INFINITY)
 }
 
 /// `StrUnsignedDecimalLiteral` without `Infinity`: `1`, `1.`, `.5`, `1.5e-3`.
@@ -349,6 +393,113 @@ mod tests {
         assert_eq!(js_string_to_number("0x1fffffffffffff"), 9007199254740991.0);
         assert_eq!(js_string_to_number("0x20000000000001"), 9007199254740992.0);
         assert_eq!(js_string_to_number("0x100000000000000000000000000000000000000"), 2f64.powi(152));
+    }
+
+    /// Decimal texts Rust's parser reads (correctly rounded): the same `f64`, bit for bit, through serde_json.
+    fn same_as_rust_parse(text: &str) {
+        let want = text.parse::<f64>().ok();
+        let got = parse_f64(text);
+        assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{text:?}");
+        let lower = text.to_ascii_lowercase();
+        if let Some(want) = want.filter(|_| !lower.contains("inf") && !lower.contains("nan")) {
+            assert_eq!(js_string_to_number(text).to_bits(), want.to_bits(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn decimal_values_match_rust_parse() {
+        for text in [
+            "0",
+            "-0",
+            "+0",
+            "00",
+            "007",
+            "0.5",
+            ".5",
+            "5.",
+            "5.e3",
+            ".5e-3",
+            "1E+5",
+            "1e-5",
+            "000.000e0",
+            "1e400",
+            "-1e400",
+            "1e-400",
+            "0e99999999999999999999",
+            "1e99999999999999999999",
+            "1e-99999999999999999999",
+            "9007199254740993",
+            "9007199254740993.0000000000000000001",
+            "2.2250738585072011e-308",
+            "2.2250738585072012e-308",
+            "4.9406564584124654e-324",
+            "2.4703282292062327e-324",
+            "2.4703282292062328e-324",
+            "1.7976931348623157e308",
+            "1.7976931348623158e308",
+            "1.7976931348623159e308",
+            "179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497791.9999999999999999999999999999999999999999999999999999999999999999999999",
+            "123456789012345678901234567890",
+            "0.1",
+            "0.30000000000000004",
+            "inf",
+            "-Infinity",
+            "NaN",
+            "nan",
+            "+inf",
+            "",
+            ".",
+            "e5",
+            "1e",
+            "1e+",
+            "+",
+            "-",
+            "1.2.3",
+            "0x10",
+            " 1",
+            "1_0",
+        ] {
+            same_as_rust_parse(text);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn shortest_digits_are_those_of_lower_exp(bits in proptest::num::u64::ANY) {
+            let x = f64::from_bits(bits).abs();
+            if x.is_finite() && x != 0.0 {
+                let e = format!("{x:e}");
+                let (mantissa, exponent) = e.split_once('e').unwrap();
+                let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+                proptest::prop_assert_eq!(shortest_digits(x), (digits, exponent.parse::<i64>().unwrap() + 1));
+            }
+        }
+
+        #[test]
+        fn decimal_values_match_rust_parse_random(
+            int in "[0-9]{0,25}", fraction in proptest::option::of("[0-9]{0,25}"),
+            exponent in proptest::option::of(-400i32..400), upper in proptest::bool::ANY,
+        ) {
+            let mut text = int;
+            if let Some(f) = fraction {
+                text.push('.');
+                text.push_str(&f);
+            }
+            if let Some(e) = exponent {
+                text.push_str(&format!("{}{e}", if upper { 'E' } else { 'e' }));
+            }
+            same_as_rust_parse(&text);
+        }
+
+        #[test]
+        fn decimal_values_match_rust_parse_bits(bits in proptest::num::u64::ANY) {
+            let x = f64::from_bits(bits);
+            if x.is_finite() {
+                same_as_rust_parse(&format!("{x:e}"));
+                same_as_rust_parse(&format!("{x}"));
+                same_as_rust_parse(&format!("{:.30e}", x));
+            }
+        }
     }
 
     #[test]

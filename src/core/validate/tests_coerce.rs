@@ -242,3 +242,22 @@ fn t_4_3_3_recursion_through_ref_terminates() {
 "##,
     );
 }
+
+/// T-4.3.3 "in any case" is JavaScript's `toLowerCase()`: only ASCII letters fold to these words (U+0130 lowers to
+/// `i` + U+0307, fullwidth letters stay fullwidth), and U+212A KELVIN SIGN lowers to `k` in an `xn--` label.
+#[test]
+fn t_4_3_3_case_folding_is_to_lower_case() {
+    expect_all(
+        "
+[{\"type\":\"boolean\"},\"tRuE\",\"true\"]
+[{\"type\":\"boolean\"},\"\u{ff34}\u{ff32}\u{ff35}\u{ff25}\",\"root: expected boolean, got string\"]
+[{\"type\":\"number\"},\"fALSE\",\"0\"]
+[{\"type\":\"null\"},\"UNDEFINED\",\"null\"]
+[{\"type\":\"null\"},\"nuLL\",\"null\"]
+[{\"type\":\"null\"},\"und\u{130}fined\",\"root: expected null, got string\"]
+[{\"type\":\"string\",\"format\":\"hostname\"},\"XN--BCHER-KVA.de\",\"\\\"XN--BCHER-KVA.de\\\"\"]
+[{\"type\":\"string\",\"format\":\"hostname\"},\"xn--bcher-\u{212a}va.de\",\"\\\"xn--bcher-\u{212a}va.de\\\"\"]
+[{\"type\":\"string\",\"format\":\"hostname\"},\"xn--bcher-\u{130}va.de\",\"root: expected format hostname\"]
+",
+    );
+}
