@@ -6,9 +6,9 @@ use crate::core::host::{EventCode, Host, HostFuture, Kind, NativeFn, Pumped, Too
 use futures::FutureExt;
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::task::{Context, Poll, Waker};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;

@@ -558,7 +558,7 @@ fn backoff(attempt: u32) -> f64 {
 fn retry_after(headers: &JsValue) -> Option<f64> {
     let get = Reflect::get(headers, &JsValue::from_str("get")).ok()?;
     let value = JsHost.call_sync(&get, headers, &[JsValue::from_str("retry-after")]).ok()?.as_string()?;
-    if let Ok(seconds) = value.trim().parse::<f64>() {
+    if let Some(seconds) = crate::core::validate::parse_f64(value.trim()) {
         return Some((seconds * 1000.0).max(0.0));
     }
     let date = js_sys::Date::parse(&value);

@@ -124,7 +124,8 @@ impl<'a> Json<'a> {
 
     pub fn as_f64(&self) -> Option<f64> {
         match self {
-            Json::Number(text) => text.parse().ok(),
+            // One decimal parser in the wasm (serde_json's): the same values as `str::parse`.
+            Json::Number(text) => crate::core::validate::parse_f64(text),
             _ => None,
         }
     }
@@ -318,7 +319,7 @@ impl<'a> Parser<'a> {
         }
         let text = self.text.get(start..self.pos)?;
         // Beyond the f64 range serde_json refuses the text (and the repair parser says null).
-        if (!plain || text.len() > 18) && !text.parse::<f64>().is_ok_and(f64::is_finite) {
+        if (!plain || text.len() > 18) && !crate::core::validate::parse_f64(text).is_some_and(f64::is_finite) {
             return None;
         }
         Some(Json::Number(Cow::Borrowed(text)))

@@ -29,7 +29,6 @@ use serde_json::Value;
 
 pub use json::{js_json_stringify, js_json_stringify_pretty};
 pub use number::js_number_to_string;
-#[allow(unused_imports, reason = "for js::providers::retry_after, in place of str::parse::<f64> (see parse_f64)")]
 pub(crate) use number::parse_f64;
 
 use resolve::{BaseId, Resolver};

@@ -135,7 +135,6 @@ pub(crate) fn js_string_to_number(text: &str) -> f64 {
 
 /// `text.parse::<f64>()` (Rust's grammar: a sign, then `inf`, `infinity` or `nan` in any case, or a decimal such
 /// as `1.`, `.5`, `1e5`), with the same values, through [`unsigned_decimal_value`]: one float parser in the wasm.
-#[allow(dead_code, reason = "for js::providers::retry_after: once no str::parse::<f64> is left, core's parser goes")]
 pub(crate) fn parse_f64(text: &str) -> Option<f64> {
     let (sign, unsigned) = match text.as_bytes().first() {
         Some(b'+') => (1.0, text.get(1..)?),
