@@ -8,6 +8,7 @@ use js_sys::{Array, Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::task::{Context, Poll, Waker};
 use wasm_bindgen::JsCast;
@@ -300,7 +301,7 @@ impl Drop for Cancellable {
 #[derive(Clone, Copy, Default)]
 pub struct JsHost;
 
-type KeyCache = FxMap<(usize, usize), (Box<str>, JsValue)>;
+type KeyCache = FxMap<(usize, usize), (Box<str>, Rc<JsValue>)>;
 
 /// Cached JS strings for property keys and constants (almost always string literals, found by
 /// address; the text is compared too, so a reused address never returns a wrong key).
@@ -310,13 +311,14 @@ thread_local! {
     static KEYS: RefCell<KeyCache> = RefCell::new(FxMap::default());
 }
 
-fn key(k: &str) -> JsValue {
+/// The cached JS string for `k`, shared (an `Rc` clone costs no externref table slot).
+fn key(k: &str) -> Rc<JsValue> {
     let slot = (k.as_ptr() as usize, k.len());
     let cached = KEYS.with(|keys| keys.borrow().get(&slot).filter(|(text, _)| &**text == k).map(|(_, v)| v.clone()));
     if let Some(value) = cached {
         return value;
     }
-    let value = JsValue::from_str(k);
+    let value = Rc::new(JsValue::from_str(k));
     KEYS.with(|keys| {
         let mut keys = keys.borrow_mut();
         if keys.len() >= KEY_CACHE_LIMIT {
@@ -346,7 +348,7 @@ impl Host for JsHost {
         JsValue::from_str(s)
     }
     fn constant(&self, s: &'static str) -> JsValue {
-        key(s)
+        (*key(s)).clone()
     }
     fn object(&self, entries: &[(&str, JsValue)]) -> JsValue {
         // One crossing for the common small shapes (events, content blocks).
@@ -367,7 +369,7 @@ impl Host for JsHost {
         }
         let mut pairs = Vec::with_capacity(entries.len() * 2);
         for (k, v) in entries {
-            pairs.push(key(k));
+            pairs.push((*key(k)).clone());
             pairs.push(v.clone());
         }
         object_n(pairs)
