@@ -614,7 +614,7 @@ fn flush_high(high: &mut Option<u16>, out: &mut String) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
     #![allow(clippy::arithmetic_side_effects)]
 
@@ -787,7 +787,8 @@ mod tests {
         assert!(parse_json(&repaired).is_ok());
     }
 
-    fn arb_json() -> impl Strategy<Value = Value> {
+    /// Arbitrary JSON values (also used by the stream-data parser's tests).
+    pub(crate) fn arb_json() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(Value::Null),
             any::<bool>().prop_map(Value::Bool),
