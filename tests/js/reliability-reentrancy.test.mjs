@@ -438,3 +438,51 @@ for (const site of LOOP_SITES) {
     });
   }
 }
+
+// Checked calls report a throw through one flag word (src/js/host.rs `checked`); a throw caught inside a
+// callback by a nested library call must neither leak into the outer call nor hide a later one.
+test("E-8.4.3 a getter throw caught by a nested library call inside a tool does not fail the outer call", R, async () => {
+  const hostile = {
+    name: "hostile",
+    description: "",
+    get parameters() {
+      throw new Error("parameters getter");
+    },
+    execute: async () => okResult(),
+  };
+  const seen = [];
+  const outer = tool("outer", async () => {
+    for (let i = 0; i < 3; i++) {
+      try {
+        validateToolArguments(hostile, toolCall("h", "hostile", {}));
+        seen.push("no throw");
+      } catch (e) {
+        seen.push(e.message);
+      }
+    }
+    return okResult("outer ok");
+  });
+  const faux = createFaux([assistant([toolCall("c1", "outer", {})]), assistant("done")]);
+  const events = [];
+  const result = await runAgentLoop([userMessage("go")], { messages: [], tools: [outer] }, config(), (e) => void events.push(e), undefined, faux.streamFn);
+  assertRunShape(events, { messages: result });
+  assert.deepEqual(seen, ["parameters getter", "parameters getter", "parameters getter"]);
+  const toolResult = result.find((m) => m.role === "toolResult");
+  assert.equal(toolResult.isError, false);
+  assert.equal(firstText(toolResult), "outer ok");
+  assert.equal(result.at(-1).stopReason, "stop");
+  // And a throw of the outer call itself is still reported after the nested ones were swallowed.
+  const failing = tool("outer", () => {
+    // Synchronous: the throw comes back through the same checked call as the swallowed one.
+    try {
+      validateToolArguments(hostile, toolCall("h", "hostile", {}));
+    } catch {
+      // swallowed
+    }
+    throw new Error("outer threw");
+  });
+  const again = await runAgentLoop([userMessage("go")], { messages: [], tools: [failing] }, config(), () => {}, undefined, createFaux([assistant([toolCall("c2", "outer", {})]), assistant("done")]).streamFn);
+  const failed = again.find((m) => m.role === "toolResult");
+  assert.equal(failed.isError, true);
+  assert.equal(firstText(failed), "outer threw");
+});
