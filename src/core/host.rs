@@ -181,50 +181,41 @@ pub trait Host: 'static {
     fn async_iterator(&self, source: &Self::V) -> Result<Option<Self::V>, Self::V>;
     /// `await it.next()`: `Ok(Some(value))` until the iterator reports `done`.
     fn iterator_next(&self, it: &Self::V) -> HostFuture<Result<Option<Self::V>, Self::V>>;
-    /// `EventCode::of(event.type)` (a host may do it in one step).
-    fn event_code(&self, event: &Self::V) -> Result<EventCode, Self::V> {
-        if !self.kind(event).is_object_like() {
-            return Ok(EventCode::Other);
-        }
-        let kind = self.get(event, "type")?;
-        Ok(self.as_string(&kind).map_or(EventCode::Other, |k| EventCode::of(&k)))
-    }
-    /// L-3.6.2 in one step: `messages[index] = event.partial`, then the `message_update` event
-    /// `{type, assistantMessageEvent: event, message: {...event.partial}}`.
-    fn stream_update(&self, event: &Self::V, messages: &Self::V, index: usize) -> Result<Self::V, Self::V> {
-        let partial = self.get(event, "partial")?;
-        self.array_set(messages, index, &partial)?;
-        let copy = self.shallow_copy(&partial)?;
-        Ok(self.object(&[
-            ("type", self.constant("message_update")),
-            ("assistantMessageEvent", event.clone()),
-            ("message", copy),
-        ]))
-    }
-    /// One step of L-3.6.2 for `event` (or, with `None`, the next event queued in `source` by
-    /// `take_queued`): a block event while the partial sits at `messages[slot]` has its update made
-    /// by `stream_update` and, with `sink`, handed to `sink` synchronously. Errors are values thrown
-    /// by caller getters while reading the event (not by the sink). A host may do it in one step.
+    /// One step of L-3.6.2 for `event`, or with `None` for the next event already queued in
+    /// `source` when that is one of this library's own streams (taken synchronously; this default
+    /// sees none, so the loop awaits the iterator). A block event while the partial sits at
+    /// `messages[slot]` replaces it there (`messages[slot] = event.partial`) and makes the update
+    /// `{type: "message_update", assistantMessageEvent: event, message: {...event.partial}}`, which
+    /// with `sink` is handed to `sink` synchronously. Errors are values thrown by caller getters
+    /// while reading the event (not by the sink). A host may do it all in one step.
     fn pump(
         &self,
-        source: &Self::V,
+        _source: &Self::V,
         event: Option<Self::V>,
         messages: &Self::V,
         slot: Option<usize>,
         sink: Option<&Self::V>,
     ) -> Result<Pumped<Self::V>, Self::V> {
-        let event = match event {
-            Some(event) => event,
-            None => match self.take_queued(source) {
-                Some(event) => event,
-                None => return Ok(Pumped::Empty),
-            },
+        let Some(event) = event else {
+            return Ok(Pumped::Empty);
         };
-        let code = self.event_code(&event)?;
+        let code = if self.kind(&event).is_object_like() {
+            let kind = self.get(&event, "type")?;
+            self.as_string(&kind).map_or(EventCode::Other, |k| EventCode::of(&k))
+        } else {
+            EventCode::Other
+        };
         let (EventCode::Block, Some(index)) = (code, slot) else {
             return Ok(Pumped::Event(code, event));
         };
-        let update = self.stream_update(&event, messages, index)?;
+        let partial = self.get(&event, "partial")?;
+        self.array_set(messages, index, &partial)?;
+        let copy = self.shallow_copy(&partial)?;
+        let update = self.object(&[
+            ("type", self.constant("message_update")),
+            ("assistantMessageEvent", event.clone()),
+            ("message", copy),
+        ]);
         let Some(sink) = sink else {
             return Ok(Pumped::Update(update));
         };
@@ -261,11 +252,6 @@ pub trait Host: 'static {
     /// A number identifying the object `v` for as long as it lives (never reused), for caches
     /// keyed by identity like the reference's `WeakMap`s; `None` for primitives or when unsupported.
     fn object_id(&self, _v: &Self::V) -> Option<f64> {
-        None
-    }
-    /// The next event already queued in `source` when it is one of this library's own streams,
-    /// taken synchronously; `None` otherwise (then `iterator_next` is awaited as usual).
-    fn take_queued(&self, _source: &Self::V) -> Option<Self::V> {
         None
     }
     /// Calls `it.return()` if present, without awaiting it.

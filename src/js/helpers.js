@@ -1,12 +1,12 @@
 // Tiny helpers the Rust binding calls (R-0.4): each does one JS operation that js-sys cannot do
 // without eval or without letting a caller's exception unwind through wasm. No loop logic here.
 
-export const DONE = Symbol("agent-loop-wasm.done");
+const DONE = Symbol("agent-loop-wasm.done");
 
-export const EMPTY = Symbol("agent-loop-wasm.empty");
+const EMPTY = Symbol("agent-loop-wasm.empty");
 
 /** The next event queued in one of our own streams, or EMPTY. */
-export function take(source) {
+function take(source) {
   // Only our own streams carry the marker; a caller's hostile object must not throw from here.
   try {
     if (source !== null && typeof source === "object" && source.__agentLoopWasmStream === true &&
@@ -62,14 +62,14 @@ const EVENT_CODES = {
 };
 
 /** The loop's dispatch code of an assistant message event: 0 start, 1 block, 2 done, 3 error, 4 other. */
-export function eventCode(event) {
+function eventCode(event) {
   if (event === null || typeof event !== "object") return 4;
   const type = event.type; // read once: a caller's getter may answer differently the second time
   return typeof type === "string" && Object.prototype.hasOwnProperty.call(EVENT_CODES, type) ? EVENT_CODES[type] : 4;
 }
 
 /** L-3.6.2 fused: the partial replaces messages[index]; returns the message_update event. */
-export function streamUpdate(event, messages, index) {
+function streamUpdate(event, messages, index) {
   const partial = event.partial;
   messages[index] = partial;
   return { type: "message_update", assistantMessageEvent: event, message: { ...partial } };
@@ -87,7 +87,8 @@ export function takePumped() {
   return v;
 }
 
-function dispatch(event, messages, index, sink) {
+/** An event the iterator produced (or one taken from our own queue), dispatched. */
+export function pumpEvent(event, messages, index, sink) {
   let code;
   let update;
   try {
@@ -117,12 +118,7 @@ function dispatch(event, messages, index, sink) {
 /** The next event queued in our own stream `source`, dispatched; 8 when none is queued. */
 export function pumpQueued(source, messages, index, sink) {
   const event = take(source);
-  return event === EMPTY ? 8 : dispatch(event, messages, index, sink);
-}
-
-/** An event the iterator produced, dispatched. */
-export function pumpEvent(event, messages, index, sink) {
-  return dispatch(event, messages, index, sink);
+  return event === EMPTY ? 8 : pumpEvent(event, messages, index, sink);
 }
 
 /** `JSON.stringify(toToolDeclaration(tool))` in one step: the same text, since a JSON round trip of the
@@ -337,7 +333,6 @@ export function onAbort(signal) {
   return { promise, cancel: () => cancel() };
 }
 
-/** A caller's promise that can be let go: cancelling settles the race, so nothing stays attached. */
 export function abortController() {
   const controller = new AbortController();
   return [controller, controller.signal];

@@ -16,17 +16,8 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/js/helpers.js")]
 extern "C" {
-    #[wasm_bindgen(thread_local_v2, js_name = DONE)]
-    static DONE: JsValue;
-    #[wasm_bindgen(thread_local_v2, js_name = EMPTY)]
-    static EMPTY: JsValue;
-    fn take(source: &JsValue) -> JsValue;
     #[wasm_bindgen(catch, js_name = declarationText)]
     fn declaration_text(tool: &JsValue) -> Result<String, JsValue>;
-    #[wasm_bindgen(catch, js_name = eventCode)]
-    fn event_code(event: &JsValue) -> Result<u8, JsValue>;
-    #[wasm_bindgen(catch, js_name = streamUpdate)]
-    fn stream_update(event: &JsValue, messages: &JsValue, index: u32) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = pumpQueued)]
     fn pump_queued(source: &JsValue, messages: &JsValue, index: f64, sink: &JsValue) -> u8;
     #[wasm_bindgen(js_name = pumpEvent)]
@@ -109,7 +100,7 @@ extern "C" {
     fn apply2(f: &JsValue, this: &JsValue, a: &JsValue, b: &JsValue) -> JsValue;
     fn apply4(f: &JsValue, this: &JsValue, a: &JsValue, b: &JsValue, c: &JsValue, d: &JsValue) -> JsValue;
     #[wasm_bindgen(catch)]
-    fn apply(f: &JsValue, this: &JsValue, args: &Array) -> Result<JsValue, JsValue>;
+    fn apply(f: &JsValue, this: &JsValue, args: Vec<JsValue>) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = arrayOf)]
     fn array_of(values: Vec<JsValue>) -> JsValue;
     fn variadic(f: &JsValue) -> JsValue;
@@ -181,13 +172,10 @@ fn settle(slot: f64, code: u8, value: JsValue) {
     let waker = SLOTS.with(|slots| {
         let mut slots = slots.try_borrow_mut().ok()?;
         let entry = slots.get_mut(&(slot as u64))?;
-        match std::mem::replace(entry, Slot::Settled((code, value))) {
-            Slot::Waiting(waker) => waker,
-            Slot::Settled(first) => {
-                *entry = Slot::Settled(first);
-                None
-            }
-        }
+        let Slot::Waiting(waker) = entry else { return None };
+        let waker = waker.take();
+        *entry = Slot::Settled((code, value));
+        waker
     });
     if let Some(waker) = waker {
         waker.wake();
@@ -493,7 +481,7 @@ impl Host for JsHost {
             [a] => checked(|| apply1(f, this, a)),
             [a, b] => checked(|| apply2(f, this, a, b)),
             [a, b, c, d] => checked(|| apply4(f, this, a, b, c, d)),
-            _ => apply(f, this, &args.iter().collect::<Array>()),
+            _ => apply(f, this, args.to_vec()),
         }
     }
     fn error_message(&self, err: &JsValue) -> String {
@@ -566,19 +554,6 @@ impl Host for JsHost {
                 .boxed_local(),
         }
     }
-    fn event_code(&self, event: &JsValue) -> Result<EventCode, JsValue> {
-        Ok(match event_code(event)? {
-            0 => EventCode::Start,
-            1 => EventCode::Block,
-            2 => EventCode::Done,
-            3 => EventCode::Error,
-            _ => EventCode::Other,
-        })
-    }
-    fn stream_update(&self, event: &JsValue, messages: &JsValue, index: usize) -> Result<JsValue, JsValue> {
-        let index = u32::try_from(index).map_err(|_| JsValue::from_str("array index out of range"))?;
-        stream_update(event, messages, index)
-    }
     fn pump(
         &self,
         source: &JsValue,
@@ -620,10 +595,6 @@ impl Host for JsHost {
     }
     fn object_id(&self, v: &JsValue) -> Option<f64> {
         object_id(v).as_f64()
-    }
-    fn take_queued(&self, source: &JsValue) -> Option<JsValue> {
-        let value = take(source);
-        if EMPTY.with(|empty| Object::is(&value, empty)) { None } else { Some(value) }
     }
     fn iterator_return(&self, it: &JsValue) {
         iterator_return(it);

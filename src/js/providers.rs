@@ -419,23 +419,14 @@ impl Driver {
             }
         };
         let index = u32::try_from(index).unwrap_or(u32::MAX);
-        match single {
+        let (path, op, value) = match single {
             Some(p) => {
                 let (op, value) = patch_op(&p.op);
-                let path = self.path(&p.path);
-                push_delta(&self.stream, &self.message, index, code, delta, &path, i32::from(op), &value);
+                (JsValue::from(self.path(&p.path)), i32::from(op), value)
             }
-            None => push_delta(
-                &self.stream,
-                &self.message,
-                index,
-                code,
-                delta,
-                &JsValue::UNDEFINED,
-                -1,
-                &JsValue::UNDEFINED,
-            ),
-        }
+            None => (JsValue::UNDEFINED, -1, JsValue::UNDEFINED),
+        };
+        push_delta(&self.stream, &self.message, index, code, delta, &path, op, &value);
     }
 
     /// A patch path as a JS array; the last one is reused while the path stays the same.
@@ -623,17 +614,15 @@ fn patch_op(op: &PatchOp) -> (u8, JsValue) {
     }
 }
 
-/// `<kind>_<phase>` as a static name (cached as a JS string by the host).
+/// `<kind>_start` or `<kind>_end` as a static name (cached as a JS string by the host); deltas
+/// are named in the `pushDelta` helper.
 fn event_name(kind: BlockKind, phase: &str) -> &'static str {
     match (kind, phase) {
         (BlockKind::Text, "start") => "text_start",
-        (BlockKind::Text, "delta") => "text_delta",
         (BlockKind::Text, _) => "text_end",
         (BlockKind::Thinking, "start") => "thinking_start",
-        (BlockKind::Thinking, "delta") => "thinking_delta",
         (BlockKind::Thinking, _) => "thinking_end",
         (BlockKind::ToolCall, "start") => "toolcall_start",
-        (BlockKind::ToolCall, "delta") => "toolcall_delta",
         (BlockKind::ToolCall, _) => "toolcall_end",
     }
 }
