@@ -459,7 +459,9 @@ fn idle_message(ms: f64) -> String {
 /// so the loop takes the hard exit.
 async fn end_idle<H: Host>(run: &Run<'_, H>, messages: &H::V, slot: Option<usize>, ms: f64) -> Result<H::V, Stop> {
     let h = run.h;
-    let partial = run.ending.borrow().partial.clone().and_then(|(array, index)| read_index(h, &array, index));
+    // Cloned out first: reading the array may run caller code, and no borrow is held across that.
+    let placed = run.ending.borrow().partial.clone();
+    let partial = placed.and_then(|(array, index)| read_index(h, &array, index));
     let message = match (slot, partial) {
         (Some(_), Some(partial)) => {
             let copy = h.shallow_copy(&partial).map_err(|e| run.fail(&e))?;
