@@ -1,5 +1,7 @@
 //! `Host` on the real JS engine: every operation that may run caller code goes through a helper
-//! declared with `catch`, so a throwing getter or proxy becomes `Err`, never an unwind or a trap.
+//! that catches, either declared with `catch` or (the hottest: property reads, calls, the stream
+//! pump) reporting the throw itself through `checked` or a code, so a throwing getter or proxy
+//! becomes `Err`, never an unwind or a trap.
 
 use crate::core::fxhash::FxMap;
 use crate::core::host::{EventCode, Host, HostFuture, Kind, NativeFn, Pumped, ToolLists};
