@@ -872,21 +872,7 @@ mod tests {
     // ---- never panics ----
 
     fn arb_json(keys: &'static [&'static str]) -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::Bool),
-            any::<i64>().prop_map(Value::from),
-            any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
-            "[a-zA-Z_=+/ ]{0,12}".prop_map(Value::String),
-            proptest::sample::select(keys).prop_map(|k| Value::String(k.to_string())),
-        ];
-        leaf.prop_recursive(6, 64, 8, move |inner| {
-            prop_oneof![
-                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
-                proptest::collection::vec((proptest::sample::select(keys), inner), 0..8)
-                    .prop_map(|entries| Value::Object(entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
-            ]
-        })
+        test_driver::keyed_json(keys, "[a-zA-Z_=+/ ]{0,12}", 6)
     }
 
     const KEYS: &[&str] = &[

@@ -219,6 +219,31 @@ pub(crate) mod test_driver {
     use super::super::{Assembler, RequestInput, WireFormat};
     use serde_json::{Value, json};
 
+    /// Arbitrary JSON whose object keys (and some strings) come from a wire format's `keys`, other
+    /// strings from the regex `strings`, nested up to `depth`: for the mappers' never-panic tests.
+    pub(crate) fn keyed_json(
+        keys: &'static [&'static str],
+        strings: &'static str,
+        depth: u32,
+    ) -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            strings.prop_map(Value::String),
+            proptest::sample::select(keys).prop_map(|k| Value::String(k.to_string())),
+        ];
+        leaf.prop_recursive(depth, 64, 8, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                proptest::collection::vec((proptest::sample::select(keys), inner), 0..8)
+                    .prop_map(|entries| Value::Object(entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+            ]
+        })
+    }
+
     /// Whether `sse.rs` is still the stub (it yields nothing); then a tiny local splitter stands in.
     fn decoder_is_stub() -> bool {
         let mut out = Vec::new();
