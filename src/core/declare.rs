@@ -3,7 +3,7 @@
 //! replaying the transcript yields exactly the executable set. Reads caller values, mutates none.
 
 use super::fxhash::FxMap;
-use super::host::{Host, Kind};
+use super::host::{Host, Kind, ToolChanges};
 
 /// Tools by name in `Map` order: re-setting a name keeps its place, deleting then setting moves it last.
 struct ToolSet<V> {
@@ -112,36 +112,30 @@ fn with_tool_changes<H: Host>(h: &H, message: &H::V, added: &[H::V], removed: &[
     Ok(copy)
 }
 
-/// L-3.4.2. Returns the messages to inject (the pending ones, possibly with one system message
-/// rewritten or inserted). Errors are values thrown by caller getters.
-pub fn declare_tool_changes<H: Host>(h: &H, context: &H::V, pending: &[H::V]) -> Result<Vec<H::V>, H::V> {
-    let mut roles = Vec::with_capacity(pending.len());
-    for message in pending {
-        roles.push(role(h, message)?);
-    }
-    let system_index = roles.iter().rposition(|r| r.as_deref() == Some("system"));
-
+/// `Host::tool_changes` step by step: one read per field, tools compared by declaration text.
+pub fn tool_changes<H: Host>(h: &H, messages: &H::V, extra: &[(H::V, H::V)], tools: &H::V) -> ToolChanges<H::V> {
     let mut declared = ToolSet::new();
-    for (removed, added) in h.system_tool_lists(&h.get(context, "messages")?)? {
-        replay(h, &mut declared, &removed, &added)?;
-    }
-    for (index, message) in pending.iter().enumerate() {
-        if Some(index) != system_index && roles.get(index).is_some_and(|r| r.as_deref() == Some("system")) {
-            let (removed, added) = (h.get(message, "toolsRemoved")?, h.get(message, "toolsAdded")?);
-            replay(h, &mut declared, &removed, &added)?;
+    if h.kind(messages) == Kind::Array {
+        for message in h.array_items(messages)? {
+            if role(h, &message)?.as_deref() == Some("system") {
+                let (removed, added) = (h.get(&message, "toolsRemoved")?, h.get(&message, "toolsAdded")?);
+                replay(h, &mut declared, &removed, &added)?;
+            }
         }
     }
+    for (removed, added) in extra {
+        replay(h, &mut declared, removed, added)?;
+    }
 
-    // Compared by declaration text (the host may produce it in one step); the declaration value
-    // itself is built only for tools that are added.
+    // Compared by declaration text; the declaration value itself is built only for tools that are added.
     let mut executable = Vec::new();
-    for tool in items_of(h, &h.get(context, "tools")?)? {
-        let text = h.declaration_text(&tool)?;
+    for tool in items_of(h, tools)? {
+        let text = declaration(h, &tool)?.text;
         executable.push((name_of(h, &tool)?, text, tool));
     }
     let mut declared_texts = Vec::with_capacity(declared.entries.len());
     for (name, tool) in &declared.entries {
-        declared_texts.push((name.clone(), h.declaration_text(tool)?));
+        declared_texts.push((name.clone(), declaration(h, tool)?.text));
     }
     let declared_by_name: FxMap<&str, &str> = declared_texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     let executable_by_name: FxMap<&str, &str> = executable.iter().map(|(n, t, _)| (n.as_str(), t.as_str())).collect();
@@ -152,11 +146,33 @@ pub fn declare_tool_changes<H: Host>(h: &H, context: &H::V, pending: &[H::V]) ->
             added.push(declaration(h, tool)?.value);
         }
     }
-    let removed: Vec<H::V> = declared_texts
+    let removed = declared_texts
         .iter()
         .filter(|(n, text)| executable_by_name.get(n.as_str()) != Some(&text.as_str()))
         .map(|(n, _)| h.object(&[("name", h.string(n))]))
         .collect();
+    Ok((added, removed))
+}
+
+/// L-3.4.2. Returns the messages to inject (the pending ones, possibly with one system message
+/// rewritten or inserted). Errors are values thrown by caller getters.
+pub fn declare_tool_changes<H: Host>(h: &H, context: &H::V, pending: &[H::V]) -> Result<Vec<H::V>, H::V> {
+    let mut roles = Vec::with_capacity(pending.len());
+    for message in pending {
+        roles.push(role(h, message)?);
+    }
+    let system_index = roles.iter().rposition(|r| r.as_deref() == Some("system"));
+
+    // The pending system messages replay after the transcript, except the one that will carry the changes.
+    let mut extra = Vec::new();
+    for (index, message) in pending.iter().enumerate() {
+        if Some(index) != system_index && roles.get(index).is_some_and(|r| r.as_deref() == Some("system")) {
+            extra.push((h.get(message, "toolsRemoved")?, h.get(message, "toolsAdded")?));
+        }
+    }
+    let messages = h.get(context, "messages")?;
+    let tools = h.get(context, "tools")?;
+    let (added, removed) = h.tool_changes(&messages, &extra, &tools)?;
     let unchanged = added.is_empty() && removed.is_empty();
 
     if let Some(index) = system_index {

@@ -76,8 +76,8 @@ pub enum Pumped<V> {
     Event(EventCode, V),
 }
 
-/// `(toolsRemoved, toolsAdded)` of each system message, in transcript order.
-pub type ToolLists<V> = Vec<(V, V)>;
+/// What `Host::tool_changes` found: `(toolsAdded, toolsRemoved)`, or the value a getter threw.
+pub type ToolChanges<V> = Result<(Vec<V>, Vec<V>), V>;
 
 /// The JS engine as the core sees it. `V` is a handle to a JS value; cloning a handle never copies
 /// the value it points to (identity is kept: a message appears as the same object everywhere).
@@ -156,6 +156,16 @@ pub trait Host: 'static {
     /// `JSON.stringify(v)` or `JSON.stringify(v, null, 2)`; `Ok(None)` when the result is undefined.
     fn json_stringify(&self, v: &Self::V, pretty: bool) -> Result<Option<String>, Self::V>;
     fn json_parse(&self, text: &str) -> Result<Self::V, Self::V>;
+    /// `JSON.stringify(v)` and a fresh `JSON.parse` of that same text (`null` when the text is
+    /// undefined), reading `v` once. (A host may make the copy without the text crossing back.)
+    fn json_copy(&self, v: &Self::V) -> Result<(Option<String>, Self::V), Self::V> {
+        let text = self.json_stringify(v, false)?;
+        let copy = match &text {
+            Some(text) => self.json_parse(text)?,
+            None => self.null(),
+        };
+        Ok((text, copy))
+    }
     /// `new RegExp(pattern, "u").test(text)`; `None` when the pattern is invalid.
     fn regex_test(&self, pattern: &str, text: &str) -> Option<bool>;
 
@@ -224,30 +234,16 @@ pub trait Host: 'static {
             Err(e) => Ok(Pumped::SinkFailed(e)),
         }
     }
-    /// The JSON text of a tool's declaration (L-3.4.1), by which tools are compared.
-    fn declaration_text(&self, tool: &Self::V) -> Result<String, Self::V>
+    /// L-3.4.2's comparison in one step: replays the tool fields of every system message of
+    /// `messages` (an array; anything else declares nothing), then the pairs `(toolsRemoved,
+    /// toolsAdded)` of `extra`, and compares the declared tools with `tools` (`context.tools`) by
+    /// declaration text. Returns the declarations to add and the `{name}` objects to remove, both
+    /// empty when nothing changed. (A host may do it without a crossing per tool.)
+    fn tool_changes(&self, messages: &Self::V, extra: &[(Self::V, Self::V)], tools: &Self::V) -> ToolChanges<Self::V>
     where
         Self: Sized,
     {
-        Ok(super::declare::declaration(self, tool)?.text)
-    }
-    /// The tool fields of the system messages in `list` (L-3.4.2's replay), in order: for every
-    /// object-like element whose `role` is `"system"`, `(toolsRemoved, toolsAdded)` read in that
-    /// order. Anything but an array has none. (A host may do the scan in one step.)
-    fn system_tool_lists(&self, list: &Self::V) -> Result<ToolLists<Self::V>, Self::V>
-    where
-        Self: Sized,
-    {
-        if self.kind(list) != Kind::Array {
-            return Ok(Vec::new());
-        }
-        let mut out = Vec::new();
-        for message in self.array_items(list)? {
-            if super::declare::role(self, &message)?.as_deref() == Some("system") {
-                out.push((self.get(&message, "toolsRemoved")?, self.get(&message, "toolsAdded")?));
-            }
-        }
-        Ok(out)
+        super::declare::tool_changes(self, messages, extra, tools)
     }
     /// A number identifying the object `v` for as long as it lives (never reused), for caches
     /// keyed by identity like the reference's `WeakMap`s; `None` for primitives or when unsupported.

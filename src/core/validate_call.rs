@@ -3,7 +3,7 @@
 
 use super::fxhash::FxMap;
 use super::host::{Host, Kind};
-use super::validate::{PatternMatcher, coerce_and_validate, format_validation_error, schema_problem};
+use super::validate::{PatternMatcher, coerce_and_validate_changes, format_validation_error, schema_problem};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -15,12 +15,17 @@ impl<H: Host> PatternMatcher for HostPatterns<'_, H> {
     }
 }
 
-/// A JSON copy of a host value as serde_json sees it (`undefined` → `null`).
-fn to_json<H: Host>(h: &H, v: &H::V) -> Result<serde_json::Value, H::V> {
-    match h.json_stringify(v, false)? {
-        Some(text) => serde_json::from_str(&text).map_err(|e| h.error(&e.to_string(), false)),
+/// JSON text as serde_json sees it (no text, from `undefined`, → `null`).
+fn parse_json<H: Host>(h: &H, text: Option<&str>) -> Result<serde_json::Value, H::V> {
+    match text {
+        Some(text) => serde_json::from_str(text).map_err(|e| h.error(&e.to_string(), false)),
         None => Ok(serde_json::Value::Null),
     }
+}
+
+/// A JSON copy of a host value as serde_json sees it (`undefined` → `null`).
+fn to_json<H: Host>(h: &H, v: &H::V) -> Result<serde_json::Value, H::V> {
+    parse_json(h, h.json_stringify(v, false)?.as_deref())
 }
 
 fn from_json<H: Host>(h: &H, v: &serde_json::Value) -> Result<H::V, H::V> {
@@ -66,12 +71,12 @@ fn cached_schema<H: Host>(h: &H, id: f64, parameters: &H::V) -> Result<Rc<Prepar
 /// returns the coerced copy; throws (as `Err`) an `Error` with the exact T-4.3.5 text.
 pub fn validate_tool_call<H: Host>(h: &H, tool: &H::V, call: &H::V, args: &H::V) -> Result<H::V, H::V> {
     let name_value = h.get(tool, "name")?;
-    let name = h.as_string(&name_value).unwrap_or_else(|| h.error_message(&name_value));
+    let name = || h.as_string(&name_value).unwrap_or_else(|| h.error_message(&name_value));
     if h.kind(call).is_object_like() {
         let arguments_error = h.get(call, "argumentsError")?;
         if h.truthy(&arguments_error) {
             let detail = h.as_string(&arguments_error).unwrap_or_else(|| h.error_message(&arguments_error));
-            return Err(h.error(&format!("Invalid arguments for tool \"{name}\": {detail}"), false));
+            return Err(h.error(&format!("Invalid arguments for tool \"{}\": {detail}", name()), false));
         }
     }
     let parameters = h.get(tool, "parameters")?;
@@ -86,9 +91,12 @@ pub fn validate_tool_call<H: Host>(h: &H, tool: &H::V, call: &H::V, args: &H::V)
     if let Some(problem) = problem {
         return Err(h.error(problem, false));
     }
-    let value = to_json(h, args)?;
-    match coerce_and_validate(schema, &value, &HostPatterns(h)) {
-        Ok(coerced) => from_json(h, &coerced),
+    // The copy `execute` gets is the JS engine's own JSON round trip unless coercion changed something.
+    let (text, copy) = h.json_copy(args)?;
+    let value = parse_json(h, text.as_deref())?;
+    match coerce_and_validate_changes(schema, &value, &HostPatterns(h)) {
+        Ok(None) => Ok(copy),
+        Ok(Some(coerced)) => from_json(h, &coerced),
         Err(mut errors) => {
             if h.kind(args) == Kind::Undefined {
                 // JSON has no undefined: the copy saw null, the message names what was given.
@@ -99,7 +107,7 @@ pub fn validate_tool_call<H: Host>(h: &H, tool: &H::V, call: &H::V, args: &H::V)
                 }
             }
             let received = h.json_stringify(args, true)?.unwrap_or_else(|| "undefined".to_string());
-            Err(h.error(&format_validation_error(&name, &errors, &received), false))
+            Err(h.error(&format_validation_error(&name(), &errors, &received), false))
         }
     }
 }

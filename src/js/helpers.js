@@ -38,6 +38,37 @@ export function object6(k1, v1, k2, v2, k3, v3, k4, v4, k5, v5, k6, v6) {
   return { [k1]: v1, [k2]: v2, [k3]: v3, [k4]: v4, [k5]: v5, [k6]: v6 };
 }
 
+// `Host::json_copy`: the text goes to Rust, the parsed copy waits here for `takeCopy` (the next
+// call of the binding), so it never crosses as text.
+let copied = null;
+
+export function jsonCopy(v) {
+  const text = JSON.stringify(v);
+  copied = text === undefined ? null : JSON.parse(text);
+  return text;
+}
+
+export function takeCopy() {
+  const v = copied;
+  copied = null;
+  return v;
+}
+
+// The hottest shapes as literals (`literal` in host.rs picks them by their keys): V8 builds a
+// literal from its boilerplate, several times faster than computed keys.
+export function typeMessage(type, message) {
+  return { type, message };
+}
+export function toolStartEvent(type, toolCallId, toolName, args) {
+  return { type, toolCallId, toolName, args };
+}
+export function toolEndEvent(type, toolCallId, toolName, result, isError, durationMs) {
+  return { type, toolCallId, toolName, result, isError, durationMs };
+}
+export function toolResultMessage(role, toolCallId, toolName, content, details, usage, isError, durationMs, timestamp) {
+  return { role, toolCallId, toolName, content, details, usage, isError, durationMs, timestamp };
+}
+
 const ids = new WeakMap();
 let nextId = 1;
 
@@ -121,26 +152,66 @@ export function pumpQueued(source, messages, index, sink) {
   return event === EMPTY ? 8 : pumpEvent(event, messages, index, sink);
 }
 
+/** A tool as the model sees it (L-3.4.1): `toToolDeclaration`, its parameters a JSON copy. */
+function declaration(tool) {
+  const name = tool.name;
+  const description = tool.description;
+  const text = JSON.stringify(tool.parameters);
+  const cs = tool.constrainedSampling;
+  const decl = { name, description, parameters: text === undefined ? undefined : JSON.parse(text) };
+  if (cs !== undefined) decl.constrainedSampling = cs;
+  return decl;
+}
+
 /** `JSON.stringify(toToolDeclaration(tool))` in one step: the same text, since a JSON round trip of the
  *  parameters stringifies to what stringifying them gives. */
-export function declarationText(tool) {
+function declarationText(tool) {
   const cs = tool.constrainedSampling;
   const decl = { name: tool.name, description: tool.description, parameters: tool.parameters };
   if (cs !== undefined) decl.constrainedSampling = cs;
   return JSON.stringify(decl) ?? "";
 }
 
-/** L-3.4.2's replay scan in one step: `[toolsRemoved, toolsAdded, …]` of every system message of
- *  an array, read in order (the same reads as the Rust fallback `Host::system_tool_lists`). */
-export function systemToolLists(list) {
-  const out = [];
-  if (!Array.isArray(list)) return out;
-  for (const m of Array.from(list)) {
-    if (m !== null && (typeof m === "object" || typeof m === "function") && m.role === "system") {
-      out.push(m.toolsRemoved, m.toolsAdded);
+/** Replays a `(toolsRemoved, toolsAdded)` pair into `declared` (a Map by name, as the reference keeps it). */
+function replay(declared, removed, added) {
+  if (Array.isArray(removed)) for (const tool of Array.from(removed)) declared.delete(tool.name);
+  if (Array.isArray(added)) for (const tool of Array.from(added)) declared.set(tool.name, tool);
+}
+
+/** `Host::tool_changes` (L-3.4.2) in one step: the tools the system messages of `messages` and then
+ *  the pairs of `extra` declare, against `tools` by declaration text. `null` when nothing changed,
+ *  else `[toolsAdded, toolsRemoved]`. */
+export function toolChanges(messages, extra, tools) {
+  const declared = new Map();
+  if (Array.isArray(messages)) {
+    for (const m of Array.from(messages)) {
+      if (m !== null && (typeof m === "object" || typeof m === "function") && m.role === "system") {
+        replay(declared, m.toolsRemoved, m.toolsAdded);
+      }
     }
   }
-  return out;
+  for (let i = 0; i + 1 < extra.length; i += 2) replay(declared, extra[i], extra[i + 1]);
+  const executable = [];
+  const executableTexts = new Map();
+  if (Array.isArray(tools)) {
+    for (const tool of Array.from(tools)) {
+      const text = declarationText(tool);
+      const name = tool.name;
+      executable.push(name, text, tool);
+      executableTexts.set(name, text);
+    }
+  }
+  const declaredTexts = new Map();
+  for (const [name, tool] of declared) declaredTexts.set(name, declarationText(tool));
+  const added = [];
+  for (let i = 0; i < executable.length; i += 3) {
+    if (declaredTexts.get(executable[i]) !== executable[i + 1]) added.push(declaration(executable[i + 2]));
+  }
+  const removed = [];
+  for (const [name, text] of declaredTexts) {
+    if (executableTexts.get(name) !== text) removed.push({ name });
+  }
+  return added.length === 0 && removed.length === 0 ? null : [added, removed];
 }
 
 /** An object from `[key, value, key, value, …]` (shapes larger than `object6`). */

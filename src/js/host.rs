@@ -4,7 +4,7 @@
 //! becomes `Err`, never an unwind or a trap.
 
 use crate::core::fxhash::FxMap;
-use crate::core::host::{EventCode, Host, HostFuture, Kind, NativeFn, Pumped, ToolLists};
+use crate::core::host::{EventCode, Host, HostFuture, Kind, NativeFn, Pumped, ToolChanges};
 use futures::FutureExt;
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};
@@ -18,8 +18,8 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/js/helpers.js")]
 extern "C" {
-    #[wasm_bindgen(catch, js_name = declarationText)]
-    fn declaration_text(tool: &JsValue) -> Result<String, JsValue>;
+    #[wasm_bindgen(catch, js_name = toolChanges)]
+    fn tool_changes(messages: &JsValue, extra: Vec<JsValue>, tools: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = pumpQueued)]
     fn pump_queued(source: &JsValue, messages: &JsValue, index: f64, sink: &JsValue) -> u8;
     #[wasm_bindgen(js_name = pumpEvent)]
@@ -70,8 +70,36 @@ extern "C" {
         k6: &JsValue,
         v6: &JsValue,
     ) -> JsValue;
-    #[wasm_bindgen(catch, js_name = systemToolLists)]
-    fn system_tool_lists(list: &JsValue) -> Result<Vec<JsValue>, JsValue>;
+    #[wasm_bindgen(catch, js_name = jsonCopy)]
+    fn json_copy(v: &JsValue) -> Result<Option<String>, JsValue>;
+    #[wasm_bindgen(js_name = takeCopy)]
+    fn take_copy() -> JsValue;
+    #[wasm_bindgen(js_name = typeMessage)]
+    fn type_message(t: &JsValue, message: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = toolStartEvent)]
+    fn tool_start_event(t: &JsValue, id: &JsValue, name: &JsValue, args: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = toolEndEvent)]
+    fn tool_end_event(
+        t: &JsValue,
+        id: &JsValue,
+        name: &JsValue,
+        result: &JsValue,
+        is_error: &JsValue,
+        ms: &JsValue,
+    ) -> JsValue;
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(js_name = toolResultMessage)]
+    fn tool_result_message(
+        role: &JsValue,
+        id: &JsValue,
+        name: &JsValue,
+        content: &JsValue,
+        details: &JsValue,
+        usage: &JsValue,
+        is_error: &JsValue,
+        ms: &JsValue,
+        timestamp: &JsValue,
+    ) -> JsValue;
     #[wasm_bindgen(js_name = objectN)]
     fn object_n(pairs: Vec<JsValue>) -> JsValue;
     #[wasm_bindgen(catch)]
@@ -319,6 +347,30 @@ fn key(k: &str) -> Rc<JsValue> {
     value
 }
 
+/// The hottest shapes (one per tool call or more) as JS object literals: V8 builds a literal from
+/// its boilerplate, several times faster than an object with computed keys.
+fn literal(entries: &[(&str, JsValue)]) -> Option<JsValue> {
+    Some(match entries {
+        [("type", t), ("message", m)] => type_message(t, m),
+        [("type", t), ("toolCallId", id), ("toolName", name), ("args", args)] => tool_start_event(t, id, name, args),
+        [("type", t), ("toolCallId", id), ("toolName", name), ("result", r), ("isError", e), ("durationMs", ms)] => {
+            tool_end_event(t, id, name, r, e, ms)
+        }
+        [
+            ("role", role),
+            ("toolCallId", id),
+            ("toolName", name),
+            ("content", content),
+            ("details", details),
+            ("usage", usage),
+            ("isError", e),
+            ("durationMs", ms),
+            ("timestamp", at),
+        ] => tool_result_message(role, id, name, content, details, usage, e, ms, at),
+        _ => return None,
+    })
+}
+
 impl Host for JsHost {
     type V = JsValue;
 
@@ -341,6 +393,9 @@ impl Host for JsHost {
         (*key(s)).clone()
     }
     fn object(&self, entries: &[(&str, JsValue)]) -> JsValue {
+        if let Some(object) = literal(entries) {
+            return object;
+        }
         // One crossing for the common small shapes (events, content blocks).
         match entries {
             [(k1, v1)] => return object1(&key(k1), v1),
@@ -501,6 +556,10 @@ impl Host for JsHost {
     fn json_parse(&self, text: &str) -> Result<JsValue, JsValue> {
         js_sys::JSON::parse(text)
     }
+    fn json_copy(&self, v: &JsValue) -> Result<(Option<String>, JsValue), JsValue> {
+        let text = json_copy(v)?;
+        Ok((text, take_copy()))
+    }
     fn regex_test(&self, pattern: &str, text: &str) -> Option<bool> {
         regex_test(pattern, text).as_bool()
     }
@@ -584,16 +643,14 @@ impl Host for JsHost {
             _ => Pumped::Event(EventCode::Other, take_pumped()),
         })
     }
-    fn declaration_text(&self, tool: &JsValue) -> Result<String, JsValue> {
-        declaration_text(tool)
-    }
-    fn system_tool_lists(&self, list: &JsValue) -> Result<ToolLists<JsValue>, JsValue> {
-        let mut flat = system_tool_lists(list)?.into_iter();
-        let mut out = Vec::with_capacity(flat.len() / 2);
-        while let (Some(removed), Some(added)) = (flat.next(), flat.next()) {
-            out.push((removed, added));
+    fn tool_changes(&self, messages: &JsValue, extra: &[(JsValue, JsValue)], tools: &JsValue) -> ToolChanges<JsValue> {
+        let flat = extra.iter().flat_map(|(removed, added)| [removed.clone(), added.clone()]).collect();
+        let changes = tool_changes(messages, flat, tools)?;
+        if changes.is_null() {
+            return Ok((Vec::new(), Vec::new()));
         }
-        Ok(out)
+        let changes = Array::from(&changes);
+        Ok((Array::from(&changes.get(0)).to_vec(), Array::from(&changes.get(1)).to_vec()))
     }
     fn object_id(&self, v: &JsValue) -> Option<f64> {
         object_id(v).as_f64()

@@ -917,6 +917,41 @@ test("L-3.4 a changed tool is declared as removed and added; a removed tool only
   assert.deepEqual(Object.keys(result[0]), ["role", "content", "timestamp", "toolsAdded", "toolsRemoved"]);
 });
 
+test("L-3.4 tools are keyed by their name values: a declared name 1 is not the tool named \"1\"", T, async () => {
+  const faux = createFaux([assistant("ok")]);
+  const one = tool("1");
+  const declared = { ...declaring([one]).toolsAdded[0], name: 1 };
+  const sys = { role: "system", content: "", timestamp: 1, toolsAdded: [declared] };
+  const { result } = await collect(
+    agentLoop([userMessage("go")], { messages: [sys], tools: [one] }, config(), undefined, faux.streamFn),
+  );
+  assert.equal(result[0].role, "system");
+  assert.deepEqual(
+    result[0].toolsAdded.map((t) => t.name),
+    ["1"],
+  );
+  assert.deepEqual(result[0].toolsRemoved, [{ name: 1 }]);
+});
+
+test("L-3.4 a redeclared tool after a removal counts once; the last declaration wins", T, async () => {
+  const faux = createFaux([assistant("ok")]);
+  const a = tool("a");
+  const old = tool("a", undefined, { description: "old" });
+  const messages = [
+    declaring([old]),
+    { role: "system", content: "", timestamp: 2, toolsRemoved: [{ name: "a" }] },
+    { role: "system", content: "", timestamp: 3, toolsAdded: declaring([old]).toolsAdded },
+    { role: "system", content: "", timestamp: 4, toolsAdded: declaring([a]).toolsAdded },
+  ];
+  const { result } = await collect(
+    agentLoop([userMessage("go")], { messages, tools: [a] }, config(), undefined, faux.streamFn),
+  );
+  assert.deepEqual(
+    result.map((m) => m.role),
+    ["user", "assistant"],
+  );
+});
+
 test("L-3.4.3 tools changed in prepareRequest are declared before the next request, alone after turn_start", T, async () => {
   const faux = createFaux([assistant(toolCall("c1", "a", {})), assistant("done")]);
   const a = tool("a");

@@ -982,6 +982,22 @@ test("T-4.3.7 error example: exact text", T, () => {
   );
 });
 
+test("T-4.3 unchanged arguments: a fresh copy; a getter is read once and the copy holds what was validated", T, () => {
+  const args = { a: { b: [1, "x"] } };
+  const copy = vt({ type: "object" }, args);
+  assert.deepEqual(copy, args);
+  assert.notEqual(copy, args);
+  assert.notEqual(copy.a, args.a);
+  let reads = 0;
+  const tricky = {
+    get n() {
+      return reads++ === 0 ? 5 : "five";
+    },
+  };
+  assert.deepEqual(vt({ type: "object", properties: { n: { type: "number" } } }, tricky), { n: 5 });
+  assert.equal(reads, 1);
+});
+
 test("T-4.3.1 argumentsError: Invalid arguments for tool", T, () => {
   assert.throws(
     () => vt({ type: "object" }, {}, { argumentsError: "Unexpected end of JSON input" }),

@@ -78,6 +78,15 @@ pub struct SchemaError {
 /// `schema_problem` finds it, as pi-schema's `compile` throws before any value is seen. Here a part that is not a
 /// schema accepts, and an invalid pattern matches nothing.
 pub fn coerce_and_validate(schema: &Value, args: &Value, re: &dyn PatternMatcher) -> Result<Value, Vec<SchemaError>> {
+    coerce_and_validate_changes(schema, args, re).map(|coerced| coerced.unwrap_or_else(|| args.clone()))
+}
+
+/// `coerce_and_validate`, with `Ok(None)` when the coerced arguments are `args` unchanged.
+pub fn coerce_and_validate_changes(
+    schema: &Value,
+    args: &Value,
+    re: &dyn PatternMatcher,
+) -> Result<Option<Value>, Vec<SchemaError>> {
     let too_deep = || vec![SchemaError { path: "root".to_string(), message: TOO_DEEP.to_string() }];
     if json::depth_exceeds(schema, MAX_DEPTH) || json::depth_exceeds(args, MAX_DEPTH) {
         return Err(too_deep());
@@ -90,7 +99,7 @@ pub fn coerce_and_validate(schema: &Value, args: &Value, re: &dyn PatternMatcher
     let value = coerced.as_ref().unwrap_or(args);
     let base = ctx.resolver.root_base();
     if ctx.valid(schema, base, value) && !ctx.too_deep {
-        return Ok(coerced.unwrap_or_else(|| args.clone()));
+        return Ok(coerced);
     }
     let raw = ctx.errors(schema, value);
     if ctx.too_deep {
