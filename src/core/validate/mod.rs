@@ -10,6 +10,7 @@ mod explain;
 mod format;
 mod json;
 mod number;
+mod plain;
 mod problems;
 mod resolve;
 mod uri;
@@ -91,6 +92,15 @@ pub fn coerce_and_validate_changes(
     if json::depth_exceeds(schema, MAX_DEPTH) || json::depth_exceeds(args, MAX_DEPTH) {
         return Err(too_deep());
     }
+    if plain::accepts_as_is(schema, args) {
+        return Ok(None);
+    }
+    coerce_then_check(schema, args, re)
+}
+
+/// The three coercion passes, then the check (or the explanation of why it fails).
+fn coerce_then_check(schema: &Value, args: &Value, re: &dyn PatternMatcher) -> Result<Option<Value>, Vec<SchemaError>> {
+    let too_deep = || vec![SchemaError { path: "root".to_string(), message: TOO_DEEP.to_string() }];
     let mut ctx = Ctx::new(schema, re);
     let coerced = ctx.coerce(args);
     if ctx.too_deep {
