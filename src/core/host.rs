@@ -84,7 +84,7 @@ pub type ToolChanges<V> = Result<(Vec<V>, Vec<V>), V>;
 ///
 /// Every method that may run caller code (getters, proxies, functions) returns `Err(thrown value)`
 /// instead of unwinding, so a hostile caller object can never trap the instance.
-pub trait Host: 'static {
+pub trait Host: Clone + 'static {
     type V: Clone + 'static;
 
     // ---- creating values
@@ -104,6 +104,9 @@ pub trait Host: 'static {
     /// A JS function that calls `f` with its arguments and returns what `f` returns. The function
     /// must stay callable for as long as JS holds it (it may be called long after a run ended).
     fn function(&self, f: NativeFn<Self::V>) -> Self::V;
+    /// A JS function that calls `f` (with `this` undefined) with `first` before its own
+    /// arguments and returns what `f` returns: one native function serves many callers.
+    fn bind_first(&self, f: &Self::V, first: &Self::V) -> Self::V;
     /// A JS `TypeError` (or `Error` when `type_error` is false) with this message.
     fn error(&self, message: &str, type_error: bool) -> Self::V;
 

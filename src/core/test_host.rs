@@ -1371,6 +1371,13 @@ impl Host for TestHost {
     fn function(&self, f: Rc<dyn Fn(&[TV]) -> TV>) -> TV {
         TV::Func(Object::new(Class::Function(Body::Native(f)), Vec::new()))
     }
+    fn bind_first(&self, f: &TV, first: &TV) -> TV {
+        let (h, f, first) = (self.clone(), f.clone(), first.clone());
+        self.function(Rc::new(move |args: &[TV]| {
+            let all: Vec<TV> = std::iter::once(first.clone()).chain(args.iter().cloned()).collect();
+            h.call_sync(&f, &TV::Undefined, &all).unwrap_or(TV::Undefined)
+        }))
+    }
     fn error(&self, message: &str, type_error: bool) -> TV {
         if type_error { TV::type_error(message) } else { TV::error(message) }
     }

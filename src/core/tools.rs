@@ -32,6 +32,23 @@ pub struct ToolEnv<'a, H: Host> {
     pub halted: Option<&'a Emitter<H>>,
     /// Tools by name (first match wins), read once per batch instead of once per call.
     pub tool_index: std::cell::OnceCell<FxMap<String, H::V>>,
+    /// Where the executions' `onUpdate` calls go.
+    pub updates: Updates<H::V>,
+}
+
+/// The `onUpdate` functions of one batch's executions: one native function routes every call by
+/// the execution's number, which each execution's function passes first (binding a number is far
+/// cheaper than a native function per execution). An execution's route closes when it settles.
+pub struct Updates<V> {
+    dispatch: std::cell::OnceCell<V>,
+    routes: Rc<RefCell<FxMap<u64, mpsc::UnboundedSender<V>>>>,
+    next: Cell<u32>,
+}
+
+impl<V> Default for Updates<V> {
+    fn default() -> Self {
+        Updates { dispatch: Default::default(), routes: Default::default(), next: Cell::new(0) }
+    }
 }
 
 /// A positive finite number of milliseconds read from `owner[key]`, else 0.
@@ -224,22 +241,12 @@ impl<'a, H: Host> ToolEnv<'a, H> {
     /// one tick) and returns the execution to await.
     pub fn start(&self, call: &Call<H::V>, tool: &H::V, args: &H::V) -> Execution<H> {
         let h = self.h;
-        let accepting = Rc::new(Cell::new(true));
         let (tx, rx) = mpsc::unbounded::<H::V>();
-        let on_update = {
-            let accepting = accepting.clone();
-            let undefined = h.undefined();
-            h.function(Rc::new(move |args: &[H::V]| {
-                if accepting.get() {
-                    if let Some(partial) = args.first() {
-                        let _ = tx.unbounded_send(partial.clone());
-                    } else {
-                        let _ = tx.unbounded_send(undefined.clone());
-                    }
-                }
-                undefined.clone()
-            }))
-        };
+        let number = f64::from(self.updates.next.get());
+        self.updates.next.set(self.updates.next.get().wrapping_add(1));
+        let route = number.to_bits();
+        self.updates.routes.borrow_mut().insert(route, tx);
+        let on_update = h.bind_first(self.update_dispatch(), &h.number(number));
         // D3.1: `tool.timeoutMs ?? toolTimeoutMs`; with one, execute gets a child signal.
         let own = h.get(tool, "timeoutMs").unwrap_or_else(|_| h.undefined());
         let ms = if h.kind(&own).is_nullish() { self.tool_timeout_ms } else { timeout_ms(h, tool, "timeoutMs") };
@@ -254,7 +261,24 @@ impl<'a, H: Host> ToolEnv<'a, H> {
             Ok(execute) => h.call(&execute, tool, &[call.id.clone(), args.clone(), signal, on_update]),
             Err(e) => futures::future::ready(Err(e)).boxed_local(),
         };
-        Execution { running, updates: rx, accepting, started_at, timeout }
+        Execution { running, updates: rx, route, started_at, timeout }
+    }
+
+    /// The batch's one native `onUpdate` target: `(number, partial)` goes to that execution's
+    /// updates while its route is open, and is dropped silently after.
+    fn update_dispatch(&self) -> &H::V {
+        self.updates.dispatch.get_or_init(|| {
+            let (h, routes) = (self.h.clone(), self.updates.routes.clone());
+            self.h.function(Rc::new(move |args: &[H::V]| {
+                let undefined = h.undefined();
+                let route = args.first().and_then(|n| h.as_number(n)).map(f64::to_bits);
+                let sender = route.and_then(|route| routes.borrow().get(&route).cloned());
+                if let Some(sender) = sender {
+                    let _ = sender.unbounded_send(args.get(1).cloned().unwrap_or_else(|| undefined.clone()));
+                }
+                undefined
+            }))
+        })
     }
 
     /// Awaits an execution, delivering its updates through `on_update` while it runs and before
@@ -264,7 +288,7 @@ impl<'a, H: Host> ToolEnv<'a, H> {
         F: Fn(H::V) -> LocalBoxFuture<'f, ()>,
     {
         let h = self.h;
-        let Execution { running, mut updates, accepting, started_at, timeout } = execution;
+        let Execution { running, mut updates, route, started_at, timeout } = execution;
         let mut running = running.fuse();
         let mut deadline = abandon_deadline(h, &self.signal, self.grace_ms).fuse();
         let (mut timer, mut parent_abort) = match &timeout {
@@ -291,7 +315,7 @@ impl<'a, H: Host> ToolEnv<'a, H> {
             }
         };
         let duration = round_ms(h.now() - started_at);
-        accepting.set(false);
+        self.updates.routes.borrow_mut().remove(&route);
         let abandoned = matches!(settled, Settled::Abandoned);
         while let Ok(partial) = updates.try_recv() {
             if matches!(settled, Settled::Done(_)) {
@@ -379,7 +403,8 @@ impl<'a, H: Host> ToolEnv<'a, H> {
 pub struct Execution<H: Host> {
     running: HostFuture<Result<H::V, H::V>>,
     updates: mpsc::UnboundedReceiver<H::V>,
-    accepting: Rc<Cell<bool>>,
+    /// The key of this execution's `onUpdate` route.
+    route: u64,
     started_at: f64,
     /// D3.1: the timeout and the controller of the child signal `execute` got.
     timeout: Option<(f64, H::V)>,
@@ -504,6 +529,7 @@ impl<'h, H: Host> Run<'h, H> {
             tool_timeout_ms: timeout_ms(h, &self.config(), "toolTimeoutMs"),
             halted: Some(&self.emitter),
             tool_index: Default::default(),
+            updates: Default::default(),
         })
     }
 

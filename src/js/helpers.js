@@ -356,6 +356,12 @@ export function apply(f, self, args) {
 }
 
 /** A JS function forwarding its arguments as one array to `f`. */
+export function bindFirst(f, first) {
+  return function (...args) {
+    return Reflect.apply(f, undefined, [first, ...args]);
+  };
+}
+
 export function variadic(f) {
   return function (...args) {
     return f(args);

@@ -74,6 +74,8 @@ extern "C" {
     fn json_copy(v: &JsValue) -> Result<Option<String>, JsValue>;
     #[wasm_bindgen(js_name = takeCopy)]
     fn take_copy() -> JsValue;
+    #[wasm_bindgen(js_name = bindFirst)]
+    fn bind_first(f: &JsValue, first: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = typeMessage)]
     fn type_message(t: &JsValue, message: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = toolStartEvent)]
@@ -433,6 +435,9 @@ impl Host for JsHost {
         // The JS function owns the closure: it stays callable as long as JS holds it, and with
         // weak refs the Rust side is freed once it is garbage collected.
         variadic(&closure.into_js_value())
+    }
+    fn bind_first(&self, f: &JsValue, first: &JsValue) -> JsValue {
+        bind_first(f, first)
     }
     fn error(&self, message: &str, type_error: bool) -> JsValue {
         if type_error { js_sys::TypeError::new(message).into() } else { js_sys::Error::new(message).into() }

@@ -235,6 +235,7 @@ pub fn run_tool_call(tool_call: JsValue, options: JsValue) -> js_sys::Promise {
             tool_timeout_ms: crate::core::tools::timeout_ms(&h, &options, "toolTimeoutMs"),
             halted: None,
             tool_index: Default::default(),
+            updates: Default::default(),
         };
         let on_update = get("onUpdate")?;
         let signal = env.signal.clone();

@@ -1270,6 +1270,7 @@ fn run_tool_call(h: &TestHost, tool_call: &TV, options: &TV) -> TV {
         tool_timeout_ms: crate::core::tools::timeout_ms(h, options, "toolTimeoutMs"),
         halted: None,
         tool_index: Default::default(),
+        updates: Default::default(),
     };
     let on_update = options.get("onUpdate");
     h.run(async {
@@ -1577,6 +1578,7 @@ fn e_8_4_3_run_tool_call_inside_a_running_tool() {
                     tool_timeout_ms: 0.0,
                     halted: None,
                     tool_index: Default::default(),
+                    updates: Default::default(),
                 };
                 let outcome = env.run_call(&call, |_p| futures::future::ready(()).boxed_local()).await;
                 let object = outcome_object(&h, &outcome);
