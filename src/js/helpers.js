@@ -163,13 +163,43 @@ function declaration(tool) {
   return decl;
 }
 
-/** `JSON.stringify(toToolDeclaration(tool))` in one step: the same text, since a JSON round trip of the
- *  parameters stringifies to what stringifying them gives. */
-function declarationText(tool) {
+/** A tool's declaration fields, read once, for `sameDeclaration`. */
+function declarationParts(tool) {
   const cs = tool.constrainedSampling;
-  const decl = { name: tool.name, description: tool.description, parameters: tool.parameters };
-  if (cs !== undefined) decl.constrainedSampling = cs;
-  return JSON.stringify(decl) ?? "";
+  return { tool, name: tool.name, description: tool.description, parameters: tool.parameters, cs, text: undefined, full: undefined };
+}
+
+/** Strings, booleans and undefined stringify to texts that are equal exactly when the values are. */
+function plainField(v) {
+  return v === undefined || typeof v === "string" || typeof v === "boolean";
+}
+
+/** `JSON.stringify(toToolDeclaration(tool))`: the same text, since a JSON round trip of the
+ *  parameters stringifies to what stringifying them gives. */
+function fullText(p) {
+  if (p.full === undefined) {
+    const decl = { name: p.name, description: p.description, parameters: p.parameters };
+    if (p.cs !== undefined) decl.constrainedSampling = p.cs;
+    p.full = JSON.stringify(decl) ?? "";
+  }
+  return p.full;
+}
+
+/** The parameters' part of the declaration text (`toJSON` sees the same key as there). */
+function parametersText(p) {
+  if (p.text === undefined) p.text = JSON.stringify({ parameters: p.parameters });
+  return p.text;
+}
+
+/** Whether two declarations' texts are equal (L-3.4.1). With plain names, descriptions and
+ *  constrainedSampling the texts are equal exactly when those are and the parameters' texts are,
+ *  so the whole texts are built only for unusual fields. */
+function sameDeclaration(a, b) {
+  if (plainField(a.name) && plainField(b.name) && plainField(a.description) && plainField(b.description) &&
+      plainField(a.cs) && plainField(b.cs)) {
+    return a.name === b.name && a.description === b.description && a.cs === b.cs && parametersText(a) === parametersText(b);
+  }
+  return fullText(a) === fullText(b);
 }
 
 /** Replays a `(toolsRemoved, toolsAdded)` pair into `declared` (a Map by name, as the reference keeps it). */
@@ -191,25 +221,20 @@ export function toolChanges(messages, extra, tools) {
     }
   }
   for (let i = 0; i + 1 < extra.length; i += 2) replay(declared, extra[i], extra[i + 1]);
-  const executable = [];
-  const executableTexts = new Map();
-  if (Array.isArray(tools)) {
-    for (const tool of Array.from(tools)) {
-      const text = declarationText(tool);
-      const name = tool.name;
-      executable.push(name, text, tool);
-      executableTexts.set(name, text);
-    }
-  }
-  const declaredTexts = new Map();
-  for (const [name, tool] of declared) declaredTexts.set(name, declarationText(tool));
+  const executable = Array.isArray(tools) ? Array.from(tools, declarationParts) : [];
+  const executableByName = new Map();
+  for (const p of executable) executableByName.set(p.name, p);
+  const declaredByName = new Map();
+  for (const [name, tool] of declared) declaredByName.set(name, declarationParts(tool));
   const added = [];
-  for (let i = 0; i < executable.length; i += 3) {
-    if (declaredTexts.get(executable[i]) !== executable[i + 1]) added.push(declaration(executable[i + 2]));
+  for (const p of executable) {
+    const d = declaredByName.get(p.name);
+    if (d === undefined || !sameDeclaration(d, p)) added.push(declaration(p.tool));
   }
   const removed = [];
-  for (const [name, text] of declaredTexts) {
-    if (executableTexts.get(name) !== text) removed.push({ name });
+  for (const [name, d] of declaredByName) {
+    const p = executableByName.get(name);
+    if (p === undefined || !sameDeclaration(d, p)) removed.push({ name });
   }
   return added.length === 0 && removed.length === 0 ? null : [added, removed];
 }

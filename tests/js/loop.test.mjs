@@ -933,6 +933,25 @@ test("L-3.4 tools are keyed by their name values: a declared name 1 is not the t
   assert.deepEqual(result[0].toolsRemoved, [{ name: 1 }]);
 });
 
+test("L-3.4 declarations compare by their JSON text: a toJSON description equal in text is unchanged, a deep schema change is not", T, async () => {
+  const faux = createFaux([assistant("ok"), assistant("ok")]);
+  const schema = () => ({ type: "object", properties: { p: { type: "string", enum: ["x", "y"] } } });
+  const declared = { name: "a", description: "d", parameters: schema() };
+  const sys = { role: "system", content: "", timestamp: 1, toolsAdded: [declared] };
+  const same = tool("a", undefined, { description: { toJSON: () => "d" }, parameters: schema() });
+  const first = await collect(agentLoop([userMessage("go")], { messages: [sys], tools: [same] }, config(), undefined, faux.streamFn));
+  assert.deepEqual(
+    first.result.map((m) => m.role),
+    ["user", "assistant"],
+  );
+  const changed = tool("a", undefined, { description: "d", parameters: schema() });
+  changed.parameters.properties.p.enum.push("z");
+  const second = await collect(agentLoop([userMessage("go")], { messages: [sys], tools: [changed] }, config(), undefined, faux.streamFn));
+  assert.equal(second.result[0].role, "system");
+  assert.deepEqual(second.result[0].toolsRemoved, [{ name: "a" }]);
+  assert.deepEqual(second.result[0].toolsAdded[0].parameters.properties.p.enum, ["x", "y", "z"]);
+});
+
 test("L-3.4 a redeclared tool after a removal counts once; the last declaration wins", T, async () => {
   const faux = createFaux([assistant("ok")]);
   const a = tool("a");
