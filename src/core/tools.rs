@@ -94,7 +94,7 @@ pub fn tool_calls<H: Host>(h: &H, message: &H::V) -> Result<Vec<Call<H::V>>, H::
             continue;
         }
         let kind = h.get(&block, "type")?;
-        if h.as_string(&kind).as_deref() == Some("toolCall") {
+        if h.same(&kind, &h.constant("toolCall")) {
             calls.push(Call::read(h, &block)?);
         }
     }

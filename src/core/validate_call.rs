@@ -70,13 +70,19 @@ fn cached_schema<H: Host>(h: &H, id: f64, parameters: &H::V) -> Result<Rc<Prepar
 /// Validates `args` (the possibly prepared arguments of `call`) against `tool.parameters` and
 /// returns the coerced copy; throws (as `Err`) an `Error` with the exact T-4.3.5 text.
 pub fn validate_tool_call<H: Host>(h: &H, tool: &H::V, call: &H::V, args: &H::V) -> Result<H::V, H::V> {
-    let name_value = h.get(tool, "name")?;
-    let name = || h.as_string(&name_value).unwrap_or_else(|| h.error_message(&name_value));
+    // The messages name the call as the model wrote it (the reference reads `toolCall.name`).
+    let name = || -> Result<String, H::V> {
+        if !h.kind(call).is_object_like() {
+            return Ok("undefined".to_string());
+        }
+        let name = h.get(call, "name")?;
+        Ok(h.as_string(&name).unwrap_or_else(|| h.error_message(&name)))
+    };
     if h.kind(call).is_object_like() {
         let arguments_error = h.get(call, "argumentsError")?;
         if h.truthy(&arguments_error) {
             let detail = h.as_string(&arguments_error).unwrap_or_else(|| h.error_message(&arguments_error));
-            return Err(h.error(&format!("Invalid arguments for tool \"{}\": {detail}", name()), false));
+            return Err(h.error(&format!("Invalid arguments for tool \"{}\": {detail}", name()?), false));
         }
     }
     let parameters = h.get(tool, "parameters")?;
@@ -107,7 +113,7 @@ pub fn validate_tool_call<H: Host>(h: &H, tool: &H::V, call: &H::V, args: &H::V)
                 }
             }
             let received = h.json_stringify(args, true)?.unwrap_or_else(|| "undefined".to_string());
-            Err(h.error(&format_validation_error(&name(), &errors, &received), false))
+            Err(h.error(&format_validation_error(&name()?, &errors, &received), false))
         }
     }
 }

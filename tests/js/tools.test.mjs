@@ -982,6 +982,17 @@ test("T-4.3.7 error example: exact text", T, () => {
   );
 });
 
+test("T-4.3.1/T-4.3.5 the messages name the tool call (toolCall.name), not the tool definition", T, () => {
+  const tool = { name: "definition", description: "", parameters: { type: "object", required: ["n"] } };
+  const call = { type: "toolCall", id: "1", name: "called", arguments: {} };
+  assert.throws(() => validateToolArguments(tool, call), {
+    message: 'Validation failed for tool "called":\n  - n: missing\n\nReceived arguments:\n{}',
+  });
+  assert.throws(() => validateToolArguments(tool, { ...call, argumentsError: "cut short" }), {
+    message: 'Invalid arguments for tool "called": cut short',
+  });
+});
+
 test("T-4.3 unchanged arguments: a fresh copy; a getter is read once and the copy holds what was validated", T, () => {
   const args = { a: { b: [1, "x"] } };
   const copy = vt({ type: "object" }, args);
