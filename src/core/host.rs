@@ -200,7 +200,9 @@ pub trait Host: Clone + 'static {
     /// `messages[slot]` replaces it there (`messages[slot] = event.partial`) and makes the update
     /// `{type: "message_update", assistantMessageEvent: event, message: {...event.partial}}`, which
     /// with `sink` is handed to `sink` synchronously. Errors are values thrown by caller getters
-    /// while reading the event (not by the sink). A host may do it all in one step.
+    /// while reading the event (not by the sink). A host may do it all in one step, and with
+    /// `None` may deliver several queued block events to `sink` before answering `Delivered`
+    /// (the loop does nothing between two of them).
     fn pump(
         &self,
         _source: &Self::V,

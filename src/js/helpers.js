@@ -146,10 +146,22 @@ export function pumpEvent(event, messages, index, sink) {
   return 5;
 }
 
-/** The next event queued in our own stream `source`, dispatched; 8 when none is queued. */
+/** The most queued events one `pumpQueued` call delivers to the sink. */
+const DRAIN = 32;
+
+/** The next event queued in our own stream `source`, dispatched; 8 when none is queued. Block
+ *  events the sink takes (5) are drained in one call while more are queued: the loop does
+ *  nothing between two of them, so it only needs to hear that some were delivered. */
 export function pumpQueued(source, messages, index, sink) {
-  const event = take(source);
-  return event === EMPTY ? 8 : pumpEvent(event, messages, index, sink);
+  let event = take(source);
+  if (event === EMPTY) return 8;
+  let code = pumpEvent(event, messages, index, sink);
+  for (let n = 1; code === 5 && n < DRAIN; n++) {
+    event = take(source);
+    if (event === EMPTY) break;
+    code = pumpEvent(event, messages, index, sink);
+  }
+  return code;
 }
 
 /** A tool as the model sees it (L-3.4.1): `toToolDeclaration`, its parameters a JSON copy. */
