@@ -6,7 +6,7 @@ use super::assemble::{Assembler, BlockKind, StopReason, Usage};
 use super::json::{Json, NULL};
 use super::request::{
     ANTHROPIC_BASE_URL, api_key, base_url, compat_bool, has_header, invalid_json_message, max_tokens, merge_sampling,
-    model_reasons, option_number, option_str, thinking_level, thinking_limits,
+    model_reasons, object, option_number, option_str, put, thinking_level, thinking_limits,
 };
 use super::transcript::{self, block_type, blocks, role, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
@@ -40,9 +40,9 @@ impl WireFormat for AnthropicMessages {
         let cache_control = match option_str(input.options, "cacheRetention") {
             Some("none") => None,
             Some("long") if compat_bool(model, "supportsLongCacheRetention") != Some(false) => {
-                Some(json!({"type": "ephemeral", "ttl": "1h"}))
+                Some(object([("type", Value::from("ephemeral")), ("ttl", Value::from("1h"))]))
             }
-            _ => Some(json!({"type": "ephemeral"})),
+            _ => Some(object([("type", Value::from("ephemeral"))])),
         };
 
         let mut messages = convert_messages(&t, compat_bool(model, "allowEmptySignature") == Some(true));
@@ -50,38 +50,42 @@ impl WireFormat for AnthropicMessages {
             mark_last_block(&mut messages, cache);
         }
         let mut body = Map::new();
-        body.insert("model".into(), json!(str_field(model, "id")));
-        body.insert("messages".into(), Value::Array(messages));
-        body.insert("max_tokens".into(), json!(limit));
-        body.insert("stream".into(), json!(true));
+        put(&mut body, "model", Value::from(str_field(model, "id")));
+        put(&mut body, "messages", Value::Array(messages));
+        put(&mut body, "max_tokens", Value::from(limit));
+        put(&mut body, "stream", Value::from(true));
         if !t.system_prompt.is_empty() {
             let mut block = Map::new();
-            block.insert("type".into(), json!("text"));
-            block.insert("text".into(), json!(t.system_prompt));
+            put(&mut block, "type", Value::from("text"));
+            put(&mut block, "text", Value::from(t.system_prompt.as_str()));
             if let Some(cache) = &cache_control {
-                block.insert("cache_control".into(), cache.clone());
+                put(&mut block, "cache_control", cache.clone());
             }
-            body.insert("system".into(), json!([block]));
+            put(&mut body, "system", Value::Array(vec![Value::Object(block)]));
         }
         if budget.is_none()
             && let Some(temperature) = option_number(input.options, "temperature")
         {
-            body.insert("temperature".into(), json!(temperature));
+            put(&mut body, "temperature", Value::from(temperature));
         }
         if !t.tools.is_empty() {
-            body.insert("tools".into(), Value::Array(t.tools.iter().map(convert_tool).collect()));
+            put(&mut body, "tools", Value::Array(t.tools.iter().map(convert_tool).collect()));
         }
         if let Some(budget) = budget {
             // The API requires a budget of at least 1024; 0 (no room) asks for the minimum.
             let budget = if budget == 0 { 1024 } else { budget };
-            body.insert("thinking".into(), json!({"type": "enabled", "budget_tokens": budget}));
+            put(
+                &mut body,
+                "thinking",
+                object([("type", Value::from("enabled")), ("budget_tokens", Value::from(budget))]),
+            );
         }
         match input.options.get("toolChoice") {
             Some(Value::String(choice)) if !choice.is_empty() => {
-                body.insert("tool_choice".into(), json!({"type": choice}));
+                put(&mut body, "tool_choice", object([("type", Value::from(choice.as_str()))]));
             }
             Some(choice @ Value::Object(_)) => {
-                body.insert("tool_choice".into(), choice.clone());
+                put(&mut body, "tool_choice", choice.clone());
             }
             _ => {}
         }
@@ -125,21 +129,40 @@ fn convert_tool(tool: &Value) -> Value {
     let parameters = tool.get("parameters");
     let field = |key: &str| parameters.and_then(|p| p.get(key)).cloned();
     let mut schema = Map::new();
-    schema.insert("type".into(), json!("object"));
-    schema.insert("properties".into(), field("properties").unwrap_or_else(|| json!({})));
-    schema.insert("required".into(), field("required").unwrap_or_else(|| json!([])));
+    put(&mut schema, "type", Value::from("object"));
+    put(&mut schema, "properties", field("properties").unwrap_or_else(|| json!({})));
+    put(&mut schema, "required", field("required").unwrap_or_else(|| json!([])));
     for key in ["additionalProperties", "$defs", "definitions"] {
         if let Some(value) = field(key) {
-            schema.insert(key.into(), value);
+            put(&mut schema, key, value);
         }
     }
-    json!({"name": str_field(tool, "name"), "description": str_field(tool, "description"), "input_schema": schema})
+    object([
+        ("name", Value::from(str_field(tool, "name"))),
+        ("description", Value::from(str_field(tool, "description"))),
+        ("input_schema", Value::Object(schema)),
+    ])
 }
 
 fn image_block(image: &Value) -> Value {
-    json!({"type": "image", "source": {
-        "type": "base64", "media_type": str_field(image, "mimeType"), "data": str_field(image, "data"),
-    }})
+    let source = object([
+        ("type", Value::from("base64")),
+        ("media_type", Value::from(str_field(image, "mimeType"))),
+        ("data", Value::from(str_field(image, "data"))),
+    ]);
+    object([("type", Value::from("image")), ("source", source)])
+}
+
+fn text_block(text: &str) -> Value {
+    object([("type", Value::from("text")), ("text", Value::from(text))])
+}
+
+fn thinking_block(thinking: &str, signature: &str) -> Value {
+    object([
+        ("type", Value::from("thinking")),
+        ("thinking", Value::from(thinking)),
+        ("signature", Value::from(signature)),
+    ])
 }
 
 /// §6.8 Messages: alternating roles, user-side entries merged.
@@ -153,7 +176,7 @@ fn convert_messages(t: &transcript::Transcript, allow_empty_signature: bool) -> 
             "assistant" => {
                 let content = assistant_blocks(message, allow_empty_signature);
                 if !content.is_empty() {
-                    out.push(json!({"role": "assistant", "content": content}));
+                    out.push(object([("role", Value::from("assistant")), ("content", Value::Array(content))]));
                 }
             }
             "toolResult" => {
@@ -187,19 +210,17 @@ fn push_user(out: &mut Vec<Value>, content: Vec<Value>) {
         existing.extend(content);
         return;
     }
-    out.push(json!({"role": "user", "content": content}));
+    out.push(object([("role", Value::from("user")), ("content", Value::Array(content))]));
 }
 
 fn user_blocks(message: &Value) -> Vec<Value> {
     if let Some(text) = message.get("content").and_then(Value::as_str) {
-        return if text.trim().is_empty() { Vec::new() } else { vec![json!({"type": "text", "text": text})] };
+        return if text.trim().is_empty() { Vec::new() } else { vec![text_block(text)] };
     }
     blocks(message)
         .iter()
         .filter_map(|block| match block_type(block) {
-            "text" if !str_field(block, "text").trim().is_empty() => {
-                Some(json!({"type": "text", "text": str_field(block, "text")}))
-            }
+            "text" if !str_field(block, "text").trim().is_empty() => Some(text_block(str_field(block, "text"))),
             "image" => Some(image_block(block)),
             _ => None,
         })
@@ -210,28 +231,30 @@ fn assistant_blocks(message: &Value, allow_empty_signature: bool) -> Vec<Value> 
     let mut out = Vec::new();
     for block in blocks(message) {
         match block_type(block) {
-            "text" if !str_field(block, "text").trim().is_empty() => {
-                out.push(json!({"type": "text", "text": str_field(block, "text")}));
-            }
+            "text" if !str_field(block, "text").trim().is_empty() => out.push(text_block(str_field(block, "text"))),
             "thinking" => {
                 let signature = str_field(block, "thinkingSignature");
                 let thinking = str_field(block, "thinking");
                 if block.get("redacted").and_then(Value::as_bool) == Some(true) {
-                    out.push(json!({"type": "redacted_thinking", "data": signature}));
+                    out.push(object([("type", Value::from("redacted_thinking")), ("data", Value::from(signature))]));
                 } else if !signature.trim().is_empty() {
-                    out.push(json!({"type": "thinking", "thinking": thinking, "signature": signature}));
+                    out.push(thinking_block(thinking, signature));
                 } else if thinking.trim().is_empty() {
                 } else if allow_empty_signature {
-                    out.push(json!({"type": "thinking", "thinking": thinking, "signature": ""}));
+                    out.push(thinking_block(thinking, ""));
                 } else {
                     // Unsigned thinking (an interrupted stream) cannot be replayed as thinking.
-                    out.push(json!({"type": "text", "text": thinking}));
+                    out.push(text_block(thinking));
                 }
             }
             "toolCall" => {
                 let input = block.get("arguments").filter(|a| !a.is_null()).cloned().unwrap_or_else(|| json!({}));
-                out.push(json!({"type": "tool_use", "id": str_field(block, "id"), "name": str_field(block, "name"),
-                                "input": input}));
+                out.push(object([
+                    ("type", Value::from("tool_use")),
+                    ("id", Value::from(str_field(block, "id"))),
+                    ("name", Value::from(str_field(block, "name"))),
+                    ("input", input),
+                ]));
             }
             _ => {}
         }
@@ -247,14 +270,18 @@ fn tool_result(result: &Value, error_images: &mut Vec<Value>) -> Value {
     let content = if is_error && !images.is_empty() {
         let id = str_field(result, "toolCallId");
         let caption = format!("Images from the error result of tool call {id} ({}):", str_field(result, "toolName"));
-        error_images.push(json!({"type": "text", "text": caption}));
+        error_images.push(text_block(&caption));
         error_images.extend(images.into_iter().map(image_block));
         transcript::replace_images(content, ERROR_IMAGE_PLACEHOLDER)
     } else {
         content.to_vec()
     };
-    json!({"type": "tool_result", "tool_use_id": str_field(result, "toolCallId"),
-           "content": result_content(&content), "is_error": is_error})
+    object([
+        ("type", Value::from("tool_result")),
+        ("tool_use_id", Value::from(str_field(result, "toolCallId"))),
+        ("content", result_content(&content)),
+        ("is_error", Value::from(is_error)),
+    ])
 }
 
 /// Texts only → one string (joined by "\n"); with images → blocks, headed by a placeholder text
@@ -263,18 +290,18 @@ fn result_content(content: &[Value]) -> Value {
     if !content.iter().any(|b| block_type(b) == "image") {
         let texts: Vec<&str> =
             content.iter().filter(|b| block_type(b) == "text").map(|b| str_field(b, "text")).collect();
-        return json!(texts.join("\n"));
+        return Value::String(texts.join("\n"));
     }
     let mut out: Vec<Value> = content
         .iter()
         .filter_map(|block| match block_type(block) {
-            "text" => Some(json!({"type": "text", "text": str_field(block, "text")})),
+            "text" => Some(text_block(str_field(block, "text"))),
             "image" => Some(image_block(block)),
             _ => None,
         })
         .collect();
     if !out.iter().any(|b| block_type(b) == "text") {
-        out.insert(0, json!({"type": "text", "text": "(see attached image)"}));
+        out.insert(0, text_block("(see attached image)"));
     }
     Value::Array(out)
 }
@@ -285,7 +312,7 @@ fn mark_last_block(messages: &mut [Value], cache: &Value) {
     if let Some(Value::Object(block)) = last.get_mut("content").and_then(Value::as_array_mut).and_then(|c| c.last_mut())
         && matches!(block.get("type").and_then(Value::as_str), Some("text" | "image" | "tool_result"))
     {
-        block.insert("cache_control".into(), cache.clone());
+        put(block, "cache_control", cache.clone());
     }
 }
 
@@ -327,10 +354,10 @@ impl Mapper {
     fn message_start(&mut self, data: &Json<'_>, asm: &mut Assembler) {
         let message = data.get("message").unwrap_or(&NULL);
         if let Some(id) = message.get("id").and_then(Json::as_str) {
-            asm.meta("responseId", json!(id));
+            asm.meta("responseId", Value::from(id));
         }
         if let Some(name) = message.get("model").and_then(Json::as_str).filter(|m| *m != self.model_id) {
-            asm.meta("responseModel", json!(name));
+            asm.meta("responseModel", Value::from(name));
         }
         let usage = message.get("usage").unwrap_or(&NULL);
         let count = |key: &str| usage.num(key).unwrap_or(0.0);
@@ -356,7 +383,7 @@ impl Mapper {
                 let text = block.str("text");
                 if !text.is_empty() {
                     // Initial text is kept, as part of text_start (no delta event).
-                    asm.set_field(&key, "text", json!(text));
+                    asm.set_field(&key, "text", Value::from(text));
                 }
                 BlockKind::Text
             }
@@ -364,10 +391,10 @@ impl Mapper {
                 asm.open_block(&key, BlockKind::Thinking);
                 let thinking = block.str("thinking");
                 if !thinking.is_empty() {
-                    asm.set_field(&key, "thinking", json!(thinking));
+                    asm.set_field(&key, "thinking", Value::from(thinking));
                 }
                 match block.str("signature") {
-                    "" => asm.set_field(&key, "thinkingSignature", json!("")),
+                    "" => asm.set_field(&key, "thinkingSignature", Value::from("")),
                     signature => asm.append_signature(&key, "thinkingSignature", signature),
                 }
                 BlockKind::Thinking

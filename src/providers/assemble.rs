@@ -7,6 +7,7 @@
 
 use super::partial_json::{PartialJson, Patch};
 use super::repair::parse_tool_arguments;
+use super::request::{object, put};
 use serde_json::{Map, Value, json};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,7 +170,7 @@ impl Assembler {
             None => {
                 let field = if kind == BlockKind::Text { "text" } else { "thinking" };
                 let type_name = if kind == BlockKind::Text { "text" } else { "thinking" };
-                self.open(key, kind, vec![("type", json!(type_name)), (field, json!(""))])
+                self.open(key, kind, vec![("type", Value::from(type_name)), (field, Value::from(""))])
             }
         };
         if !delta.is_empty() {
@@ -199,10 +200,10 @@ impl Assembler {
             key,
             BlockKind::Thinking,
             vec![
-                ("type", json!("thinking")),
-                ("thinking", json!("")),
-                ("thinkingSignature", json!(data)),
-                ("redacted", json!(true)),
+                ("type", Value::from("thinking")),
+                ("thinking", Value::from("")),
+                ("thinkingSignature", Value::from(data)),
+                ("redacted", Value::Bool(true)),
             ],
         );
         self.close_index(index);
@@ -229,9 +230,9 @@ impl Assembler {
             return;
         }
         let fields = vec![
-            ("type", json!("toolCall")),
-            ("id", json!(id)),
-            ("name", json!(name)),
+            ("type", Value::from("toolCall")),
+            ("id", Value::from(id)),
+            ("name", Value::from(name)),
             ("arguments", Value::Object(Map::new())),
         ];
         self.open(key, BlockKind::ToolCall, fields);
@@ -294,26 +295,27 @@ impl Assembler {
             (clamp(usage.input), clamp(usage.output), clamp(usage.cache_read), clamp(usage.cache_write));
         let [p_in, p_out, p_read, p_write] = self.cost;
         let cost = [input * p_in / 1e6, output * p_out / 1e6, read * p_read / 1e6, write * p_write / 1e6];
-        let mut object = Map::new();
-        object.insert("input".into(), json!(input));
-        object.insert("output".into(), json!(output));
-        object.insert("cacheRead".into(), json!(read));
-        object.insert("cacheWrite".into(), json!(write));
+        let mut fields = Map::new();
+        put(&mut fields, "input", Value::from(input));
+        put(&mut fields, "output", Value::from(output));
+        put(&mut fields, "cacheRead", Value::from(read));
+        put(&mut fields, "cacheWrite", Value::from(write));
         if let Some(n) = usage.cache_write_1h {
-            object.insert("cacheWrite1h".into(), json!(clamp(n)));
+            put(&mut fields, "cacheWrite1h", Value::from(clamp(n)));
         }
         if let Some(n) = usage.reasoning {
-            object.insert("reasoning".into(), json!(clamp(n)));
+            put(&mut fields, "reasoning", Value::from(clamp(n)));
         }
-        object.insert("totalTokens".into(), json!(input + output + read + write));
-        object.insert(
-            "cost".into(),
-            json!({
-                "input": cost[0], "output": cost[1], "cacheRead": cost[2], "cacheWrite": cost[3],
-                "total": cost[0] + cost[1] + cost[2] + cost[3],
-            }),
-        );
-        self.ops.push(MessageOp::Usage(Value::Object(object)));
+        put(&mut fields, "totalTokens", Value::from(input + output + read + write));
+        let cost = object([
+            ("input", Value::from(cost[0])),
+            ("output", Value::from(cost[1])),
+            ("cacheRead", Value::from(cost[2])),
+            ("cacheWrite", Value::from(cost[3])),
+            ("total", Value::from(cost[0] + cost[1] + cost[2] + cost[3])),
+        ]);
+        put(&mut fields, "cost", cost);
+        self.ops.push(MessageOp::Usage(Value::Object(fields)));
     }
 
     /// Open blocks close in content order, then `done`.

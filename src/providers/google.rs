@@ -8,7 +8,7 @@
 
 use super::assemble::{Assembler, BlockKind, StopReason, Usage};
 use super::json::Json;
-use super::request::{self, GOOGLE_BASE_URL};
+use super::request::{self, GOOGLE_BASE_URL, object, put};
 use super::transcript::{self, is_same_model, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
 use serde_json::{Map, Value, json};
@@ -51,13 +51,17 @@ fn request_body(input: &RequestInput<'_>) -> Value {
     let transcript = transcript::prepare(input, None);
     let level = request::thinking_level(options).filter(|_| request::model_reasons(model));
     let mut body = Map::new();
-    body.insert("contents".into(), Value::Array(contents(model, &transcript.messages)));
+    put(&mut body, "contents", Value::Array(contents(model, &transcript.messages)));
     if !transcript.system_prompt.is_empty() {
-        body.insert("systemInstruction".into(), json!({"parts": [{"text": transcript.system_prompt}]}));
+        put(
+            &mut body,
+            "systemInstruction",
+            object([("parts", Value::Array(vec![text_part(&transcript.system_prompt)]))]),
+        );
     }
     if !transcript.tools.is_empty() {
         let declarations: Vec<Value> = transcript.tools.iter().map(function_declaration).collect();
-        body.insert("tools".into(), json!([{"functionDeclarations": declarations}]));
+        put(&mut body, "tools", Value::Array(vec![object([("functionDeclarations", Value::Array(declarations))])]));
         let mode = match options.get("toolChoice").and_then(Value::as_str) {
             Some("none") => Some("NONE"),
             Some("any") => Some("ANY"),
@@ -65,40 +69,43 @@ fn request_body(input: &RequestInput<'_>) -> Value {
             _ => None,
         };
         if let Some(mode) = mode {
-            body.insert("toolConfig".into(), json!({"functionCallingConfig": {"mode": mode}}));
+            put(&mut body, "toolConfig", object([("functionCallingConfig", object([("mode", Value::from(mode))]))]));
         }
     }
     let mut config = Map::new();
     let (max_tokens, thinking) = match level {
         Some(level) => {
             let limits = request::thinking_limits(input, level, None);
-            (limits.max_tokens, Some(json!({"includeThoughts": true, "thinkingBudget": limits.budget})))
+            (
+                limits.max_tokens,
+                Some(object([("includeThoughts", Value::Bool(true)), ("thinkingBudget", Value::from(limits.budget))])),
+            )
         }
         None => (request::max_tokens(input), None),
     };
     if let Some(max) = max_tokens {
-        config.insert("maxOutputTokens".into(), json!(max));
+        put(&mut config, "maxOutputTokens", Value::from(max));
     }
     if let Some(t) = options.get("temperature").filter(|t| !t.is_null()) {
-        config.insert("temperature".into(), t.clone());
+        put(&mut config, "temperature", t.clone());
     }
     if let Some(thinking) = thinking {
-        config.insert("thinkingConfig".into(), thinking);
+        put(&mut config, "thinkingConfig", thinking);
     }
     request::merge_sampling(&mut config, input, level);
     if !config.is_empty() {
-        body.insert("generationConfig".into(), Value::Object(config));
+        put(&mut body, "generationConfig", Value::Object(config));
     }
     Value::Object(body)
 }
 
 fn function_declaration(tool: &Value) -> Value {
     let parameters = tool.get("parameters").cloned().unwrap_or_else(|| json!({}));
-    json!({
-        "name": tool.get("name").cloned().unwrap_or_else(|| json!("")),
-        "description": tool.get("description").cloned().unwrap_or_else(|| json!("")),
-        "parametersJsonSchema": const_as_enum(parameters, false, 0),
-    })
+    object([
+        ("name", tool.get("name").cloned().unwrap_or_else(|| Value::from(""))),
+        ("description", tool.get("description").cloned().unwrap_or_else(|| Value::from(""))),
+        ("parametersJsonSchema", const_as_enum(parameters, false, 0)),
+    ])
 }
 
 /// Keywords whose values are subschemas (or lists of them).
@@ -150,12 +157,22 @@ fn const_as_enum(schema: Value, name_map: bool, depth: usize) -> Value {
                 && !out.contains_key("enum")
                 && out.get("const").is_some_and(|c| c.is_string() || c.is_number());
             if rewrite && let Some(value) = out.shift_remove("const") {
-                out.insert("enum".into(), Value::Array(vec![value]));
+                put(&mut out, "enum", Value::Array(vec![value]));
             }
             Value::Object(out)
         }
         other => other,
     }
+}
+
+/// `{role, parts}`.
+fn turn(role: &str, parts: Vec<Value>) -> Value {
+    object([("role", Value::from(role)), ("parts", Value::Array(parts))])
+}
+
+/// `{text}`.
+fn text_part(text: &str) -> Value {
+    object([("text", Value::from(text))])
 }
 
 /// The `contents` turns of the transcript (§6.9).
@@ -173,22 +190,22 @@ fn contents(model: &Value, messages: &[Value]) -> Vec<Value> {
             Some("user") => {
                 let parts = user_parts(message.get("content"));
                 if !parts.is_empty() {
-                    turns.push(json!({"role": "user", "parts": parts}));
+                    turns.push(turn("user", parts));
                 }
             }
             Some("assistant") => {
                 let parts = model_parts(model, message);
                 if !parts.is_empty() {
-                    turns.push(json!({"role": "model", "parts": parts}));
+                    turns.push(turn("model", parts));
                 }
             }
             Some("toolResult") => {
                 let (response, images) = function_response(model, message);
                 responses.push(response);
                 if !images.is_empty() {
-                    let mut parts = vec![json!({"text": "Tool result image:"})];
+                    let mut parts = vec![text_part("Tool result image:")];
                     parts.extend(images);
-                    image_turns.push(json!({"role": "user", "parts": parts}));
+                    image_turns.push(turn("user", parts));
                 }
             }
             _ => {}
@@ -200,18 +217,18 @@ fn contents(model: &Value, messages: &[Value]) -> Vec<Value> {
 
 fn flush_tool_results(turns: &mut Vec<Value>, responses: &mut Vec<Value>, image_turns: &mut Vec<Value>) {
     if !responses.is_empty() {
-        turns.push(json!({"role": "user", "parts": std::mem::take(responses)}));
+        turns.push(turn("user", std::mem::take(responses)));
     }
     turns.append(image_turns);
 }
 
 fn user_parts(content: Option<&Value>) -> Vec<Value> {
     match content {
-        Some(Value::String(text)) => vec![json!({"text": text})],
+        Some(Value::String(text)) => vec![text_part(text)],
         Some(Value::Array(parts)) => parts
             .iter()
             .filter_map(|part| match part.get("type").and_then(Value::as_str) {
-                Some("text") => Some(json!({"text": str_field(part, "text")})),
+                Some("text") => Some(text_part(str_field(part, "text"))),
                 Some("image") => Some(inline_data(part)),
                 _ => None,
             })
@@ -221,7 +238,11 @@ fn user_parts(content: Option<&Value>) -> Vec<Value> {
 }
 
 fn inline_data(image: &Value) -> Value {
-    json!({"inlineData": {"mimeType": str_field(image, "mimeType"), "data": str_field(image, "data")}})
+    let data = object([
+        ("mimeType", Value::from(str_field(image, "mimeType"))),
+        ("data", Value::from(str_field(image, "data"))),
+    ]);
+    object([("inlineData", data)])
 }
 
 /// An assistant message's parts; signatures (and thoughts) only for the same model.
@@ -232,7 +253,7 @@ fn model_parts(model: &Value, message: &Value) -> Vec<Value> {
     };
     let with_signature = |mut part: Map<String, Value>, signature: Option<String>| {
         if let Some(signature) = signature {
-            part.insert("thoughtSignature".into(), json!(signature));
+            put(&mut part, "thoughtSignature", Value::from(signature));
         }
         Value::Object(part)
     };
@@ -245,7 +266,7 @@ fn model_parts(model: &Value, message: &Value) -> Vec<Value> {
                 // An empty part is kept only when it carries a signature Gemini wants echoed.
                 if !text.trim().is_empty() || signature.is_some() {
                     let mut part = Map::new();
-                    part.insert("text".into(), json!(text));
+                    put(&mut part, "text", Value::from(text));
                     parts.push(with_signature(part, signature));
                 }
             }
@@ -253,15 +274,19 @@ fn model_parts(model: &Value, message: &Value) -> Vec<Value> {
                 let (text, signature) = (str_field(block, "thinking"), signature(block, "thinkingSignature"));
                 if !text.trim().is_empty() || signature.is_some() {
                     let mut part = Map::new();
-                    part.insert("thought".into(), json!(true));
-                    part.insert("text".into(), json!(text));
+                    put(&mut part, "thought", Value::Bool(true));
+                    put(&mut part, "text", Value::from(text));
                     parts.push(with_signature(part, signature));
                 }
             }
             Some("toolCall") => {
                 let args = block.get("arguments").filter(|a| !a.is_null()).cloned().unwrap_or_else(|| json!({}));
                 let mut part = Map::new();
-                part.insert("functionCall".into(), json!({"name": str_field(block, "name"), "args": args}));
+                put(
+                    &mut part,
+                    "functionCall",
+                    object([("name", Value::from(str_field(block, "name"))), ("args", args)]),
+                );
                 parts.push(with_signature(part, signature(block, "thoughtSignature")));
             }
             _ => {}
@@ -295,9 +320,9 @@ fn function_response(model: &Value, message: &Value) -> (Value, Vec<Value>) {
         "(see attached image)".into()
     };
     let is_error = message.get("isError").and_then(Value::as_bool) == Some(true);
-    let response = if is_error { json!({"error": value}) } else { json!({"output": value}) };
+    let response = object([(if is_error { "error" } else { "output" }, Value::from(value))]);
     let name = str_field(message, "toolName");
-    (json!({"functionResponse": {"name": name, "response": response}}), images)
+    (object([("functionResponse", object([("name", Value::from(name)), ("response", response)]))]), images)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -358,7 +383,7 @@ impl GoogleMapper {
         // A later part without a signature keeps the block's earlier one.
         if let Some(signature) = part.get("thoughtSignature").and_then(Json::as_str).filter(|s| !s.is_empty()) {
             let field = if kind == BlockKind::Thinking { "thinkingSignature" } else { "textSignature" };
-            asm.set_field(&key, field, json!(signature));
+            asm.set_field(&key, field, Value::from(signature));
         }
     }
 
@@ -382,7 +407,7 @@ impl GoogleMapper {
         let key = self.new_key();
         asm.tool_start(&key, &id, &name);
         if let Some(signature) = part.get("thoughtSignature").and_then(Json::as_str).filter(|s| !s.is_empty()) {
-            asm.set_field(&key, "thoughtSignature", json!(signature));
+            asm.set_field(&key, "thoughtSignature", Value::from(signature));
         }
         let args = call.get("args").filter(|a| !a.is_null()).map_or_else(|| "{}".to_string(), Json::to_string);
         asm.tool_args_delta(&key, &args);
@@ -413,7 +438,7 @@ impl StreamMapper for GoogleMapper {
             && self.response_model.as_deref() != Some(version)
         {
             self.response_model = Some(version.to_string());
-            asm.meta("responseModel", json!(version));
+            asm.meta("responseModel", Value::from(version));
         }
         let candidate = data.get("candidates").and_then(Json::as_array).and_then(<[_]>::first);
         let parts = candidate.and_then(|c| c.get("content")).and_then(|c| c.get("parts")).and_then(Json::as_array);

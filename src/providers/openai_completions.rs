@@ -6,7 +6,7 @@ use super::assemble::{Assembler, StopReason, Usage};
 use super::json::Json;
 use super::request::{
     OPENAI_BASE_URL, api_key, base_url, compat_bool, compat_str, first_chars, invalid_json_message, mapped_effort,
-    max_tokens, merge_sampling, model_reasons, option_number, option_str, thinking_level,
+    max_tokens, merge_sampling, model_reasons, object, option_number, option_str, put, thinking_level,
 };
 use super::transcript::{self, block_type, blocks, role, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
@@ -30,17 +30,17 @@ impl WireFormat for OpenAiCompletions {
         let level = thinking_level(input.options);
 
         let mut body = Map::new();
-        body.insert("model".into(), json!(str_field(model, "id")));
-        body.insert("messages".into(), Value::Array(convert_messages(model, &t, is_openai)));
-        body.insert("stream".into(), json!(true));
+        put(&mut body, "model", Value::from(str_field(model, "id")));
+        put(&mut body, "messages", Value::Array(convert_messages(model, &t, is_openai)));
+        put(&mut body, "stream", Value::from(true));
         if base.contains("api.openai.com")
             && option_str(input.options, "cacheRetention") != Some("none")
             && let Some(session) = option_str(input.options, "sessionId")
         {
-            body.insert("prompt_cache_key".into(), json!(first_chars(session, 64)));
+            put(&mut body, "prompt_cache_key", Value::from(first_chars(session, 64)));
         }
         if compat_bool(model, "supportsUsageInStreaming") != Some(false) {
-            body.insert("stream_options".into(), json!({"include_usage": true}));
+            put(&mut body, "stream_options", object([("include_usage", Value::from(true))]));
         }
         if let Some(limit) = max_tokens(input) {
             let field = match compat_str(model, "maxTokensField") {
@@ -48,34 +48,35 @@ impl WireFormat for OpenAiCompletions {
                 _ if is_openai => "max_completion_tokens",
                 _ => "max_tokens",
             };
-            body.insert(field.into(), json!(limit));
+            put(&mut body, field, Value::from(limit));
         }
         if let Some(temperature) = option_number(input.options, "temperature") {
-            body.insert("temperature".into(), json!(temperature));
+            put(&mut body, "temperature", Value::from(temperature));
         }
         if !t.tools.is_empty() {
             let tools: Vec<Value> = t
                 .tools
                 .iter()
                 .map(|tool| {
-                    json!({"type": "function", "function": {
-                        "name": str_field(tool, "name"),
-                        "description": str_field(tool, "description"),
-                        "parameters": tool.get("parameters").cloned().unwrap_or_else(|| json!({})),
-                    }})
+                    let function = object([
+                        ("name", Value::from(str_field(tool, "name"))),
+                        ("description", Value::from(str_field(tool, "description"))),
+                        ("parameters", tool.get("parameters").cloned().unwrap_or_else(|| json!({}))),
+                    ]);
+                    object([("type", Value::from("function")), ("function", function)])
                 })
                 .collect();
-            body.insert("tools".into(), Value::Array(tools));
+            put(&mut body, "tools", Value::Array(tools));
         }
         if let Some(choice) = input.options.get("toolChoice").filter(|c| truthy(c)) {
-            body.insert("tool_choice".into(), choice.clone());
+            put(&mut body, "tool_choice", choice.clone());
         }
         if let Some(level) = level
             && model_reasons(model)
             && compat_bool(model, "supportsReasoningEffort") != Some(false)
             && let Some(effort) = mapped_effort(model, level)
         {
-            body.insert("reasoning_effort".into(), json!(effort));
+            put(&mut body, "reasoning_effort", Value::from(effort));
         }
         merge_sampling(&mut body, input, level);
 
@@ -165,9 +166,8 @@ fn truthy(value: &Value) -> bool {
 }
 
 fn data_url(image: &Value) -> Value {
-    json!({"type": "image_url", "image_url": {
-        "url": format!("data:{};base64,{}", str_field(image, "mimeType"), str_field(image, "data")),
-    }})
+    let url = format!("data:{};base64,{}", str_field(image, "mimeType"), str_field(image, "data"));
+    object([("type", Value::from("image_url")), ("image_url", object([("url", Value::from(url))]))])
 }
 
 /// §6.6 Messages: the system head, then user / assistant / tool messages.
@@ -175,7 +175,8 @@ fn convert_messages(model: &Value, t: &transcript::Transcript, is_openai: bool) 
     let mut out = Vec::with_capacity(t.messages.len() + 1);
     if !t.system_prompt.is_empty() {
         let developer = model_reasons(model) && compat_bool(model, "supportsDeveloperRole").unwrap_or(is_openai);
-        out.push(json!({"role": if developer { "developer" } else { "system" }, "content": t.system_prompt}));
+        let role = if developer { "developer" } else { "system" };
+        out.push(object([("role", Value::from(role)), ("content", Value::from(t.system_prompt.as_str()))]));
     }
     let images_supported = model.get("input").and_then(Value::as_array).is_some_and(|a| a.iter().any(|i| i == "image"));
     let mut results: Vec<&Value> = Vec::new();
@@ -205,19 +206,19 @@ fn convert_messages(model: &Value, t: &transcript::Transcript, is_openai: bool) 
 
 fn convert_user(message: &Value) -> Option<Value> {
     if let Some(text) = message.get("content").and_then(Value::as_str) {
-        return Some(json!({"role": "user", "content": text}));
+        return Some(object([("role", Value::from("user")), ("content", Value::from(text))]));
     }
     let parts: Vec<Value> = blocks(message)
         .iter()
         .filter_map(|block| match block_type(block) {
             "text" if !str_field(block, "text").is_empty() => {
-                Some(json!({"type": "text", "text": str_field(block, "text")}))
+                Some(object([("type", Value::from("text")), ("text", Value::from(str_field(block, "text")))]))
             }
             "image" => Some(data_url(block)),
             _ => None,
         })
         .collect();
-    (!parts.is_empty()).then(|| json!({"role": "user", "content": parts}))
+    (!parts.is_empty()).then(|| object([("role", Value::from("user")), ("content", Value::Array(parts))]))
 }
 
 fn convert_assistant(model: &Value, message: &Value) -> Option<Value> {
@@ -235,40 +236,44 @@ fn convert_assistant(model: &Value, message: &Value) -> Option<Value> {
         .filter(|b| block_type(b) == "toolCall")
         .map(|call| {
             let arguments = call.get("arguments").cloned().unwrap_or_else(|| json!({}));
-            json!({"id": str_field(call, "id"), "type": "function", "function": {
-                "name": str_field(call, "name"),
-                "arguments": serde_json::to_string(&arguments).unwrap_or_else(|_| "{}".into()),
-            }})
+            let arguments = serde_json::to_string(&arguments).unwrap_or_else(|_| "{}".into());
+            let function =
+                object([("name", Value::from(str_field(call, "name"))), ("arguments", Value::from(arguments))]);
+            object([
+                ("id", Value::from(str_field(call, "id"))),
+                ("type", Value::from("function")),
+                ("function", function),
+            ])
         })
         .collect();
 
     let mut out = Map::new();
-    out.insert("role".into(), json!("assistant"));
+    put(&mut out, "role", Value::from("assistant"));
     let content = if !text.is_empty() {
-        json!(text)
+        Value::String(text)
     } else if compat_bool(model, "requiresNonNullAssistantContent") == Some(true) {
-        json!("")
+        "".into()
     } else {
         Value::Null
     };
     let has_content = content.as_str().is_some_and(|s| !s.is_empty());
-    out.insert("content".into(), content);
+    put(&mut out, "content", content);
     // Replay the streamed reasoning under the field it came in (its thinkingSignature).
     if let Some(first) = thinking.first() {
         let field = str_field(first, "thinkingSignature");
         if REASONING_FIELDS.contains(&field) {
-            out.insert(field.into(), json!(joined_thinking));
+            put(&mut out, field, Value::from(joined_thinking.as_str()));
         }
     }
     let has_calls = !calls.is_empty();
     if has_calls {
-        out.insert("tool_calls".into(), Value::Array(calls));
+        put(&mut out, "tool_calls", Value::Array(calls));
     }
     if compat_bool(model, "requiresReasoningContentOnAssistantMessages") == Some(true)
         && model_reasons(model)
         && !out.contains_key("reasoning_content")
     {
-        out.insert("reasoning_content".into(), json!(joined_thinking));
+        put(&mut out, "reasoning_content", Value::from(joined_thinking));
     }
     (has_content || has_calls).then_some(Value::Object(out))
 }
@@ -292,12 +297,12 @@ fn push_tool_results(out: &mut Vec<Value>, results: &mut Vec<&Value>, model: &Va
             "(no tool output)".to_string()
         };
         let mut message = Map::new();
-        message.insert("role".into(), json!("tool"));
-        message.insert("content".into(), json!(text));
-        message.insert("tool_call_id".into(), json!(str_field(result, "toolCallId")));
+        put(&mut message, "role", Value::from("tool"));
+        put(&mut message, "content", Value::from(text));
+        put(&mut message, "tool_call_id", Value::from(str_field(result, "toolCallId")));
         let name = str_field(result, "toolName");
         if compat_bool(model, "requiresToolResultName") == Some(true) && !name.is_empty() {
-            message.insert("name".into(), json!(name));
+            put(&mut message, "name", Value::from(name));
         }
         out.push(Value::Object(message));
         if images_supported {
@@ -305,9 +310,9 @@ fn push_tool_results(out: &mut Vec<Value>, results: &mut Vec<&Value>, model: &Va
         }
     }
     if !images.is_empty() {
-        let mut content = vec![json!({"type": "text", "text": "Tool result image:"})];
+        let mut content = vec![object([("type", Value::from("text")), ("text", Value::from("Tool result image:"))])];
         content.extend(images);
-        out.push(json!({"role": "user", "content": content}));
+        out.push(object([("role", Value::from("user")), ("content", Value::Array(content))]));
     }
 }
 
@@ -347,14 +352,14 @@ impl Mapper {
             && let Some(id) = chunk.get("id").and_then(Json::as_str).filter(|s| !s.is_empty())
         {
             self.response_id = true;
-            asm.meta("responseId", json!(id));
+            asm.meta("responseId", Value::from(id));
         }
         if !self.response_model
             && let Some(name) = chunk.get("model").and_then(Json::as_str).filter(|s| !s.is_empty())
             && name != self.model_id
         {
             self.response_model = true;
-            asm.meta("responseModel", json!(name));
+            asm.meta("responseModel", Value::from(name));
         }
         let choice = chunk.get("choices").and_then(Json::as_array).and_then(<[_]>::first);
         let usage = chunk.get("usage").filter(|u| u.truthy()).or_else(|| choice.and_then(|c| c.get("usage")));
@@ -375,7 +380,7 @@ impl Mapper {
             asm.thinking_delta(THINKING_KEY, text);
             if !self.thinking_open {
                 self.thinking_open = true;
-                asm.set_field(THINKING_KEY, "thinkingSignature", json!(field));
+                asm.set_field(THINKING_KEY, "thinkingSignature", Value::from(field));
             }
         }
         for field in ["content", "refusal"] {
@@ -406,7 +411,7 @@ impl Mapper {
                 if let Some(id) = id {
                     if slot.synthetic_id {
                         slot.synthetic_id = false;
-                        asm.set_field(&slot.key, "id", json!(id));
+                        asm.set_field(&slot.key, "id", Value::from(id));
                     }
                     if !slot.ids.iter().any(|known| known == id) {
                         slot.ids.push(id.to_string());
@@ -414,7 +419,7 @@ impl Mapper {
                 }
                 if !slot.named && !name.is_empty() {
                     slot.named = true;
-                    asm.set_field(&slot.key, "name", json!(name));
+                    asm.set_field(&slot.key, "name", Value::from(name));
                 }
                 slot
             }

@@ -5,7 +5,7 @@
 
 use super::assemble::{Assembler, BlockKind, StopReason, Usage};
 use super::json::Json;
-use super::request::{self, OPENAI_BASE_URL};
+use super::request::{self, OPENAI_BASE_URL, object, put};
 use super::transcript::{self, Transcript, is_same_model, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
 use serde_json::{Map, Value, json};
@@ -43,38 +43,42 @@ fn request_body(input: &RequestInput<'_>) -> Value {
     let transcript = transcript::prepare(input, None);
     let level = request::thinking_level(options).filter(|_| request::model_reasons(model));
     let mut body = Map::new();
-    body.insert("model".into(), model.get("id").cloned().unwrap_or_else(|| json!("")));
-    body.insert("input".into(), Value::Array(input_items(model, &transcript)));
-    body.insert("stream".into(), json!(true));
+    put(&mut body, "model", model.get("id").cloned().unwrap_or_else(|| Value::from("")));
+    put(&mut body, "input", Value::Array(input_items(model, &transcript)));
+    put(&mut body, "stream", Value::Bool(true));
     if let Some(key) = prompt_cache_key(options) {
-        body.insert("prompt_cache_key".into(), json!(key));
+        put(&mut body, "prompt_cache_key", Value::from(key));
     }
-    body.insert("store".into(), json!(false));
+    put(&mut body, "store", Value::from(false));
     if let Some(max) = request::max_tokens(input) {
-        body.insert("max_output_tokens".into(), json!(max.max(MIN_OUTPUT_TOKENS)));
+        put(&mut body, "max_output_tokens", Value::from(max.max(MIN_OUTPUT_TOKENS)));
     }
     if let Some(t) = options.get("temperature").filter(|t| !t.is_null()) {
-        body.insert("temperature".into(), t.clone());
+        put(&mut body, "temperature", t.clone());
     }
     if !transcript.tools.is_empty() {
         let tools = transcript.tools.iter().map(function_tool).collect();
-        body.insert("tools".into(), Value::Array(tools));
+        put(&mut body, "tools", Value::Array(tools));
     }
     if let Some(choice) = options.get("toolChoice").filter(|c| !c.is_null()) {
-        body.insert("tool_choice".into(), choice.clone());
+        put(&mut body, "tool_choice", choice.clone());
     }
     match level {
         // A level mapped to `null` is not supported by the model: no reasoning fields.
         Some(level) => {
             if let Some(effort) = request::mapped_effort(model, level) {
-                body.insert("reasoning".into(), json!({"effort": effort, "summary": "auto"}));
-                body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+                put(
+                    &mut body,
+                    "reasoning",
+                    object([("effort", Value::from(effort)), ("summary", Value::from("auto"))]),
+                );
+                put(&mut body, "include", Value::Array(vec![Value::from("reasoning.encrypted_content")]));
             }
         }
         // §6.7: level off sends an effort only when the model maps "off" to a string.
         None if request::model_reasons(model) => {
             if let Some(off) = model.get("thinkingLevelMap").and_then(|m| m.get("off")).and_then(Value::as_str) {
-                body.insert("reasoning".into(), json!({"effort": off}));
+                put(&mut body, "reasoning", object([("effort", Value::from(off))]));
             }
         }
         None => {}
@@ -93,13 +97,13 @@ fn prompt_cache_key(options: &Value) -> Option<String> {
 }
 
 fn function_tool(tool: &Value) -> Value {
-    json!({
-        "type": "function",
-        "name": tool.get("name").cloned().unwrap_or_else(|| json!("")),
-        "description": tool.get("description").cloned().unwrap_or_else(|| json!("")),
-        "parameters": tool.get("parameters").cloned().unwrap_or_else(|| json!({})),
-        "strict": false,
-    })
+    object([
+        ("type", Value::from("function")),
+        ("name", tool.get("name").cloned().unwrap_or_else(|| Value::from(""))),
+        ("description", tool.get("description").cloned().unwrap_or_else(|| Value::from(""))),
+        ("parameters", tool.get("parameters").cloned().unwrap_or_else(|| json!({}))),
+        ("strict", Value::Bool(false)),
+    ])
 }
 
 /// The `input` items: the system head, then one or more items per transcript message.
@@ -109,14 +113,14 @@ fn input_items(model: &Value, transcript: &Transcript) -> Vec<Value> {
         let developer =
             request::model_reasons(model) && request::compat_bool(model, "supportsDeveloperRole") != Some(false);
         let role = if developer { "developer" } else { "system" };
-        items.push(json!({"role": role, "content": transcript.system_prompt}));
+        items.push(object([("role", Value::from(role)), ("content", Value::from(transcript.system_prompt.as_str()))]));
     }
     for (n, message) in transcript.messages.iter().enumerate() {
         match message.get("role").and_then(Value::as_str) {
             Some("user") => {
                 let content = user_content(message.get("content"));
                 if !content.is_empty() {
-                    items.push(json!({"role": "user", "content": content}));
+                    items.push(object([("role", Value::from("user")), ("content", Value::Array(content))]));
                 }
             }
             Some("assistant") => assistant_items(model, message, n, &mut items),
@@ -124,7 +128,11 @@ fn input_items(model: &Value, transcript: &Transcript) -> Vec<Value> {
                 let id = message.get("toolCallId").and_then(Value::as_str).unwrap_or_default();
                 let call_id = id.split('|').next().unwrap_or_default();
                 let output = tool_output(model, message.get("content"));
-                items.push(json!({"type": "function_call_output", "call_id": call_id, "output": output}));
+                items.push(object([
+                    ("type", Value::from("function_call_output")),
+                    ("call_id", Value::from(call_id)),
+                    ("output", output),
+                ]));
             }
             _ => {}
         }
@@ -134,11 +142,11 @@ fn input_items(model: &Value, transcript: &Transcript) -> Vec<Value> {
 
 fn user_content(content: Option<&Value>) -> Vec<Value> {
     match content {
-        Some(Value::String(text)) => vec![json!({"type": "input_text", "text": text})],
+        Some(Value::String(text)) => vec![input_text(text)],
         Some(Value::Array(parts)) => parts
             .iter()
             .filter_map(|part| match part.get("type").and_then(Value::as_str) {
-                Some("text") => Some(json!({"type": "input_text", "text": str_field(part, "text")})),
+                Some("text") => Some(input_text(str_field(part, "text"))),
                 Some("image") => Some(input_image(part)),
                 _ => None,
             })
@@ -149,7 +157,11 @@ fn user_content(content: Option<&Value>) -> Vec<Value> {
 
 fn input_image(part: &Value) -> Value {
     let url = format!("data:{};base64,{}", str_field(part, "mimeType"), str_field(part, "data"));
-    json!({"type": "input_image", "detail": "auto", "image_url": url})
+    object([("type", Value::from("input_image")), ("detail", Value::from("auto")), ("image_url", Value::from(url))])
+}
+
+fn input_text(text: &str) -> Value {
+    object([("type", Value::from("input_text")), ("text", Value::from(text))])
 }
 
 /// Tool-result text (joined by "\n"); with images on an image model, an `input_text` +
@@ -171,7 +183,7 @@ fn tool_output(model: &Value, content: Option<&Value>) -> Value {
     }
     let mut list = Vec::new();
     if has_text {
-        list.push(json!({"type": "input_text", "text": text}));
+        list.push(input_text(&text));
     }
     list.extend(images.into_iter().map(input_image));
     Value::Array(list)
@@ -199,17 +211,21 @@ fn assistant_items(model: &Value, message: &Value, n: usize, items: &mut Vec<Val
                     Some((id, phase)) => (shorten_id(id), phase),
                     None => (fallback, None),
                 };
-                let mut item = json!({
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [{"type": "output_text", "text": str_field(block, "text"), "annotations": []}],
-                    "status": "completed",
-                    "id": id,
-                });
-                if let (Some(phase), Some(map)) = (phase, item.as_object_mut()) {
-                    map.insert("phase".into(), json!(phase));
+                let text = object([
+                    ("type", Value::from("output_text")),
+                    ("text", Value::from(str_field(block, "text"))),
+                    ("annotations", Value::Array(Vec::new())),
+                ]);
+                let mut item = Map::new();
+                put(&mut item, "type", Value::from("message"));
+                put(&mut item, "role", Value::from("assistant"));
+                put(&mut item, "content", Value::Array(vec![text]));
+                put(&mut item, "status", Value::from("completed"));
+                put(&mut item, "id", Value::from(id));
+                if let Some(phase) = phase {
+                    put(&mut item, "phase", Value::from(phase));
                 }
-                items.push(item);
+                items.push(Value::Object(item));
             }
             Some("toolCall") => {
                 let full_id = str_field(block, "id");
@@ -221,13 +237,13 @@ fn assistant_items(model: &Value, message: &Value, n: usize, items: &mut Vec<Val
                     _ => "{}".into(),
                 };
                 let mut item = Map::new();
-                item.insert("type".into(), json!("function_call"));
+                put(&mut item, "type", Value::from("function_call"));
                 if let Some(item_id) = item_id {
-                    item.insert("id".into(), json!(item_id));
+                    put(&mut item, "id", Value::from(item_id));
                 }
-                item.insert("call_id".into(), json!(call_id));
-                item.insert("name".into(), json!(str_field(block, "name")));
-                item.insert("arguments".into(), json!(arguments));
+                put(&mut item, "call_id", Value::from(call_id));
+                put(&mut item, "name", Value::from(str_field(block, "name")));
+                put(&mut item, "arguments", Value::from(arguments));
                 items.push(Value::Object(item));
             }
             _ => {}
@@ -482,12 +498,12 @@ impl ResponsesMapper {
                 if slot.streamed || !text.is_empty() {
                     asm.text_delta(&slot.key, &text);
                     let mut signature = Map::new();
-                    signature.insert("v".into(), json!(1));
+                    put(&mut signature, "v", Value::from(1));
                     if let Some(id) = item.get("id").filter(|id| id.is_string()) {
-                        signature.insert("id".into(), id.to_value());
+                        put(&mut signature, "id", id.to_value());
                     }
                     if let Some(phase) = item.get("phase").filter(|p| p.as_str().is_some_and(|p| !p.is_empty())) {
-                        signature.insert("phase".into(), phase.to_value());
+                        put(&mut signature, "phase", phase.to_value());
                     }
                     let signature = Value::Object(signature).to_string();
                     asm.set_field(&slot.key, "textSignature", Value::String(signature));

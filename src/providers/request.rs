@@ -1,6 +1,7 @@
 //! Request helpers shared by the wire formats (P-6.1.6, P-6.2.3, P-6.2.7, P-6.2.8): key variable
-//! names, base URLs, output-token limits, thinking budgets and levels, sampling parameters, and
-//! small readers of `model`/`options` JSON. Pure functions of JSON; no HTTP, no wire shapes.
+//! names, base URLs, output-token limits, thinking budgets and levels, sampling parameters, small
+//! readers of `model`/`options` JSON, and the object builders (`object`, `put`) the provider
+//! modules use instead of `json!`. Pure functions of JSON; no HTTP, no wire shapes.
 
 use super::RequestInput;
 use serde_json::{Map, Value};
@@ -201,6 +202,22 @@ pub fn api_key<'a>(input: &RequestInput<'a>) -> Option<&'a str> {
 /// The first `n` characters of `text`.
 pub fn first_chars(text: &str, n: usize) -> String {
     text.chars().take(n).collect()
+}
+
+/// A JSON object of `entries`, in order. The provider modules build their JSON with this and `put`
+/// rather than `json!`, whose expansion inlines a `to_value`, its error path, a key allocation, an
+/// insert and a drop for every key (with them the release wasm was 20 KB / 4 KiB gzip larger).
+pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    let mut map = Map::new();
+    for (key, value) in entries {
+        put(&mut map, key, value);
+    }
+    Value::Object(map)
+}
+
+/// `map[key] = value` (an existing key keeps its place, as `Object.assign`).
+pub fn put(map: &mut Map<String, Value>, key: &str, value: Value) {
+    map.insert(key.to_string(), value);
 }
 
 /// `Invalid JSON in provider stream: <first 200 characters>` (P-6.3.2).

@@ -21,7 +21,8 @@
 //! read them with the helpers below, which never panic).
 
 use super::RequestInput;
-use serde_json::{Map, Value, json};
+use super::request::{object, put};
+use serde_json::{Map, Value};
 
 /// What a wire format sends: see the module documentation.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -149,14 +150,14 @@ fn close_pending(
 ) {
     for (id, name) in pending.drain(..) {
         if !answered.contains(&id) {
-            out.push(json!({
-                "role": "toolResult",
-                "toolCallId": id,
-                "toolName": name,
-                "content": [{"type": "text", "text": NO_RESULT_PROVIDED}],
-                "isError": true,
-                "timestamp": 0,
-            }));
+            out.push(object([
+                ("role", Value::from("toolResult")),
+                ("toolCallId", Value::from(id)),
+                ("toolName", Value::from(name)),
+                ("content", Value::Array(vec![text_block(NO_RESULT_PROVIDED)])),
+                ("isError", Value::Bool(true)),
+                ("timestamp", Value::from(0)),
+            ]));
         }
     }
     answered.clear();
@@ -173,34 +174,34 @@ fn transform(
 ) -> Value {
     let mut message = message.clone();
     if message.get("content").is_none_or(Value::is_null) {
-        message.insert("content".into(), Value::Array(Vec::new()));
+        put(&mut message, "content", Value::Array(Vec::new()));
     }
     let role = message.get("role").and_then(Value::as_str).unwrap_or("").to_string();
     match role.as_str() {
         "user" if !images_supported => {
             if let Some(Value::Array(content)) = message.get("content") {
                 let replaced = replace_images(content, USER_IMAGE_OMITTED);
-                message.insert("content".into(), Value::Array(replaced));
+                put(&mut message, "content", Value::Array(replaced));
             }
         }
         "toolResult" => {
             match message.get("content") {
                 Some(Value::Array(content)) if !images_supported => {
                     let replaced = replace_images(content, TOOL_IMAGE_OMITTED);
-                    message.insert("content".into(), Value::Array(replaced));
+                    put(&mut message, "content", Value::Array(replaced));
                 }
                 Some(Value::Array(_)) => {}
                 Some(Value::String(text)) => {
-                    let text = json!([{"type": "text", "text": text}]);
-                    message.insert("content".into(), text);
+                    let text = Value::Array(vec![text_block(text)]);
+                    put(&mut message, "content", text);
                 }
                 _ => {
-                    message.insert("content".into(), Value::Array(Vec::new()));
+                    put(&mut message, "content", Value::Array(Vec::new()));
                 }
             }
             let id = message.get("toolCallId").and_then(Value::as_str).unwrap_or("");
             if let Some((_, new_id)) = renamed.iter().rev().find(|(old, _)| old == id) {
-                message.insert("toolCallId".into(), Value::String(new_id.clone()));
+                put(&mut message, "toolCallId", Value::String(new_id.clone()));
             }
         }
         "assistant" => {
@@ -219,7 +220,7 @@ fn transform(
                             kept.push(block);
                         }
                     }
-                    "text" if !same => kept.push(json!({"type": "text", "text": str_field(&block, "text")})),
+                    "text" if !same => kept.push(text_block(str_field(&block, "text"))),
                     "toolCall" => {
                         let mut call = block;
                         if let Some(call) = call.as_object_mut() {
@@ -231,7 +232,7 @@ fn transform(
                                 let new_id = normalize(&id);
                                 if new_id != id {
                                     renamed.push((id, new_id.clone()));
-                                    call.insert("id".into(), Value::String(new_id));
+                                    put(call, "id", Value::String(new_id));
                                 }
                             }
                         }
@@ -240,7 +241,7 @@ fn transform(
                     _ => kept.push(block),
                 }
             }
-            message.insert("content".into(), Value::Array(kept));
+            put(&mut message, "content", Value::Array(kept));
         }
         _ => {}
     }
@@ -255,7 +256,7 @@ pub fn replace_images(content: &[Value], placeholder: &str) -> Vec<Value> {
     for block in content {
         if block_type(block) == "image" {
             if !previous_was_placeholder {
-                out.push(json!({"type": "text", "text": placeholder}));
+                out.push(text_block(placeholder));
             }
             previous_was_placeholder = true;
             continue;
@@ -264,6 +265,11 @@ pub fn replace_images(content: &[Value], placeholder: &str) -> Vec<Value> {
         out.push(block.clone());
     }
     out
+}
+
+/// A `{type: "text", text}` block.
+fn text_block(text: &str) -> Value {
+    object([("type", Value::from("text")), ("text", Value::from(text))])
 }
 
 /// Whether an assistant message came from this model (same provider, api and id).
@@ -312,6 +318,7 @@ pub fn content_text(content: Option<&Value>, separator: &str) -> String {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn model() -> Value {
         json!({"id": "m1", "api": "anthropic-messages", "provider": "anthropic", "input": ["text"]})
