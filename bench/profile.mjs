@@ -98,9 +98,12 @@ async function providerWorkload(name, impl) {
   const server = await startServer();
   server.unref();
   const port = server.address().port;
-  const m = { id: "gpt-bench", name: "bench", api: "openai-completions", provider: "openai", baseUrl: `http://127.0.0.1:${port}/v1`, reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1e5, maxTokens: 1000 };
+  // PROFILE_API=anthropic-messages profiles the Anthropic wire format instead.
+  const api = process.env.PROFILE_API === "anthropic-messages" ? "anthropic-messages" : "openai-completions";
+  const anthropic = api === "anthropic-messages";
+  const m = { id: anthropic ? "claude-bench" : "gpt-bench", name: "bench", api, provider: anthropic ? "anthropic" : "openai", baseUrl: anthropic ? `http://127.0.0.1:${port}` : `http://127.0.0.1:${port}/v1`, reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1e5, maxTokens: 1000 };
   const ctx = () => ({ messages: [{ role: "user", content: "go", timestamp: Date.now() }] });
-  const stream = name === "ours" ? impl.streamBuiltin : (await import("@earendil-works/pi-ai/api/openai-completions")).stream;
+  const stream = name === "ours" ? impl.streamBuiltin : (await import(`@earendil-works/pi-ai/api/${api}`)).stream;
   return {
     run: async () => {
       let n = 0;
