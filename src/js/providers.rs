@@ -9,7 +9,7 @@ use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
 use crate::providers::json::parse_data;
 use crate::providers::partial_json::{Patch, PatchOp, PathSeg};
-use crate::providers::sse::SseDecoder;
+use crate::providers::sse::{SseDecoder, SseEvents};
 use crate::providers::{Assembler, BlockKind, HttpRequest, MessageOp, RequestInput, StreamMapper, wire_format};
 use futures::future::{Either, select};
 use js_sys::{Array, Object, Reflect, Uint8Array};
@@ -322,7 +322,8 @@ impl Driver {
             .map_err(|e| End::Error(h.error_message(&e)))?;
         let read = h.get(&reader, "read").map_err(|e| End::Error(h.error_message(&e)))?;
         let mut decoder = SseDecoder::new();
-        let mut events = Vec::new();
+        // Refilled per chunk: its buffers are reused, so events cost no allocations.
+        let mut events = SseEvents::new();
         let on_event = self.option("onProviderStreamEvent");
         let on_event = (h.kind(&on_event) == Kind::Function).then_some(on_event);
         loop {
@@ -333,18 +334,19 @@ impl Driver {
                 Either::Right(_) => return self.abort_reader(&reader),
             };
             let done = h.get(&chunk, "done").map(|d| d.is_truthy()).unwrap_or(true);
+            events.clear();
             if done {
                 decoder.finish(&mut events);
             } else if let Ok(value) = h.get(&chunk, "value") {
                 let bytes: Uint8Array = value.unchecked_into();
                 decoder.push(&bytes.to_vec(), &mut events);
             }
-            for event in events.drain(..) {
-                let data = match parse_data(&event.data) {
+            for event in events.iter() {
+                let data = match parse_data(event.data) {
                     Some(data) => data,
                     None => {
-                        mapper.on_text(event.event.as_deref(), &event.data, asm);
-                        if !asm.finished() && !is_terminator(&event.data) {
+                        mapper.on_text(event.event, event.data, asm);
+                        if !asm.finished() && !is_terminator(event.data) {
                             let head: String = event.data.chars().take(200).collect();
                             asm.fail(format!("Invalid JSON in provider stream: {head}"), None);
                         }
@@ -359,7 +361,7 @@ impl Driver {
                         return Err(End::Error(h.error_message(&e)));
                     }
                 }
-                mapper.on_event(event.event.as_deref(), &data, asm);
+                mapper.on_event(event.event, &data, asm);
                 self.apply_all(asm)?;
                 if asm.finished() {
                     silence(&reader_cancel(&reader));

@@ -232,7 +232,7 @@ pub(crate) mod test_driver {
     //! chunks → `SseDecoder` → JSON → mapper → `apply_native`; returns the final message and the
     //! event names (`start` first).
     use super::super::assemble::apply_native;
-    use super::super::sse::{SseDecoder, SseEvent};
+    use super::super::sse::{SseDecoder, SseEvent, SseEvents};
     use super::super::{Assembler, RequestInput, WireFormat};
     use serde_json::{Value, json};
 
@@ -263,7 +263,7 @@ pub(crate) mod test_driver {
 
     /// Whether `sse.rs` is still the stub (it yields nothing); then a tiny local splitter stands in.
     fn decoder_is_stub() -> bool {
-        let mut out = Vec::new();
+        let mut out = SseEvents::new();
         let mut d = SseDecoder::new();
         d.push(b"data: 1\n\n", &mut out);
         d.finish(&mut out);
@@ -313,11 +313,16 @@ pub(crate) mod test_driver {
             return local_split(sse);
         }
         let mut decoder = SseDecoder::new();
+        let mut batch = SseEvents::new();
         let mut events = Vec::new();
         for chunk in chunks(sse.as_bytes(), seed) {
-            decoder.push(chunk, &mut events);
+            batch.clear();
+            decoder.push(chunk, &mut batch);
+            events.extend(batch.iter().map(|e| e.to_event()));
         }
-        decoder.finish(&mut events);
+        batch.clear();
+        decoder.finish(&mut batch);
+        events.extend(batch.iter().map(|e| e.to_event()));
         events
     }
 
