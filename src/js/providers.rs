@@ -342,26 +342,30 @@ impl Driver {
                 decoder.push(&bytes.to_vec(), &mut events);
             }
             for event in events.iter() {
-                let data = match parse_data(event.data) {
-                    Some(data) => data,
-                    None => {
-                        mapper.on_text(event.event, event.data, asm);
-                        if !asm.finished() && !is_terminator(event.data) {
-                            let head: String = event.data.chars().take(200).collect();
-                            asm.fail(format!("Invalid JSON in provider stream: {head}"), None);
+                // The hook wants every event parsed; without it the mapper may take its shortcut.
+                let mapped = on_event.is_none() && mapper.on_event_text(event.event, event.data, asm);
+                if !mapped {
+                    let data = match parse_data(event.data) {
+                        Some(data) => data,
+                        None => {
+                            mapper.on_text(event.event, event.data, asm);
+                            if !asm.finished() && !is_terminator(event.data) {
+                                let head: String = event.data.chars().take(200).collect();
+                                asm.fail(format!("Invalid JSON in provider stream: {head}"), None);
+                            }
+                            self.apply_all(asm)?;
+                            continue;
                         }
-                        self.apply_all(asm)?;
-                        continue;
+                    };
+                    if let Some(on_event) = &on_event {
+                        let parsed = js(&data.to_value());
+                        if let Err(e) = h.call(on_event, &JsValue::UNDEFINED, &[parsed, self.model.clone()]).await {
+                            silence(&reader_cancel(&reader));
+                            return Err(End::Error(h.error_message(&e)));
+                        }
                     }
-                };
-                if let Some(on_event) = &on_event {
-                    let parsed = js(&data.to_value());
-                    if let Err(e) = h.call(on_event, &JsValue::UNDEFINED, &[parsed, self.model.clone()]).await {
-                        silence(&reader_cancel(&reader));
-                        return Err(End::Error(h.error_message(&e)));
-                    }
+                    mapper.on_event(event.event, &data, asm);
                 }
-                mapper.on_event(event.event, &data, asm);
                 self.apply_all(asm)?;
                 if asm.finished() {
                     silence(&reader_cancel(&reader));

@@ -3,7 +3,7 @@
 //! `event:` + `data:` stream events onto the assembler by content-block index.
 
 use super::assemble::{Assembler, BlockKind, StopReason, Usage};
-use super::json::{Json, NULL};
+use super::json::{Json, NULL, Scanner};
 use super::request::{
     ANTHROPIC_BASE_URL, api_key, base_url, compat_bool, has_header, invalid_json_message, max_tokens, merge_sampling,
     model_reasons, object, option_number, option_str, put, thinking_level, thinking_limits,
@@ -11,6 +11,7 @@ use super::request::{
 use super::transcript::{self, block_type, blocks, role, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 
 pub struct AnthropicMessages;
 
@@ -330,12 +331,18 @@ struct Mapper {
     open: Vec<(String, BlockKind)>,
     usage: Usage,
     stop: Option<(String, Stop)>,
+    /// The block key of the last scanned delta (its allocation is reused).
+    key: String,
+}
+
+/// An index written as plain digits, the usual case (`block_key` needs no formatting machinery).
+fn plain_index(digits: &str) -> bool {
+    digits.len() < 20 && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn block_key(data: &Json<'_>) -> String {
     match data.get("index") {
-        // The usual index, without the formatting machinery (this runs per delta).
-        Some(Json::Number(digits)) if digits.len() < 20 && digits.bytes().all(|b| b.is_ascii_digit()) => {
+        Some(Json::Number(digits)) if plain_index(digits) => {
             let mut key = String::with_capacity(digits.len().saturating_add(1));
             key.push('b');
             key.push_str(digits);
@@ -344,6 +351,38 @@ fn block_key(data: &Json<'_>) -> String {
         Some(index) => format!("b{index}"),
         None => "b".into(),
     }
+}
+
+/// The member of a `content_block_delta`'s `delta` that carries the content, by delta type.
+fn delta_field(kind: &str) -> Option<&'static str> {
+    match kind {
+        "text_delta" => Some("text"),
+        "thinking_delta" => Some("thinking"),
+        "signature_delta" => Some("signature"),
+        "input_json_delta" => Some("partial_json"),
+        _ => None,
+    }
+}
+
+/// A delta event (nearly every event of a stream) in the shape Anthropic sends it,
+/// `{"type":"content_block_delta","index":N,"delta":{"type":T,"<delta_field(T)>":S}}` with any
+/// whitespace and escapes: its index digits, delta type and content. Any other text: `None`.
+fn scan_block_delta(data: &str) -> Option<(&str, Cow<'_, str>, Cow<'_, str>)> {
+    let mut scan = Scanner::new(data);
+    scan.open("type")?;
+    (scan.string()? == "content_block_delta").then_some(())?;
+    scan.next("index")?;
+    // `block_key` formats other numbers through serde_json: left to the general path.
+    let index = scan.number().filter(|digits| plain_index(digits))?;
+    scan.next("delta")?;
+    scan.open("type")?;
+    let kind = scan.string()?;
+    scan.next(delta_field(&kind)?)?;
+    let value = scan.string()?;
+    scan.close()?;
+    scan.close()?;
+    scan.end()?;
+    Some((index, kind, value))
 }
 
 impl Mapper {
@@ -415,16 +454,20 @@ impl Mapper {
     }
 
     fn block_delta(&mut self, data: &Json<'_>, asm: &mut Assembler) {
-        let key = block_key(data);
-        let Some(kind) = self.open_kind(&key).filter(|_| asm.has_open(&key)) else { return };
         let delta = data.get("delta").unwrap_or(&NULL);
-        match (delta.str("type"), kind) {
-            ("text_delta", BlockKind::Text) => asm.text_delta(&key, delta.str("text")),
-            ("thinking_delta", BlockKind::Thinking) => asm.thinking_delta(&key, delta.str("thinking")),
-            ("signature_delta", BlockKind::Thinking) => {
-                asm.append_signature(&key, "thinkingSignature", delta.str("signature"));
-            }
-            ("input_json_delta", BlockKind::ToolCall) => asm.tool_args_delta(&key, delta.str("partial_json")),
+        let kind = delta.str("type");
+        let value = delta_field(kind).map_or("", |field| delta.str(field));
+        self.apply_delta(&block_key(data), kind, value, asm);
+    }
+
+    /// A `content_block_delta` of type `kind` carrying `value` (its `delta_field`) for block `key`.
+    fn apply_delta(&mut self, key: &str, kind: &str, value: &str, asm: &mut Assembler) {
+        let Some(block) = self.open_kind(key).filter(|_| asm.has_open(key)) else { return };
+        match (kind, block) {
+            ("text_delta", BlockKind::Text) => asm.text_delta(key, value),
+            ("thinking_delta", BlockKind::Thinking) => asm.thinking_delta(key, value),
+            ("signature_delta", BlockKind::Thinking) => asm.append_signature(key, "thinkingSignature", value),
+            ("input_json_delta", BlockKind::ToolCall) => asm.tool_args_delta(key, value),
             _ => {}
         }
     }
@@ -511,6 +554,17 @@ impl StreamMapper for Mapper {
             }
             _ => {} // ping and unknown events
         }
+    }
+
+    fn on_event_text(&mut self, _event: Option<&str>, data: &str, asm: &mut Assembler) -> bool {
+        let Some((index, kind, value)) = scan_block_delta(data) else { return false };
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        key.push('b');
+        key.push_str(index);
+        self.apply_delta(&key, &kind, &value, asm);
+        self.key = key;
+        true
     }
 
     fn on_text(&mut self, event: Option<&str>, data: &str, asm: &mut Assembler) {

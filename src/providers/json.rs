@@ -183,6 +183,62 @@ impl std::fmt::Display for Json<'_> {
     }
 }
 
+/// Reads one JSON text front to back for a caller that expects one exact shape (a wire format's
+/// commonest event), building no tree. Each step accepts exactly what the tree parser accepts at
+/// that point; any surprise (another member, another order, a value of another type) is `None`,
+/// and the caller then parses the text in full. Nesting stays far below `FAST_DEPTH`.
+pub struct Scanner<'a>(Parser<'a>);
+
+impl<'a> Scanner<'a> {
+    pub fn new(text: &'a str) -> Self {
+        Scanner(Parser { text, bytes: text.as_bytes(), pos: 0 })
+    }
+
+    /// `{` and the name of its first member, `key`, with its `:`.
+    pub fn open(&mut self, key: &str) -> Option<()> {
+        self.0.eat(b'{')?;
+        self.key(key)
+    }
+
+    /// `,` and the name of the next member, `key`, with its `:`.
+    pub fn next(&mut self, key: &str) -> Option<()> {
+        self.0.eat(b',')?;
+        self.key(key)
+    }
+
+    fn key(&mut self, key: &str) -> Option<()> {
+        self.0.eat(b'"')?;
+        (self.0.string()? == key).then_some(())?;
+        self.0.eat(b':')
+    }
+
+    /// The `}` after the last member.
+    pub fn close(&mut self) -> Option<()> {
+        self.0.eat(b'}')
+    }
+
+    /// A string value.
+    pub fn string(&mut self) -> Option<Cow<'a, str>> {
+        self.0.eat(b'"')?;
+        self.0.string()
+    }
+
+    /// A number value's text (as `Json::Number` holds it).
+    pub fn number(&mut self) -> Option<&'a str> {
+        self.0.skip_whitespace();
+        match self.0.number()? {
+            Json::Number(Cow::Borrowed(text)) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// Only whitespace is left.
+    pub fn end(mut self) -> Option<()> {
+        self.0.skip_whitespace();
+        (self.0.pos == self.0.text.len()).then_some(())
+    }
+}
+
 struct Parser<'a> {
     text: &'a str,
     bytes: &'a [u8],
