@@ -370,7 +370,7 @@ fn delta_field(kind: &str) -> Option<&'static str> {
 fn scan_block_delta(data: &str) -> Option<(&str, Cow<'_, str>, Cow<'_, str>)> {
     let mut scan = Scanner::new(data);
     scan.open("type")?;
-    (scan.string()? == "content_block_delta").then_some(())?;
+    scan.string_is("content_block_delta")?;
     scan.next("index")?;
     // `block_key` formats other numbers through serde_json: left to the general path.
     let index = scan.number().filter(|digits| plain_index(digits))?;

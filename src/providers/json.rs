@@ -208,8 +208,25 @@ impl<'a> Scanner<'a> {
 
     fn key(&mut self, key: &str) -> Option<()> {
         self.0.eat(b'"')?;
-        (self.0.string()? == key).then_some(())?;
+        self.rest_of_string_is(key)?;
         self.0.eat(b':')
+    }
+
+    /// A string value equal to `expected`.
+    pub fn string_is(&mut self, expected: &str) -> Option<()> {
+        self.0.eat(b'"')?;
+        self.rest_of_string_is(expected)
+    }
+
+    /// After an opening quote: the string equals `expected` (plain text: no quote, backslash or
+    /// control character). Compared as written, the usual case, else decoded (escapes).
+    fn rest_of_string_is(&mut self, expected: &str) -> Option<()> {
+        let written = self.0.bytes.get(self.0.pos..)?;
+        if written.starts_with(expected.as_bytes()) && written.get(expected.len()) == Some(&b'"') {
+            self.0.pos = self.0.pos.checked_add(expected.len())?.checked_add(1)?;
+            return Some(());
+        }
+        (self.0.string()? == expected).then_some(())
     }
 
     /// The `}` after the last member.

@@ -265,6 +265,16 @@ impl SseDecoder {
         if line.starts_with(':') {
             return; // comment (keep-alive)
         }
+        // The two fields every event has, without searching for the colon.
+        if let Some(value) = line.strip_prefix("data:") {
+            self.push_data(value.strip_prefix(' ').unwrap_or(value));
+            return;
+        }
+        if let Some(value) = line.strip_prefix("event:") {
+            self.event.clear();
+            self.event.push_str(value.strip_prefix(' ').unwrap_or(value));
+            return;
+        }
         let (field, value) = match line.split_once(':') {
             Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
             None => (line, ""),
@@ -274,13 +284,7 @@ impl SseDecoder {
                 self.event.clear();
                 self.event.push_str(value);
             }
-            "data" => {
-                if self.has_data {
-                    self.data.push('\n');
-                }
-                self.data.push_str(value);
-                self.has_data = true;
-            }
+            "data" => self.push_data(value),
             "id" if !value.contains('\0') => self.id = Some(value.to_string()),
             "retry" => {
                 if let Some(ms) = parse_retry(value) {
@@ -289,6 +293,14 @@ impl SseDecoder {
             }
             _ => {}
         }
+    }
+
+    fn push_data(&mut self, value: &str) {
+        if self.has_data {
+            self.data.push('\n');
+        }
+        self.data.push_str(value);
+        self.has_data = true;
     }
 
     /// WHATWG: dispatch the event (only if its data buffer is non-empty), then reset the fields
