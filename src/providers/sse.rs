@@ -228,7 +228,7 @@ impl SseDecoder {
         let bytes = text.as_bytes();
         let mut start = 0usize;
         let mut i = 0usize;
-        while let Some(offset) = bytes.get(i..).and_then(|rest| rest.iter().position(|&b| b == b'\n' || b == b'\r')) {
+        while let Some(offset) = bytes.get(i..).and_then(find_line_end) {
             i = i.saturating_add(offset);
             let b = bytes.get(i).copied().unwrap_or(b'\n');
             // `\r` and `\n` are ASCII, so both ends are character boundaries.
@@ -314,6 +314,27 @@ impl SseDecoder {
         self.event.clear();
         self.data.clear();
     }
+}
+
+/// The position of the first `\n` or `\r`. Every byte of a stream goes through here, so it looks
+/// at eight bytes at a time: `x - 0x01..01 & !x & 0x80..80` is non-zero exactly when a byte of
+/// `x` is zero, and `x` is the word XOR the byte sought, repeated.
+fn find_line_end(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS != 0;
+    let mut start = 0usize;
+    for chunk in bytes.chunks_exact(8) {
+        let Ok(word) = <[u8; 8]>::try_from(chunk).map(u64::from_le_bytes) else { break };
+        if has_zero_byte(word ^ (ONES.wrapping_mul(u64::from(b'\n'))))
+            || has_zero_byte(word ^ (ONES.wrapping_mul(u64::from(b'\r'))))
+        {
+            break;
+        }
+        start = start.saturating_add(8);
+    }
+    let found = bytes.get(start..)?.iter().position(|&b| b == b'\n' || b == b'\r')?;
+    Some(start.saturating_add(found))
 }
 
 /// `retry` values: ASCII digits only; values that overflow `u64` are ignored.
@@ -642,6 +663,25 @@ mod tests {
         d.push(b"\r", &mut out);
         assert_eq!(owned(&out), vec![ev("a"), ev("b")]);
         assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn find_line_end_finds_the_first_line_end_at_every_offset() {
+        for len in 0..20 {
+            for at in 0..=len {
+                for end in [b'\n', b'\r'] {
+                    let mut bytes = vec![b'x'; len];
+                    if at < len {
+                        bytes[at] = end;
+                        // Near misses and a later line end must not confuse it.
+                        bytes.extend_from_slice(b"\x0b\x0c\x8a\x8d\n");
+                    }
+                    let expected = bytes.iter().position(|&b| b == b'\n' || b == b'\r');
+                    assert_eq!(find_line_end(&bytes), expected, "len {len}, at {at}");
+                }
+            }
+        }
+        assert_eq!(find_line_end(&b"\x0b\x0c\x8a\x8d\x0e\x09\x00\xff\x0b\x0c\x8a\x8d"[..]), None);
     }
 
     #[test]
