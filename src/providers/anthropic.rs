@@ -353,21 +353,41 @@ fn block_key(data: &Json<'_>) -> String {
     }
 }
 
-/// The member of a `content_block_delta`'s `delta` that carries the content, by delta type.
-fn delta_field(kind: &str) -> Option<&'static str> {
-    match kind {
-        "text_delta" => Some("text"),
-        "thinking_delta" => Some("thinking"),
-        "signature_delta" => Some("signature"),
-        "input_json_delta" => Some("partial_json"),
-        _ => None,
+/// The `content_block_delta` types that carry content (others, e.g. citations, are ignored).
+#[derive(Clone, Copy)]
+enum DeltaType {
+    Text,
+    Thinking,
+    Signature,
+    InputJson,
+}
+
+impl DeltaType {
+    fn named(name: &str) -> Option<Self> {
+        match name {
+            "text_delta" => Some(DeltaType::Text),
+            "thinking_delta" => Some(DeltaType::Thinking),
+            "signature_delta" => Some(DeltaType::Signature),
+            "input_json_delta" => Some(DeltaType::InputJson),
+            _ => None,
+        }
+    }
+
+    /// The member of the `delta` that carries the content.
+    fn field(self) -> &'static str {
+        match self {
+            DeltaType::Text => "text",
+            DeltaType::Thinking => "thinking",
+            DeltaType::Signature => "signature",
+            DeltaType::InputJson => "partial_json",
+        }
     }
 }
 
 /// A delta event (nearly every event of a stream) in the shape Anthropic sends it,
-/// `{"type":"content_block_delta","index":N,"delta":{"type":T,"<delta_field(T)>":S}}` with any
+/// `{"type":"content_block_delta","index":N,"delta":{"type":T,"<T.field()>":S}}` with any
 /// whitespace and escapes: its index digits, delta type and content. Any other text: `None`.
-fn scan_block_delta(data: &str) -> Option<(&str, Cow<'_, str>, Cow<'_, str>)> {
+fn scan_block_delta(data: &str) -> Option<(&str, DeltaType, Cow<'_, str>)> {
     let mut scan = Scanner::new(data);
     scan.open("type")?;
     scan.string_is("content_block_delta")?;
@@ -376,8 +396,8 @@ fn scan_block_delta(data: &str) -> Option<(&str, Cow<'_, str>, Cow<'_, str>)> {
     let index = scan.number().filter(|digits| plain_index(digits))?;
     scan.next("delta")?;
     scan.open("type")?;
-    let kind = scan.string()?;
-    scan.next(delta_field(&kind)?)?;
+    let kind = DeltaType::named(&scan.string()?)?;
+    scan.next(kind.field())?;
     let value = scan.string()?;
     scan.close()?;
     scan.close()?;
@@ -455,19 +475,19 @@ impl Mapper {
 
     fn block_delta(&mut self, data: &Json<'_>, asm: &mut Assembler) {
         let delta = data.get("delta").unwrap_or(&NULL);
-        let kind = delta.str("type");
-        let value = delta_field(kind).map_or("", |field| delta.str(field));
-        self.apply_delta(&block_key(data), kind, value, asm);
+        if let Some(kind) = DeltaType::named(delta.str("type")) {
+            self.apply_delta(&block_key(data), kind, delta.str(kind.field()), asm);
+        }
     }
 
-    /// A `content_block_delta` of type `kind` carrying `value` (its `delta_field`) for block `key`.
-    fn apply_delta(&mut self, key: &str, kind: &str, value: &str, asm: &mut Assembler) {
+    /// A `content_block_delta` of type `kind` carrying `value` for block `key`.
+    fn apply_delta(&mut self, key: &str, kind: DeltaType, value: &str, asm: &mut Assembler) {
         let Some(block) = self.open_kind(key).filter(|_| asm.has_open(key)) else { return };
         match (kind, block) {
-            ("text_delta", BlockKind::Text) => asm.text_delta(key, value),
-            ("thinking_delta", BlockKind::Thinking) => asm.thinking_delta(key, value),
-            ("signature_delta", BlockKind::Thinking) => asm.append_signature(key, "thinkingSignature", value),
-            ("input_json_delta", BlockKind::ToolCall) => asm.tool_args_delta(key, value),
+            (DeltaType::Text, BlockKind::Text) => asm.text_delta(key, value),
+            (DeltaType::Thinking, BlockKind::Thinking) => asm.thinking_delta(key, value),
+            (DeltaType::Signature, BlockKind::Thinking) => asm.append_signature(key, "thinkingSignature", value),
+            (DeltaType::InputJson, BlockKind::ToolCall) => asm.tool_args_delta(key, value),
             _ => {}
         }
     }
@@ -562,7 +582,7 @@ impl StreamMapper for Mapper {
         key.clear();
         key.push('b');
         key.push_str(index);
-        self.apply_delta(&key, &kind, &value, asm);
+        self.apply_delta(&key, kind, &value, asm);
         self.key = key;
         true
     }

@@ -297,7 +297,10 @@ impl<'a> Parser<'a> {
 
     #[inline(always)]
     fn eat(&mut self, byte: u8) -> Option<()> {
-        self.skip_whitespace();
+        // Compact JSON, the usual case, has no whitespace to skip.
+        if self.peek() != Some(byte) {
+            self.skip_whitespace();
+        }
         (self.peek() == Some(byte)).then(|| self.bump())
     }
 
