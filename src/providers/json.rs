@@ -228,7 +228,7 @@ impl<'a> Scanner<'a> {
     #[inline(always)]
     fn rest_of_string_is(&mut self, expected: &str) -> Option<()> {
         let written = self.0.bytes.get(self.0.pos..)?;
-        if written.starts_with(expected.as_bytes()) && written.get(expected.len()) == Some(&b'"') {
+        if written.starts_with(expected.as_bytes()) && written.get(expected.len()).is_some_and(|&b| b == b'"') {
             self.0.pos = self.0.pos.checked_add(expected.len())?.checked_add(1)?;
             return Some(());
         }
@@ -277,6 +277,12 @@ impl<'a> Parser<'a> {
         self.bytes.get(self.pos).copied()
     }
 
+    /// Whether the next byte is `byte` (an `Option` comparison is a call at opt-level "z").
+    #[inline(always)]
+    fn at(&self, byte: u8) -> bool {
+        self.peek().is_some_and(|b| b == byte)
+    }
+
     #[inline(always)]
     fn bump(&mut self) {
         self.pos = self.pos.saturating_add(1);
@@ -298,10 +304,10 @@ impl<'a> Parser<'a> {
     #[inline(always)]
     fn eat(&mut self, byte: u8) -> Option<()> {
         // Compact JSON, the usual case, has no whitespace to skip.
-        if self.peek() != Some(byte) {
+        if !self.at(byte) {
             self.skip_whitespace();
         }
-        (self.peek() == Some(byte)).then(|| self.bump())
+        self.at(byte).then(|| self.bump())
     }
 
     fn literal(&mut self, word: &str, value: Json<'a>) -> Option<Json<'a>> {
@@ -377,7 +383,7 @@ impl<'a> Parser<'a> {
 
     fn number(&mut self) -> Option<Json<'a>> {
         let start = self.pos;
-        if self.peek() == Some(b'-') {
+        if self.at(b'-') {
             self.bump();
         }
         match self.peek()? {
@@ -388,7 +394,7 @@ impl<'a> Parser<'a> {
             _ => return None,
         }
         let mut plain = true;
-        if self.peek() == Some(b'.') {
+        if self.at(b'.') {
             self.bump();
             plain = false;
             (self.digits() > 0).then_some(())?;
