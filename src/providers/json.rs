@@ -4,6 +4,7 @@
 //! other text (lone surrogates, deep nesting, out-of-range numbers, syntax errors) is left to the
 //! `serde_json` → repair chain, whose `Value` is converted. Per event this costs a few vectors,
 //! not a `serde_json::Map` (an index map with SipHash and a `String` per key) per object.
+//! `Scanner` reads a wire format's commonest event, of one known shape, without building a tree.
 
 #![deny(clippy::arithmetic_side_effects)]
 
@@ -576,6 +577,37 @@ mod tests {
 
     use crate::providers::repair::tests::arb_json;
 
+    /// `{"k":<string>,"n":<number>}` through the Scanner.
+    fn scan_pair(text: &str) -> Option<(Cow<'_, str>, &str)> {
+        let mut scan = Scanner::new(text);
+        scan.open("k")?;
+        let k = scan.string()?;
+        scan.next("n")?;
+        let n = scan.number()?;
+        scan.close()?;
+        scan.end()?;
+        Some((k, n))
+    }
+
+    /// Texts near `{"k":"…","n":…}`: escaped and other names, strings, numbers, whitespace, order.
+    fn near_pair() -> impl Strategy<Value = String> {
+        let ws = proptest::sample::select(vec!["", "", " ", "\n\t"]);
+        let name = proptest::sample::select(vec![r#""k""#, r#""k""#, r#""k""#, r#""\u006b""#, r#""kk""#, r#""n""#]);
+        let string = prop_oneof![
+            "[a-z\"\\\\é\u{1F600}\t]{0,4}".prop_map(|s| serde_json::to_string(&s).unwrap()),
+            proptest::sample::select(vec![r#""\ud800""#, r#""\u00e9\/""#, r#""open"#, "1"]).prop_map(str::to_string),
+        ];
+        let number = proptest::sample::select(vec!["0", "-0", "12", "-1.5e3", "01", "1.", "-", "1e400", "\"1\""]);
+        let tail = proptest::sample::select(vec!["", "", "", "", "x", "}"]);
+        (ws, name, string, number, proptest::bool::weighted(0.2), tail).prop_map(
+            |(w, name, string, number, swap, tail)| {
+                let (first, second) = (format!("{w}{name}{w}:{w}{string}"), format!("\"n\":{w}{number}{w}"));
+                let body = if swap { format!("{second},{first}") } else { format!("{first},{second}") };
+                format!("{w}{{{body}}}{w}{tail}")
+            },
+        )
+    }
+
     proptest! {
         #[test]
         fn p_6_3_2_fast_parse_equals_serde_json_on_valid_json(value in arb_json(), pretty in any::<bool>()) {
@@ -583,6 +615,32 @@ mod tests {
             let fast = parse(&text);
             prop_assert!(fast.is_some(), "{}", text);
             prop_assert_eq!(fast.unwrap().to_value(), value);
+        }
+
+        #[test]
+        fn p_6_3_2_scanner_agrees_with_the_tree_parser(text in near_pair()) {
+            let tree = parse(&text);
+            let member = |key: &str, value: Json<'static>| (Cow::Owned(key.to_string()), value);
+            match scan_pair(&text) {
+                Some((k, n)) => {
+                    let expected = Json::Object(vec![
+                        member("k", Json::String(Cow::Owned(k.into_owned()))),
+                        member("n", Json::Number(Cow::Owned(n.to_string()))),
+                    ]);
+                    prop_assert_eq!(tree, Some(expected), "{}", text);
+                }
+                // Refused: the text is not that shape (or not JSON).
+                None => {
+                    let shape = match &tree {
+                        Some(Json::Object(members)) => matches!(
+                            members.as_slice(),
+                            [(k, Json::String(_)), (n, Json::Number(_))] if k == "k" && n == "n"
+                        ),
+                        _ => false,
+                    };
+                    prop_assert!(!shape, "{}", text);
+                }
+            }
         }
 
         #[test]
