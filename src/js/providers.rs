@@ -9,10 +9,10 @@ use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
 use crate::providers::json::parse_data;
 use crate::providers::partial_json::{Patch, PatchOp, PathSeg};
-use crate::providers::sse::SseDecoder;
+use crate::providers::sse::{SseDecoder, SseEvents};
 use crate::providers::{Assembler, BlockKind, HttpRequest, MessageOp, RequestInput, StreamMapper, wire_format};
 use futures::future::{Either, select};
-use js_sys::{Array, Object, Reflect, Uint8Array};
+use js_sys::{Array, JsString, Object, Reflect, Uint8Array};
 use serde_json::Value;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
@@ -29,7 +29,7 @@ extern "C" {
         partial: &JsValue,
         index: u32,
         kind: u8,
-        delta: &str,
+        delta: &JsValue,
         path: &JsValue,
         op: i32,
         value: &JsValue,
@@ -322,9 +322,14 @@ impl Driver {
             .map_err(|e| End::Error(h.error_message(&e)))?;
         let read = h.get(&reader, "read").map_err(|e| End::Error(h.error_message(&e)))?;
         let mut decoder = SseDecoder::new();
-        let mut events = Vec::new();
+        // Refilled per chunk: its buffers are reused, so events cost no allocations.
+        let mut events = SseEvents::new();
         let on_event = self.option("onProviderStreamEvent");
         let on_event = (h.kind(&on_event) == Kind::Function).then_some(on_event);
+        // With the hook, JS runs between events: each event's operations are applied before the
+        // next event. Without it, a chunk's events are mapped, then their operations applied
+        // together (in the same order), so their texts are decoded together (`Texts`).
+        let per_event = on_event.is_some();
         loop {
             let chunk = match select(h.call(&read, &reader, &[]), h.wait_abort(&self.signal)).await {
                 Either::Left((Ok(chunk), _)) => chunk,
@@ -333,39 +338,49 @@ impl Driver {
                 Either::Right(_) => return self.abort_reader(&reader),
             };
             let done = h.get(&chunk, "done").map(|d| d.is_truthy()).unwrap_or(true);
+            events.clear();
             if done {
                 decoder.finish(&mut events);
             } else if let Ok(value) = h.get(&chunk, "value") {
                 let bytes: Uint8Array = value.unchecked_into();
                 decoder.push(&bytes.to_vec(), &mut events);
             }
-            for event in events.drain(..) {
-                let data = match parse_data(&event.data) {
-                    Some(data) => data,
-                    None => {
-                        mapper.on_text(event.event.as_deref(), &event.data, asm);
-                        if !asm.finished() && !is_terminator(&event.data) {
-                            let head: String = event.data.chars().take(200).collect();
-                            asm.fail(format!("Invalid JSON in provider stream: {head}"), None);
+            for event in events.iter() {
+                // The hook wants every event parsed; without it the mapper may take its shortcut.
+                let mapped = on_event.is_none() && mapper.on_event_text(event.event, event.data, asm);
+                if !mapped {
+                    let data = match parse_data(event.data) {
+                        Some(data) => data,
+                        None => {
+                            mapper.on_text(event.event, event.data, asm);
+                            if !asm.finished() && !is_terminator(event.data) {
+                                let head: String = event.data.chars().take(200).collect();
+                                asm.fail(format!("Invalid JSON in provider stream: {head}"), None);
+                            }
+                            if per_event {
+                                self.apply_all(asm)?;
+                            }
+                            continue;
                         }
-                        self.apply_all(asm)?;
-                        continue;
+                    };
+                    if let Some(on_event) = &on_event {
+                        let parsed = js(&data.to_value());
+                        if let Err(e) = h.call(on_event, &JsValue::UNDEFINED, &[parsed, self.model.clone()]).await {
+                            silence(&reader_cancel(&reader));
+                            return Err(End::Error(h.error_message(&e)));
+                        }
                     }
-                };
-                if let Some(on_event) = &on_event {
-                    let parsed = js(&data.to_value());
-                    if let Err(e) = h.call(on_event, &JsValue::UNDEFINED, &[parsed, self.model.clone()]).await {
-                        silence(&reader_cancel(&reader));
-                        return Err(End::Error(h.error_message(&e)));
-                    }
+                    mapper.on_event(event.event, &data, asm);
                 }
-                mapper.on_event(event.event.as_deref(), &data, asm);
-                self.apply_all(asm)?;
+                if per_event || asm.finished() {
+                    self.apply_all(asm)?;
+                }
                 if asm.finished() {
                     silence(&reader_cancel(&reader));
                     return Ok(());
                 }
             }
+            self.apply_all(asm)?;
             if done {
                 mapper.on_end(asm);
                 if !asm.finished() {
@@ -382,8 +397,9 @@ impl Driver {
     }
 
     fn apply_all(&self, asm: &mut Assembler) -> Result<(), End> {
+        let mut texts = Texts::of(asm.pending());
         for op in asm.drain() {
-            self.apply(op);
+            self.apply(op, &mut texts);
         }
         Ok(())
     }
@@ -403,7 +419,9 @@ impl Driver {
 
     /// A delta: the block grows and its event is pushed, in one call for the common cases (a text
     /// or thinking delta, a tool-call fragment with at most one patch).
-    fn delta(&self, index: usize, kind: BlockKind, delta: &str, patches: &[Patch]) {
+    fn delta(&self, index: usize, kind: BlockKind, delta: &str, patches: &[Patch], texts: &mut Texts) {
+        // `Texts` hands out the strings in `op_texts` order: the delta, then the patches.
+        let delta = texts.next(delta);
         let (code, single) = match (kind, patches) {
             (BlockKind::Text, _) => (0, None),
             (BlockKind::Thinking, _) => (1, None),
@@ -412,7 +430,7 @@ impl Driver {
             (BlockKind::ToolCall, several) => {
                 let root = self.h.get(&self.content(index), "arguments").unwrap_or(JsValue::UNDEFINED);
                 for p in several {
-                    let (op, value) = patch_op(&p.op);
+                    let (op, value) = patch_op(&p.op, texts);
                     let _ = patch(&root, &self.path(&p.path), op, &value);
                 }
                 (2, None)
@@ -421,12 +439,12 @@ impl Driver {
         let index = u32::try_from(index).unwrap_or(u32::MAX);
         let (path, op, value) = match single {
             Some(p) => {
-                let (op, value) = patch_op(&p.op);
+                let (op, value) = patch_op(&p.op, texts);
                 (JsValue::from(self.path(&p.path)), i32::from(op), value)
             }
             None => (JsValue::UNDEFINED, -1, JsValue::UNDEFINED),
         };
-        push_delta(&self.stream, &self.message, index, code, delta, &path, op, &value);
+        push_delta(&self.stream, &self.message, index, code, &delta, &path, op, &value);
     }
 
     /// A patch path as a JS array; the last one is reused while the path stays the same.
@@ -447,7 +465,7 @@ impl Driver {
     }
 
     /// Applies one operation to the message and pushes its event (P-6.1.4).
-    fn apply(&self, op: MessageOp) {
+    fn apply(&self, op: MessageOp, texts: &mut Texts) {
         let h = self.h;
         match op {
             MessageOp::Meta { key, value } => {
@@ -463,7 +481,7 @@ impl Driver {
                 }
                 self.event(event_name(kind, "start"), index, &[]);
             }
-            MessageOp::Delta { index, kind, delta, patches } => self.delta(index, kind, &delta, &patches),
+            MessageOp::Delta { index, kind, delta, patches } => self.delta(index, kind, &delta, &patches, texts),
             MessageOp::SetField { index, key, value } => {
                 let _ = h.set(&self.content(index), key, &js(&value));
             }
@@ -604,13 +622,60 @@ async fn read_limited(response: &JsValue, limit: usize) -> String {
 }
 
 /// A patch's code and value for the `patch` helper.
-fn patch_op(op: &PatchOp) -> (u8, JsValue) {
+fn patch_op(op: &PatchOp, texts: &mut Texts) -> (u8, JsValue) {
     match op {
         PatchOp::SetObject => (0, JsValue::UNDEFINED),
         PatchOp::SetArray => (1, JsValue::UNDEFINED),
         PatchOp::SetValue(v) => (2, js(v)),
-        PatchOp::SetString(s) => (3, JsValue::from_str(s)),
-        PatchOp::AppendString(s) => (4, JsValue::from_str(s)),
+        PatchOp::SetString(s) => (3, texts.next(s)),
+        PatchOp::AppendString(s) => (4, texts.next(s)),
+    }
+}
+
+/// The strings a batch of operations passes to JS (delta texts, string patches), decoded as one
+/// JS string and handed out as slices in `op_texts` order: one `TextDecoder` call per network
+/// chunk instead of one or two per delta (a `String.prototype.slice` is much cheaper).
+struct Texts {
+    /// `None` for at most one string, which is simply decoded.
+    joined: Option<JsString>,
+    /// UTF-16 offset of the next string.
+    at: u32,
+}
+
+impl Texts {
+    fn of(ops: &[MessageOp]) -> Texts {
+        let mut joined = String::new();
+        let mut count = 0usize;
+        for op in ops {
+            op_texts(op, |text| {
+                joined.push_str(text);
+                count += 1;
+            });
+        }
+        Texts { joined: (count > 1).then(|| JsString::from(joined.as_str())), at: 0 }
+    }
+
+    /// The next string, which is `text`.
+    fn next(&mut self, text: &str) -> JsValue {
+        let Some(joined) = &self.joined else { return JsValue::from_str(text) };
+        let len = if text.is_ascii() { text.len() } else { text.encode_utf16().count() };
+        let end = self.at.saturating_add(u32::try_from(len).unwrap_or(u32::MAX));
+        let slice = joined.slice(self.at, end);
+        self.at = end;
+        slice.into()
+    }
+}
+
+/// The strings of `op` that `Driver::delta` passes to JS, in the order it takes them.
+fn op_texts(op: &MessageOp, mut each: impl FnMut(&str)) {
+    let MessageOp::Delta { kind, delta, patches, .. } = op else { return };
+    each(delta);
+    if *kind == BlockKind::ToolCall {
+        for p in patches {
+            if let PatchOp::SetString(text) | PatchOp::AppendString(text) = &p.op {
+                each(text);
+            }
+        }
     }
 }
 

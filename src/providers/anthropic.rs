@@ -3,7 +3,7 @@
 //! `event:` + `data:` stream events onto the assembler by content-block index.
 
 use super::assemble::{Assembler, BlockKind, StopReason, Usage};
-use super::json::{Json, NULL};
+use super::json::{Json, NULL, Scanner};
 use super::request::{
     ANTHROPIC_BASE_URL, api_key, base_url, compat_bool, has_header, invalid_json_message, max_tokens, merge_sampling,
     model_reasons, object, option_number, option_str, put, thinking_level, thinking_limits,
@@ -11,6 +11,7 @@ use super::request::{
 use super::transcript::{self, block_type, blocks, role, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 
 pub struct AnthropicMessages;
 
@@ -330,12 +331,18 @@ struct Mapper {
     open: Vec<(String, BlockKind)>,
     usage: Usage,
     stop: Option<(String, Stop)>,
+    /// The block key of the last scanned delta (its allocation is reused).
+    key: String,
+}
+
+/// An index written as plain digits, the usual case (`block_key` needs no formatting machinery).
+fn plain_index(digits: &str) -> bool {
+    digits.len() < 20 && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn block_key(data: &Json<'_>) -> String {
     match data.get("index") {
-        // The usual index, without the formatting machinery (this runs per delta).
-        Some(Json::Number(digits)) if digits.len() < 20 && digits.bytes().all(|b| b.is_ascii_digit()) => {
+        Some(Json::Number(digits)) if plain_index(digits) => {
             let mut key = String::with_capacity(digits.len().saturating_add(1));
             key.push('b');
             key.push_str(digits);
@@ -344,6 +351,58 @@ fn block_key(data: &Json<'_>) -> String {
         Some(index) => format!("b{index}"),
         None => "b".into(),
     }
+}
+
+/// The `content_block_delta` types that carry content (others, e.g. citations, are ignored).
+#[derive(Clone, Copy)]
+enum DeltaType {
+    Text,
+    Thinking,
+    Signature,
+    InputJson,
+}
+
+impl DeltaType {
+    fn named(name: &str) -> Option<Self> {
+        match name {
+            "text_delta" => Some(DeltaType::Text),
+            "thinking_delta" => Some(DeltaType::Thinking),
+            "signature_delta" => Some(DeltaType::Signature),
+            "input_json_delta" => Some(DeltaType::InputJson),
+            _ => None,
+        }
+    }
+
+    /// The member of the `delta` that carries the content.
+    fn field(self) -> &'static str {
+        match self {
+            DeltaType::Text => "text",
+            DeltaType::Thinking => "thinking",
+            DeltaType::Signature => "signature",
+            DeltaType::InputJson => "partial_json",
+        }
+    }
+}
+
+/// A delta event (nearly every event of a stream) in the shape Anthropic sends it,
+/// `{"type":"content_block_delta","index":N,"delta":{"type":T,"<T.field()>":S}}` with any
+/// whitespace and escapes: its index digits, delta type and content. Any other text: `None`.
+fn scan_block_delta(data: &str) -> Option<(&str, DeltaType, Cow<'_, str>)> {
+    let mut scan = Scanner::new(data);
+    scan.open("type")?;
+    scan.string_is("content_block_delta")?;
+    scan.next("index")?;
+    // `block_key` formats other numbers through serde_json: left to the general path.
+    let index = scan.number().filter(|digits| plain_index(digits))?;
+    scan.next("delta")?;
+    scan.open("type")?;
+    let kind = DeltaType::named(&scan.string()?)?;
+    scan.next(kind.field())?;
+    let value = scan.string()?;
+    scan.close()?;
+    scan.close()?;
+    scan.end()?;
+    Some((index, kind, value))
 }
 
 impl Mapper {
@@ -415,16 +474,20 @@ impl Mapper {
     }
 
     fn block_delta(&mut self, data: &Json<'_>, asm: &mut Assembler) {
-        let key = block_key(data);
-        let Some(kind) = self.open_kind(&key).filter(|_| asm.has_open(&key)) else { return };
         let delta = data.get("delta").unwrap_or(&NULL);
-        match (delta.str("type"), kind) {
-            ("text_delta", BlockKind::Text) => asm.text_delta(&key, delta.str("text")),
-            ("thinking_delta", BlockKind::Thinking) => asm.thinking_delta(&key, delta.str("thinking")),
-            ("signature_delta", BlockKind::Thinking) => {
-                asm.append_signature(&key, "thinkingSignature", delta.str("signature"));
-            }
-            ("input_json_delta", BlockKind::ToolCall) => asm.tool_args_delta(&key, delta.str("partial_json")),
+        if let Some(kind) = DeltaType::named(delta.str("type")) {
+            self.apply_delta(&block_key(data), kind, delta.str(kind.field()), asm);
+        }
+    }
+
+    /// A `content_block_delta` of type `kind` carrying `value` for block `key`.
+    fn apply_delta(&mut self, key: &str, kind: DeltaType, value: &str, asm: &mut Assembler) {
+        let Some(block) = self.open_kind(key).filter(|_| asm.has_open(key)) else { return };
+        match (kind, block) {
+            (DeltaType::Text, BlockKind::Text) => asm.text_delta(key, value),
+            (DeltaType::Thinking, BlockKind::Thinking) => asm.thinking_delta(key, value),
+            (DeltaType::Signature, BlockKind::Thinking) => asm.append_signature(key, "thinkingSignature", value),
+            (DeltaType::InputJson, BlockKind::ToolCall) => asm.tool_args_delta(key, value),
             _ => {}
         }
     }
@@ -511,6 +574,17 @@ impl StreamMapper for Mapper {
             }
             _ => {} // ping and unknown events
         }
+    }
+
+    fn on_event_text(&mut self, _event: Option<&str>, data: &str, asm: &mut Assembler) -> bool {
+        let Some((index, kind, value)) = scan_block_delta(data) else { return false };
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        key.push('b');
+        key.push_str(index);
+        self.apply_delta(&key, kind, &value, asm);
+        self.key = key;
+        true
     }
 
     fn on_text(&mut self, event: Option<&str>, data: &str, asm: &mut Assembler) {

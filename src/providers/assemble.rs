@@ -108,6 +108,11 @@ impl Assembler {
         Assembler::new([price("input"), price("output"), price("cacheRead"), price("cacheWrite")], keep_open)
     }
 
+    /// The queued operations, oldest first, left in the queue.
+    pub fn pending(&self) -> &[MessageOp] {
+        &self.ops
+    }
+
     /// The queued operations, oldest first (the queue keeps its allocation for the next event).
     pub fn drain(&mut self) -> std::vec::Drain<'_, MessageOp> {
         self.ops.drain(..)

@@ -4,6 +4,7 @@
 //! other text (lone surrogates, deep nesting, out-of-range numbers, syntax errors) is left to the
 //! `serde_json` → repair chain, whose `Value` is converted. Per event this costs a few vectors,
 //! not a `serde_json::Map` (an index map with SipHash and a `String` per key) per object.
+//! `Scanner` reads a wire format's commonest event, of one known shape, without building a tree.
 
 #![deny(clippy::arithmetic_side_effects)]
 
@@ -183,6 +184,87 @@ impl std::fmt::Display for Json<'_> {
     }
 }
 
+/// Reads one JSON text front to back for a caller that expects one exact shape (a wire format's
+/// commonest event), building no tree. Each step accepts exactly what the tree parser accepts at
+/// that point; any surprise (another member, another order, a value of another type) is `None`,
+/// and the caller then parses the text in full. Nesting stays far below `FAST_DEPTH`.
+/// Its steps are inlined into the one caller each has: as calls they were a third of the scan.
+pub struct Scanner<'a>(Parser<'a>);
+
+impl<'a> Scanner<'a> {
+    pub fn new(text: &'a str) -> Self {
+        Scanner(Parser { text, bytes: text.as_bytes(), pos: 0 })
+    }
+
+    /// `{` and the name of its first member, `key`, with its `:`.
+    #[inline(always)]
+    pub fn open(&mut self, key: &str) -> Option<()> {
+        self.0.eat(b'{')?;
+        self.key(key)
+    }
+
+    /// `,` and the name of the next member, `key`, with its `:`.
+    #[inline(always)]
+    pub fn next(&mut self, key: &str) -> Option<()> {
+        self.0.eat(b',')?;
+        self.key(key)
+    }
+
+    #[inline(always)]
+    fn key(&mut self, key: &str) -> Option<()> {
+        self.0.eat(b'"')?;
+        self.rest_of_string_is(key)?;
+        self.0.eat(b':')
+    }
+
+    /// A string value equal to `expected`.
+    #[inline(always)]
+    pub fn string_is(&mut self, expected: &str) -> Option<()> {
+        self.0.eat(b'"')?;
+        self.rest_of_string_is(expected)
+    }
+
+    /// After an opening quote: the string equals `expected` (plain text: no quote, backslash or
+    /// control character). Compared as written, the usual case, else decoded (escapes).
+    #[inline(always)]
+    fn rest_of_string_is(&mut self, expected: &str) -> Option<()> {
+        let written = self.0.bytes.get(self.0.pos..)?;
+        if written.starts_with(expected.as_bytes()) && written.get(expected.len()).is_some_and(|&b| b == b'"') {
+            self.0.pos = self.0.pos.checked_add(expected.len())?.checked_add(1)?;
+            return Some(());
+        }
+        (self.0.string()? == expected).then_some(())
+    }
+
+    /// The `}` after the last member.
+    #[inline(always)]
+    pub fn close(&mut self) -> Option<()> {
+        self.0.eat(b'}')
+    }
+
+    /// A string value.
+    #[inline(always)]
+    pub fn string(&mut self) -> Option<Cow<'a, str>> {
+        self.0.eat(b'"')?;
+        self.0.string()
+    }
+
+    /// A number value's text (as `Json::Number` holds it).
+    pub fn number(&mut self) -> Option<&'a str> {
+        self.0.skip_whitespace();
+        match self.0.number()? {
+            Json::Number(Cow::Borrowed(text)) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// Only whitespace is left.
+    pub fn end(mut self) -> Option<()> {
+        self.0.skip_whitespace();
+        (self.0.pos == self.0.text.len()).then_some(())
+    }
+}
+
 struct Parser<'a> {
     text: &'a str,
     bytes: &'a [u8],
@@ -194,6 +276,12 @@ impl<'a> Parser<'a> {
     #[inline(always)]
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
+    }
+
+    /// Whether the next byte is `byte` (an `Option` comparison is a call at opt-level "z").
+    #[inline(always)]
+    fn at(&self, byte: u8) -> bool {
+        self.peek().is_some_and(|b| b == byte)
     }
 
     #[inline(always)]
@@ -214,10 +302,13 @@ impl<'a> Parser<'a> {
         self.skip_until(|b| !matches!(b, b' ' | b'\n' | b'\t' | b'\r'));
     }
 
-    #[inline]
+    #[inline(always)]
     fn eat(&mut self, byte: u8) -> Option<()> {
-        self.skip_whitespace();
-        (self.peek() == Some(byte)).then(|| self.bump())
+        // Compact JSON, the usual case, has no whitespace to skip.
+        if !self.at(byte) {
+            self.skip_whitespace();
+        }
+        self.at(byte).then(|| self.bump())
     }
 
     fn literal(&mut self, word: &str, value: Json<'a>) -> Option<Json<'a>> {
@@ -293,7 +384,7 @@ impl<'a> Parser<'a> {
 
     fn number(&mut self) -> Option<Json<'a>> {
         let start = self.pos;
-        if self.peek() == Some(b'-') {
+        if self.at(b'-') {
             self.bump();
         }
         match self.peek()? {
@@ -304,7 +395,7 @@ impl<'a> Parser<'a> {
             _ => return None,
         }
         let mut plain = true;
-        if self.peek() == Some(b'.') {
+        if self.at(b'.') {
             self.bump();
             plain = false;
             (self.digits() > 0).then_some(())?;
@@ -486,6 +577,37 @@ mod tests {
 
     use crate::providers::repair::tests::arb_json;
 
+    /// `{"k":<string>,"n":<number>}` through the Scanner.
+    fn scan_pair(text: &str) -> Option<(Cow<'_, str>, &str)> {
+        let mut scan = Scanner::new(text);
+        scan.open("k")?;
+        let k = scan.string()?;
+        scan.next("n")?;
+        let n = scan.number()?;
+        scan.close()?;
+        scan.end()?;
+        Some((k, n))
+    }
+
+    /// Texts near `{"k":"…","n":…}`: escaped and other names, strings, numbers, whitespace, order.
+    fn near_pair() -> impl Strategy<Value = String> {
+        let ws = proptest::sample::select(vec!["", "", " ", "\n\t"]);
+        let name = proptest::sample::select(vec![r#""k""#, r#""k""#, r#""k""#, r#""\u006b""#, r#""kk""#, r#""n""#]);
+        let string = prop_oneof![
+            "[a-z\"\\\\é\u{1F600}\t]{0,4}".prop_map(|s| serde_json::to_string(&s).unwrap()),
+            proptest::sample::select(vec![r#""\ud800""#, r#""\u00e9\/""#, r#""open"#, "1"]).prop_map(str::to_string),
+        ];
+        let number = proptest::sample::select(vec!["0", "-0", "12", "-1.5e3", "01", "1.", "-", "1e400", "\"1\""]);
+        let tail = proptest::sample::select(vec!["", "", "", "", "x", "}"]);
+        (ws, name, string, number, proptest::bool::weighted(0.2), tail).prop_map(
+            |(w, name, string, number, swap, tail)| {
+                let (first, second) = (format!("{w}{name}{w}:{w}{string}"), format!("\"n\":{w}{number}{w}"));
+                let body = if swap { format!("{second},{first}") } else { format!("{first},{second}") };
+                format!("{w}{{{body}}}{w}{tail}")
+            },
+        )
+    }
+
     proptest! {
         #[test]
         fn p_6_3_2_fast_parse_equals_serde_json_on_valid_json(value in arb_json(), pretty in any::<bool>()) {
@@ -493,6 +615,32 @@ mod tests {
             let fast = parse(&text);
             prop_assert!(fast.is_some(), "{}", text);
             prop_assert_eq!(fast.unwrap().to_value(), value);
+        }
+
+        #[test]
+        fn p_6_3_2_scanner_agrees_with_the_tree_parser(text in near_pair()) {
+            let tree = parse(&text);
+            let member = |key: &str, value: Json<'static>| (Cow::Owned(key.to_string()), value);
+            match scan_pair(&text) {
+                Some((k, n)) => {
+                    let expected = Json::Object(vec![
+                        member("k", Json::String(Cow::Owned(k.into_owned()))),
+                        member("n", Json::Number(Cow::Owned(n.to_string()))),
+                    ]);
+                    prop_assert_eq!(tree, Some(expected), "{}", text);
+                }
+                // Refused: the text is not that shape (or not JSON).
+                None => {
+                    let shape = match &tree {
+                        Some(Json::Object(members)) => matches!(
+                            members.as_slice(),
+                            [(k, Json::String(_)), (n, Json::Number(_))] if k == "k" && n == "n"
+                        ),
+                        _ => false,
+                    };
+                    prop_assert!(!shape, "{}", text);
+                }
+            }
         }
 
         #[test]

@@ -55,6 +55,12 @@ pub trait StreamMapper {
     /// Called per SSE event whose data parsed as JSON (`json::parse_data`). A provider error ends
     /// the stream through `asm.fail(..)`; the mapper is not called again after the assembler finished.
     fn on_event(&mut self, event: Option<&str>, data: &Json<'_>, asm: &mut Assembler);
+    /// A shortcut for the wire format's commonest events, tried before `data` is parsed: either
+    /// does exactly what `on_event` would do with the parsed `data` and returns true, or does
+    /// nothing and returns false (the event then takes the general path). Default: false.
+    fn on_event_text(&mut self, _event: Option<&str>, _data: &str, _asm: &mut Assembler) -> bool {
+        false
+    }
     /// Called per SSE event whose data is not JSON (e.g. `[DONE]`). Default: ignored.
     fn on_text(&mut self, _event: Option<&str>, _data: &str, _asm: &mut Assembler) {}
     /// The byte stream ended. Must finish the assembler (done or error) if events did not.

@@ -232,7 +232,7 @@ pub(crate) mod test_driver {
     //! chunks → `SseDecoder` → JSON → mapper → `apply_native`; returns the final message and the
     //! event names (`start` first).
     use super::super::assemble::apply_native;
-    use super::super::sse::{SseDecoder, SseEvent};
+    use super::super::sse::{SseDecoder, SseEvent, SseEvents};
     use super::super::{Assembler, RequestInput, WireFormat};
     use serde_json::{Value, json};
 
@@ -263,7 +263,7 @@ pub(crate) mod test_driver {
 
     /// Whether `sse.rs` is still the stub (it yields nothing); then a tiny local splitter stands in.
     fn decoder_is_stub() -> bool {
-        let mut out = Vec::new();
+        let mut out = SseEvents::new();
         let mut d = SseDecoder::new();
         d.push(b"data: 1\n\n", &mut out);
         d.finish(&mut out);
@@ -313,11 +313,16 @@ pub(crate) mod test_driver {
             return local_split(sse);
         }
         let mut decoder = SseDecoder::new();
+        let mut batch = SseEvents::new();
         let mut events = Vec::new();
         for chunk in chunks(sse.as_bytes(), seed) {
-            decoder.push(chunk, &mut events);
+            batch.clear();
+            decoder.push(chunk, &mut batch);
+            events.extend(batch.iter().map(|e| e.to_event()));
         }
-        decoder.finish(&mut events);
+        batch.clear();
+        decoder.finish(&mut batch);
+        events.extend(batch.iter().map(|e| e.to_event()));
         events
     }
 
@@ -331,20 +336,36 @@ pub(crate) mod test_driver {
         })
     }
 
-    /// Runs `sse` through `format`'s mapper with several chunkings; all must agree.
+    /// Runs `sse` through `format`'s mapper with several chunkings, with and without the mapper's
+    /// `on_event_text` shortcut (as the binding with and without `onProviderStreamEvent`); all
+    /// must agree.
     pub fn run(format: &dyn WireFormat, model: &Value, options: &Value, sse: &str) -> (Value, Vec<String>) {
         let mut first: Option<(Value, Vec<String>)> = None;
         for seed in 0..6 {
-            let got = run_once(format, model, options, sse, seed);
-            match &first {
-                None => first = Some(got),
-                Some(expected) => assert_eq!(&got, expected, "chunking with seed {seed} changed the result"),
+            for shortcut in [true, false] {
+                let got = run_once(format, model, options, sse, seed, shortcut);
+                match &first {
+                    None => first = Some(got),
+                    Some(expected) => {
+                        assert_eq!(
+                            &got, expected,
+                            "chunking with seed {seed} (shortcut {shortcut}) changed the result"
+                        );
+                    }
+                }
             }
         }
         first.unwrap()
     }
 
-    fn run_once(format: &dyn WireFormat, model: &Value, options: &Value, sse: &str, seed: u64) -> (Value, Vec<String>) {
+    fn run_once(
+        format: &dyn WireFormat,
+        model: &Value,
+        options: &Value,
+        sse: &str,
+        seed: u64,
+        shortcut: bool,
+    ) -> (Value, Vec<String>) {
         let messages: Vec<Value> = Vec::new();
         let input = RequestInput { model, messages: &messages, options, api_key: Some("k") };
         let mut mapper = format.mapper(&input);
@@ -352,6 +373,9 @@ pub(crate) mod test_driver {
         for event in decode(sse, seed) {
             if asm.finished() {
                 break;
+            }
+            if shortcut && mapper.on_event_text(event.event.as_deref(), &event.data, &mut asm) {
+                continue;
             }
             match super::super::json::parse_data(&event.data) {
                 Some(data) => mapper.on_event(event.event.as_deref(), &data, &mut asm),

@@ -12,7 +12,8 @@
 
 #![deny(clippy::arithmetic_side_effects)]
 
-/// One dispatched event.
+/// One dispatched event, owned (tests and callers that keep events build it with
+/// [`SseEventRef::to_event`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SseEvent {
     /// The `event` field's value; `None` when the event had none (or an empty one), i.e. the
@@ -24,6 +25,90 @@ pub struct SseEvent {
     pub id: Option<String>,
     /// The last `retry` field of this event whose value is ASCII digits only and fits a `u64`.
     pub retry: Option<u64>,
+}
+
+/// One dispatched event as [`SseEvents`] lends it: the same fields as [`SseEvent`], borrowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SseEventRef<'a> {
+    pub event: Option<&'a str>,
+    pub data: &'a str,
+    pub id: Option<&'a str>,
+    pub retry: Option<u64>,
+}
+
+impl SseEventRef<'_> {
+    pub fn to_event(&self) -> SseEvent {
+        SseEvent {
+            event: self.event.map(str::to_string),
+            data: self.data.to_string(),
+            id: self.id.map(str::to_string),
+            retry: self.retry,
+        }
+    }
+}
+
+/// The events dispatched by one or more `push` calls, their texts side by side in one buffer:
+/// a caller that clears and refills it per network chunk allocates nothing per event once the
+/// buffer has grown to a chunk's size.
+#[derive(Debug, Default)]
+pub struct SseEvents {
+    text: String,
+    spans: Vec<Span>,
+}
+
+/// Byte ranges of one event's fields in `SseEvents::text`.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    /// Empty for "no event type".
+    event: (usize, usize),
+    data: (usize, usize),
+    id: Option<(usize, usize)>,
+    retry: Option<u64>,
+}
+
+impl SseEvents {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Forgets the events, keeping the allocations.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.spans.clear();
+    }
+
+    /// The events in dispatch order.
+    pub fn iter(&self) -> impl Iterator<Item = SseEventRef<'_>> {
+        self.spans.iter().map(|span| {
+            let field = |(start, end): (usize, usize)| self.text.get(start..end).unwrap_or_default();
+            let event = field(span.event);
+            SseEventRef {
+                event: (!event.is_empty()).then_some(event),
+                data: field(span.data),
+                id: span.id.map(field),
+                retry: span.retry,
+            }
+        })
+    }
+
+    fn push(&mut self, event: &str, data: &str, id: Option<&str>, retry: Option<u64>) {
+        let text = &mut self.text;
+        let mut append = |s: &str| {
+            let start = text.len();
+            text.push_str(s);
+            (start, text.len())
+        };
+        let span = Span { event: append(event), data: append(data), id: id.map(&mut append), retry };
+        self.spans.push(span);
+    }
 }
 
 /// Incremental decoder: feed network chunks with [`SseDecoder::push`], then call
@@ -42,7 +127,7 @@ pub struct SseDecoder {
     /// The event being built (WHATWG: event type buffer, data buffer).
     event: String,
     /// The data lines joined with `\n` (WHATWG keeps a trailing `\n` and strips it at dispatch; here
-    /// `has_data` says whether a data line came, so the buffer is allocated once, at its size).
+    /// `has_data` says whether a data line came).
     data: String,
     has_data: bool,
     id: Option<String>,
@@ -55,7 +140,7 @@ impl SseDecoder {
     }
 
     /// Decodes one network chunk. Cost: proportional to `bytes.len()` plus the events produced.
-    pub fn push(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
+    pub fn push(&mut self, bytes: &[u8], out: &mut SseEvents) {
         let rest = self.complete_carry(bytes, out);
         // The common case, checked at the speed of `from_utf8`: the whole chunk is valid.
         if let Ok(text) = std::str::from_utf8(rest) {
@@ -85,7 +170,7 @@ impl SseDecoder {
     /// End of input: flushes the decoder (an incomplete character becomes U+FFFD, like a streaming
     /// `TextDecoder`'s final call), processes an unterminated last line, and dispatches a pending
     /// event that has data. The decoder is then reset and may decode a new stream.
-    pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
+    pub fn finish(&mut self, out: &mut SseEvents) {
         if !self.carry.is_empty() {
             self.carry.clear();
             self.feed_text("\u{FFFD}", out);
@@ -100,7 +185,7 @@ impl SseDecoder {
 
     /// Completes a character split across chunks, taking bytes from the front of `bytes`; returns
     /// the bytes not consumed.
-    fn complete_carry<'b>(&mut self, bytes: &'b [u8], out: &mut Vec<SseEvent>) -> &'b [u8] {
+    fn complete_carry<'b>(&mut self, bytes: &'b [u8], out: &mut SseEvents) -> &'b [u8] {
         let Some(&lead) = self.carry.first() else { return bytes };
         let need = sequence_len(lead);
         let mut used = 0usize;
@@ -127,7 +212,7 @@ impl SseDecoder {
     }
 
     /// Splits decoded text into lines; each byte is examined once.
-    fn feed_text(&mut self, text: &str, out: &mut Vec<SseEvent>) {
+    fn feed_text(&mut self, text: &str, out: &mut SseEvents) {
         let mut text = text;
         if text.is_empty() {
             return;
@@ -143,7 +228,7 @@ impl SseDecoder {
         let bytes = text.as_bytes();
         let mut start = 0usize;
         let mut i = 0usize;
-        while let Some(offset) = bytes.get(i..).and_then(|rest| rest.iter().position(|&b| b == b'\n' || b == b'\r')) {
+        while let Some(offset) = bytes.get(i..).and_then(find_line_end) {
             i = i.saturating_add(offset);
             let b = bytes.get(i).copied().unwrap_or(b'\n');
             // `\r` and `\n` are ASCII, so both ends are character boundaries.
@@ -172,13 +257,23 @@ impl SseDecoder {
     }
 
     /// WHATWG: process one line (without its line end).
-    fn process_line(&mut self, line: &str, out: &mut Vec<SseEvent>) {
+    fn process_line(&mut self, line: &str, out: &mut SseEvents) {
         if line.is_empty() {
             self.dispatch(out);
             return;
         }
         if line.starts_with(':') {
             return; // comment (keep-alive)
+        }
+        // The two fields every event has, without searching for the colon.
+        if let Some(value) = line.strip_prefix("data:") {
+            self.push_data(value.strip_prefix(' ').unwrap_or(value));
+            return;
+        }
+        if let Some(value) = line.strip_prefix("event:") {
+            self.event.clear();
+            self.event.push_str(value.strip_prefix(' ').unwrap_or(value));
+            return;
         }
         let (field, value) = match line.split_once(':') {
             Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
@@ -189,13 +284,7 @@ impl SseDecoder {
                 self.event.clear();
                 self.event.push_str(value);
             }
-            "data" => {
-                if self.has_data {
-                    self.data.push('\n');
-                }
-                self.data.push_str(value);
-                self.has_data = true;
-            }
+            "data" => self.push_data(value),
             "id" if !value.contains('\0') => self.id = Some(value.to_string()),
             "retry" => {
                 if let Some(ms) = parse_retry(value) {
@@ -206,17 +295,46 @@ impl SseDecoder {
         }
     }
 
-    /// WHATWG: dispatch the event (only if its data buffer is non-empty), then reset the fields.
-    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
-        let event = std::mem::take(&mut self.event);
+    fn push_data(&mut self, value: &str) {
+        if self.has_data {
+            self.data.push('\n');
+        }
+        self.data.push_str(value);
+        self.has_data = true;
+    }
+
+    /// WHATWG: dispatch the event (only if its data buffer is non-empty), then reset the fields
+    /// (the buffers keep their allocations for the next event).
+    fn dispatch(&mut self, out: &mut SseEvents) {
         let id = self.id.take();
         let retry = self.retry.take();
-        if !std::mem::take(&mut self.has_data) {
-            return;
+        if std::mem::take(&mut self.has_data) {
+            out.push(&self.event, &self.data, id.as_deref(), retry);
         }
-        let data = std::mem::take(&mut self.data);
-        out.push(SseEvent { event: (!event.is_empty()).then_some(event), data, id, retry });
+        self.event.clear();
+        self.data.clear();
     }
+}
+
+/// The position of the first `\n` or `\r`. Every byte of a stream goes through here, so it looks
+/// at eight bytes at a time: `x - 0x01..01 & !x & 0x80..80` is non-zero exactly when a byte of
+/// `x` is zero, and `x` is the word XOR the byte sought, repeated.
+fn find_line_end(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS != 0;
+    let mut start = 0usize;
+    for chunk in bytes.chunks_exact(8) {
+        let Ok(word) = <[u8; 8]>::try_from(chunk).map(u64::from_le_bytes) else { break };
+        if has_zero_byte(word ^ (ONES.wrapping_mul(u64::from(b'\n'))))
+            || has_zero_byte(word ^ (ONES.wrapping_mul(u64::from(b'\r'))))
+        {
+            break;
+        }
+        start = start.saturating_add(8);
+    }
+    let found = bytes.get(start..)?.iter().position(|&b| b == b'\n' || b == b'\r')?;
+    Some(start.saturating_add(found))
 }
 
 /// `retry` values: ASCII digits only; values that overflow `u64` are ignored.
@@ -282,12 +400,22 @@ mod tests {
     /// Feeds `chunks` one by one, then finishes.
     fn decode_chunks(chunks: &[&[u8]]) -> Vec<SseEvent> {
         let mut d = SseDecoder::new();
-        let mut out = Vec::new();
+        let mut out = SseEvents::new();
+        let mut events = Vec::new();
         for c in chunks {
+            // Cleared between chunks, as the driver does.
+            out.clear();
             d.push(c, &mut out);
+            events.extend(owned(&out));
         }
+        out.clear();
         d.finish(&mut out);
-        out
+        events.extend(owned(&out));
+        events
+    }
+
+    fn owned(events: &SseEvents) -> Vec<SseEvent> {
+        events.iter().map(|e| e.to_event()).collect()
     }
 
     fn decode(bytes: &[u8]) -> Vec<SseEvent> {
@@ -515,25 +643,45 @@ mod tests {
         assert_eq!(decode(b""), vec![]);
         // finish resets: the decoder can be used again, BOM handling included.
         let mut d = SseDecoder::new();
-        let mut out = Vec::new();
+        let mut out = SseEvents::new();
         d.push(b"data: a", &mut out);
         d.finish(&mut out);
         d.push(b"\xEF\xBB\xBFdata: b\n\n", &mut out);
         d.finish(&mut out);
-        assert_eq!(out, vec![ev("a"), ev("b")]);
+        assert_eq!(owned(&out), vec![ev("a"), ev("b")]);
     }
 
     #[test]
     fn p_6_3_1_events_dispatched_as_soon_as_blank_line_arrives() {
         let mut d = SseDecoder::new();
-        let mut out = Vec::new();
+        let mut out = SseEvents::new();
         d.push(b"data: a\n", &mut out);
         assert!(out.is_empty());
         d.push(b"\n", &mut out);
-        assert_eq!(out, vec![ev("a")]);
+        assert_eq!(owned(&out), vec![ev("a")]);
         d.push(b"data: b\r", &mut out);
         d.push(b"\r", &mut out);
-        assert_eq!(out, vec![ev("a"), ev("b")]);
+        assert_eq!(owned(&out), vec![ev("a"), ev("b")]);
+        assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn find_line_end_finds_the_first_line_end_at_every_offset() {
+        for len in 0..20 {
+            for at in 0..=len {
+                for end in [b'\n', b'\r'] {
+                    let mut bytes = vec![b'x'; len];
+                    if at < len {
+                        bytes[at] = end;
+                        // Near misses and a later line end must not confuse it.
+                        bytes.extend_from_slice(b"\x0b\x0c\x8a\x8d\n");
+                    }
+                    let expected = bytes.iter().position(|&b| b == b'\n' || b == b'\r');
+                    assert_eq!(find_line_end(&bytes), expected, "len {len}, at {at}");
+                }
+            }
+        }
+        assert_eq!(find_line_end(&b"\x0b\x0c\x8a\x8d\x0e\x09\x00\xff\x0b\x0c\x8a\x8d"[..]), None);
     }
 
     #[test]

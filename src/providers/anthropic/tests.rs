@@ -394,3 +394,142 @@ proptest! {
         prop_assert!(AnthropicMessages.build_request(&input).is_ok());
     }
 }
+
+/// Feeds `datas` after opening blocks 0 (text), 1 (thinking) and 2 (tool call), each data text
+/// through `on_event_text` first when `shortcut`, else (or when it declines) parsed, as the
+/// binding does; returns the operations and how many events took the shortcut.
+fn map_deltas(datas: &[String], shortcut: bool) -> (Vec<crate::providers::MessageOp>, usize) {
+    let model = model();
+    let (options, messages) = (json!({}), Vec::new());
+    let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: None };
+    let mut mapper = AnthropicMessages.mapper(&input);
+    let mut asm = Assembler::for_model(&model, false);
+    let start = [
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        r#"{"type":"content_block_start","index":1,"content_block":{"type":"thinking","thinking":""}}"#,
+        r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"t","name":"f","input":{}}}"#,
+    ];
+    let mut taken = 0;
+    for data in start.iter().map(|s| s.to_string()).chain(datas.iter().cloned()) {
+        if shortcut && mapper.on_event_text(Some("content_block_delta"), &data, &mut asm) {
+            taken += 1;
+            continue;
+        }
+        match crate::providers::json::parse_data(&data) {
+            Some(json) => mapper.on_event(Some("content_block_delta"), &json, &mut asm),
+            None => mapper.on_text(Some("content_block_delta"), &data, &mut asm),
+        }
+    }
+    (asm.drain().collect(), taken)
+}
+
+#[test]
+fn s_6_8_delta_shortcut_takes_the_usual_shape_and_agrees() {
+    let datas: Vec<String> = [
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi \"you\" \u00e9\ud83d\ude00"}}"#,
+        r#" { "type" : "content_block_delta" , "index" : 1 , "delta" : { "type" : "thinking_delta" , "thinking" : "hm" } } "#,
+        r#"{"type":"content_block_delta","index":1,"delta":{"type":"signature_delta","signature":"sig"}}"#,
+        r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"a\":"}}"#,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let (fast, taken) = map_deltas(&datas, true);
+    assert_eq!(taken, 4);
+    assert_eq!(fast, map_deltas(&datas, false).0);
+    // Other shapes take the general path.
+    let others: Vec<String> = [
+        r#"{"index":0,"type":"content_block_delta","delta":{"type":"text_delta","text":"x"}}"#,
+        r#"{"type":"content_block_delta","index":1.0,"delta":{"type":"text_delta","text":"x"}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x","more":1}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"citations_delta","citation":{}}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\ud800"}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}} x"#,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_eq!(map_deltas(&others, true).1, 0);
+}
+
+/// Texts near the usual delta shape: other member orders, extra or repeated members, numbers and
+/// strings of every form, escapes, whitespace, trailing text.
+fn near_delta() -> impl Strategy<Value = String> {
+    let ws = prop::sample::select(vec!["", "", "", " ", "\n ", "\t"]);
+    let string = prop_oneof![
+        "[a-z \"\\\\é😀\n{}:,]{0,8}".prop_map(|s| serde_json::to_string(&s).unwrap()),
+        prop::sample::select(vec![
+            r#""\u00e9""#,
+            r#""\ud83d\ude00""#,
+            r#""\ud800""#,
+            r#""\x""#,
+            r#""a\/b""#,
+            r#""unterminated"#,
+        ])
+        .prop_map(str::to_string),
+    ];
+    let value = prop_oneof![
+        4 => string.clone(),
+        1 => prop::sample::select(vec!["null", "1", "{}", "[\"x\"]", "true"]).prop_map(str::to_string),
+    ];
+    let top_type = prop::sample::select(vec![
+        r#""content_block_delta""#,
+        r#""content_block_delta""#,
+        r#""content\u005fblock_delta""#,
+        r#""message_delta""#,
+    ]);
+    let index = prop_oneof![
+        3 => prop::sample::select(vec!["0", "1", "2", "3"]),
+        1 => prop::sample::select(vec!["-1", "1.0", "1e0", "01", "00", r#""1""#, "null", "99999999999999999999"]),
+    ];
+    let delta_type = prop::sample::select(vec![
+        r#""text_delta""#,
+        r#""thinking_delta""#,
+        r#""signature_delta""#,
+        r#""input_json_delta""#,
+        r#""citations_delta""#,
+        r#""text\u005fdelta""#,
+    ]);
+    // Mostly the field that goes with the delta type.
+    let field = prop::option::weighted(
+        0.2,
+        prop::sample::select(vec![r#""text""#, r#""thinking""#, r#""signature""#, r#""partial_json""#, r#""x""#]),
+    );
+    let extra = prop::option::weighted(0.15, prop::sample::select(vec![r#""index":2"#, r#""x":1"#, r#""text":"dup""#]));
+    let swap = prop::bool::weighted(0.1);
+    (ws, top_type, index, delta_type, field, value, extra, swap, prop::option::weighted(0.05, "[ x}]")).prop_map(
+        |(w, top_type, index, delta_type, field, value, extra, swap, tail)| {
+            let field = field.unwrap_or(match delta_type {
+                r#""thinking_delta""# => r#""thinking""#,
+                r#""signature_delta""# => r#""signature""#,
+                r#""input_json_delta""# => r#""partial_json""#,
+                _ => r#""text""#,
+            });
+            let delta = match (extra, swap) {
+                (Some(extra), true) => format!("{{{w}{extra},\"type\":{delta_type},{field}:{value}}}"),
+                (Some(extra), false) => format!("{{\"type\":{w}{delta_type},{field}:{value},{extra}{w}}}"),
+                (None, _) => format!("{{{w}\"type\"{w}:{delta_type},{w}{field}:{w}{value}{w}}}"),
+            };
+            let members =
+                [format!("\"type\":{top_type}"), format!("{w}\"index\":{w}{index}"), format!("\"delta\":{delta}")];
+            let body = if swap && extra.is_none() {
+                format!("{},{},{}", members[1], members[0], members[2])
+            } else {
+                members.join(",")
+            };
+            format!("{w}{{{body}}}{w}{}", tail.unwrap_or_default())
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn s_6_8_delta_shortcut_agrees_with_the_parsed_path(datas in prop::collection::vec(near_delta(), 1..6)) {
+        // About one event in six takes the shortcut; the others test its refusals.
+        let (fast, _) = map_deltas(&datas, true);
+        let (general, _) = map_deltas(&datas, false);
+        prop_assert_eq!(fast, general);
+    }
+}
