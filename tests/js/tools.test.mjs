@@ -932,6 +932,34 @@ test("T-4.8.1 a settled tool's late update is ignored while another still runs (
   }
 });
 
+test("T-4.8.1 parallel updates reach the events of their own call, in the order they were sent", T, async () => {
+  const sent = [];
+  const make = (name, delays) =>
+    tool(name, async (id, args, signal, onUpdate) => {
+      for (const ms of delays) {
+        await sleep(ms);
+        sent.push(id);
+        onUpdate({ content: [text(`${id} at ${ms}`)], details: { from: id } });
+      }
+      return okResult(name);
+    });
+  const { events } = await run(
+    [assistant([toolCall("a", "ta", {}), toolCall("b", "tb", {}), toolCall("c", "tc", {})]), assistant("ok")],
+    [make("ta", [1, 12]), make("tb", [6, 1, 1]), make("tc", [3])],
+    { toolExecution: "parallel" },
+  );
+  const updates = events.filter((e) => e.type === "tool_execution_update");
+  assert.deepEqual(
+    updates.map((e) => e.toolCallId),
+    sent,
+  );
+  for (const e of updates) {
+    assert.equal(e.partialResult.details.from, e.toolCallId);
+    assert.equal(e.toolName, `t${e.toolCallId}`);
+  }
+  assert.equal(updates.length, 6);
+});
+
 test("T-4.8.1 awaited updates: a slow async sink delays the tool's end (barrier)", T, async () => {
   const order = [];
   const t = tool("t", async (id, args, signal, onUpdate) => {
