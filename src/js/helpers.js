@@ -164,21 +164,31 @@ export function pumpQueued(source, messages, index, sink) {
   return code;
 }
 
-/** A tool as the model sees it (L-3.4.1): `toToolDeclaration`, its parameters a JSON copy. */
-function declaration(tool) {
-  const name = tool.name;
-  const description = tool.description;
-  const text = JSON.stringify(tool.parameters);
-  const cs = tool.constrainedSampling;
-  const decl = { name, description, parameters: text === undefined ? undefined : JSON.parse(text) };
-  if (cs !== undefined) decl.constrainedSampling = cs;
-  return decl;
+const UNSET = Symbol("agent-loop-wasm.unset");
+
+/** A tool's declaration fields, each read once, in `toToolDeclaration`'s order. */
+function declarationParts(tool) {
+  return {
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.parameters,
+    cs: tool.constrainedSampling,
+    text: UNSET,
+  };
 }
 
-/** A tool's declaration fields, read once, for `sameDeclaration`. */
-function declarationParts(tool) {
-  const cs = tool.constrainedSampling;
-  return { tool, name: tool.name, description: tool.description, parameters: tool.parameters, cs, text: undefined, full: undefined };
+/** The parameters' JSON text (stringified once per tool, as `toToolDeclaration` does). */
+function parametersText(p) {
+  if (p.text === UNSET) p.text = JSON.stringify(p.parameters);
+  return p.text;
+}
+
+/** `toToolDeclaration` (L-3.4.1) from the fields read: the parameters are a JSON copy. */
+function declaration(p) {
+  const text = parametersText(p);
+  const decl = { name: p.name, description: p.description, parameters: text === undefined ? undefined : JSON.parse(text) };
+  if (p.cs !== undefined) decl.constrainedSampling = p.cs;
+  return decl;
 }
 
 /** Strings, booleans and undefined stringify to texts that are equal exactly when the values are. */
@@ -186,24 +196,7 @@ function plainField(v) {
   return v === undefined || typeof v === "string" || typeof v === "boolean";
 }
 
-/** `JSON.stringify(toToolDeclaration(tool))`: the same text, since a JSON round trip of the
- *  parameters stringifies to what stringifying them gives. */
-function fullText(p) {
-  if (p.full === undefined) {
-    const decl = { name: p.name, description: p.description, parameters: p.parameters };
-    if (p.cs !== undefined) decl.constrainedSampling = p.cs;
-    p.full = JSON.stringify(decl) ?? "";
-  }
-  return p.full;
-}
-
-/** The parameters' part of the declaration text (`toJSON` sees the same key as there). */
-function parametersText(p) {
-  if (p.text === undefined) p.text = JSON.stringify({ parameters: p.parameters });
-  return p.text;
-}
-
-/** Whether two declarations' texts are equal (L-3.4.1). With plain names, descriptions and
+/** Whether two declarations' JSON texts are equal (L-3.4.1). With plain names, descriptions and
  *  constrainedSampling the texts are equal exactly when those are and the parameters' texts are,
  *  so the whole texts are built only for unusual fields. */
 function sameDeclaration(a, b) {
@@ -211,7 +204,7 @@ function sameDeclaration(a, b) {
       plainField(a.cs) && plainField(b.cs)) {
     return a.name === b.name && a.description === b.description && a.cs === b.cs && parametersText(a) === parametersText(b);
   }
-  return fullText(a) === fullText(b);
+  return JSON.stringify(declaration(a)) === JSON.stringify(declaration(b));
 }
 
 /** Replays a `(toolsRemoved, toolsAdded)` pair into `declared` (a Map by name, as the reference keeps it). */
@@ -241,7 +234,7 @@ export function toolChanges(messages, extra, tools) {
   const added = [];
   for (const p of executable) {
     const d = declaredByName.get(p.name);
-    if (d === undefined || !sameDeclaration(d, p)) added.push(declaration(p.tool));
+    if (d === undefined || !sameDeclaration(d, p)) added.push(declaration(p));
   }
   const removed = [];
   for (const [name, d] of declaredByName) {
@@ -392,13 +385,14 @@ export function apply(f, self, args) {
   return Reflect.apply(f, self, args);
 }
 
-/** A JS function forwarding its arguments as one array to `f`. */
+/** A JS function calling `f` with `first` before its own arguments. */
 export function bindFirst(f, first) {
   return function (...args) {
     return Reflect.apply(f, undefined, [first, ...args]);
   };
 }
 
+/** A JS function forwarding its arguments as one array to `f`. */
 export function variadic(f) {
   return function (...args) {
     return f(args);

@@ -952,6 +952,20 @@ test("L-3.4 declarations compare by their JSON text: a toJSON description equal 
   assert.deepEqual(second.result[0].toolsAdded[0].parameters.properties.p.enum, ["x", "y", "z"]);
 });
 
+test("L-3.4 parameters are stringified on their own, as toToolDeclaration does (toJSON sees the key \"\")", T, async () => {
+  const faux = createFaux([assistant("ok")]);
+  const schema = { type: "object", properties: {} };
+  const sys = { role: "system", content: "", timestamp: 1, toolsAdded: [{ name: "a", description: "a tool", parameters: schema }] };
+  const parameters = { toJSON: (key) => (key === "" ? schema : { keyed: key }) };
+  const { result } = await collect(
+    agentLoop([userMessage("go")], { messages: [sys], tools: [tool("a", undefined, { parameters })] }, config(), undefined, faux.streamFn),
+  );
+  assert.deepEqual(
+    result.map((m) => m.role),
+    ["user", "assistant"],
+  );
+});
+
 test("L-3.4 a redeclared tool after a removal counts once; the last declaration wins", T, async () => {
   const faux = createFaux([assistant("ok")]);
   const a = tool("a");
