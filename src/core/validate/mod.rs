@@ -88,7 +88,6 @@ pub fn coerce_and_validate_changes(
     args: &Value,
     re: &dyn PatternMatcher,
 ) -> Result<Option<Value>, Vec<SchemaError>> {
-    let too_deep = || vec![SchemaError { path: "root".to_string(), message: TOO_DEEP.to_string() }];
     if json::depth_exceeds(schema, MAX_DEPTH) || json::depth_exceeds(args, MAX_DEPTH) {
         return Err(too_deep());
     }
@@ -98,9 +97,13 @@ pub fn coerce_and_validate_changes(
     coerce_then_check(schema, args, re)
 }
 
+/// The one error of a value, schema or `$ref` chain nested deeper than `MAX_DEPTH`.
+fn too_deep() -> Vec<SchemaError> {
+    vec![SchemaError { path: "root".to_string(), message: TOO_DEEP.to_string() }]
+}
+
 /// The three coercion passes, then the check (or the explanation of why it fails).
 fn coerce_then_check(schema: &Value, args: &Value, re: &dyn PatternMatcher) -> Result<Option<Value>, Vec<SchemaError>> {
-    let too_deep = || vec![SchemaError { path: "root".to_string(), message: TOO_DEEP.to_string() }];
     let mut ctx = Ctx::new(schema, re);
     let coerced = ctx.coerce(args);
     if ctx.too_deep {
