@@ -71,7 +71,7 @@ pub fn required_index(format: &str, item: &str, parent: &Json<'_>, field: &str) 
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::providers::json::parse;
