@@ -1221,8 +1221,19 @@ export interface AgentCheckpoint {
   toolNames?: string[];
   /** A run is in progress: {@link Agent.resume} picks it up after a crash. */
   running?: boolean;
-  /** Tool calls that ended whose result message is not in the transcript yet (they are not run again on resume). */
-  completedTools?: { toolCallId: string; toolName: string; result: AgentToolResult<any>; isError: boolean }[];
+  /**
+   * Tool calls that ended since the previous checkpoint (they are not run again on resume). A tool result appended to
+   * the transcript settles its call's entry; `running: false` settles them all.
+   */
+  ended?: AgentEndedToolCall[];
+}
+
+/** A tool call that ended, as a checkpoint records it until its result message is in the transcript. */
+export interface AgentEndedToolCall {
+  toolCallId: string;
+  toolName: string;
+  result: AgentToolResult<any>;
+  isError: boolean;
 }
 
 /** Options of {@link Agent.restore}: {@link AgentOptions} without `initialState`, plus the executable tools. */
@@ -1251,7 +1262,8 @@ export interface AgentSnapshot {
   checkpointSeq?: number;
   /** New: taken during a run; {@link Agent.resume} continues it. */
   running?: boolean;
-  completedTools?: AgentCheckpoint["completedTools"];
+  /** Tool calls that ended during the run whose results are not in `messages` yet. */
+  completedTools?: AgentEndedToolCall[];
 }
 
 /**

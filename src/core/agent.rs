@@ -215,6 +215,7 @@ pub fn init<H: Host + Clone>(
         ("transitSteering", h.array(&[])),
         ("transitFollowUp", h.array(&[])),
         ("completedTools", h.array(&[])),
+        ("endedTools", h.array(&[])),
         ("interrupted", h.boolean(false)),
     ];
     for (key, value) in &state {
@@ -395,6 +396,7 @@ pub fn reset<H: Host + Clone>(h: &H, st: &H::V) -> Result<(), H::V> {
     h.set(st, "errorMessage", &h.undefined())?;
     h.set(st, "interrupted", &h.boolean(false))?;
     h.set(st, "completedTools", &h.array(&[]))?;
+    h.set(st, "endedTools", &h.array(&[]))?;
     clear(h, st, Queue::Steering)?;
     clear(h, st, Queue::FollowUp)
 }
@@ -755,6 +757,7 @@ fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H::V> {
                     ("isError", get(h, event, "isError")?),
                 ]);
                 h.array_push(&get(h, st, "completedTools")?, &record)?;
+                h.array_push(&get(h, st, "endedTools")?, &record)?;
                 return Ok(true);
             }
         }
@@ -804,6 +807,7 @@ fn finish_run<H: Host>(h: &H, st: &H::V) {
     let _ = h.set(st, "transitSteering", &h.array(&[]));
     let _ = h.set(st, "transitFollowUp", &h.array(&[]));
     let _ = h.set(st, "completedTools", &h.array(&[]));
+    let _ = h.set(st, "endedTools", &h.array(&[]));
     let _ = h.set(st, "isStreaming", &h.boolean(false));
     let _ = h.set(st, "streamingMessage", &h.undefined());
     let _ = h.set(st, "pendingToolCalls", &h.new_set(&[]));
@@ -943,8 +947,14 @@ pub fn parse_restore<H: Host>(h: &H, input: &H::V) -> Result<H::V, H::V> {
             let seq = h.as_number(&get(h, &data, "checkpointSeq")?).unwrap_or(0.0);
             (data, seq, list.get(1..).unwrap_or_default())
         }
-        Some(_) => (h.object(&[]), 0.0, &list[..]),
-        None => return Err(h.error("Agent.restore: no snapshot and no checkpoints", false)),
+        Some(first)
+            if h.kind(first).is_object_like()
+                && h.get(first, "format").ok().and_then(|f| h.as_string(&f)).as_deref() == Some(checkpoint::FORMAT) =>
+        {
+            (h.object(&[]), 0.0, &list[..])
+        }
+        // Neither a snapshot nor checkpoints (an empty list too): D8.3's error.
+        _ => return Err(h.error("Agent.restore: not an agent-loop-wasm snapshot", false)),
     };
     checkpoint::fold(h, &data, rest, seq).map_err(|e| match e {
         ArgError::Type(message) => h.error(&message, false),

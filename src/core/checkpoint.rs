@@ -60,7 +60,11 @@ struct Current<V> {
     steering: Vec<V>,
     follow_up: Vec<V>,
     running: bool,
+    /// The calls that ended without their result in the transcript yet (what a resume keeps).
     completed: Vec<V>,
+    /// Every call that ended in this run, in order (append-only; emptied when the run ends).
+    ended: V,
+    ended_count: usize,
 }
 
 /// The messages a queue holds for durability: those drained by the running loop but not yet in the
@@ -83,6 +87,7 @@ fn tool_names<H: Host>(h: &H, st: &H::V) -> Result<H::V, H::V> {
 
 fn current<H: Host>(h: &H, agent: &H::V, st: &H::V) -> Result<Current<H::V>, H::V> {
     let messages = get(h, st, "messages")?;
+    let ended = get(h, st, "endedTools")?;
     let count = if h.kind(&messages) == Kind::Array { h.array_len(&messages)? } else { 0 };
     let plain = vec![
         ("model", get(h, st, "model")?),
@@ -100,6 +105,8 @@ fn current<H: Host>(h: &H, agent: &H::V, st: &H::V) -> Result<Current<H::V>, H::
         follow_up: durable_queue(h, st, "transitFollowUp", "followUp")?,
         running: h.truthy(&get(h, st, "active")?) || h.truthy(&get(h, st, "interrupted")?),
         completed: items(h, st, "completedTools")?,
+        ended: ended.clone(),
+        ended_count: if h.kind(&ended) == Kind::Array { h.array_len(&ended)? } else { 0 },
     })
 }
 
@@ -167,8 +174,19 @@ fn diff<H: Host>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Option<Cha
     if full || before_running != now.running {
         entries.push(("running", h.boolean(now.running)));
     }
-    if full || !same_list(h, &items(h, ck, "completedTools")?, &now.completed) {
-        entries.push(("completedTools", h.array(&now.completed)));
+    // Ended calls go out as additions (O(batch) per batch, not per checkpoint); a tool result
+    // appended to the transcript removes its call's entry, and a run's end removes them all.
+    if full {
+        entries.push(("ended", h.array(&now.completed)));
+    } else {
+        let base = (number(h, ck, "endedCount")? as usize).min(now.ended_count);
+        if now.ended_count > base {
+            let mut added = Vec::with_capacity(now.ended_count - base);
+            for i in base..now.ended_count {
+                added.push(get(h, &now.ended, &i.to_string())?);
+            }
+            entries.push(("ended", h.array(&added)));
+        }
     }
     if entries.len() == header {
         return Ok(None);
@@ -180,7 +198,7 @@ fn diff<H: Host>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Option<Cha
         ("steeringQueue", h.array(&now.steering)),
         ("followUpQueue", h.array(&now.follow_up)),
         ("running", h.boolean(now.running)),
-        ("completedTools", h.array(&now.completed)),
+        ("endedCount", h.number(now.ended_count as f64)),
     ];
     base.extend(now.plain.iter().map(|(k, v)| (*k, v.clone())));
     Ok(Some((h.object(&entries), h.object(&base))))
@@ -354,6 +372,7 @@ fn check_messages<H: Host>(h: &H, list: &H::V, path: &str) -> Result<Vec<H::V>, 
 pub fn fold<H: Host>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64) -> Result<(), ArgError<H::V>> {
     let bad = |i: usize, detail: &str| ArgError::Type(restore_error(&format!("checkpoints[{i}]: {detail}")));
     let mut messages = items(h, data, "messages")?;
+    let mut completed = items(h, data, "completedTools")?;
     for (i, checkpoint) in checkpoints.iter().enumerate() {
         if !h.kind(checkpoint).is_object_like()
             || h.as_string(&get(h, checkpoint, "format")?).as_deref() != Some(FORMAT)
@@ -389,6 +408,24 @@ pub fn fold<H: Host>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64) -> 
             return Err(bad(i, &format!("checkpoint {missing} is missing (next is {n})")));
         }
         seq = n;
+        let ended = get(h, checkpoint, "ended")?;
+        match h.kind(&ended) {
+            Kind::Undefined => {}
+            Kind::Array => {
+                let records = h.array_items(&ended)?;
+                for (j, record) in records.iter().enumerate() {
+                    if h.kind(record) != Kind::Object {
+                        return Err(bad(i, &format!("ended[{j}]: expected an object")));
+                    }
+                }
+                if full {
+                    completed.clear();
+                }
+                completed.extend(records);
+            }
+            _ => return Err(bad(i, "ended has the wrong type")),
+        }
+        let mut appended = Vec::new();
         let change = get(h, checkpoint, "messages")?;
         if full && !h.kind(&change).is_object_like() {
             return Err(bad(i, "a full checkpoint must carry messages"));
@@ -400,6 +437,7 @@ pub fn fold<H: Host>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64) -> 
             };
             let append = check_messages(h, &get(h, &change, "append")?, &format!("checkpoints[{i}].messages.append"))?;
             messages.truncate(from as usize);
+            appended = append.clone();
             messages.extend(append);
         }
         for key in PLAIN {
@@ -443,13 +481,17 @@ pub fn fold<H: Host>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64) -> 
             Kind::Bool => h.set(data, "running", &running)?,
             _ => return Err(bad(i, "running has the wrong type")),
         }
-        let completed = get(h, checkpoint, "completedTools")?;
-        match h.kind(&completed) {
-            Kind::Undefined => {}
-            Kind::Array => h.set(data, "completedTools", &completed)?,
-            _ => return Err(bad(i, "completedTools has the wrong type")),
+        for message in &appended {
+            if h.as_string(&get(h, message, "role")?).as_deref() == Some("toolResult") {
+                let id = get(h, message, "toolCallId")?;
+                completed.retain(|r| !h.get(r, "toolCallId").is_ok_and(|x| h.same(&x, &id)));
+            }
+        }
+        if h.kind(&running) == Kind::Bool && !h.truthy(&running) {
+            completed.clear();
         }
     }
+    h.set(data, "completedTools", &h.array(&completed))?;
     h.set(data, "messages", &h.array(&messages))?;
     h.set(data, "checkpointSeq", &h.number(seq))?;
     Ok(())
@@ -469,6 +511,6 @@ pub fn adopt<H: Host>(h: &H, agent: &H::V, st: &H::V, seq: f64) -> Result<(), H:
     h.set(&ck, "steeringQueue", &h.array(&now.steering))?;
     h.set(&ck, "followUpQueue", &h.array(&now.follow_up))?;
     h.set(&ck, "running", &h.boolean(now.running))?;
-    h.set(&ck, "completedTools", &h.array(&now.completed))?;
+    h.set(&ck, "endedCount", &h.number(now.ended_count as f64))?;
     h.set(&ck, "full", &h.boolean(seq == 0.0))
 }

@@ -50,7 +50,7 @@ test("durable: SIGKILL at every checkpoint and inside a tool, then restore + res
       const done = new Set();
       for (const c of held) {
         for (const m of c.messages?.append ?? []) if (m.role === "toolResult") done.add(m.toolCallId);
-        for (const r of c.completedTools ?? []) done.add(r.toolCallId);
+        for (const r of c.ended ?? []) done.add(r.toolCallId);
       }
       const resumed = run("resume", dir);
       assert.equal(resumed.status, 0, `${crash}: ${resumed.stderr}`);
