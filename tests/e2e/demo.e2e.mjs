@@ -279,9 +279,11 @@ try {
       res.end(`${frames.join("")}data: [DONE]\n\n`);
     });
   });
+  // Chosen while the model is down, then started: "check again" finds it.
+  await page.selectOption('[data-testid="api"]', "local");
+  await page.waitForSelector('[data-testid="local-status"][data-running="false"]');
   await new Promise((resolve) => scripted.listen(localPort, "127.0.0.1", resolve));
   try {
-    await page.selectOption('[data-testid="api"]', "local");
     await page.click('[data-testid="local-recheck"]');
     await page.waitForSelector('[data-testid="local-status"][data-running="true"]');
     assert.match(await page.textContent('[data-testid="local-status"]'), /Running on this machine/);
