@@ -283,10 +283,17 @@ function typeLabel(s) {
   return isObject(s.properties) ? "object" : "any";
 }
 
-function toolInstructions(tools) {
+// The tool list, and for a call that is due with one candidate, what its arguments mean: the parameters'
+// descriptions ("Directory, '.' for the project root") are what lets a 135M model fill in a usable value.
+function toolInstructions(tools, due) {
+  const props = due && isObject(due.parameters.properties) ? Object.entries(due.parameters.properties) : [];
+  const described = props.filter(([, s]) => isObject(s) && typeof s.description === "string" && s.description.trim());
   return [
     "You can call these tools:",
     ...tools.map((t) => `- ${toolSignature(t)}`),
+    ...(described.length > 0
+      ? [`Arguments of ${due.name}:`, ...described.map(([k, s]) => `- ${k}: ${s.description.trim().split("\n")[0]}`)]
+      : []),
     'To call a tool, reply with only a JSON object: {"name": "<tool name>", "arguments": {<argument values>}}',
   ].join("\n");
 }
@@ -312,7 +319,9 @@ export function renderPrompt(req, decision) {
   const { messages, tools } = req;
   const systems = messages.filter((m) => m.role === "system").map((m) => m.text.trim()).filter(Boolean);
   let system = systems.length > 0 ? systems.join("\n\n") : DEFAULT_SYSTEM;
-  if (decision.mode === "tool") system += `\n\n${toolInstructions(tools)}`;
+  if (decision.mode === "tool") {
+    system += `\n\n${toolInstructions(tools, decision.candidates.length === 1 ? decision.candidates[0] : null)}`;
+  }
   const pieces = [];
   const turn = (role, text) => pieces.push(S("<|im_start|>"), T(`${role}\n${text}`), S("<|im_end|>"), T("\n"));
   turn("system", system);

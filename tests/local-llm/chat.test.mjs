@@ -102,7 +102,7 @@ test("tool policy on the demo page's tools: its suggestions and the README's pro
   assert.deepEqual(names("listen, what is the capital of France?"), [], "a prefix is not a word");
   assert.deepEqual(names("Hello!"), []);
   // The README's prompt runs list_files, then read_file, then the answer.
-  const tools = demo.map((t) => fn(t.name, { path: { type: "string" } }, ["path"]));
+  const tools = demo.map((t) => fn(t.name, { path: { type: "string", description: "File path, e.g. README.md" } }, ["path"]));
   const run = (messages) => {
     const d = decideTool(parseRequest({ messages, tools }));
     return d.mode === "text" ? "text" : d.candidates.map((t) => t.name).join(",");
@@ -114,6 +114,7 @@ test("tool policy on the demo page's tools: its suggestions and the README's pro
   // The second call's prompt shows the first result, and asks for no answer yet (the call is prefilled instead).
   const second = parseRequest({ messages: listed, tools });
   const text = promptText(renderPrompt(second, decideTool(second)));
+  assert.match(text, /\nArguments of read_file:\n- path: File path, e\.g\. README\.md\nTo call a tool/, "the due tool's argument descriptions");
   assert.match(text, /list the files, then read the README\n\nThe list_files tool returned: README\.md\nsrc\/<\|im_end\|>\n<\|im_start\|>assistant\n$/);
   assert.equal(run([...listed, call("c2", "read_file", '{"path":"README.md"}'), result("c2", "# demo-project")]), "text");
 });
