@@ -264,7 +264,6 @@ const instrumented = TOOLS.map((tool) => ({
 const offlineStream = offlineModel(lib, { chunkDelayMs: 24 });
 const streamFn = (model, context, options) =>
   model?.api === OFFLINE_MODEL.api ? offlineStream(model, context, options) : streamBuiltin(model, context, options);
-
 const agentOptions = () => ({
   streamFn,
   // The key is read from memory at request time; it is never part of the model, the state or a snapshot.
