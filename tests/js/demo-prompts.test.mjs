@@ -4,9 +4,13 @@
 // gets a note, not an invented tool call. The Chromium e2e (tests/e2e/demo.e2e.mjs) types the same prompts into the page.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { webcrypto } from "node:crypto";
 import * as impl from "./impl.mjs";
 import { OFFLINE_MODEL, OFFLINE_PROMPTS, offlineModel } from "../../examples/offline-model.mjs";
 import { TOOLS } from "../../www/tools.js";
+
+// www/tools.js is browser code (random_number uses crypto.getRandomValues); Node 18 has no global `crypto`.
+globalThis.crypto ??= webcrypto;
 
 const README_PROMPTS = ["list the files, then read the README", "Summarise the README", "Use the add tool to add 2 and 3."];
 
