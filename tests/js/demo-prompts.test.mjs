@@ -26,7 +26,7 @@ const EXPECTED = new Map([
   }],
   ["What time is it? Also pick a random number between 1 and 6", {
     calls: [["get_time", {}], ["random_number", { min: 1, max: 6 }]],
-    answer: [/- It is \*\*\w+day, \d+ \w+ \d{4}/, /- I drew \*\*[1-6]\*\* \(from 1 to 6\)/],
+    answer: [/- It is \*\*\w+day,? \d+ \w+ \d{4}/, /- I drew \*\*[1-6]\*\* \(from 1 to 6\)/],
   }],
   ["Calculate (17 + 25) * 3 / 2", { calls: [["calculate", { expression: "(17 + 25) * 3 / 2" }]], answer: [/= \*\*63\*\*/] }],
   ["Wait 4 seconds", { calls: [["wait", { ms: 4000 }]], answer: [/Waited 4000 ms: done after \d+ ms/] }],
