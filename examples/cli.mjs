@@ -3,13 +3,16 @@
 // over the current directory. "List the files, then read the README" makes the model ask for both
 // at once; the loop runs them in parallel, sends the results back, and the model answers.
 //
-//   node examples/cli.mjs "list the files, then read the README"
+//   node examples/cli.mjs "list the files, then read the README"            # the offline scripted model
+//   node examples/cli.mjs --local "list the files, then read the README"    # the local model (scripts/local-llm)
 //
-// The model: with OPENAI_BASE_URL set, any OpenAI-compatible server through the built-in
-// `openai-completions` provider (OPENAI_API_KEY if it needs one, OPENAI_MODEL, default gpt-4o-mini),
-// for example OPENAI_BASE_URL=http://127.0.0.1:11434/v1 OPENAI_MODEL=qwen2.5 for Ollama. Without it, the
-// offline scripted model of examples/offline-model.mjs (no network; OFFLINE_CHUNK_DELAY_MS sets its
-// pace). The answer streams to stdout as it arrives, with the tool activity in between. Ctrl+C aborts.
+// The model, by default: the offline scripted model of examples/offline-model.mjs (a script, not a language
+// model; no network; OFFLINE_CHUNK_DELAY_MS sets its pace). With --local (or CLI_MODEL=local): SmolLM2-135M
+// from scripts/local-llm (LOCAL_LLM_URL, default http://127.0.0.1:8088/v1), a tiny real model whose server
+// decides when to call a tool. With OPENAI_BASE_URL set: any OpenAI-compatible server through the built-in
+// `openai-completions` provider (OPENAI_API_KEY if it needs one, OPENAI_MODEL, default gpt-4o-mini), for
+// example OPENAI_BASE_URL=http://127.0.0.1:11434/v1 OPENAI_MODEL=qwen2.5 for Ollama.
+// The answer streams to stdout as it arrives, with the tool activity in between. Ctrl+C aborts.
 // Needs the built package: node scripts/build.mjs (scripts/demo builds it too).
 import { readdir, readFile, stat } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
@@ -18,7 +21,9 @@ import { OFFLINE_MODEL, offlineModel } from "./offline-model.mjs";
 
 const { Agent, streamBuiltin, VERSION } = lib;
 const cwd = process.cwd();
-const prompt = process.argv.slice(2).join(" ").trim() || "List the files, then read the README";
+const args = process.argv.slice(2);
+const useLocal = args.includes("--local") || process.env.CLI_MODEL === "local";
+const prompt = args.filter((a) => a !== "--local").join(" ").trim() || "List the files, then read the README";
 
 // ------------------------------------------------------------------------------------------------
 // Output helpers
@@ -98,13 +103,10 @@ const tools = [
 ];
 
 // ------------------------------------------------------------------------------------------------
-// The model: an OpenAI-compatible server when OPENAI_BASE_URL is set, else the offline script
+// The model: the offline script by default; the local model with --local; OPENAI_BASE_URL's server
 // ------------------------------------------------------------------------------------------------
-// Without OPENAI_BASE_URL, the local model of scripts/local-llm is used when it answers (issue 8);
-// CLI_OFFLINE=1 keeps the offline script.
 const LOCAL_LLM = (process.env.LOCAL_LLM_URL ?? "http://127.0.0.1:8088/v1").replace(/\/+$/, "");
 async function localModelUp() {
-  if (process.env.CLI_OFFLINE === "1") return false;
   try {
     const response = await fetch(LOCAL_LLM.replace(/\/v1$/, "/health"), { signal: AbortSignal.timeout(1000) });
     return response.ok;
@@ -115,7 +117,12 @@ async function localModelUp() {
 let baseUrl = process.env.OPENAI_BASE_URL?.trim().replace(/\/+$/, "");
 let model;
 let streamFn;
-if (!baseUrl && (await localModelUp())) {
+if (useLocal) {
+  if (!(await localModelUp())) {
+    console.error(`cli: the local model is not running at ${LOCAL_LLM}: start it with scripts/local-llm start ` +
+      "(or drop --local for the offline scripted model)");
+    process.exit(1);
+  }
   baseUrl = LOCAL_LLM;
   model = {
     id: "SmolLM2-135M-Instruct", name: "SmolLM2-135M-Instruct", api: "openai-completions", provider: "local",
@@ -149,7 +156,7 @@ const agent = new Agent({
     tools,
   },
   streamFn,
-  apiKey: baseUrl ? process.env.OPENAI_API_KEY || undefined : undefined,
+  apiKey: baseUrl && !useLocal ? process.env.OPENAI_API_KEY || undefined : undefined,
   toolTimeoutMs: 30_000,
 });
 
@@ -210,9 +217,11 @@ agent.subscribe((event) => {
   }
 });
 
-line(dim(`agent-loop-wasm ${VERSION} · ${baseUrl
-  ? `${model.id} at ${baseUrl} (openai-completions)`
-  : "offline scripted model (set OPENAI_BASE_URL to use an OpenAI-compatible server)"} · ${cwd}`));
+line(dim(`agent-loop-wasm ${VERSION} · ${useLocal
+  ? `local model ${model.id} at ${baseUrl} (a tiny real model; its server decides when to call a tool)`
+  : baseUrl
+    ? `${model.id} at ${baseUrl} (openai-completions)`
+    : "offline scripted model (a script, not a language model; --local for the local model, OPENAI_BASE_URL for an OpenAI-compatible server)"} · ${cwd}`));
 line(`${bold(">")} ${prompt}`);
 
 let interrupted = false;

@@ -5,10 +5,11 @@
 // text token by token with small delays, tool-call arguments in fragments, then `done` — and honours
 // the abort signal between chunks (`error` with reason "aborted", at once, even mid-delay).
 //
-// The script: by default it replays the design document's example ("list the files, then read the
-// README"): one response asks for list_files and read_file together, the loop runs them in parallel,
-// and the next response summarises their results. A few keywords pick other tools of the demo page
-// (time, calculate, random, wait, "every tool"). It only calls tools the request declares.
+// The script: its headline is the design document's example ("list the files, then read the README"):
+// one response asks for list_files and read_file together, the loop runs them in parallel, and the next
+// response summarises their results. Keywords pick the other tools of the demo page (time, calculate or
+// "add 2 and 3", random, wait, "every tool"); a prompt it has no script for gets a short note saying
+// so and what it understands, never a made-up tool call. It only calls tools the request declares.
 //
 // No imports: the package is passed in, so the same file runs in browsers, Node and Deno.
 //   import * as lib from "agent-loop-wasm";
@@ -149,8 +150,8 @@ export function planReply(messages, available = null) {
 
   const request = newUsers.map(textOf).join("\n").trim();
   const firstTurn = lastAssistant < 0;
-  let wanted = routeTools(request);
-  if (wanted === null) wanted = firstTurn && !/^\s*(hi|hello|hey|thanks|thank you)\b/i.test(request) ? filesExample(request) : [];
+  // No script for the request: no tool call (a scripted model that guessed would misrepresent the loop).
+  const wanted = routeTools(request) ?? [];
   const usable = wanted.filter((t) => canUse(t.name));
   const missing = wanted.filter((t) => !canUse(t.name)).map((t) => t.name);
   const quoted = `“${request.length > 80 ? `${request.slice(0, 77)}…` : request}”`;
@@ -164,9 +165,9 @@ export function planReply(messages, available = null) {
     if (results.length === 0 && missing.length === 0) {
       parts.push(
         (firstTurn || greeting ? "Hello! " : "") +
-          "I'm the offline demo model: a script that runs in your browser, not a language model. " +
-          `Ask me to ${list(OFFLINE_PROMPTS.slice(0, 4).map((p) => `“${p[0].toLowerCase()}${p.slice(1)}”`), "or")} — ` +
-          "or pick a real provider in the settings for open-ended questions.",
+          "I'm the offline demo model: a script that runs in your browser, not a language model, and I have no " +
+          `script for that. Ask me to ${list(OFFLINE_PROMPTS.slice(0, 4).map((p) => `“${p[0].toLowerCase()}${p.slice(1)}”`), "or")} — ` +
+          "or pick a real model in the settings (the local model, or a provider with your key) for open-ended questions.",
       );
     }
     return {
@@ -227,8 +228,11 @@ function routeTools(text) {
     if (wantsRead) tools.push(readCall);
   }
   if (/\b(time|clock|date|today)\b/.test(t)) tools.push({ name: "get_time", arguments: {} });
-  const expression = extractExpression(text);
-  if (expression && (/\b(calc\w*|compute|math|evaluate|what is|what's|how much)\b/.test(t) || tools.length === 0)) {
+  // "add 2 and 3", "2 plus 3", "the sum of 2 and 3": the demo's calculate tool does additions too.
+  const sum = t.match(/\b(?:add|sum of)\s+(-?\d+(?:\.\d+)?)\s+(?:and|to|\+)\s+(-?\d+(?:\.\d+)?)/) ??
+    t.match(/(-?\d+(?:\.\d+)?)\s+plus\s+(-?\d+(?:\.\d+)?)/);
+  const expression = sum ? `${sum[1]} + ${sum[2]}` : extractExpression(text);
+  if (expression && (sum || /\b(calc\w*|compute|math|evaluate|what is|what's|how much)\b/.test(t) || tools.length === 0)) {
     tools.push({ name: "calculate", arguments: { expression } });
   } else if (/\b(calc\w*|compute|math)\b/.test(t)) {
     tools.push({ name: "calculate", arguments: { expression: "(17 + 25) * 3 / 2" } });

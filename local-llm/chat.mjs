@@ -156,29 +156,63 @@ function parseResponseFormat(format) {
 // ---------------------------------------------------------------------------------------------------------------
 // Tool policy
 
+// Where the text mentions `name` as a whole word (case-insensitive), or -1.
+function mentionAt(text, name) {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(?:^|[^A-Za-z0-9_-])${escaped}(?![A-Za-z0-9_-])`, "i").exec(text)?.index ?? -1;
+}
+
 /** Tools whose name the text mentions as a whole word (case-insensitive), in order of first mention. */
 export function mentionedTools(text, tools) {
-  const hits = [];
-  for (const tool of tools) {
-    const escaped = tool.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    const m = new RegExp(`(?:^|[^A-Za-z0-9_-])${escaped}(?![A-Za-z0-9_-])`, "i").exec(text);
-    if (m) hits.push({ tool, at: m.index });
-  }
-  return hits.sort((a, b) => a.at - b.at).map((h) => h.tool);
+  return tools.map((tool) => ({ tool, at: mentionAt(text, tool.name) })).filter((h) => h.at >= 0)
+    .sort((a, b) => a.at - b.at).map((h) => h.tool);
 }
 
 const GENERIC_WORDS = new Set(["get", "set", "put", "run", "use", "call", "do", "make", "tool", "the", "and", "for", "with"]);
+
+// The words of a tool's name that can stand for it (get_weather → weather; readFile → read, file).
+const nameParts = (tool) => tool.name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/)
+  .filter((w) => w.length >= 3 && !GENERIC_WORDS.has(w));
 
 /** Tools that share a word with the text ("weather" for get_weather, "reading" for read_file), best first. */
 export function relatedTools(text, tools) {
   const words = text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
   const scored = tools.map((tool, order) => {
-    const parts = tool.name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/)
-      .filter((w) => w.length >= 3 && !GENERIC_WORDS.has(w));
-    const score = parts.filter((p) => words.some((w) => w.startsWith(p))).length;
+    const score = nameParts(tool).filter((p) => words.some((w) => w.startsWith(p))).length;
     return { tool, score, order };
   });
   return scored.filter((s) => s.score > 0).sort((a, b) => b.score - a.score || a.order - b.order).map((s) => s.tool);
+}
+
+// A word of the message stands for a part of a tool's name when it is that part, its plural or singular, or the part
+// with -ing / -ed ("files" → file, "reading" → read, "timed" → time); never a mere prefix ("listen" is not list).
+function wordMatchesPart(word, part) {
+  if (word === part || word === `${part}s` || word === `${part}es` || part === `${word}s`) return true;
+  const stem = part.endsWith("e") ? part.slice(0, -1) : part;
+  return word === `${stem}ing` || word === `${stem}ed` || word === `${part}d`;
+}
+
+/**
+ * The tools a user message asks for, in the order it asks for them: the tools it names (`get_time`), and the tools
+ * it calls by a word of their name that no other tool's name shares ("list the files, then read the README" →
+ * list_files, read_file: "file" is shared by both, so it picks neither; "what time is it" → get_time).
+ */
+export function requestedTools(text, tools) {
+  const words = [...text.toLowerCase().matchAll(/[a-z0-9]+/g)].map((m) => ({ word: m[0], at: m.index }));
+  const base = (part) => part.replace(/s$/, "");
+  const owners = new Map(); // base of a name part → how many tools have it
+  for (const tool of tools) for (const b of new Set(nameParts(tool).map(base))) owners.set(b, (owners.get(b) ?? 0) + 1);
+  const placed = tools.map((tool, order) => {
+    const mentioned = mentionAt(text, tool.name);
+    let at = mentioned >= 0 ? mentioned : Infinity;
+    for (const part of nameParts(tool)) {
+      if (owners.get(base(part)) !== 1) continue;
+      const hit = words.find((w) => wordMatchesPart(w.word, part));
+      if (hit) at = Math.min(at, hit.at);
+    }
+    return { tool, at, order };
+  });
+  return placed.filter((p) => p.at !== Infinity).sort((a, b) => a.at - b.at || a.order - b.order).map((p) => p.tool);
 }
 
 /**
@@ -188,9 +222,10 @@ export function relatedTools(text, tools) {
  * - tool_choice "required"                            → call a tool: one the latest user message names, else the
  *                                                       ones sharing a word with it (get_weather: "weather"), else
  *                                                       the model picks among all of them
- * - tool_choice "auto" (the default):
- *     the last message is a user message naming tools → call one of the named tools
- *     anything else (incl. the last message being a tool result) → text, so agent loops end
+ * - tool_choice "auto" (the default): the latest user message's requested tools (`requestedTools`: named, or
+ *   called by a word of their name) are called one per response, in the order the message asks for them; once
+ *   each has been called since that message (or when it asks for none, or was already answered in text) → text,
+ *   so agent loops end.
  * Returns { mode: "text" } or { mode: "tool", candidates: [tool, …], reason }. With several candidates the model
  * chooses among them under a grammar (it favours the first), so at most one call per response.
  */
@@ -200,15 +235,23 @@ export function decideTool(req) {
   if (isObject(toolChoice)) {
     return { mode: "tool", candidates: tools.filter((t) => t.name === toolChoice.name), reason: "tool_choice" };
   }
-  const last = messages[messages.length - 1];
-  const lastUser = [...messages].reverse().find((m) => m.role === "user");
-  const named = last.role === "user" ? mentionedTools(last.text, tools) : [];
+  let userAt = messages.length - 1;
+  while (userAt >= 0 && messages[userAt].role !== "user") userAt--;
+  const lastUser = messages[userAt];
   if (toolChoice === "required") {
     const text = lastUser?.text ?? "";
     const preferred = [mentionedTools(text, tools), relatedTools(text, tools), tools].find((c) => c.length > 0);
     return { mode: "tool", candidates: preferred, reason: "required" };
   }
-  return named.length > 0 ? { mode: "tool", candidates: named, reason: "named" } : { mode: "text" };
+  if (!lastUser) return { mode: "text" };
+  const since = messages.slice(userAt + 1);
+  // Answered in text already, or the conversation ends on the assistant: nothing left to call.
+  if (since.some((m) => m.role === "assistant" && !(m.toolCalls?.length > 0)) || messages.at(-1).role === "assistant") {
+    return { mode: "text" };
+  }
+  const called = new Set(since.flatMap((m) => (m.toolCalls ?? []).map((c) => c.name)));
+  const next = requestedTools(lastUser.text, tools).find((t) => !called.has(t.name));
+  return next ? { mode: "tool", candidates: [next], reason: called.size > 0 ? "requested, next" : "requested" } : { mode: "text" };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -240,10 +283,17 @@ function typeLabel(s) {
   return isObject(s.properties) ? "object" : "any";
 }
 
-function toolInstructions(tools) {
+// The tool list, and for a call that is due with one candidate, what its arguments mean: the parameters'
+// descriptions ("Directory, '.' for the project root") are what lets a 135M model fill in a usable value.
+function toolInstructions(tools, due) {
+  const props = due && isObject(due.parameters.properties) ? Object.entries(due.parameters.properties) : [];
+  const described = props.filter(([, s]) => isObject(s) && typeof s.description === "string" && s.description.trim());
   return [
     "You can call these tools:",
     ...tools.map((t) => `- ${toolSignature(t)}`),
+    ...(described.length > 0
+      ? [`Arguments of ${due.name}:`, ...described.map(([k, s]) => `- ${k}: ${s.description.trim().split("\n")[0]}`)]
+      : []),
     'To call a tool, reply with only a JSON object: {"name": "<tool name>", "arguments": {<argument values>}}',
   ].join("\n");
 }
@@ -269,7 +319,9 @@ export function renderPrompt(req, decision) {
   const { messages, tools } = req;
   const systems = messages.filter((m) => m.role === "system").map((m) => m.text.trim()).filter(Boolean);
   let system = systems.length > 0 ? systems.join("\n\n") : DEFAULT_SYSTEM;
-  if (decision.mode === "tool") system += `\n\n${toolInstructions(tools)}`;
+  if (decision.mode === "tool") {
+    system += `\n\n${toolInstructions(tools, decision.candidates.length === 1 ? decision.candidates[0] : null)}`;
+  }
   const pieces = [];
   const turn = (role, text) => pieces.push(S("<|im_start|>"), T(`${role}\n${text}`), S("<|im_end|>"), T("\n"));
   turn("system", system);
@@ -294,7 +346,8 @@ export function renderPrompt(req, decision) {
     const lines = [...round.user];
     if (round.results.length > 0) {
       lines.push(round.results.join("\n"));
-      if (last) lines.push(`Using ${round.results.length > 1 ? "these results" : "this result"}, answer in one sentence.`);
+      // While the request still has tools to call, the model is prefilled with the next call instead.
+      if (last && decision.mode !== "tool") lines.push(`Using ${round.results.length > 1 ? "these results" : "this result"}, answer in one sentence.`);
     }
     turn("user", lines.join("\n\n"));
     if (!last && round.answer.length > 0) turn("assistant", round.answer.join("\n"));

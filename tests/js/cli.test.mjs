@@ -1,6 +1,7 @@
 // examples/cli.mjs (SPEC K-9.3, the design document's example for real): `list_files` and `read_file` over the
-// current directory, on the offline script by default and on an OpenAI-compatible server when OPENAI_BASE_URL is
-// set (here a local mock that streams Chat Completions SSE). Runs the example as a child process against pkg/.
+// current directory, on the offline script by default (issue 15: even when a local model runs), on the local model
+// with --local, and on an OpenAI-compatible server when OPENAI_BASE_URL is set (here local mocks that stream Chat
+// Completions SSE). Runs the example as a child process against pkg/.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -15,13 +16,13 @@ const cli = join(root, "examples", "cli.mjs");
 const skip = process.env.AGENT_LOOP_IMPL === "reference" || typeof globalThis.Deno !== "undefined";
 const T = { timeout: 15_000, skip };
 
-function runCli(prompt, env = {}) {
+function runCli(prompt, env = {}, flags = []) {
   const base = { ...process.env };
-  for (const key of ["OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "FORCE_COLOR"]) delete base[key];
+  for (const key of ["OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "FORCE_COLOR", "CLI_MODEL", "LOCAL_LLM_URL"]) delete base[key];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, prompt], {
+    const child = spawn(process.execPath, [cli, ...flags, prompt], {
       cwd: root,
-      env: { ...base, NO_COLOR: "1", OFFLINE_CHUNK_DELAY_MS: "1", CLI_OFFLINE: "1", ...env },
+      env: { ...base, NO_COLOR: "1", OFFLINE_CHUNK_DELAY_MS: "1", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -36,7 +37,7 @@ function runCli(prompt, env = {}) {
 test("K-9.3 examples/cli.mjs offline: both tools run, then the answer streams", T, async () => {
   const { code, stdout, stderr } = await runCli("list the files, then read the README");
   assert.equal(code, 0, `exit code 0\n${stdout}\n${stderr}`);
-  assert.match(stdout, /offline scripted model/);
+  assert.match(stdout, /^agent-loop-wasm \d+\.\d+\.\d+ · offline scripted model \(a script, not a language model; --local for the local model, OPENAI_BASE_URL for an OpenAI-compatible server\) · /);
   assert.match(stdout, /→ model calls list_files\(\{"path":"\."\}\)/);
   assert.match(stdout, /→ model calls read_file\(\{"path":"README\.md"\}\)/);
   assert.match(stdout, /▶ running list_files/);
@@ -111,4 +112,66 @@ test("K-9.3 examples/cli.mjs uses an OpenAI-compatible server when OPENAI_BASE_U
   } finally {
     server.close();
   }
+});
+
+// A scripted stand-in for scripts/local-llm: /health, and Chat Completions calling list_files, then read_file, then text.
+async function fakeLocalModel() {
+  const requests = [];
+  const sse = (chunks) => chunks.map((c) => `data: ${typeof c === "string" ? c : JSON.stringify(c)}\n\n`).join("");
+  const delta = (d, finish = null) => ({ id: "chatcmpl-1", model: "SmolLM2-135M-Instruct", choices: [{ index: 0, delta: d, finish_reason: finish }] });
+  const server = createServer((req, res) => {
+    if (req.url === "/health") {
+      res.writeHead(200, { "content-type": "application/json" });
+      return res.end(JSON.stringify({ status: "ok", model: "SmolLM2-135M-Instruct" }));
+    }
+    let body = "";
+    req.on("data", (d) => { body += d; });
+    req.on("end", () => {
+      const request = JSON.parse(body);
+      requests.push({ url: req.url, auth: req.headers.authorization, body: request });
+      const done = request.messages.filter((m) => m.role === "tool").length;
+      const call = (name, args) => [
+        delta({ role: "assistant", content: null, tool_calls: [{ index: 0, id: `call_${done}`, type: "function", function: { name, arguments: args } }] }),
+        delta({}, "tool_calls")];
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(sse([...(done === 0 ? call("list_files", '{"path": "."}') : done === 1 ? call("read_file", '{"path": "README.md"}')
+        : [delta({ role: "assistant", content: "It is agent-loop-wasm." }), delta({}, "stop")]), "[DONE]"]));
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { requests, server, url: `http://127.0.0.1:${server.address().port}/v1` };
+}
+
+test("issue 15: examples/cli.mjs stays on the offline script while a local model runs; --local picks it", T, async () => {
+  const local = await fakeLocalModel();
+  try {
+    const offline = await runCli("list the files, then read the README", { LOCAL_LLM_URL: local.url });
+    assert.equal(offline.code, 0, offline.stdout + offline.stderr);
+    assert.match(offline.stdout, / · offline scripted model \(/);
+    assert.equal(local.requests.length, 0, "the default never calls the local model");
+
+    const { code, stdout, stderr } = await runCli("list the files, then read the README", { LOCAL_LLM_URL: local.url, OPENAI_API_KEY: "not-for-local" }, ["--local"]);
+    assert.equal(code, 0, `exit code 0\n${stdout}\n${stderr}`);
+    assert.match(stdout, new RegExp(` · local model SmolLM2-135M-Instruct at ${local.url.replace(/[./]/g, "\\$&")} \\(a tiny real model; its server decides when to call a tool\\) · `));
+    assert.match(stdout, /> list the files, then read the README\n/, "--local is not part of the prompt");
+    assert.match(stdout, /✔ done list_files in \d+ ms/);
+    assert.match(stdout, /✔ done read_file in \d+ ms/);
+    assert.match(stdout, /It is agent-loop-wasm\./);
+    assert.match(stdout, /3 requests · 2 tool calls/);
+    assert.deepEqual(local.requests.map((r) => [r.url, r.body.model, r.auth]), Array(3).fill(["/v1/chat/completions", "SmolLM2-135M-Instruct", undefined]));
+    assert.equal(stderr, "");
+  } finally {
+    local.server.close();
+  }
+});
+
+test("issue 15: examples/cli.mjs --local says how to start the local model when it is down", T, async () => {
+  const closed = await new Promise((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => { const { port } = probe.address(); probe.close(() => resolve(port)); });
+  });
+  const url = `http://127.0.0.1:${closed}/v1`;
+  const { code, stdout, stderr } = await runCli("list the files", { CLI_MODEL: "local", LOCAL_LLM_URL: url });
+  assert.equal(code, 1);
+  assert.equal(stdout, "");
+  assert.equal(stderr, `cli: the local model is not running at ${url}: start it with scripts/local-llm start (or drop --local for the offline scripted model)\n`);
 });

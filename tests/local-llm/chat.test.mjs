@@ -11,6 +11,7 @@ import {
   parseRequest,
   promptText,
   relatedTools,
+  requestedTools,
   renderPrompt,
   toGrammarSchema,
 } from "../../local-llm/chat.mjs";
@@ -56,26 +57,66 @@ test("request parsing: defaults, max tokens, content parts, errors", () => {
   }
 });
 
-test("tool policy: forced, required, named, and text after a tool result", () => {
+const call = (id, name, args = "{}") => ({ role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name, arguments: args } }] });
+const result = (id, content) => ({ role: "tool", tool_call_id: id, content });
+
+test("tool policy: forced, required, requested tools one per response, and text once they have run", () => {
   assert.equal(decide([user("Use the add tool to add 2 and 3.")]), "add");
   assert.equal(decide([user("use ADD please")]), "add");
-  assert.equal(decide([user("Read README.md with read_file, then get_time")]), "read_file,get_time");
   assert.equal(decide([user("What is 17 plus 25?")]), "text");
   assert.equal(decide([user("the address")]), "text", "a name inside a word is no mention");
+  assert.equal(decide([user("Hello")]), "text");
   assert.equal(decide([user("Use add.")], { tool_choice: "none" }), "text");
   assert.equal(decide([user("Hello")], { tool_choice: { type: "function", function: { name: "get_time" } } }), "get_time");
   assert.equal(decide([user("What's the weather in Paris?")], { tool_choice: "required" }), "get_weather");
   assert.equal(decide([user("Hello")], { tool_choice: "required" }), "get_time,add,read_file,get_weather");
-  const afterResult = [
-    user("Use the add tool to add 2 and 3."),
-    { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "add", arguments: '{"a":2,"b":3}' } }] },
-    { role: "tool", tool_call_id: "c1", content: '{"sum":5}' },
-  ];
+  // auto: a word of a tool's name asks for it too ("weather" → get_weather, "time" → get_time).
+  assert.equal(decide([user("What's the weather in Paris?")]), "get_weather");
+  // Several requested tools: one per response, in the order the message asks for them, then text.
+  const both = [user("Read README.md with read_file, then get_time")];
+  assert.equal(decide(both), "read_file");
+  const afterFirst = [...both, call("c1", "read_file", '{"path":"README.md"}'), result("c1", "# demo")];
+  assert.equal(decide(afterFirst), "get_time");
+  assert.equal(decide([...afterFirst, call("c2", "get_time"), result("c2", "18:30")]), "text");
+  const afterResult = [user("Use the add tool to add 2 and 3."), call("c1", "add", '{"a":2,"b":3}'), result("c1", '{"sum":5}')];
   assert.equal(decide(afterResult), "text");
   assert.equal(decide(afterResult, { tool_choice: "required" }), "add", "forcing wins over the end-of-loop rule");
+  assert.equal(decide([...afterResult, { role: "assistant", content: "5" }, user("thanks")]), "text");
+  assert.equal(decide([user("what time is it?"), { role: "assistant", content: "Noon." }]), "text", "answered: no call");
   assert.equal(decideTool(parseRequest({ messages: [user("Use add")] })).mode, "text", "no tools, no call");
   assert.deepEqual(mentionedTools("x get_time y", [{ name: "get_time" }]).map((t) => t.name), ["get_time"]);
   assert.deepEqual(relatedTools("reading the files", [{ name: "read_file" }, { name: "get_time" }]).map((t) => t.name), ["read_file"]);
+});
+
+test("tool policy on the demo page's tools: its suggestions and the README's prompt ask for the right tools", () => {
+  const demo = ["get_time", "calculate", "wait", "random_number", "list_files", "read_file"].map((name) => ({ name }));
+  const names = (text) => requestedTools(text, demo).map((t) => t.name);
+  assert.deepEqual(names("list the files, then read the README"), ["list_files", "read_file"]);
+  assert.deepEqual(names("List the files, then read the README"), ["list_files", "read_file"]);
+  assert.deepEqual(names("What time is it? Also pick a random number between 1 and 6"), ["get_time", "random_number"]);
+  assert.deepEqual(names("Calculate (17 + 25) * 3 / 2"), ["calculate"]);
+  assert.deepEqual(names("Wait 4 seconds"), ["wait"]);
+  assert.deepEqual(names("Summarise the README"), [], "README is not the word read");
+  assert.deepEqual(names("reading notes.txt"), ["read_file"]);
+  assert.deepEqual(names("show me the files"), [], "a word every file tool shares picks none of them");
+  assert.deepEqual(names("listen, what is the capital of France?"), [], "a prefix is not a word");
+  assert.deepEqual(names("Hello!"), []);
+  // The README's prompt runs list_files, then read_file, then the answer.
+  const tools = demo.map((t) => fn(t.name, { path: { type: "string", description: "File path, e.g. README.md" } }, ["path"]));
+  const run = (messages) => {
+    const d = decideTool(parseRequest({ messages, tools }));
+    return d.mode === "text" ? "text" : d.candidates.map((t) => t.name).join(",");
+  };
+  const prompt = [user("list the files, then read the README")];
+  assert.equal(run(prompt), "list_files");
+  const listed = [...prompt, call("c1", "list_files", '{"path":"."}'), result("c1", "README.md\nsrc/")];
+  assert.equal(run(listed), "read_file");
+  // The second call's prompt shows the first result, and asks for no answer yet (the call is prefilled instead).
+  const second = parseRequest({ messages: listed, tools });
+  const text = promptText(renderPrompt(second, decideTool(second)));
+  assert.match(text, /\nArguments of read_file:\n- path: File path, e\.g\. README\.md\nTo call a tool/, "the due tool's argument descriptions");
+  assert.match(text, /list the files, then read the README\n\nThe list_files tool returned: README\.md\nsrc\/<\|im_end\|>\n<\|im_start\|>assistant\n$/);
+  assert.equal(run([...listed, call("c2", "read_file", '{"path":"README.md"}'), result("c2", "# demo-project")]), "text");
 });
 
 test("prompt: ChatML, default system, tool list only when calling, tool results folded into the user turn", () => {

@@ -337,3 +337,31 @@ test("package: Agent runs the same loop with a system prompt", T, async () => {
   assert.equal(agent.state.messages[0].role, "system");
   checkToolRun(agent.state.messages, calls);
 });
+
+test("package: the README's prompt runs list_files, then read_file, then an answer (the server's tool policy)", T, async () => {
+  const calls = [];
+  const tool = (name, description) => ({
+    name, label: name, description,
+    parameters: { type: "object", properties: { path: { type: "string", description: name === "read_file" ? "File path, e.g. README.md" : "Directory, '.' for the project root" } }, required: ["path"] },
+    async execute(id, args) {
+      calls.push({ name, args });
+      const text = name === "list_files" ? "README.md\nsrc/" : "# demo-project\nA tiny project.";
+      return { content: [{ type: "text", text }], details: {} };
+    },
+  });
+  const agent = new pkg.Agent({
+    initialState: { model: model(), tools: [tool("list_files", "List a directory"), tool("read_file", "Read a text file")] },
+  });
+  const events = [];
+  agent.subscribe((e) => { events.push(e); });
+  await agent.prompt("list the files, then read the README");
+  assert.equal(events.at(-1).type, "agent_end");
+  // One call per response, in the order the prompt asks, then text: three requests.
+  assert.deepEqual(calls.map((c) => c.name), ["list_files", "read_file"]);
+  for (const c of calls) assert.equal(typeof c.args.path, "string");
+  const messages = agent.state.messages.filter((m) => m.role !== "system");
+  assert.deepEqual(messages.map((m) => m.role), ["user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]);
+  assert.deepEqual(messages.filter((m) => m.role === "assistant").map((m) => m.stopReason), ["toolUse", "toolUse", "stop"]);
+  assert.ok(messages.at(-1).content.some((c) => c.type === "text" && c.text.trim().length > 0), "the answer has text");
+  console.log(`README prompt on the local model: ${calls.map((c) => `${c.name}(${JSON.stringify(c.args)})`).join(", ")}`);
+});
