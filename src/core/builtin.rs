@@ -1,5 +1,6 @@
-//! `streamBuiltin` (D7, §6). The built-in providers are not part of this build yet, so every api
-//! answers with the P-6.1.1 lone `error` event; the function never throws (P-6.1.2).
+//! What `streamBuiltin` (D7, §6) shares with the core: the names of the four built-in wire formats,
+//! and the P-6.1.1 lone `error` event for an api none of them serves (it never throws, P-6.1.2).
+//! The providers themselves live in `src/providers/` (bytes) and `src/js/providers.rs` (fetch).
 
 use super::agent_loop::empty_assistant;
 use super::host::Host;
