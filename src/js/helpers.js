@@ -578,3 +578,173 @@ export function headerEntries(headers) {
 export function random() {
   return Math.random();
 }
+
+// Requests of the built-in providers (§6, issue 13): the wire formats get a copy of only the
+// fields they read, as JSON text Rust can hold. A string Rust cannot hold exactly (a lone
+// surrogate, or our own marker character) and an opaque value that is only forwarded (tool-call
+// `arguments`, and tool schemas when they do not fit) are left here in a side table; the copy
+// carries a marker `\uFDD0<s|v><index>.<JSON length>\uFDD1` instead, which `restoreBody` swaps
+// back, so the body JSON.stringify writes holds exactly what the caller's values hold. `details`
+// and every other field no wire format reads are never touched.
+
+const MARK = "\uFDD0";
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+const wellFormed = typeof String.prototype.isWellFormed === "function"
+  ? (s) => s.isWellFormed()
+  : (s) => !LONE_SURROGATE.test(s);
+
+const MESSAGE_FIELDS = new Set(["role", "content", "timestamp", "toolCallId", "toolName", "isError", "api",
+  "provider", "model", "stopReason", "sections", "toolsAdded", "toolsRemoved"]);
+const BLOCK_FIELDS = new Set(["type", "text", "textSignature", "thinking", "thinkingSignature", "redacted", "data",
+  "mimeType", "id", "name", "arguments", "thoughtSignature"]);
+const TOOL_FIELDS = new Set(["name", "description", "parameters"]);
+
+class Projection {
+  constructor(opaqueSchemas) {
+    this.opaqueSchemas = opaqueSchemas;
+    this.table = [];
+    // Equal strings share one marker, so Rust still sees them equal (tool names, ids, providers).
+    this.strings = new Map();
+  }
+
+  text(s) {
+    if (wellFormed(s) && !s.includes(MARK)) return s;
+    let index = this.strings.get(s);
+    if (index === undefined) {
+      index = this.table.length;
+      this.table.push(s);
+      this.strings.set(s, index);
+    }
+    return `${MARK}s${index}.${JSON.stringify(s).length - 2}\uFDD1`;
+  }
+
+  /** A forwarded value: kept here, checked now so an unsendable one is named by its path. */
+  opaque(v, path) {
+    let text;
+    try {
+      text = JSON.stringify(v);
+    } catch (e) {
+      throw new Error(`${path}: ${errorMessage(e)}`);
+    }
+    if (text === undefined) return undefined;
+    const index = this.table.length;
+    this.table.push(v);
+    return `${MARK}v${index}.${text.length}\uFDD1`;
+  }
+
+  /** A scalar field as JSON.stringify would write it; objects in scalar positions are not read. */
+  scalar(v, path) {
+    switch (typeof v) {
+      case "string": return this.text(v);
+      case "number": case "boolean": return v;
+      // No wire format sends a non-string scalar field as it is: a stand-in, never read.
+      case "bigint": return null;
+      case "object": return v === null ? null : this.unread(v);
+      default: return undefined;
+    }
+  }
+
+  /** An object where no wire format looks inside (e.g. an object `text`): a stand-in, never read. */
+  unread(v) {
+    return Array.isArray(v) ? [] : {};
+  }
+
+  fields(source, allowed, path, each) {
+    const out = {};
+    for (const key of Object.keys(source)) {
+      if (!allowed.has(key)) continue;
+      const v = each(key, source[key], `${path}.${key}`);
+      if (v !== undefined) out[key] = v;
+    }
+    return out;
+  }
+
+  list(v, path, each) {
+    if (!Array.isArray(v)) return this.scalar(v, path);
+    const out = new Array(v.length);
+    for (let i = 0; i < v.length; i++) {
+      const item = each(v[i], `${path}[${i}]`);
+      out[i] = item === undefined ? null : item;
+    }
+    return out;
+  }
+
+  isObject(v) {
+    return v !== null && typeof v === "object" && !Array.isArray(v);
+  }
+
+  message(m, path) {
+    if (!this.isObject(m)) return this.scalar(m, path);
+    return this.fields(m, MESSAGE_FIELDS, path, (key, v, at) => {
+      switch (key) {
+        case "content": return this.list(v, at, (b, p) => this.block(b, p));
+        case "sections": return this.sections(v, at);
+        case "toolsAdded": case "toolsRemoved": return this.list(v, at, (t, p) => this.tool(t, p));
+        default: return this.scalar(v, at);
+      }
+    });
+  }
+
+  block(b, path) {
+    if (!this.isObject(b)) return this.scalar(b, path);
+    return this.fields(b, BLOCK_FIELDS, path, (key, v, at) =>
+      key === "arguments" && ((v !== null && typeof v === "object") || typeof v === "bigint")
+        ? this.opaque(v, at)
+        : this.scalar(v, at));
+  }
+
+  sections(v, path) {
+    if (!this.isObject(v)) return this.scalar(v, path);
+    const out = {};
+    for (const name of Object.keys(v)) {
+      const value = this.scalar(v[name], `${path}.${name}`);
+      if (value !== undefined) out[this.text(name)] = value;
+    }
+    return out;
+  }
+
+  tool(t, path) {
+    if (!this.isObject(t)) return this.scalar(t, path);
+    return this.fields(t, TOOL_FIELDS, path, (key, v, at) => {
+      if (key !== "parameters" || v === null || typeof v !== "object") return this.scalar(v, at);
+      // Google rewrites schemas, so they go as JSON when Rust can hold them (the first try).
+      return this.opaqueSchemas ? this.opaque(v, at) : v;
+    });
+  }
+}
+
+/** `[jsonText, table]` of the fields of `context.messages` the wire formats read; `null` when the
+ *  schemas do not fit as JSON text (then the caller asks again with `opaqueSchemas`). Throws an
+ *  Error naming the field of a value that cannot be sent. */
+export function projectMessages(messages, opaqueSchemas) {
+  const p = new Projection(opaqueSchemas);
+  const copy = p.list(messages, "context.messages", (m, path) => p.message(m, path));
+  let text;
+  try {
+    text = JSON.stringify(copy);
+  } catch (e) {
+    if (!opaqueSchemas) return null;
+    throw e;
+  }
+  return [text, p.table];
+}
+
+const WHOLE_MARKER = /^\uFDD0[sv](\d+)\.\d+\uFDD1$/;
+const MARKERS = /("?)\uFDD0([sv])(\d+)\.\d+\uFDD1("?)/g;
+
+/** The request body from the wire format's JSON text, the originals of `table` put back: a whole
+ *  marker is its value; inside a string, a quoted marker is the JSON text of its value (a
+ *  stringified `arguments`), a bare string marker the string itself. */
+export function restoreBody(text, table) {
+  if (table.length === 0) return JSON.parse(text);
+  const restore = (s) => {
+    const whole = WHOLE_MARKER.exec(s);
+    if (whole !== null) return table[Number(whole[1])];
+    return s.replace(MARKERS, (_, open, kind, index, close) => {
+      const v = table[Number(index)];
+      if (open !== "" && close !== "") return JSON.stringify(v);
+      return open + (kind === "s" ? v : JSON.stringify(v)) + close;
+    });
+  };
+  return JSON.parse(text, (_, v) => (typeof v === "string" && v.includes(MARK) ? restore(v) : v));
+}

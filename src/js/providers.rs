@@ -41,6 +41,10 @@ extern "C" {
     #[wasm_bindgen(js_name = headerEntries)]
     fn header_entries(headers: &JsValue) -> Array;
     fn random() -> f64;
+    #[wasm_bindgen(catch, js_name = projectMessages)]
+    fn project_messages(messages: &JsValue, opaque_schemas: bool) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = restoreBody)]
+    fn restore_body(text: &str, table: &JsValue) -> Result<JsValue, JsValue>;
 }
 
 const REQUEST_ABORTED: &str = "Request was aborted";
@@ -155,10 +159,10 @@ impl Driver {
         }
         let model = json(&h, &self.model);
         let raw = if self.context.is_object() { h.get(&self.context, "messages").ok() } else { None };
-        let messages = match raw.filter(js_sys::Array::is_array).map(|m| json(&h, &m)) {
-            Some(Value::Array(list)) => list,
-            _ => return Err(End::Error("streamBuiltin: context.messages must be an array".into())),
+        let Some(raw) = raw.filter(js_sys::Array::is_array) else {
+            return Err(End::Error("streamBuiltin: context.messages must be an array".into()));
         };
+        let (messages, table) = self.messages(&raw)?;
         let mut options = json(&h, &self.options);
         if let Value::Object(map) = &mut options {
             // Generated tool-call ids (Google) take the request's start time.
@@ -171,13 +175,32 @@ impl Driver {
         let mut mapper = format.mapper(&input);
         let mut asm = Assembler::for_model(&model, input_keeps_open(&model));
         let body = {
-            let payload = js(&request.body);
+            let text = serde_json::to_string(&request.body).map_err(|e| End::Error(e.to_string()))?;
+            let payload = restore_body(&text, &table).map_err(|e| End::Error(h.error_message(&e)))?;
             let replaced = self.hook("onPayload", payload.clone()).await?;
             if replaced.is_undefined() { payload } else { replaced }
         };
         let response = self.send(&request, &body).await?;
         push(&self.stream, &h.object(&[("type", h.constant("start")), ("partial", self.message.clone())]));
         self.read_body(&response, mapper.as_mut(), &mut asm).await
+    }
+
+    /// The fields of `context.messages` the wire formats read, and the side table of the values
+    /// left in JS (`projectMessages` in helpers.js, `providers::marker`). Schemas go as JSON
+    /// when Rust can hold them (Google rewrites them), else as forwarded values.
+    fn messages(&self, raw: &JsValue) -> Result<(Vec<Value>, JsValue), End> {
+        let fail = |e: JsValue| End::Error(self.h.error_message(&e));
+        for opaque_schemas in [false, true] {
+            let projected = project_messages(raw, opaque_schemas).map_err(fail)?;
+            if projected.is_null() {
+                continue;
+            }
+            let text = Reflect::get_u32(&projected, 0).map_err(fail)?.as_string().unwrap_or_default();
+            if let Ok(messages) = serde_json::from_str::<Vec<Value>>(&text) {
+                return Ok((messages, Reflect::get_u32(&projected, 1).map_err(fail)?));
+            }
+        }
+        Err(End::Error("streamBuiltin: context.messages cannot be read as JSON".into()))
     }
 
     /// P-6.2.1, P-6.2.5, P-6.2.6: fetch with headers, retries before any event, HTTP errors.
