@@ -1,0 +1,126 @@
+// Issue 13, requests of the built-in providers: every value is sent exactly as JS holds it, and only what is sent
+// is read. Over the loopback provider server, for all four wire formats: lone UTF-16 surrogates in prompts, system
+// prompts and tool-call arguments reach the body as JSON.stringify writes them (`\ud83d`); `details` nested 100,000
+// levels, cyclic, BigInt or with a throwing `toJSON`, and getters on fields no wire format reads, are never touched;
+// an unsendable value gives an error naming the message and field, and the next request works. Each case compares the
+// exact body bytes with a control request whose hostile parts are replaced by plain ones of the same JSON length.
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import { APIS, drain, providerModel, startProviderServer, wire } from "./provider-server.mjs";
+import { P, clearKeyEnv, lib, streamBuiltin } from "./providers-common.mjs";
+
+clearKeyEnv();
+const server = await startProviderServer();
+after(() => server.close());
+
+const KEY = "sk-fidelity";
+const LONE = "\ud83d"; // the first half of 😀: a prompt cut mid-emoji
+const SAME_LENGTH = "ZZZZZZ"; // JSON.stringify writes LONE as six characters (`\ud83d`) too
+const escaped = (s) => JSON.stringify(s).slice(1, -1);
+
+/** One request through streamBuiltin; returns the exact body text the server received and the drained run. */
+async function send(api, context, { model = {}, options = {} } = {}) {
+  const r = server.route();
+  r.reply({ sse: wire[api].text("ok") });
+  const run = await drain(streamBuiltin(providerModel(api, r.baseUrl, model), context, { apiKey: KEY, ...options }));
+  return { raw: r.requests[0]?.raw, requests: r.requests.length, run };
+}
+
+const user = (content, timestamp = 1) => ({ role: "user", content, timestamp });
+
+for (const api of APIS) {
+  test(`issue 13 ${api}: a lone surrogate in the prompt and the system prompt is sent as JSON.stringify writes it`, P, async () => {
+    const context = (text, system) => ({ systemPrompt: system, messages: [{ role: "system", content: system, timestamp: 0 }, user(text)] });
+    // contextWindow small enough that est (P-6.2.7) decides max tokens: the surrogate must count as its 6 characters.
+    const model = { contextWindow: 5000 };
+    const got = await send(api, context(`cut ${LONE}`, `sys ${LONE}!`), { model });
+    const control = await send(api, context(`cut ${SAME_LENGTH}`, `sys ${SAME_LENGTH}!`), { model });
+    assert.equal(got.run.final.type, "done", got.run.final.error?.errorMessage);
+    assert.ok(got.raw.includes(`cut \\ud83d`), got.raw);
+    assert.equal(got.raw, control.raw.replaceAll(SAME_LENGTH, escaped(LONE)));
+  });
+
+  test(`issue 13 ${api}: details nested 100,000 levels, cyclic, BigInt, throwing toJSON, and unread getters are never touched`, P, async () => {
+    let deep = {};
+    for (let i = 0; i < 100_000; i++) deep = { d: deep };
+    const cyclic = {};
+    cyclic.self = cyclic;
+    let reads = 0;
+    const spy = (o, key) => Object.defineProperty(o, key, { enumerable: true, get: () => (reads++, "x") });
+    const conversation = (hostile) => {
+      const call = { type: "toolCall", id: "call_1", name: "look", arguments: { q: "x" } };
+      const assistant = { role: "assistant", content: [call], api, provider: providerModel(api, "").provider, model: providerModel(api, "").id, stopReason: "toolUse", usage: {}, timestamp: 2 };
+      const result = { role: "toolResult", toolCallId: "call_1", toolName: "look", content: [{ type: "text", text: "seen" }], isError: false, timestamp: 3 };
+      if (hostile) {
+        result.details = { deep, cyclic, big: 10n, bad: { toJSON() { throw new Error("never call me"); } } };
+        spy(result, "custom");
+        spy(result.content[0], "extra");
+        spy(call, "note");
+        assistant.usage = { big: 1n };
+      }
+      return { messages: [user("look"), assistant, result] };
+    };
+    const got = await send(api, conversation(true));
+    const control = await send(api, conversation(false));
+    assert.equal(got.run.final.type, "done", got.run.final.error?.errorMessage);
+    assert.equal(reads, 0);
+    assert.equal(got.raw, control.raw);
+  });
+
+  test(`issue 13 ${api}: tool-call arguments are forwarded as they are (lone surrogates, 1,000 levels)`, P, async () => {
+    let deep = { end: `tail ${LONE}` };
+    for (let i = 0; i < 1000; i++) deep = { d: deep };
+    const conversation = (args) => ({ messages: [
+      user("go"),
+      { role: "assistant", content: [{ type: "toolCall", id: "call_1", name: "look", arguments: args }], api, provider: "other", model: "other", stopReason: "toolUse", timestamp: 2 },
+      { role: "toolResult", toolCallId: "call_1", toolName: "look", content: [{ type: "text", text: "done" }], isError: false, timestamp: 3 },
+    ] });
+    const got = await send(api, conversation(deep));
+    assert.equal(got.run.final.type, "done", got.run.final.error?.errorMessage);
+    const plain = JSON.parse(JSON.stringify(deep).replace(escaped(LONE), SAME_LENGTH));
+    const control = await send(api, conversation(plain));
+    // openai-* send the arguments as JSON text inside a string: the escape is escaped once more there.
+    const inText = api.startsWith("openai");
+    const sent = inText ? escaped(escaped(LONE)) : escaped(LONE);
+    assert.ok(got.raw.includes(inText ? escaped(JSON.stringify(deep)) : JSON.stringify(deep)));
+    assert.equal(got.raw, control.raw.replace(SAME_LENGTH, sent));
+  });
+
+  test(`issue 13 ${api}: unsendable arguments give an error naming the message and field; the next request works`, P, async () => {
+    const cyclic = { a: 1 };
+    cyclic.loop = cyclic;
+    for (const [args, reason] of [[{ n: 10n }, "Do not know how to serialize a BigInt"], [cyclic, null], [10n, "Do not know how to serialize a BigInt"]]) {
+      const context = { messages: [
+        user("go"),
+        { role: "assistant", content: [{ type: "text", text: "calling" }, { type: "toolCall", id: "c1", name: "f", arguments: args }], api, provider: "p", model: "m", stopReason: "toolUse", timestamp: 2 },
+        { role: "toolResult", toolCallId: "c1", toolName: "f", content: [], isError: false, timestamp: 3 },
+      ] };
+      const bad = await send(api, context);
+      assert.equal(bad.requests, 0);
+      assert.deepEqual(bad.run.types, ["error"]);
+      const message = bad.run.final.error.errorMessage;
+      const prefix = "context.messages[1].content[1].arguments: ";
+      if (reason) assert.equal(message, prefix + reason);
+      else assert.ok(message.startsWith(`${prefix}Converting circular structure to JSON`), message);
+      const good = await send(api, { messages: [user("again")] });
+      assert.equal(good.run.final.type, "done");
+      assert.equal(good.requests, 1);
+    }
+  });
+
+  test(`issue 13 ${api}: an Agent prompted with a lone surrogate keeps the text exactly and keeps working`, P, async () => {
+    const r = server.route();
+    r.reply({ sse: wire[api].text("first") }, { sse: wire[api].text("second") });
+    const agent = new lib.Agent({ initialState: { model: providerModel(api, r.baseUrl), systemPrompt: `be ${LONE}` }, getApiKey: () => KEY });
+    await agent.prompt(`cut ${LONE}`);
+    await agent.prompt("and again");
+    assert.equal(agent.state.errorMessage, undefined);
+    assert.equal(r.requests.length, 2);
+    const texts = agent.state.messages.map((m) => (typeof m.content === "string" ? m.content : m.content.map((b) => b.text).join("")));
+    assert.deepEqual(texts, [`be ${LONE}`, `cut ${LONE}`, "first", "and again", "second"]);
+    for (const request of r.requests) {
+      assert.ok(request.raw.includes(`cut \\ud83d`), request.raw);
+      assert.ok(request.raw.includes(`be \\ud83d`), request.raw);
+    }
+  });
+}
