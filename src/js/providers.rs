@@ -8,6 +8,7 @@ use crate::core::agent_loop::empty_assistant;
 use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
 use crate::providers::json::parse_data;
+use crate::providers::marker;
 use crate::providers::partial_json::{Patch, PatchOp, PathSeg};
 use crate::providers::sse::{SseDecoder, SseEvents};
 use crate::providers::{Assembler, BlockKind, HttpRequest, MessageOp, RequestInput, StreamMapper, wire_format};
@@ -58,14 +59,25 @@ enum End {
 
 fn js(v: &Value) -> JsValue {
     match v {
-        Value::String(s) => JsValue::from_str(s),
+        Value::String(s) => js_str(s),
         Value::Number(n) => JsValue::from_f64(n.as_f64().unwrap_or(0.0)),
         Value::Bool(b) => JsValue::from_bool(*b),
         Value::Null => JsValue::NULL,
         other => serde_json::to_string(other)
             .ok()
+            .map(|text| if marker::has_lone(&text) { marker::escape_lone_in_json(&text) } else { text })
             .and_then(|text| js_sys::JSON::parse(&text).ok())
             .unwrap_or(JsValue::UNDEFINED),
+    }
+}
+
+/// A provider string as JS: lone surrogates (encoded by the parsers, `marker::LONE`) made from
+/// UTF-16 units; everything else the usual UTF-8 decode.
+fn js_str(text: &str) -> JsValue {
+    if marker::has_lone(text) {
+        JsString::from_char_code(&marker::utf16_units(text)).into()
+    } else {
+        JsValue::from_str(text)
     }
 }
 
@@ -479,7 +491,7 @@ impl Driver {
         let array: Array = path
             .iter()
             .map(|seg| match seg {
-                PathSeg::Key(k) => JsValue::from_str(k),
+                PathSeg::Key(k) => js_str(k),
                 PathSeg::Index(i) => JsValue::from_f64(*i as f64),
             })
             .collect();
@@ -675,12 +687,14 @@ impl Texts {
                 count += 1;
             });
         }
-        Texts { joined: (count > 1).then(|| JsString::from(joined.as_str())), at: 0 }
+        // Offsets are counted on the Rust text, so a batch with encoded lone surrogates goes one by one.
+        let joined = (count > 1 && !marker::has_lone(&joined)).then(|| JsString::from(joined.as_str()));
+        Texts { joined, at: 0 }
     }
 
     /// The next string, which is `text`.
     fn next(&mut self, text: &str) -> JsValue {
-        let Some(joined) = &self.joined else { return JsValue::from_str(text) };
+        let Some(joined) = &self.joined else { return js_str(text) };
         let len = if text.is_ascii() { text.len() } else { text.encode_utf16().count() };
         let end = self.at.saturating_add(u32::try_from(len).unwrap_or(u32::MAX));
         let slice = joined.slice(self.at, end);

@@ -124,3 +124,42 @@ for (const api of APIS) {
     }
   });
 }
+
+// Provider text the other way: `\ud83d` escapes in the SSE data (JSON.parse keeps them) stay exact in the deltas, the
+// partial and final message, the tool-call arguments (live and final) and an Agent's transcript.
+for (const api of APIS) {
+  test(`issue 13 ${api}: lone surrogate escapes from the provider are kept in events, message and arguments`, P, async () => {
+    const text = `half ${LONE} and \udc00 end`;
+    const thinking = `think ${LONE}`;
+    const args = { q: `x${LONE}`, [`k\udfff`]: [`\ud800`] };
+    const r = server.route();
+    const sse = wire[api].reply({ text, thinking, calls: [{ id: "call_1", name: "look", args }] });
+    assert.ok(sse.includes("\\ud83d"), "the wire carries the escape");
+    r.reply({ sse });
+    const run = await drain(streamBuiltin(providerModel(api, r.baseUrl), { messages: [user("go")] }, { apiKey: KEY }));
+    assert.equal(run.final.type, "done", run.final.error?.errorMessage);
+    const deltas = (type) => run.events.filter((e) => e.type === type).map((e) => e.delta).join("");
+    assert.equal(deltas("text_delta"), text);
+    assert.equal(deltas("thinking_delta"), thinking);
+    const message = run.result;
+    assert.equal(message.content.find((b) => b.type === "text").text, text);
+    assert.equal(message.content.find((b) => b.type === "thinking").thinking, thinking);
+    assert.equal(run.events.find((e) => e.type === "text_end").content, text);
+    const call = message.content.find((b) => b.type === "toolCall");
+    assert.deepEqual(call.arguments, args);
+    assert.deepEqual(run.events.find((e) => e.type === "toolcall_end").toolCall.arguments, args);
+    if (run.argsLive.length > 0) assert.deepEqual(run.argsLive.at(-1).args, args);
+  });
+
+  test(`issue 13 ${api}: an Agent's transcript keeps a provider's lone surrogate, and the next request sends it back`, P, async () => {
+    const r = server.route();
+    const reply = `cut ${LONE}`;
+    r.reply({ sse: wire[api].text(reply) }, { sse: wire[api].text("ok") });
+    const agent = new lib.Agent({ initialState: { model: providerModel(api, r.baseUrl) }, getApiKey: () => KEY });
+    await agent.prompt("first");
+    assert.equal(agent.state.messages.at(-1).content[0].text, reply);
+    await agent.prompt("second");
+    assert.equal(agent.state.errorMessage, undefined);
+    assert.ok(r.requests[1].raw.includes("cut \\ud83d"), r.requests[1].raw);
+  });
+}
