@@ -707,16 +707,35 @@ class Projection {
     if (!this.isObject(t)) return this.scalar(t, path);
     return this.fields(t, TOOL_FIELDS, path, (key, v, at) => {
       if (key !== "parameters" || v === null || typeof v !== "object") return this.scalar(v, at);
-      // Google rewrites schemas, so they go as JSON when Rust can hold them (the first try).
-      return this.opaqueSchemas ? this.opaque(v, at) : v;
+      // Google rewrites schemas, so they go as JSON when Rust can hold them (the first try); else
+      // the top level stays readable (Anthropic picks its keys) and each member is forwarded.
+      return this.opaqueSchemas ? this.schema(v, at) : v;
     });
+  }
+
+  schema(v, path) {
+    // restoreBody puts values back, not keys: a key Rust cannot hold forwards the whole schema.
+    const keys = this.isObject(v) && typeof v.toJSON !== "function" ? Object.keys(v) : null;
+    if (keys === null || keys.some((k) => this.text(k) !== k)) return this.opaque(v, path);
+    const out = {};
+    for (const key of keys) {
+      const member = v[key];
+      const at = `${path}.${key}`;
+      const copy = (member !== null && typeof member === "object") || typeof member === "bigint"
+        ? this.opaque(member, at)
+        : this.scalar(member, at);
+      if (copy !== undefined) out[key] = copy;
+    }
+    return out;
   }
 }
 
-/** `[jsonText, table]` of the fields of `context.messages` the wire formats read; `null` when the
- *  schemas do not fit as JSON text (then the caller asks again with `opaqueSchemas`). Throws an
- *  Error naming the field of a value that cannot be sent. */
-export function projectMessages(messages, opaqueSchemas) {
+/** `[messagesJson, table, modelJson, optionsJson]`: the fields of `context.messages` the wire
+ *  formats read, and `model` and `options` as JSON (`undefined` when they cannot be written), their
+ *  strings Rust cannot hold as markers too. `null` when the schemas do not fit as JSON text (then
+ *  the caller asks again with `opaqueSchemas`). Throws an Error naming the field of a message value
+ *  that cannot be sent. */
+export function projectMessages(messages, model, options, opaqueSchemas) {
   const p = new Projection(opaqueSchemas);
   const copy = p.list(messages, "context.messages", (m, path) => p.message(m, path));
   let text;
@@ -726,7 +745,15 @@ export function projectMessages(messages, opaqueSchemas) {
     if (!opaqueSchemas) return null;
     throw e;
   }
-  return [text, p.table];
+  const strings = (_, v) => (typeof v === "string" ? p.text(v) : v);
+  const json = (v) => {
+    try {
+      return JSON.stringify(v, strings);
+    } catch {
+      return undefined;
+    }
+  };
+  return [text, p.table, json(model), json(options)];
 }
 
 const WHOLE_MARKER = /^\uFDD0[sv](\d+)\.\d+\uFDD1$/;

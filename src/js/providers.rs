@@ -43,13 +43,27 @@ extern "C" {
     fn header_entries(headers: &JsValue) -> Array;
     fn random() -> f64;
     #[wasm_bindgen(catch, js_name = projectMessages)]
-    fn project_messages(messages: &JsValue, opaque_schemas: bool) -> Result<JsValue, JsValue>;
+    fn project_messages(
+        messages: &JsValue,
+        model: &JsValue,
+        options: &JsValue,
+        opaque_schemas: bool,
+    ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = restoreBody)]
     fn restore_body(text: &str, table: &JsValue) -> Result<JsValue, JsValue>;
 }
 
 const REQUEST_ABORTED: &str = "Request was aborted";
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// What a request is built from (`Driver::project`).
+struct Projected {
+    messages: Vec<Value>,
+    /// The JS originals the markers in the other fields stand for.
+    table: JsValue,
+    model: Value,
+    options: Value,
+}
 
 /// How a request ended early.
 enum End {
@@ -78,14 +92,6 @@ fn js_str(text: &str) -> JsValue {
         JsString::from_char_code(&marker::utf16_units(text)).into()
     } else {
         JsValue::from_str(text)
-    }
-}
-
-/// A JSON copy of a JS value (functions and undefined dropped, as `JSON.stringify` does).
-fn json(h: &JsHost, v: &JsValue) -> Value {
-    match h.json_stringify(v, false) {
-        Ok(Some(text)) => serde_json::from_str(&text).unwrap_or(Value::Null),
-        _ => Value::Null,
     }
 }
 
@@ -169,13 +175,11 @@ impl Driver {
         if self.aborted() {
             return Err(End::Aborted);
         }
-        let model = json(&h, &self.model);
         let raw = if self.context.is_object() { h.get(&self.context, "messages").ok() } else { None };
         let Some(raw) = raw.filter(js_sys::Array::is_array) else {
             return Err(End::Error("streamBuiltin: context.messages must be an array".into()));
         };
-        let (messages, table) = self.messages(&raw)?;
-        let mut options = json(&h, &self.options);
+        let Projected { messages, table, model, mut options } = self.project(&raw)?;
         if let Value::Object(map) = &mut options {
             // Generated tool-call ids (Google) take the request's start time.
             map.insert("timestamp".into(), Value::from(h.date_now()));
@@ -200,16 +204,19 @@ impl Driver {
     /// The fields of `context.messages` the wire formats read, and the side table of the values
     /// left in JS (`projectMessages` in helpers.js, `providers::marker`). Schemas go as JSON
     /// when Rust can hold them (Google rewrites them), else as forwarded values.
-    fn messages(&self, raw: &JsValue) -> Result<(Vec<Value>, JsValue), End> {
+    /// `model` and `options` go the same way (as JSON, strings as markers where needed).
+    fn project(&self, raw: &JsValue) -> Result<Projected, End> {
         let fail = |e: JsValue| End::Error(self.h.error_message(&e));
         for opaque_schemas in [false, true] {
-            let projected = project_messages(raw, opaque_schemas).map_err(fail)?;
+            let projected = project_messages(raw, &self.model, &self.options, opaque_schemas).map_err(fail)?;
             if projected.is_null() {
                 continue;
             }
-            let text = Reflect::get_u32(&projected, 0).map_err(fail)?.as_string().unwrap_or_default();
-            if let Ok(messages) = serde_json::from_str::<Vec<Value>>(&text) {
-                return Ok((messages, Reflect::get_u32(&projected, 1).map_err(fail)?));
+            let part = |i: u32| Reflect::get_u32(&projected, i).ok().and_then(|t| t.as_string());
+            let parse = |i: u32| part(i).and_then(|t| serde_json::from_str::<Value>(&t).ok()).unwrap_or(Value::Null);
+            if let Some(messages) = part(0).and_then(|t| serde_json::from_str::<Vec<Value>>(&t).ok()) {
+                let table = Reflect::get_u32(&projected, 1).map_err(fail)?;
+                return Ok(Projected { messages, table, model: parse(2), options: parse(3) });
             }
         }
         Err(End::Error("streamBuiltin: context.messages cannot be read as JSON".into()))

@@ -163,3 +163,31 @@ for (const api of APIS) {
     assert.ok(r.requests[1].raw.includes("cut \\ud83d"), r.requests[1].raw);
   });
 }
+
+for (const api of APIS) {
+  test(`issue 13 ${api}: tool schemas nested 200 levels or holding a lone surrogate are sent exactly`, P, async () => {
+    const schema = (leaf) => {
+      let s = { type: "string", description: leaf };
+      for (let i = 0; i < 200; i++) s = { type: "object", properties: { d: s } };
+      return { type: "object", properties: { deep: s, flat: { type: "string", description: `flat ${leaf}` } } };
+    };
+    const context = (leaf) => ({ messages: [
+      { role: "system", content: "Tools.", toolsAdded: [{ name: "look", description: `look ${leaf}`, parameters: schema(leaf) }], timestamp: 0 },
+      user("go"),
+    ] });
+    const got = await send(api, context(LONE));
+    assert.equal(got.run.final.type, "done", got.run.final.error?.errorMessage);
+    const control = await send(api, context(SAME_LENGTH));
+    assert.ok(got.raw.includes(JSON.stringify(schema(LONE).properties.deep)), "the deep schema as JSON.stringify writes it");
+    assert.equal(got.raw, control.raw.replaceAll(SAME_LENGTH, escaped(LONE)));
+  });
+
+  test(`issue 13 ${api}: a lone surrogate in model fields (sent or not) and in options.sessionId`, P, async () => {
+    const model = (leaf) => ({ name: `name ${leaf}`, ...(api === "google-generative-ai" ? {} : { id: `id-${leaf}` }) });
+    const got = await send(api, { messages: [user("go")] }, { model: model(LONE), options: { sessionId: `s-${LONE}` } });
+    assert.equal(got.run.final.type, "done", got.run.final.error?.errorMessage);
+    const control = await send(api, { messages: [user("go")] }, { model: model(SAME_LENGTH), options: { sessionId: `s-${SAME_LENGTH}` } });
+    assert.equal(got.raw, control.raw.replaceAll(SAME_LENGTH, escaped(LONE)));
+    if (api !== "google-generative-ai") assert.ok(got.raw.includes(`"id-\\ud83d"`), got.raw);
+  });
+}
