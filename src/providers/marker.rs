@@ -134,8 +134,71 @@ pub fn value_marker(index: usize, len: usize) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
+    use crate::providers::{RequestInput, wire_format};
+    use serde_json::{Value, json};
+
+    /// Every string of `value` (keys left out), in order.
+    fn strings(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::String(s) => out.push(s.clone()),
+            Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+            Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn the_four_wire_formats_pass_markers_through_whole() {
+        let text = string_marker(0, 10); // "cut \ud83d"
+        let system = string_marker(1, 10);
+        let name = string_marker(2, 9);
+        let arguments = value_marker(3, 17);
+        let messages = vec![
+            json!({"role": "system", "content": system, "timestamp": 0}),
+            json!({"role": "user", "content": text, "timestamp": 1}),
+            json!({"role": "assistant", "content": [{"type": "toolCall", "id": "call_1", "name": name, "arguments": arguments}],
+                   "api": "x", "provider": "x", "model": "x", "stopReason": "toolUse", "timestamp": 2}),
+            json!({"role": "toolResult", "toolCallId": "call_1", "toolName": name, "content": [{"type": "text", "text": "ok"}],
+                   "isError": false, "timestamp": 3}),
+        ];
+        for api in ["openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai"] {
+            let model = json!({"id": "m", "api": api, "provider": "p", "input": ["text"], "maxTokens": 8000, "contextWindow": 0});
+            let options = json!({});
+            let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: Some("k") };
+            let body = wire_format(api).unwrap().build_request(&input).unwrap().body;
+            let mut sent = Vec::new();
+            strings(&body, &mut sent);
+            for marker in [&text, &system, &name] {
+                assert!(sent.contains(marker), "{api}: {marker:?} not sent whole in {body}");
+            }
+            // Forwarded arguments: the value itself, or (OpenAI) its JSON text, which is the quoted marker.
+            let forwarded =
+                if api.starts_with("openai") { serde_json::to_string(&arguments).unwrap() } else { arguments.clone() };
+            assert!(sent.contains(&forwarded), "{api}: arguments not forwarded in {body}");
+        }
+    }
+
+    #[test]
+    fn est_counts_markers_as_their_originals() {
+        // A user text of 4 + 600 JSON characters (a hundred `\ud83d`) against 604 plain ones.
+        let model =
+            json!({"id": "m", "api": "openai-completions", "provider": "p", "maxTokens": 9000, "contextWindow": 5000});
+        let options = json!({});
+        let with_marker =
+            vec![json!({"role": "user", "content": format!("cut {}", string_marker(0, 600)), "timestamp": 1})];
+        let plain = vec![json!({"role": "user", "content": format!("cut {}", "Z".repeat(600)), "timestamp": 1})];
+        let est = |messages: &[Value]| crate::providers::request::estimate_tokens(messages);
+        assert_eq!(est(&with_marker), est(&plain));
+        let cap = |messages: &[Value]| {
+            let input = RequestInput { model: &model, messages, options: &options, api_key: None };
+            crate::providers::request::max_tokens(&input)
+        };
+        assert_eq!(cap(&with_marker), cap(&plain));
+        assert_eq!(cap(&plain), Some(5000 - est(&plain) - 4096));
+    }
 
     #[test]
     fn lone_surrogates_round_trip_as_utf16_units_and_json_escapes() {
