@@ -191,3 +191,76 @@ for (const api of APIS) {
     if (api !== "google-generative-ai") assert.ok(got.raw.includes(`"id-\\ud83d"`), got.raw);
   });
 }
+
+// A seeded fuzz of whole contexts: random texts with lone surrogates, marker-like characters, quotes and escapes;
+// unread fields that are deep, cyclic, BigInt, throwing or spied on; sometimes unsendable arguments. Every case
+// either sends each text and each argument object exactly as JSON.stringify writes it, or (unsendable arguments)
+// ends with the error naming the first such field and sends nothing; no unread field is ever read.
+const FUZZ_SEED = Number(process.env.FIDELITY_SEED ?? Date.now() % 1e9);
+test(`issue 13 fuzz: random contexts are sent exactly or refused by field, unread fields untouched (seed ${FUZZ_SEED})`, { ...P, timeout: 60_000 }, async () => {
+  let s = FUZZ_SEED >>> 0 || 1;
+  const rand = () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  const pick = (list) => list[Math.floor(rand() * list.length)];
+  const PIECES = ["a", "é", "😀", "\ud83d", "\ude00", "\udfff\ud800", "\ufdd0", "\ufdd0s0.5\ufdd1", "\ufdd0v1.2\ufdd1", "\ufdef", "\ufdef\u{f0000}", '"', "\\", "\n", "\u0000", " "];
+  const str = () => `t${Array.from({ length: Math.floor(rand() * 6) }, () => pick(PIECES)).join("")}`;
+  let reads = 0;
+  const deep = (n) => {
+    let v = {};
+    for (let i = 0; i < n; i++) v = { d: v };
+    return v;
+  };
+  const hostile = () => {
+    const cyclic = {};
+    cyclic.self = cyclic;
+    const spied = {};
+    Object.defineProperty(spied, "x", { enumerable: true, get: () => { reads++; throw new Error("read"); } });
+    return pick([deep(20_000), cyclic, 7n, { toJSON() { reads++; throw new Error("toJSON"); } }, spied]);
+  };
+  const args = () => pick([{ q: str(), n: [1, 2.5, null, true] }, { [str()]: { deep: deep(50), s: str() } }, {}]);
+  const unsendable = () => pick([{ n: 1n }, (() => { const c = {}; c.c = c; return c; })()]);
+  const fetchInto = (sent, api) => async (_url, init) => {
+    sent.push(init.body);
+    return new Response(wire[api].text("ok"), { status: 200, headers: { "content-type": "text/event-stream" } });
+  };
+  for (let i = 0; i < 120; i++) {
+    const api = APIS[i % APIS.length];
+    const messages = [];
+    const texts = [];
+    const sentArgs = [];
+    let refused;
+    for (let turn = 0; turn < 1 + Math.floor(rand() * 3); turn++) {
+      const text = str();
+      texts.push(text);
+      messages.push(rand() < 0.5 ? user(text, turn) : { role: "user", content: [{ type: "text", text }], timestamp: turn, extra: hostile() });
+      const id = `call_${turn}`;
+      const bad = rand() < 0.1;
+      const a = bad ? unsendable() : args();
+      if (bad && refused === undefined) refused = `context.messages[${messages.length}].content[1].arguments: `;
+      if (!bad) sentArgs.push(a);
+      const answer = str();
+      texts.push(answer);
+      messages.push({ role: "assistant", content: [{ type: "text", text: answer }, { type: "toolCall", id, name: "look", arguments: a, note: hostile() }], api: "other", provider: "other", model: "other", stopReason: "toolUse", usage: hostile(), timestamp: turn });
+      const result = str();
+      texts.push(result);
+      messages.push({ role: "toolResult", toolCallId: id, toolName: "look", content: [{ type: "text", text: result }], isError: false, details: hostile(), timestamp: turn });
+    }
+    const sent = [];
+    const run = await drain(streamBuiltin(providerModel(api, "http://127.0.0.1:9"), { messages }, { apiKey: KEY, fetch: fetchInto(sent, api), maxRetries: 0 }));
+    const where = `case ${i} (${api}, seed ${FUZZ_SEED})`;
+    if (refused !== undefined) {
+      assert.deepEqual(run.types, ["error"], where);
+      assert.ok(run.final.error.errorMessage.startsWith(refused), `${where}: ${run.final.error.errorMessage}`);
+      assert.equal(sent.length, 0, where);
+      continue;
+    }
+    assert.equal(run.final.type, "done", `${where}: ${run.final.error?.errorMessage}`);
+    assert.equal(sent.length, 1, where);
+    const body = sent[0];
+    for (const text of texts) assert.ok(body.includes(JSON.stringify(text).slice(1, -1)), `${where}: text ${JSON.stringify(text)} in ${body}`);
+    for (const a of sentArgs) {
+      const json = api.startsWith("openai") ? JSON.stringify(JSON.stringify(a)).slice(1, -1) : JSON.stringify(a);
+      assert.ok(body.includes(json), `${where}: arguments ${json} in ${body}`);
+    }
+  }
+  assert.equal(reads, 0);
+});
