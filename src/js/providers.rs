@@ -187,7 +187,14 @@ impl Driver {
         let provider = model.get("provider").and_then(Value::as_str).unwrap_or_default().to_string();
         let key = self.api_key(&provider);
         let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: key.as_deref() };
-        let request = format.build_request(&input).map_err(End::Error)?;
+        let mut request = format.build_request(&input).map_err(End::Error)?;
+        if request.url.contains(marker::START) {
+            // A URL is text for fetch, which writes a lone surrogate as U+FFFD: so does the lossy copy.
+            let restored = serde_json::to_string(&request.url).ok().and_then(|t| restore_body(&t, &table).ok());
+            if let Some(url) = restored.and_then(|u| u.as_string()) {
+                request.url = url;
+            }
+        }
         let mut mapper = format.mapper(&input);
         let mut asm = Assembler::for_model(&model, input_keeps_open(&model));
         let body = {
