@@ -583,7 +583,7 @@ export function random() {
 // fields they read, as JSON text Rust can hold. A string Rust cannot hold exactly (a lone
 // surrogate, or our own marker character) and an opaque value that is only forwarded (tool-call
 // `arguments`, and tool schemas when they do not fit) are left here in a side table; the copy
-// carries a marker `\uFDD0<s|v><index>.<JSON length>\uFDD1` instead, which `restoreBody` swaps
+// carries a marker `\uFDD0<s|v><index>.<JSON length>\uFDD1` instead, which `restoreAt` swaps
 // back, so the body JSON.stringify writes holds exactly what the caller's values hold. `details`
 // and every other field no wire format reads are never touched.
 
@@ -714,7 +714,7 @@ class Projection {
   }
 
   schema(v, path) {
-    // restoreBody puts values back, not keys: a key Rust cannot hold forwards the whole schema.
+    // restoreAt puts values back, not keys: a key Rust cannot hold forwards the whole schema.
     const keys = this.isObject(v) && typeof v.toJSON !== "function" ? Object.keys(v) : null;
     if (keys === null || keys.some((k) => this.text(k) !== k)) return this.opaque(v, path);
     const out = {};
@@ -759,19 +759,23 @@ export function projectMessages(messages, model, options, opaqueSchemas) {
 const WHOLE_MARKER = /^\uFDD0[sv](\d+)\.\d+\uFDD1$/;
 const MARKERS = /("?)\uFDD0([sv])(\d+)\.\d+\uFDD1("?)/g;
 
-/** The request body from the wire format's JSON text, the originals of `table` put back: a whole
- *  marker is its value; inside a string, a quoted marker is the JSON text of its value (a
- *  stringified `arguments`), a bare string marker the string itself. */
-export function restoreBody(text, table) {
-  if (table.length === 0) return JSON.parse(text);
-  const restore = (s) => {
-    const whole = WHOLE_MARKER.exec(s);
-    if (whole !== null) return table[Number(whole[1])];
-    return s.replace(MARKERS, (_, open, kind, index, close) => {
-      const v = table[Number(index)];
-      if (open !== "" && close !== "") return JSON.stringify(v);
-      return open + (kind === "s" ? v : JSON.stringify(v)) + close;
-    });
-  };
-  return JSON.parse(text, (_, v) => (typeof v === "string" && v.includes(MARK) ? restore(v) : v));
+/** A string of the wire format's output with the originals of `table` put back: a whole marker
+ *  is its value; inside a string, a quoted marker is the JSON text of its value (a stringified
+ *  `arguments`), a bare string marker the string itself. */
+export function restoreString(s, table) {
+  const whole = WHOLE_MARKER.exec(s);
+  if (whole !== null) return table[Number(whole[1])];
+  return s.replace(MARKERS, (_, open, kind, index, close) => {
+    const v = table[Number(index)];
+    if (open !== "" && close !== "") return JSON.stringify(v);
+    return open + (kind === "s" ? v : JSON.stringify(v)) + close;
+  });
+}
+
+/** `root[path…] = restoreString(s, table)`: one marked string of the parsed body (the paths come
+ *  from `marker::marked_strings`, so the body is parsed without a reviver). */
+export function restoreAt(root, path, s, table) {
+  let holder = root;
+  for (let i = 0; i + 1 < path.length; i++) holder = holder[path[i]];
+  holder[path[path.length - 1]] = restoreString(s, table);
 }

@@ -49,8 +49,10 @@ extern "C" {
         options: &JsValue,
         opaque_schemas: bool,
     ) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(catch, js_name = restoreBody)]
-    fn restore_body(text: &str, table: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = restoreString)]
+    fn restore_string(s: &str, table: &JsValue) -> JsValue;
+    #[wasm_bindgen(catch, js_name = restoreAt)]
+    fn restore_at(root: &JsValue, path: &Array, s: &str, table: &JsValue) -> Result<(), JsValue>;
 }
 
 const REQUEST_ABORTED: &str = "Request was aborted";
@@ -190,16 +192,14 @@ impl Driver {
         let mut request = format.build_request(&input).map_err(End::Error)?;
         if request.url.contains(marker::START) {
             // A URL is text for fetch, which writes a lone surrogate as U+FFFD: so does the lossy copy.
-            let restored = serde_json::to_string(&request.url).ok().and_then(|t| restore_body(&t, &table).ok());
-            if let Some(url) = restored.and_then(|u| u.as_string()) {
+            if let Some(url) = restore_string(&request.url, &table).as_string() {
                 request.url = url;
             }
         }
         let mut mapper = format.mapper(&input);
         let mut asm = Assembler::for_model(&model, input_keeps_open(&model));
         let body = {
-            let text = serde_json::to_string(&request.body).map_err(|e| End::Error(e.to_string()))?;
-            let payload = restore_body(&text, &table).map_err(|e| End::Error(h.error_message(&e)))?;
+            let payload = self.body(&request.body, &table)?;
             let replaced = self.hook("onPayload", payload.clone()).await?;
             if replaced.is_undefined() { payload } else { replaced }
         };
@@ -227,6 +227,24 @@ impl Driver {
             }
         }
         Err(End::Error("streamBuiltin: context.messages cannot be read as JSON".into()))
+    }
+
+    /// The request body as JS values, the markers' originals put back where they are.
+    fn body(&self, body: &Value, table: &JsValue) -> Result<JsValue, End> {
+        let fail = |e: JsValue| End::Error(self.h.error_message(&e));
+        let text = serde_json::to_string(body).map_err(|e| End::Error(e.to_string()))?;
+        let root = js_sys::JSON::parse(&text).map_err(fail)?;
+        for (path, s) in marker::marked_strings(body) {
+            let path: Array = path
+                .iter()
+                .map(|step| match step {
+                    marker::Step::Key(k) => JsValue::from_str(k),
+                    marker::Step::Index(i) => JsValue::from_f64(*i as f64),
+                })
+                .collect();
+            restore_at(&root, &path, s, table).map_err(fail)?;
+        }
+        Ok(root)
     }
 
     /// P-6.2.1, P-6.2.5, P-6.2.6: fetch with headers, retries before any event, HTTP errors.

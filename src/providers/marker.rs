@@ -56,6 +56,43 @@ pub fn json_len(text: &str) -> usize {
     total + rest.encode_utf16().count()
 }
 
+/// One step from a JSON value to a member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// Every string of `value` that holds a marker, with its path (depth first, in order): where the
+/// binding puts the originals back into the parsed body. Iterative, so any depth is fine.
+pub fn marked_strings(value: &serde_json::Value) -> Vec<(Vec<Step<'_>>, &str)> {
+    use serde_json::Value;
+    let mut found = Vec::new();
+    let mut stack: Vec<(Vec<Step<'_>>, &Value)> = vec![(Vec::new(), value)];
+    while let Some((path, value)) = stack.pop() {
+        match value {
+            Value::String(s) if s.contains(START) => found.push((path, s.as_str())),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate().rev() {
+                    let mut p = path.clone();
+                    p.push(Step::Index(i));
+                    stack.push((p, item));
+                }
+            }
+            Value::Object(map) => {
+                let members: Vec<_> = map.iter().collect();
+                for (key, item) in members.into_iter().rev() {
+                    let mut p = path.clone();
+                    p.push(Step::Key(key));
+                    stack.push((p, item));
+                }
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
 /// Provider text the other way round: a lone surrogate escape (`"\\ud83d"`, which `JSON.parse`
 /// keeps) is decoded as `LONE` + the plane-15 private-use character U+F0000 + (unit − 0xD800), and
 /// the binding makes the JS string from UTF-16 units when it sees `LONE` (else the fast path). A
@@ -179,6 +216,32 @@ mod tests {
                 if api.starts_with("openai") { serde_json::to_string(&arguments).unwrap() } else { arguments.clone() };
             assert!(sent.contains(&forwarded), "{api}: arguments not forwarded in {body}");
         }
+    }
+
+    #[test]
+    fn marked_strings_are_found_with_their_paths_at_any_depth() {
+        let m = string_marker(0, 6);
+        let body = json!({"a": [1, "plain", format!("x{m}")], "b": {"c": m}, "d": m});
+        let found = marked_strings(&body);
+        let expected_a = format!("x{m}");
+        assert_eq!(
+            found,
+            vec![
+                (vec![Step::Key("a"), Step::Index(2)], expected_a.as_str()),
+                (vec![Step::Key("b"), Step::Key("c")], m.as_str()),
+                (vec![Step::Key("d")], m.as_str()),
+            ]
+        );
+        // 10,000 levels: no recursion.
+        let mut deep = json!(m);
+        for _ in 0..10_000 {
+            deep = Value::Array(vec![deep]);
+        }
+        let found = marked_strings(&deep);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0.len(), 10_000);
+        // Dropping a deep Value recurses in serde_json itself: forget it (test only).
+        std::mem::forget(deep);
     }
 
     #[test]
