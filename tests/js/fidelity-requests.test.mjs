@@ -271,3 +271,38 @@ test(`issue 13 fuzz: random contexts are sent exactly or refused by field, unrea
   }
   assert.equal(reads, 0);
 });
+
+for (const api of APIS) {
+  test(`issue 13 ${api}: an Agent whose tool returns deep, cyclic, BigInt or throwing-toJSON details keeps working`, P, async () => {
+    const makers = {
+      deep: () => {
+        let d = {};
+        for (let i = 0; i < 100_000; i++) d = { d };
+        return d;
+      },
+      cyclic: () => {
+        const c = {};
+        c.c = c;
+        return c;
+      },
+      bigint: () => ({ n: 1n }),
+      toJSON: () => ({ toJSON() { throw new Error("never call me"); } }),
+    };
+    for (const [kind, make] of Object.entries(makers)) {
+      const r = server.route();
+      r.reply({ sse: wire[api].tools([{ id: "call_1", name: "look", args: { q: "x" } }]) }, { sse: wire[api].text("done") }, { sse: wire[api].text("again") });
+      const details = make();
+      const tool = { name: "look", label: "look", description: "Look", parameters: { type: "object", properties: { q: { type: "string" } } },
+        execute: async () => ({ content: [{ type: "text", text: "seen" }], details }) };
+      const agent = new lib.Agent({ initialState: { model: providerModel(api, r.baseUrl), tools: [tool] }, getApiKey: () => KEY });
+      await agent.prompt("go");
+      await agent.prompt("more");
+      assert.equal(agent.state.errorMessage, undefined, kind);
+      assert.equal(r.requests.length, 3, kind);
+      const result = agent.state.messages.find((m) => m.role === "toolResult");
+      assert.equal(result.isError, false, kind);
+      assert.equal(result.details, details, `${kind}: the transcript holds the tool's own details`);
+      assert.deepEqual(agent.state.messages.filter((m) => m.role === "assistant").map((m) => m.stopReason), ["toolUse", "stop", "stop"], kind);
+    }
+  });
+}
