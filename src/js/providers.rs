@@ -258,7 +258,9 @@ impl Driver {
             return Err(End::Error("No fetch function available: pass options.fetch".into()));
         }
         let headers = self.headers(request);
-        let body_text = h.json_stringify(body, false).ok().flatten().unwrap_or_else(|| "null".into());
+        // A payload `onPayload` made unsendable ends the request with JSON.stringify's error (it was sent as "null").
+        let body_text = h.json_stringify(body, false).map_err(|e| End::Error(h.error_message(&e)))?;
+        let body_text = body_text.unwrap_or_else(|| "null".into());
         let max_retries =
             self.option("maxRetries").as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(2.0) as u32;
         let max_delay =

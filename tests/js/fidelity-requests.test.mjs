@@ -89,7 +89,12 @@ for (const api of APIS) {
   test(`issue 13 ${api}: unsendable arguments give an error naming the message and field; the next request works`, P, async () => {
     const cyclic = { a: 1 };
     cyclic.loop = cyclic;
-    for (const [args, reason] of [[{ n: 10n }, "Do not know how to serialize a BigInt"], [cyclic, null], [10n, "Do not know how to serialize a BigInt"]]) {
+    let deep = {};
+    for (let i = 0; i < 100_000; i++) deep = { d: deep };
+    const cases = [[{ n: 10n }, "Do not know how to serialize a BigInt"], [cyclic, null], [10n, "Do not know how to serialize a BigInt"],
+      // JSON.stringify's own limit (JS's stack), as the reference meets it when it writes the body.
+      [deep, "Maximum call stack size exceeded"]];
+    for (const [args, reason] of cases) {
       const context = { messages: [
         user("go"),
         { role: "assistant", content: [{ type: "text", text: "calling" }, { type: "toolCall", id: "c1", name: "f", arguments: args }], api, provider: "p", model: "m", stopReason: "toolUse", timestamp: 2 },
@@ -106,6 +111,15 @@ for (const api of APIS) {
       assert.equal(good.run.final.type, "done");
       assert.equal(good.requests, 1);
     }
+  });
+
+  test(`issue 13 ${api}: a payload onPayload makes unsendable ends with JSON.stringify's error, nothing is sent`, P, async () => {
+    const r = server.route();
+    r.reply({ sse: wire[api].text("ok") });
+    const run = await drain(streamBuiltin(providerModel(api, r.baseUrl), { messages: [user("go")] }, { apiKey: KEY, onPayload: (p) => ({ ...p, extra: 1n }) }));
+    assert.deepEqual(run.types, ["error"]);
+    assert.equal(run.final.error.errorMessage, "Do not know how to serialize a BigInt");
+    assert.equal(r.requests.length, 0);
   });
 
   test(`issue 13 ${api}: an Agent prompted with a lone surrogate keeps the text exactly and keeps working`, P, async () => {
