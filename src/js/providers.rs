@@ -208,10 +208,9 @@ impl Driver {
         self.read_body(&response, mapper.as_mut(), &mut asm).await
     }
 
-    /// The fields of `context.messages` the wire formats read, and the side table of the values
-    /// left in JS (`projectMessages` in helpers.js, `providers::marker`). Schemas go as JSON
-    /// when Rust can hold them (Google rewrites them), else as forwarded values.
-    /// `model` and `options` go the same way (as JSON, strings as markers where needed).
+    /// The fields of `context.messages` the wire formats read, `model` and `options`, and the side
+    /// table of the values left in JS (`projectMessages` in helpers.js, `providers::marker`).
+    /// Schemas go as JSON when Rust can hold them (Google rewrites them), else as forwarded values.
     fn project(&self, raw: &JsValue) -> Result<Projected, End> {
         let fail = |e: JsValue| End::Error(self.h.error_message(&e));
         for opaque_schemas in [false, true] {
@@ -234,6 +233,10 @@ impl Driver {
         let fail = |e: JsValue| End::Error(self.h.error_message(&e));
         let text = serde_json::to_string(body).map_err(|e| End::Error(e.to_string()))?;
         let root = js_sys::JSON::parse(&text).map_err(fail)?;
+        // Every caller string holding the marker character is in the table: none, nothing to find.
+        if table.unchecked_ref::<Array>().length() == 0 {
+            return Ok(root);
+        }
         for (path, s) in marker::marked_strings(body) {
             let path: Array = path
                 .iter()

@@ -68,19 +68,25 @@ pub enum Step<'a> {
 pub fn marked_strings(value: &serde_json::Value) -> Vec<(Vec<Step<'_>>, &str)> {
     use serde_json::Value;
     let mut found = Vec::new();
-    let mut stack: Vec<(Vec<Step<'_>>, &Value)> = vec![(Vec::new(), value)];
+    // Only containers and marked strings are worth a path.
+    let wanted = |v: &Value| match v {
+        Value::String(s) => s.contains(START),
+        Value::Array(_) | Value::Object(_) => true,
+        _ => false,
+    };
+    let mut stack: Vec<(Vec<Step<'_>>, &Value)> = if wanted(value) { vec![(Vec::new(), value)] } else { Vec::new() };
     while let Some((path, value)) = stack.pop() {
         match value {
-            Value::String(s) if s.contains(START) => found.push((path, s.as_str())),
+            Value::String(s) => found.push((path, s.as_str())),
             Value::Array(items) => {
-                for (i, item) in items.iter().enumerate().rev() {
+                for (i, item) in items.iter().enumerate().rev().filter(|(_, v)| wanted(v)) {
                     let mut p = path.clone();
                     p.push(Step::Index(i));
                     stack.push((p, item));
                 }
             }
             Value::Object(map) => {
-                let members: Vec<_> = map.iter().collect();
+                let members: Vec<_> = map.iter().filter(|(_, v)| wanted(v)).collect();
                 for (key, item) in members.into_iter().rev() {
                     let mut p = path.clone();
                     p.push(Step::Key(key));
@@ -222,6 +228,8 @@ mod tests {
     fn marked_strings_are_found_with_their_paths_at_any_depth() {
         let m = string_marker(0, 6);
         let body = json!({"a": [1, "plain", format!("x{m}")], "b": {"c": m}, "d": m});
+        assert!(marked_strings(&json!("plain")).is_empty());
+        assert_eq!(marked_strings(&json!(m)), vec![(vec![], m.as_str())]);
         let found = marked_strings(&body);
         let expected_a = format!("x{m}");
         assert_eq!(
