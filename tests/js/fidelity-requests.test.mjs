@@ -150,8 +150,14 @@ for (const api of APIS) {
     const sse = wire[api].reply({ text, thinking, calls: [{ id: "call_1", name: "look", args }] });
     assert.ok(sse.includes("\\ud83d"), "the wire carries the escape");
     r.reply({ sse });
+    r.reply({ sse });
     const run = await drain(streamBuiltin(providerModel(api, r.baseUrl), { messages: [user("go")] }, { apiKey: KEY }));
     assert.equal(run.final.type, "done", run.final.error?.errorMessage);
+    // The reference's own provider (pi-ai) on the same bytes keeps the same strings.
+    const reference = await import(`@earendil-works/pi-ai/api/${api}`);
+    const theirs = await drain(reference.streamSimple(providerModel(api, r.baseUrl), { messages: [user("go")] }, { apiKey: KEY }));
+    const texts = (m) => m.content.map((b) => [b.type, b.text ?? b.thinking ?? b.arguments]);
+    assert.deepEqual(texts(run.result), texts(theirs.result));
     const deltas = (type) => run.events.filter((e) => e.type === type).map((e) => e.delta).join("");
     assert.equal(deltas("text_delta"), text);
     assert.equal(deltas("thinking_delta"), thinking);
