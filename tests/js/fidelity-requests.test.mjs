@@ -65,6 +65,13 @@ for (const api of APIS) {
     assert.equal(got.run.final.type, "done", got.run.final.error?.errorMessage);
     assert.equal(reads, 0);
     assert.equal(got.raw, control.raw);
+    // The reference's provider sends this context too, without reading those fields either.
+    const r = server.route();
+    r.reply({ sse: wire[api].text("ok") });
+    const reference = await import(`@earendil-works/pi-ai/api/${api}`);
+    const theirs = await drain(reference.streamSimple(providerModel(api, r.baseUrl), conversation(true), { apiKey: KEY }));
+    assert.equal(theirs.final.type, "done", theirs.final.error?.errorMessage);
+    assert.equal(reads, 0);
   });
 
   test(`issue 13 ${api}: tool-call arguments are forwarded as they are (lone surrogates, 1,000 levels)`, P, async () => {
