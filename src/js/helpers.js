@@ -605,6 +605,9 @@ class Projection {
     this.table = [];
     // Equal strings share one marker, so Rust still sees them equal (tool names, ids, providers).
     this.strings = new Map();
+    // Markers written, and whether a schema went as it is (it may hold a marker character itself).
+    this.markers = 0;
+    this.rawSchemas = false;
   }
 
   text(s) {
@@ -615,6 +618,7 @@ class Projection {
       this.table.push(s);
       this.strings.set(s, index);
     }
+    this.markers++;
     return `${MARK}s${index}.${JSON.stringify(s).length - 2}\uFDD1`;
   }
 
@@ -629,6 +633,7 @@ class Projection {
     if (text === undefined) return undefined;
     const index = this.table.length;
     this.table.push(v);
+    this.markers++;
     return `${MARK}v${index}.${text.length}\uFDD1`;
   }
 
@@ -709,7 +714,9 @@ class Projection {
       if (key !== "parameters" || v === null || typeof v !== "object") return this.scalar(v, at);
       // Google rewrites schemas, so they go as JSON when Rust can hold them (the first try); else
       // the top level stays readable (Anthropic picks its keys) and each member is forwarded.
-      return this.opaqueSchemas ? this.schema(v, at) : v;
+      if (this.opaqueSchemas) return this.schema(v, at);
+      this.rawSchemas = true;
+      return v;
     });
   }
 
@@ -745,6 +752,8 @@ export function projectMessages(messages, model, options, opaqueSchemas) {
     if (!opaqueSchemas) return null;
     throw e;
   }
+  // A schema's own marker character would read as a marker: such schemas go the other way.
+  if (p.rawSchemas && count(text, MARK) !== p.markers) return null;
   const strings = (_, v) => (typeof v === "string" ? p.text(v) : v);
   const json = (v) => {
     try {
@@ -754,6 +763,12 @@ export function projectMessages(messages, model, options, opaqueSchemas) {
     }
   };
   return [text, p.table, json(model), json(options)];
+}
+
+function count(text, c) {
+  let n = 0;
+  for (let at = text.indexOf(c); at !== -1; at = text.indexOf(c, at + 1)) n++;
+  return n;
 }
 
 const WHOLE_MARKER = /^\uFDD0[sv](\d+)\.\d+\uFDD1$/;

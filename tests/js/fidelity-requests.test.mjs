@@ -192,11 +192,13 @@ for (const api of APIS) {
 }
 
 for (const api of APIS) {
-  test(`issue 13 ${api}: tool schemas nested 200 levels or holding a lone surrogate are sent exactly`, P, async () => {
+  test(`issue 13 ${api}: tool schemas nested 200 levels, holding a lone surrogate or our marker's text are sent exactly`, P, async () => {
     const schema = (leaf) => {
       let s = { type: "string", description: leaf };
       for (let i = 0; i < 200; i++) s = { type: "object", properties: { d: s } };
-      return { type: "object", properties: { deep: s, flat: { type: "string", description: `flat ${leaf}` } } };
+      // Text that looks like one of our markers is the caller's text like any other.
+      const marked = { type: "string", description: "\ufdd0s0.3\ufdd1", enum: ["\ufdd0v0.2\ufdd1"] };
+      return { type: "object", properties: { deep: s, flat: { type: "string", description: `flat ${leaf}` }, marked } };
     };
     const context = (leaf) => ({ messages: [
       { role: "system", content: "Tools.", toolsAdded: [{ name: "look", description: `look ${leaf}`, parameters: schema(leaf) }], timestamp: 0 },
@@ -206,6 +208,12 @@ for (const api of APIS) {
     assert.equal(got.run.final.type, "done", got.run.final.error?.errorMessage);
     const control = await send(api, context(SAME_LENGTH));
     assert.ok(got.raw.includes(JSON.stringify(schema(LONE).properties.deep)), "the deep schema as JSON.stringify writes it");
+    for (const raw of [got.raw, control.raw]) assert.ok(raw.includes(JSON.stringify(schema(LONE).properties.marked)), raw);
+    // In a shallow schema (which would otherwise go as JSON text) next to real markers too.
+    const marked = { type: "object", properties: { m: schema(LONE).properties.marked } };
+    const shallow = await send(api, { messages: [{ role: "system", content: "T", toolsAdded: [{ name: "m", description: "m", parameters: marked }], timestamp: 0 }, user(`go ${LONE}`)] });
+    assert.equal(shallow.run.final.type, "done", shallow.run.final.error?.errorMessage);
+    assert.ok(shallow.raw.includes(JSON.stringify(marked.properties)), shallow.raw);
     assert.equal(got.raw, control.raw.replaceAll(SAME_LENGTH, escaped(LONE)));
   });
 
