@@ -13,17 +13,26 @@ function stateOf(agent) {
   return st;
 }
 
+// A durable point for `onCheckpoint` (only agents that have one write checkpoints).
+function changed(st) {
+  if (st.ck !== undefined) core.agentStateChanged(st);
+}
+
 function createStateView(st) {
   return {
     get systemPrompt() { return core.agentSystemPrompt(st); },
     get model() { return st.model; },
-    set model(model) { st.model = model; },
+    set model(model) { st.model = model; changed(st); },
     get thinkingLevel() { return st.thinkingLevel; },
-    set thinkingLevel(level) { st.thinkingLevel = level; },
+    set thinkingLevel(level) { st.thinkingLevel = level; changed(st); },
     get tools() { return st.tools; },
-    set tools(tools) { core.agentCheckArray(tools, "state.tools"); st.tools = tools.slice(); },
+    set tools(tools) { core.agentCheckArray(tools, "state.tools"); st.tools = tools.slice(); changed(st); },
     get messages() { return st.messages; },
-    set messages(messages) { core.agentCheckArray(messages, "state.messages"); st.messages = messages.slice(); },
+    set messages(messages) {
+      core.agentCheckArray(messages, "state.messages");
+      st.messages = messages.slice();
+      changed(st);
+    },
     get isStreaming() { return st.isStreaming; },
     get streamingMessage() { return st.streamingMessage; },
     get pendingToolCalls() { return st.pendingToolCalls; },
@@ -64,7 +73,7 @@ export class Agent {
   snapshot() { return core.agentSnapshot(this, stateOf(this)); }
 
   static restore(snapshot, options) {
-    const data = core.agentParseSnapshot(snapshot);
+    const data = core.agentParseRestore(snapshot);
     const { initialState: _ignored, tools, ...rest } = options ?? {};
     const agent = new this(rest);
     core.agentApplySnapshot(agent, stateOf(agent), data, tools);
@@ -81,5 +90,11 @@ export class Agent {
     const st = internals.get(this);
     if (!st) return Promise.reject(new TypeError("Agent: method called on an object that is not an Agent"));
     return core.agentContinue(this, st);
+  }
+
+  resume() {
+    const st = internals.get(this);
+    if (!st) return Promise.reject(new TypeError("Agent: method called on an object that is not an Agent"));
+    return core.agentResume(this, st);
   }
 }

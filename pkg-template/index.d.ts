@@ -662,6 +662,12 @@ export interface AgentTool<TParameters extends object = object, TDetails = any> 
   /** `"sequential"` forces the whole batch containing a call to this tool to run one call at a time. */
   executionMode?: ToolExecutionMode;
   /**
+   * New (durable agents): what {@link Agent.resume} does with a call of this tool that a crash interrupted (started,
+   * no recorded end). `"retry"` (default) runs it again; `"fail"` gives it the error result
+   * `Tool call "<id>" was interrupted and not retried`, which the model sees.
+   */
+  resume?: "retry" | "fail";
+  /**
    * New (D3): milliseconds after which `execute` is given up with `Tool "<name>" timed out after <s> seconds`.
    * Overrides `AgentLoopConfig.toolTimeoutMs`; absent or 0 = no timeout.
    */
@@ -1130,6 +1136,13 @@ export type AgentInitialState = {
 /** Options of `new Agent(options)`. Every option except `initialState` and the modes becomes a public field. */
 export interface AgentOptions {
   initialState?: AgentInitialState;
+  /**
+   * New (durable agents): called at every durable point (each message committed to the transcript, each tool call
+   * ended, each queue, mode, model or thinking-level change, a run starting or ending) with what changed since the
+   * previous checkpoint, and awaited like a listener during runs. Calls never overlap. A throw or rejection inside a
+   * run fails the run as a listener's would (A-5.6); the change stays due and the next durable point retries it.
+   */
+  onCheckpoint?: (checkpoint: AgentCheckpoint) => void | Promise<void>;
   /** Default: keeps the roles `system`, `user`, `assistant` and `toolResult`. */
   convertToLlm?: (messages: AgentMessage[]) => Message[] | Promise<Message[]>;
   transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => Promise<AgentMessage[]>;
@@ -1183,6 +1196,46 @@ export interface AgentOptions {
   fetch?: FetchFunction;
 }
 
+/**
+ * New (durable agents): what changed in an agent since its previous checkpoint, handed to `onCheckpoint`. Folding
+ * checkpoints 1…n in order (or a snapshot and the checkpoints after its `checkpointSeq`) rebuilds the agent exactly.
+ * The values are the agent's own objects: serialise them (e.g. `JSON.stringify`), do not mutate them.
+ */
+export interface AgentCheckpoint {
+  format: "agent-loop-wasm/agent-checkpoint";
+  version: 1;
+  /** 1, 2, 3, … without gaps. A failed write is retried whole under the same number: store by `seq` (replace). */
+  seq: number;
+  /** Present on an agent's first checkpoint, which carries every field. */
+  full?: true;
+  /** The transcript is `transcript.slice(0, from).concat(append)`: usually one appended message. */
+  messages?: { from: number; append: AgentMessage[] };
+  model?: Model<any>;
+  thinkingLevel?: ThinkingLevel;
+  steeringQueue?: AgentMessage[];
+  followUpQueue?: AgentMessage[];
+  steeringMode?: QueueMode;
+  followUpMode?: QueueMode;
+  /** `null` once a session id was unset. */
+  sessionId?: string | null;
+  toolNames?: string[];
+  /** A run is in progress: {@link Agent.resume} picks it up after a crash. */
+  running?: boolean;
+  /**
+   * Tool calls that ended since the previous checkpoint (they are not run again on resume). A tool result appended to
+   * the transcript settles its call's entry; `running: false` settles them all.
+   */
+  ended?: AgentEndedToolCall[];
+}
+
+/** A tool call that ended, as a checkpoint records it until its result message is in the transcript. */
+export interface AgentEndedToolCall {
+  toolCallId: string;
+  toolName: string;
+  result: AgentToolResult<any>;
+  isError: boolean;
+}
+
 /** Options of {@link Agent.restore}: {@link AgentOptions} without `initialState`, plus the executable tools. */
 export type AgentRestoreOptions = Omit<AgentOptions, "initialState"> & {
   tools?: AgentTool<any>[];
@@ -1205,6 +1258,12 @@ export interface AgentSnapshot {
   followUpMode: QueueMode;
   sessionId?: string;
   toolNames: string[];
+  /** New (durable agents): the last checkpoint stored when the snapshot was taken (agents with `onCheckpoint`). */
+  checkpointSeq?: number;
+  /** New: taken during a run; {@link Agent.resume} continues it. */
+  running?: boolean;
+  /** Tool calls that ended during the run whose results are not in `messages` yet. */
+  completedTools?: AgentEndedToolCall[];
 }
 
 /**
@@ -1219,7 +1278,7 @@ export declare class Agent {
    */
   static restore<TAgent extends typeof Agent>(
     this: TAgent,
-    snapshot: AgentSnapshot | string,
+    snapshot: AgentSnapshot | string | (AgentSnapshot | AgentCheckpoint | string)[],
     options?: AgentRestoreOptions,
   ): InstanceType<TAgent>;
 
@@ -1301,6 +1360,12 @@ export declare class Agent {
   prompt(input: string, images?: ImageContent[]): Promise<void>;
   /** Continues from the current transcript (see the Agent docs for an assistant tail). */
   continue(): Promise<void>;
+  /**
+   * New (durable agents): picks up the run a crash interrupted, from what the restored checkpoints or snapshot hold.
+   * Resolves at once for an agent that was not mid-run. Runs exactly the tool calls the interrupted turn is missing,
+   * makes an interrupted request again, and delivers queued messages as the interrupted run would have.
+   */
+  resume(): Promise<void>;
 
   /**
    * New (D8): a JSON-compatible deep copy of the committed state. Throws `TypeError` `Agent.snapshot: <path> is not

@@ -3,8 +3,11 @@
 //! object (`st`) that it passes to every call, so nothing here holds a JS value between calls
 //! (no reference cycle through the wasm instance, no borrow across a callback).
 
-use super::agent_loop::{Start, drive, empty_assistant, start_continue_run, start_prompt_run};
+use super::agent_loop::{
+    Resumed, Start, drive_start, empty_assistant, start_continue_run, start_prompt_run, start_resumed_run,
+};
 use super::args::{ArgError, CONFIG_HOOKS, Checker};
+use super::checkpoint;
 use super::declare::{declaration, role};
 use super::host::{Host, Kind};
 use super::run::{Emitter, NativeSink, Run};
@@ -19,6 +22,7 @@ pub const CONTINUE_BUSY: &str = "Agent is already processing. Wait for completio
 pub const RESET_BUSY: &str = "Agent is already processing. Wait for completion before resetting.";
 pub const NOTHING_TO_CONTINUE: &str = "No messages to continue from";
 pub const ASSISTANT_TAIL: &str = "Cannot continue from message role: assistant";
+pub const RESUME_BUSY: &str = "Agent is already processing. Wait for completion before resuming.";
 
 /// Options that become public fields of the same name (A-5.1.2), with their defaults.
 const FIELDS: [&str; 27] = [
@@ -140,6 +144,8 @@ pub fn init<H: Host + Clone>(
         c.optional_function(&get(h, &options, hook)?, &format!("options.{hook}"))?;
     }
     c.limits(&options, "options")?;
+    let on_checkpoint = get(h, &options, "onCheckpoint")?;
+    c.optional_function(&on_checkpoint, "options.onCheckpoint")?;
     let mut modes = Vec::new();
     for key in ["steeringMode", "followUpMode"] {
         let v = get(h, &options, key)?;
@@ -205,9 +211,21 @@ pub fn init<H: Host + Clone>(
         ("followUpMode", h.string(modes.get(1).map_or("one-at-a-time", |m| m.as_str()))),
         ("listeners", h.array(&[])),
         ("active", h.undefined()),
+        // Durability (checkpoint.rs): drained messages and ended tool calls not yet in the
+        // transcript, and whether a restored agent was interrupted mid-run.
+        ("onCheckpoint", on_checkpoint.clone()),
+        ("agent", agent.clone()),
+        ("transitSteering", h.array(&[])),
+        ("transitFollowUp", h.array(&[])),
+        ("completedTools", h.array(&[])),
+        ("endedTools", h.array(&[])),
+        ("interrupted", h.boolean(false)),
     ];
     for (key, value) in &state {
         h.set(st, key, value)?;
+    }
+    if h.kind(&on_checkpoint) == Kind::Function {
+        checkpoint::init(h, st, 0.0)?;
     }
 
     // Public fields (A-5.1.2).
@@ -262,12 +280,38 @@ impl Queue {
             Queue::FollowUp => ("followUp", "followUpMode"),
         }
     }
+    /// Where drained messages wait until they are in the transcript (checkpoint.rs).
+    fn transit(self) -> &'static str {
+        match self {
+            Queue::Steering => "transitSteering",
+            Queue::FollowUp => "transitFollowUp",
+        }
+    }
 }
 
-pub fn enqueue<H: Host>(h: &H, st: &H::V, queue: Queue, message: &H::V, function: &str) -> Result<(), ArgError<H::V>> {
+/// A durable point outside a run's awaits: the agent is read from the state object.
+fn changed<H: Host + Clone>(h: &H, st: &H::V) {
+    if let Ok(agent) = get(h, st, "agent") {
+        checkpoint::request(h, &agent, st);
+    }
+}
+
+/// `agent.state.<field> = value` went through a setter: a durable point (checkpoint.rs).
+pub fn state_changed<H: Host + Clone>(h: &H, st: &H::V) {
+    changed(h, st);
+}
+
+pub fn enqueue<H: Host + Clone>(
+    h: &H,
+    st: &H::V,
+    queue: Queue,
+    message: &H::V,
+    function: &str,
+) -> Result<(), ArgError<H::V>> {
     Checker::new(h, function).message(message, "message")?;
     let (list, _) = queue.keys();
     h.array_push(&get(h, st, list)?, message)?;
+    changed(h, st);
     Ok(())
 }
 
@@ -286,18 +330,31 @@ pub fn drain<H: Host>(h: &H, st: &H::V, queue: Queue) -> Result<Vec<H::V>, H::V>
     let selected = peek(h, st, queue)?;
     let rest: Vec<H::V> = items(h, st, list)?.into_iter().skip(selected.len()).collect();
     h.set(st, list, &h.array(&rest))?;
+    if !selected.is_empty() && h.kind(&get(h, st, "ck")?).is_object_like() {
+        // Not a durable point: until they are in the transcript, checkpoints still count them as
+        // queued, so a crash in between delivers them again instead of losing them.
+        let transit = get(h, st, queue.transit())?;
+        if h.kind(&transit) == Kind::Array {
+            for message in &selected {
+                h.array_push(&transit, message)?;
+            }
+        }
+    }
     Ok(selected)
 }
 
-pub fn clear<H: Host>(h: &H, st: &H::V, queue: Queue) -> Result<(), H::V> {
-    h.set(st, queue.keys().0, &h.array(&[]))
+pub fn clear<H: Host + Clone>(h: &H, st: &H::V, queue: Queue) -> Result<(), H::V> {
+    h.set(st, queue.keys().0, &h.array(&[]))?;
+    changed(h, st);
+    Ok(())
 }
 
-pub fn set_mode<H: Host>(h: &H, st: &H::V, queue: Queue, mode: &H::V) -> Result<(), ArgError<H::V>> {
+pub fn set_mode<H: Host + Clone>(h: &H, st: &H::V, queue: Queue, mode: &H::V) -> Result<(), ArgError<H::V>> {
     let (_, key) = queue.keys();
     let c = Checker::new(h, "Agent");
     let mode = check_mode(h, &c, mode, key)?;
     h.set(st, key, &h.string(&mode))?;
+    changed(h, st);
     Ok(())
 }
 
@@ -329,7 +386,7 @@ pub fn subscribe<H: Host + Clone>(h: &H, st: &H::V, listener: &H::V) -> Result<H
 
 // ---- reset
 
-pub fn reset<H: Host>(h: &H, st: &H::V) -> Result<(), H::V> {
+pub fn reset<H: Host + Clone>(h: &H, st: &H::V) -> Result<(), H::V> {
     if h.truthy(&get(h, st, "active")?) {
         return Err(h.error(RESET_BUSY, false));
     }
@@ -340,6 +397,9 @@ pub fn reset<H: Host>(h: &H, st: &H::V) -> Result<(), H::V> {
     h.set(st, "streamingMessage", &h.undefined())?;
     h.set(st, "pendingToolCalls", &h.new_set(&[]))?;
     h.set(st, "errorMessage", &h.undefined())?;
+    h.set(st, "interrupted", &h.boolean(false))?;
+    h.set(st, "completedTools", &h.array(&[]))?;
+    h.set(st, "endedTools", &h.array(&[]))?;
     clear(h, st, Queue::Steering)?;
     clear(h, st, Queue::FollowUp)
 }
@@ -387,7 +447,7 @@ pub fn prompt<H: Host + Clone>(
         }
     };
     check_state(h, agent, st, "Agent.prompt").map_err(|e| e.into_thrown(h))?;
-    Ok(start_run(h, agent, st, Some(messages), false))
+    Ok(start_run(h, agent, st, Some(messages), false, None))
 }
 
 /// `continue()` (A-5.4.2, A-5.4.3).
@@ -410,15 +470,85 @@ pub fn continue_run<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V) -> Result<R
     if role(h, last)?.as_deref() == Some("assistant") {
         let steering = drain(h, st, Queue::Steering)?;
         if !steering.is_empty() {
-            return Ok(start_run(h, agent, st, Some(steering), true));
+            return Ok(start_run(h, agent, st, Some(steering), true, None));
         }
         let follow_ups = drain(h, st, Queue::FollowUp)?;
         if !follow_ups.is_empty() {
-            return Ok(start_run(h, agent, st, Some(follow_ups), false));
+            return Ok(start_run(h, agent, st, Some(follow_ups), false, None));
         }
         return Err(h.error(ASSISTANT_TAIL, false));
     }
-    Ok(start_run(h, agent, st, None, false))
+    Ok(start_run(h, agent, st, None, false, None))
+}
+
+/// `resume()`: picks up a run that a crash interrupted, from what the checkpoints (or a snapshot)
+/// recorded. An agent that was not mid-run resolves at once. An interrupted turn's missing tool
+/// calls run (and only those), then the run goes on; a transcript ending in a user or tool-result
+/// message continues as `continue()` would (the interrupted request is made again); queued
+/// messages are delivered as the interrupted run would have delivered them.
+pub fn resume<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFuture<H::V>, Thrown<H::V>> {
+    if h.truthy(&get(h, st, "active")?) {
+        return Err(h.error(RESUME_BUSY, false));
+    }
+    let idle = |h: &H| -> Result<RunFuture<H::V>, Thrown<H::V>> {
+        h.set(st, "interrupted", &h.boolean(false))?;
+        h.set(st, "completedTools", &h.array(&[]))?;
+        changed(h, st);
+        Ok(futures::future::ready(Ok(())).boxed_local())
+    };
+    if !h.truthy(&get(h, st, "interrupted")?) {
+        return Ok(futures::future::ready(Ok(())).boxed_local());
+    }
+    let messages = items(h, st, "messages")?;
+    check_state(h, agent, st, "Agent.resume").map_err(|e| e.into_thrown(h))?;
+    // The last assistant message and the tool results after it.
+    let mut existing = Vec::new();
+    let mut assistant = None;
+    for message in messages.iter().rev() {
+        match role(h, message)?.as_deref() {
+            Some("toolResult") => existing.push(message.clone()),
+            Some("assistant") => {
+                assistant = Some(message.clone());
+                break;
+            }
+            _ => break,
+        }
+    }
+    existing.reverse();
+    let Some(last) = messages.last() else { return idle(h) };
+    if role(h, last)?.as_deref() == Some("system")
+        && messages.iter().all(|m| role(h, m).ok().flatten().as_deref() == Some("system"))
+    {
+        return idle(h);
+    }
+    let Some(assistant) = assistant else {
+        // A user, custom or tool-result tail without its assistant message: a continuation.
+        return Ok(start_run(h, agent, st, None, false, None));
+    };
+    let stop = get(h, &assistant, "stopReason").ok().and_then(|r| h.as_string(&r));
+    if matches!(stop.as_deref(), Some("error") | Some("aborted")) {
+        return idle(h); // the run had ended at that message (a hard exit)
+    }
+    let calls = super::tools::tool_calls(h, &assistant)?;
+    let answered = |id: &H::V| existing.iter().any(|m| h.get(m, "toolCallId").is_ok_and(|x| h.same(&x, id)));
+    if calls.iter().any(|c| !answered(&c.id)) {
+        let completed = items(h, st, "completedTools")?;
+        let resumed = Resumed { assistant, existing, completed };
+        return Ok(start_run(h, agent, st, None, false, Some(resumed)));
+    }
+    if !existing.is_empty() {
+        return Ok(start_run(h, agent, st, None, false, None));
+    }
+    // The turn was complete: deliver what is queued, as the interrupted run would have.
+    let steering = drain(h, st, Queue::Steering)?;
+    if !steering.is_empty() {
+        return Ok(start_run(h, agent, st, Some(steering), true, None));
+    }
+    let follow_ups = drain(h, st, Queue::FollowUp)?;
+    if !follow_ups.is_empty() {
+        return Ok(start_run(h, agent, st, Some(follow_ups), false, None));
+    }
+    idle(h)
 }
 
 /// E-8.1 for the state a run would start from: tools, messages, hooks, numbers.
@@ -513,6 +643,7 @@ fn start_run<H: Host + Clone>(
     st: &H::V,
     prompts: Option<Vec<H::V>>,
     skip_initial_steering: bool,
+    resumed: Option<Resumed<H::V>>,
 ) -> RunFuture<H::V> {
     let (controller, signal) = h.abort_controller();
     let (promise, resolve) = h.deferred();
@@ -523,14 +654,18 @@ fn start_run<H: Host + Clone>(
         h.set(st, "isStreaming", &h.boolean(true))?;
         h.set(st, "streamingMessage", &h.undefined())?;
         h.set(st, "errorMessage", &h.undefined())?;
+        h.set(st, "interrupted", &h.boolean(false))?;
         let context =
             h.object(&[("messages", h.array(&items(h, st, "messages")?)), ("tools", h.array(&items(h, st, "tools")?))]);
         let config = loop_config(h, agent, st, &signal, skip_initial_steering)?;
         let stream_fn = get(h, agent, "streamFunction")?;
-        let start = match &prompts {
-            Some(messages) => start_prompt_run(h, &h.array(messages), &context),
-            None => start_continue_run(h, &context),
+        let start = match (&prompts, resumed) {
+            (_, Some(resumed)) => start_resumed_run(h, &context, resumed),
+            (Some(messages), None) => start_prompt_run(h, &h.array(messages), &context),
+            (None, None) => start_continue_run(h, &context),
         };
+        // A durable point: a crash from here on leaves a run to resume.
+        checkpoint::request(h, agent, st);
         Ok((config, stream_fn, start))
     })();
     let (h, st) = (h.clone(), st.clone());
@@ -541,13 +676,14 @@ fn start_run<H: Host + Clone>(
             Ok((config, stream_fn, Ok(start))) => {
                 let sink = event_sink(&h, &st, &signal);
                 let run = Run::new(&h, start.context, config, signal.clone(), stream_fn, Emitter::native(sink));
-                drive(&run, start.initial).await.err()
+                drive_start(&run, start.initial, start.resumed).await.err()
             }
         };
         if let Some(thrown) = failure {
             handle_run_failure(&h, &st, &signal, &thrown).await;
         }
         finish_run(&h, &st);
+        changed(&h, &st);
         Ok(())
     }
     .boxed_local()
@@ -559,7 +695,10 @@ fn event_sink<H: Host + Clone>(h: &H, st: &H::V, signal: &H::V) -> NativeSink<H:
     Rc::new(move |event: H::V| {
         let (h, st, signal) = (h.clone(), st.clone(), signal.clone());
         async move {
-            reduce(&h, &st, &event)?;
+            if reduce(&h, &st, &event)? {
+                let agent = get(&h, &st, "agent")?;
+                checkpoint::flush(&h, &agent, &st).await?;
+            }
             for listener in items(&h, &st, "listeners")? {
                 h.call(&listener, &h.undefined(), &[event.clone(), signal.clone()]).await?;
             }
@@ -569,22 +708,61 @@ fn event_sink<H: Host + Clone>(h: &H, st: &H::V, signal: &H::V) -> NativeSink<H:
     })
 }
 
-fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<(), H::V> {
+/// Drops the entries of the list `st[key]` that `keep` rejects (only when one does).
+fn retain<H: Host>(h: &H, st: &H::V, key: &str, keep: impl Fn(&H::V) -> bool) -> Result<(), H::V> {
+    let list = items(h, st, key)?;
+    if list.iter().all(&keep) {
+        return Ok(());
+    }
+    let kept: Vec<H::V> = list.into_iter().filter(|v| keep(v)).collect();
+    h.set(st, key, &h.array(&kept))
+}
+
+/// Applies an event to the state; `true` at a durable point (a message in the transcript, a tool
+/// call ended) when the agent writes checkpoints.
+fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H::V> {
     let kind = h.as_string(&get(h, event, "type")?).unwrap_or_default();
+    let durable = h.kind(&get(h, st, "ck")?).is_object_like();
     match kind.as_str() {
-        "message_start" | "message_update" => h.set(st, "streamingMessage", &get(h, event, "message")?),
+        "message_start" | "message_update" => h.set(st, "streamingMessage", &get(h, event, "message")?)?,
         "message_end" => {
             h.set(st, "streamingMessage", &h.undefined())?;
-            h.array_push(&get(h, st, "messages")?, &get(h, event, "message")?)
+            let message = get(h, event, "message")?;
+            h.array_push(&get(h, st, "messages")?, &message)?;
+            if durable {
+                for key in ["transitSteering", "transitFollowUp"] {
+                    retain(h, st, key, |m| !h.same(m, &message))?;
+                }
+                if role(h, &message)?.as_deref() == Some("toolResult") {
+                    let id = get(h, &message, "toolCallId")?;
+                    retain(h, st, "completedTools", |r| {
+                        !h.same(&get(h, r, "toolCallId").unwrap_or_else(|_| h.undefined()), &id)
+                    })?;
+                }
+                return Ok(true);
+            }
         }
         "tool_execution_start" | "tool_execution_end" => {
             let id = get(h, event, "toolCallId")?;
             let mut ids: Vec<H::V> = h.set_items(&get(h, st, "pendingToolCalls")?)?;
             ids.retain(|x| !h.same(x, &id));
             if kind == "tool_execution_start" {
-                ids.push(id);
+                ids.push(id.clone());
             }
-            h.set(st, "pendingToolCalls", &h.new_set(&ids))
+            h.set(st, "pendingToolCalls", &h.new_set(&ids))?;
+            if durable && kind == "tool_execution_end" {
+                // Ended but its result message comes later (a parallel batch emits them in source
+                // order at its end): kept so that a resume does not run it again.
+                let record = h.object(&[
+                    ("toolCallId", id),
+                    ("toolName", get(h, event, "toolName")?),
+                    ("result", get(h, event, "result")?),
+                    ("isError", get(h, event, "isError")?),
+                ]);
+                h.array_push(&get(h, st, "completedTools")?, &record)?;
+                h.array_push(&get(h, st, "endedTools")?, &record)?;
+                return Ok(true);
+            }
         }
         "turn_end" => {
             let message = get(h, event, "message")?;
@@ -594,11 +772,11 @@ fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<(), H::V> {
                     h.set(st, "errorMessage", &error)?;
                 }
             }
-            Ok(())
         }
-        "agent_end" => h.set(st, "streamingMessage", &h.undefined()),
-        _ => Ok(()),
+        "agent_end" => h.set(st, "streamingMessage", &h.undefined())?,
+        _ => {}
     }
+    Ok(false)
 }
 
 /// A-5.6: a listener threw, so the loop stopped; the failure events go through the reducer and
@@ -614,8 +792,11 @@ async fn handle_run_failure<H: Host + Clone>(h: &H, st: &H::V, signal: &H::V, th
         h.object(&[("type", h.constant("turn_end")), ("message", failure.clone()), ("toolResults", h.array(&[]))]),
         h.object(&[("type", h.constant("agent_end")), ("messages", h.array(&[failure]))]),
     ];
+    let agent = get(h, st, "agent").unwrap_or_else(|_| h.undefined());
     for event in events {
-        let _ = reduce(h, st, &event);
+        if let Ok(true) = reduce(h, st, &event) {
+            let _ = checkpoint::flush(h, &agent, st).await;
+        }
         for listener in items(h, st, "listeners").unwrap_or_default() {
             let _ = h.call(&listener, &h.undefined(), &[event.clone(), signal.clone()]).await;
         }
@@ -625,6 +806,11 @@ async fn handle_run_failure<H: Host + Clone>(h: &H, st: &H::V, signal: &H::V, th
 
 /// Clears the runtime state and resolves `waitForIdle()`.
 fn finish_run<H: Host>(h: &H, st: &H::V) {
+    // What the run drained or ended without committing is gone from the live agent too.
+    let _ = h.set(st, "transitSteering", &h.array(&[]));
+    let _ = h.set(st, "transitFollowUp", &h.array(&[]));
+    let _ = h.set(st, "completedTools", &h.array(&[]));
+    let _ = h.set(st, "endedTools", &h.array(&[]));
     let _ = h.set(st, "isStreaming", &h.boolean(false));
     let _ = h.set(st, "streamingMessage", &h.undefined());
     let _ = h.set(st, "pendingToolCalls", &h.new_set(&[]));
@@ -679,8 +865,9 @@ pub fn snapshot<H: Host>(h: &H, agent: &H::V, st: &H::V) -> Result<H::V, H::V> {
         ("model", get(h, st, "model")?),
         ("thinkingLevel", get(h, st, "thinkingLevel")?),
         ("messages", h.array(&items(h, st, "messages")?)),
-        ("steeringQueue", h.array(&items(h, st, "steering")?)),
-        ("followUpQueue", h.array(&items(h, st, "followUp")?)),
+        // Messages a running loop drained but has not delivered yet still count as queued.
+        ("steeringQueue", h.array(&checkpoint::durable_queue(h, st, "transitSteering", "steering")?)),
+        ("followUpQueue", h.array(&checkpoint::durable_queue(h, st, "transitFollowUp", "followUp")?)),
         ("steeringMode", get(h, st, "steeringMode")?),
         ("followUpMode", get(h, st, "followUpMode")?),
     ];
@@ -689,6 +876,18 @@ pub fn snapshot<H: Host>(h: &H, agent: &H::V, st: &H::V) -> Result<H::V, H::V> {
         entries.push(("sessionId", session));
     }
     entries.push(("toolNames", h.array(&names)));
+    // Durability: where the checkpoints stand, and a run in progress for `resume()` to pick up.
+    let ck = get(h, st, "ck")?;
+    if h.kind(&ck).is_object_like() {
+        entries.push(("checkpointSeq", get(h, &ck, "seq")?));
+    }
+    if h.truthy(&get(h, st, "active")?) || h.truthy(&get(h, st, "interrupted")?) {
+        entries.push(("running", h.boolean(true)));
+        let completed = items(h, st, "completedTools")?;
+        if !completed.is_empty() {
+            entries.push(("completedTools", h.array(&completed)));
+        }
+    }
     let picture = h.object(&entries);
     if let Some(path) = unserializable(h, &picture, "", &mut Vec::new()) {
         return Err(h.error(&format!("Agent.snapshot: {path} is not JSON-serializable"), true));
@@ -726,6 +925,52 @@ pub fn parse_snapshot<H: Host>(h: &H, input: &H::V) -> Result<H::V, H::V> {
     h.json_parse(&text)
 }
 
+/// The checking half of `Agent.restore` for every input it takes: a snapshot (object or JSON
+/// text), or an array of checkpoints in order, optionally after a snapshot (each element may be
+/// JSON text). Checkpoints are folded into the snapshot's state (checkpoint.rs).
+pub fn parse_restore<H: Host>(h: &H, input: &H::V) -> Result<H::V, H::V> {
+    if h.kind(input) != Kind::Array {
+        return parse_snapshot(h, input);
+    }
+    let mut list = h.array_items(input)?;
+    for (i, item) in list.iter_mut().enumerate() {
+        if let Some(text) = h.as_string(item) {
+            *item = h.json_parse(&text).map_err(|e| {
+                h.error(&format!("Agent.restore: checkpoints[{i}] is not valid JSON: {}", h.error_message(&e)), false)
+            })?;
+        }
+    }
+    let is_snapshot = |v: &H::V| {
+        h.kind(v).is_object_like()
+            && h.get(v, "format").ok().and_then(|f| h.as_string(&f)).as_deref() == Some(super::snapshot::FORMAT)
+    };
+    let (data, seq, rest) = match list.first() {
+        Some(first) if is_snapshot(first) => {
+            let data = parse_snapshot(h, first)?;
+            let seq = h.as_number(&get(h, &data, "checkpointSeq")?).unwrap_or(0.0);
+            (data, seq, list.get(1..).unwrap_or_default())
+        }
+        Some(first)
+            if h.kind(first).is_object_like()
+                && h.get(first, "format").ok().and_then(|f| h.as_string(&f)).as_deref() == Some(checkpoint::FORMAT) =>
+        {
+            (h.object(&[]), 0.0, &list[..])
+        }
+        // Neither a snapshot nor checkpoints (an empty list too): D8.3's error.
+        _ => return Err(h.error("Agent.restore: not an agent-loop-wasm snapshot", false)),
+    };
+    checkpoint::fold(h, &data, rest, seq).map_err(|e| match e {
+        ArgError::Type(message) => h.error(&message, false),
+        ArgError::Thrown(v) => v,
+    })?;
+    for (key, default) in [("steeringMode", "one-at-a-time"), ("followUpMode", "one-at-a-time")] {
+        if h.kind(&get(h, &data, key)?) == Kind::Undefined {
+            h.set(&data, key, &h.constant(default))?;
+        }
+    }
+    Ok(data)
+}
+
 /// The applying half of `Agent.restore`: `data` was checked by `parse_snapshot`, `agent` is a new
 /// idle instance built from the options; `tools` (optional) become its tools.
 pub fn apply_snapshot<H: Host>(
@@ -754,6 +999,17 @@ pub fn apply_snapshot<H: Host>(
     let session = get(h, data, "sessionId")?;
     if h.kind(&session) != Kind::Undefined {
         h.set(agent, "sessionId", &session)?;
+    }
+    h.set(st, "interrupted", &h.boolean(h.truthy(&get(h, data, "running")?)))?;
+    let completed = get(h, data, "completedTools")?;
+    h.set(
+        st,
+        "completedTools",
+        &h.array(&if h.kind(&completed) == Kind::Array { h.array_items(&completed)? } else { Vec::new() }),
+    )?;
+    if h.kind(&get(h, st, "onCheckpoint")?) == Kind::Function {
+        let seq = h.as_number(&get(h, data, "checkpointSeq")?).unwrap_or(0.0);
+        checkpoint::adopt(h, agent, st, seq)?;
     }
     Ok(())
 }

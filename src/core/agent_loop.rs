@@ -24,6 +24,18 @@ pub struct Start<V> {
     pub context: V,
     /// `Some(initial messages)` for prompt runs, `None` for continuations.
     pub initial: Option<Vec<V>>,
+    /// A turn interrupted between its assistant message and its tool results (`Agent.resume`).
+    pub resumed: Option<Resumed<V>>,
+}
+
+/// What a resumed run picks up: the interrupted turn's assistant message (the transcript's last
+/// assistant message), the tool results already in the transcript after it, and the calls that
+/// ended without their result message reaching the transcript (`{toolCallId, toolName, result,
+/// isError}`): only the calls in neither list run again.
+pub struct Resumed<V> {
+    pub assistant: V,
+    pub existing: Vec<V>,
+    pub completed: Vec<V>,
 }
 
 /// L-3.1.3: declares tools on the prompts and builds the working context. Synchronous, before any
@@ -35,7 +47,7 @@ pub fn start_prompt_run<H: Host>(h: &H, prompts: &H::V, context: &H::V) -> Resul
     let mut messages = h.array_items(&h.get(context, "messages")?)?;
     messages.extend(initial.iter().cloned());
     h.set(&working, "messages", &h.array(&messages))?;
-    Ok(Start { context: working, initial: Some(initial) })
+    Ok(Start { context: working, initial: Some(initial), resumed: None })
 }
 
 /// L-3.1.4: the continuation guards (exact texts, plain `Error`) and the D6 copy.
@@ -49,15 +61,33 @@ pub fn start_continue_run<H: Host>(h: &H, context: &H::V) -> Result<Start<H::V>,
     }
     let working = h.shallow_copy(context)?;
     h.set(&working, "messages", &h.array(&messages))?;
-    Ok(Start { context: working, initial: None })
+    Ok(Start { context: working, initial: None, resumed: None })
+}
+
+/// A continuation that first finishes an interrupted tool batch (the D6 copy, no tail guard).
+pub fn start_resumed_run<H: Host>(h: &H, context: &H::V, resumed: Resumed<H::V>) -> Result<Start<H::V>, H::V> {
+    let messages = h.array_items(&h.get(context, "messages")?)?;
+    let working = h.shallow_copy(context)?;
+    h.set(&working, "messages", &h.array(&messages))?;
+    Ok(Start { context: working, initial: None, resumed: Some(resumed) })
 }
 
 /// Drives a prepared run to its end. Resolves with newMessages, or with the value a failing sink
 /// threw (L-3.10.4). Every other failure ends inside the run (D1, D2): `agent_end` is always last.
 pub async fn drive<H: Host>(run: &Run<'_, H>, initial: Option<Vec<H::V>>) -> Result<H::V, H::V> {
-    let outcome = match initial {
-        Some(initial) => run_prompts(run, initial).await,
-        None => run_continue(run).await,
+    drive_start(run, initial, None).await
+}
+
+/// `drive`, for a start that may resume an interrupted turn.
+pub async fn drive_start<H: Host>(
+    run: &Run<'_, H>,
+    initial: Option<Vec<H::V>>,
+    resumed: Option<Resumed<H::V>>,
+) -> Result<H::V, H::V> {
+    let outcome = match (initial, resumed) {
+        (_, Some(resumed)) => run_resumed(run, resumed).await,
+        (Some(initial), None) => run_prompts(run, initial).await,
+        (None, None) => run_continue(run).await,
     };
     let ended = match outcome {
         Ok(()) | Err(Stop::EmitFailed) => Ok(()),
@@ -82,13 +112,19 @@ async fn run_prompts<H: Host>(run: &Run<'_, H>, initial: Vec<H::V>) -> Result<()
         run.emit_message("message_start", message).await?;
         run.emit_message("message_end", message).await?;
     }
-    run_loop(run).await
+    run_loop(run, None).await
 }
 
 async fn run_continue<H: Host>(run: &Run<'_, H>) -> Result<(), Stop> {
     run.emit_type("agent_start").await?;
     run.emit_type("turn_start").await?;
-    run_loop(run).await
+    run_loop(run, None).await
+}
+
+async fn run_resumed<H: Host>(run: &Run<'_, H>, resumed: Resumed<H::V>) -> Result<(), Stop> {
+    run.emit_type("agent_start").await?;
+    run.emit_type("turn_start").await?;
+    run_loop(run, Some(resumed)).await
 }
 
 /// Polls a queue getter (S0, S1, S2, F). Nothing is polled once aborted (D2.1). What it returns is
@@ -208,42 +244,23 @@ fn decision_action<H: Host>(run: &Run<'_, H>, decision: &Option<H::V>) -> Result
 }
 
 /// §3.2 main loop.
-async fn run_loop<H: Host>(run: &Run<'_, H>) -> Result<(), Stop> {
+async fn run_loop<H: Host>(run: &Run<'_, H>, mut resumed: Option<Resumed<H::V>>) -> Result<(), Stop> {
     let h = run.h;
-    poll(run, "getSteeringMessages").await?; // S0
+    if resumed.is_none() {
+        // A resumed turn polls at S1, after its tool batch, as the interrupted run would have.
+        poll(run, "getSteeringMessages").await?; // S0
+    }
     let mut last_turn: Option<H::V> = None;
     let mut continue_once = false;
     loop {
         let mut more_tool_calls = true;
         while more_tool_calls || pending_count(run) > 0 {
             run.breathe().await;
-            if let Some(turn) = &last_turn {
-                run.check_abort()?;
-                let queued = run.ending.borrow().undelivered.clone();
-                let update = run.call_hook("prepareNextTurn", std::slice::from_ref(turn)).await?;
-                let prepared = apply_update(run, "prepareNextTurn", update, true)?;
-                if !prepared.is_empty() {
-                    let mut all = prepared;
-                    all.extend(queued.iter().cloned());
-                    run.ending.borrow_mut().undelivered = all;
-                }
-                if queued.is_empty() {
-                    poll(run, "getSteeringMessages").await?; // S2
-                }
-                run.emit_type("turn_start").await?;
-            }
-            inject_pending(run).await?;
-            run.check_abort()?;
-            let request = h.object(&[
-                ("context", run.context()),
-                ("model", h.get(&run.config(), "model").map_err(|e| run.fail(&e))?),
-                ("thinkingLevel", thinking_level(run)),
-            ]);
-            let update = run.call_hook("prepareRequest", &[request, run.signal.clone()]).await?;
-            apply_update(run, "prepareRequest", update, false)?;
-
-            let message = stream_assistant_response(run).await?;
-            h.array_push(&run.new_messages, &message).map_err(|e| run.fail(&e))?;
+            let resuming = resumed.take();
+            let message = match &resuming {
+                Some(r) => r.assistant.clone(),
+                None => next_assistant_message(run, &last_turn).await?,
+            };
 
             let reason = stop_reason(run, &message);
             if matches!(reason.as_deref(), Some("error") | Some("aborted")) {
@@ -253,16 +270,23 @@ async fn run_loop<H: Host>(run: &Run<'_, H>) -> Result<(), Stop> {
             let mut results = Vec::new();
             more_tool_calls = false;
             if !calls.is_empty() {
-                let batch = if reason.as_deref() == Some("length") {
-                    run.fail_truncated(&calls).await?
-                } else {
-                    run.execute_tool_calls(&message, &calls).await?
+                let (batch, all) = match &resuming {
+                    Some(r) => run.resume_tool_calls(&message, &calls, r).await?,
+                    None => {
+                        let batch = if reason.as_deref() == Some("length") {
+                            run.fail_truncated(&calls).await?
+                        } else {
+                            run.execute_tool_calls(&message, &calls).await?
+                        };
+                        let all = batch.messages.clone();
+                        (batch, all)
+                    }
                 };
                 more_tool_calls = !batch.terminate;
                 for result in &batch.messages {
                     run.append(result)?;
                 }
-                results = batch.messages;
+                results = all;
             }
             if run.aborted() {
                 return hard_exit(run, &message, &results).await; // D2.3
@@ -293,6 +317,44 @@ async fn run_loop<H: Host>(run: &Run<'_, H>) -> Result<(), Stop> {
         break;
     }
     run.emit_agent_end().await
+}
+
+/// The start of a turn up to its assistant message: prepareNextTurn and S2 after the first turn,
+/// the pending messages, prepareRequest, the request and its stream (in newMessages on return).
+async fn next_assistant_message<H: Host>(run: &Run<'_, H>, last_turn: &Option<H::V>) -> Result<H::V, Stop> {
+    let h = run.h;
+    {
+        {
+            if let Some(turn) = last_turn {
+                run.check_abort()?;
+                let queued = run.ending.borrow().undelivered.clone();
+                let update = run.call_hook("prepareNextTurn", std::slice::from_ref(turn)).await?;
+                let prepared = apply_update(run, "prepareNextTurn", update, true)?;
+                if !prepared.is_empty() {
+                    let mut all = prepared;
+                    all.extend(queued.iter().cloned());
+                    run.ending.borrow_mut().undelivered = all;
+                }
+                if queued.is_empty() {
+                    poll(run, "getSteeringMessages").await?; // S2
+                }
+                run.emit_type("turn_start").await?;
+            }
+            inject_pending(run).await?;
+            run.check_abort()?;
+            let request = h.object(&[
+                ("context", run.context()),
+                ("model", h.get(&run.config(), "model").map_err(|e| run.fail(&e))?),
+                ("thinkingLevel", thinking_level(run)),
+            ]);
+            let update = run.call_hook("prepareRequest", &[request, run.signal.clone()]).await?;
+            apply_update(run, "prepareRequest", update, false)?;
+
+            let message = stream_assistant_response(run).await?;
+            h.array_push(&run.new_messages, &message).map_err(|e| run.fail(&e))?;
+            Ok(message)
+        }
+    }
 }
 
 /// L-3.7.1 / D2.3: finishTurn with its decision ignored, then `turn_end`, `agent_end`.

@@ -149,6 +149,15 @@ pub trait Host: Clone + 'static {
     /// A synchronous throw, a rejection, or a thenable that
     /// rejects all become `Err`; a returned thenable is awaited.
     fn call(&self, f: &Self::V, this: &Self::V, args: &[Self::V]) -> HostFuture<Result<Self::V, Self::V>>;
+    /// Awaits `v` as `await v` would: a thenable's outcome, else `v` itself.
+    fn settle(&self, v: &Self::V) -> HostFuture<Result<Self::V, Self::V>> {
+        let host = self.clone();
+        let identity = self.function(Rc::new(move |args: &[Self::V]| match args.first() {
+            Some(v) => v.clone(),
+            None => host.undefined(),
+        }));
+        self.call(&identity, &self.undefined(), std::slice::from_ref(v))
+    }
     /// Calls `f` synchronously, without awaiting what it returns (used for observational sinks).
     fn call_sync(&self, f: &Self::V, this: &Self::V, args: &[Self::V]) -> Result<Self::V, Self::V>;
     /// The message of a thrown value (E-8.3.1): `value.message` for errors and error-like objects

@@ -5,6 +5,7 @@ pub mod agent;
 pub mod agent_loop;
 pub mod args;
 pub mod builtin;
+pub mod checkpoint;
 pub mod declare;
 pub mod fxhash;
 pub mod host;

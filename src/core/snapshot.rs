@@ -127,6 +127,20 @@ fn check(snapshot: &Map<String, Value>) -> Result<(), String> {
         }
         Some(_) => return Err(invalid("toolNames", "expected an array")),
     }
+    // Durability fields (optional): the last checkpoint stored, a run to resume.
+    match snapshot.get("checkpointSeq") {
+        None => {}
+        Some(Value::Number(n)) if n.as_f64().is_some_and(|n| n >= 0.0 && n.fract() == 0.0) => {}
+        Some(_) => return Err(invalid("checkpointSeq", "expected a non-negative integer")),
+    }
+    match snapshot.get("running") {
+        None | Some(Value::Bool(_)) => {}
+        Some(_) => return Err(invalid("running", "expected a boolean")),
+    }
+    match snapshot.get("completedTools") {
+        None | Some(Value::Array(_)) => {}
+        Some(_) => return Err(invalid("completedTools", "expected an array")),
+    }
     Ok(())
 }
 

@@ -2,6 +2,7 @@
 //! → execute → afterToolCall`, sequential and parallel batches, truncated batches, and the
 //! pieces `runToolCall` reuses. Events go out through the run; this module never polls queues.
 
+use super::agent_loop::Resumed;
 use super::fxhash::FxMap;
 use super::host::{Host, HostFuture, Kind};
 use super::run::{Emitter, Run, Stop, abandon_deadline, guarded};
@@ -632,6 +633,18 @@ impl<'h, H: Host> Run<'h, H> {
         env: &ToolEnv<'_, H>,
         calls: &[Call<H::V>],
     ) -> Result<Batch<H::V>, Stop> {
+        let outcomes = self.parallel_outcomes(env, calls).await?;
+        // T-4.5.3: result messages in source order.
+        let mut messages = Vec::with_capacity(outcomes.len());
+        for outcome in &outcomes {
+            messages.push(self.emit_result_message(outcome).await?);
+        }
+        let terminate = batch_terminates(self.h, &outcomes);
+        Ok(Batch { messages, terminate })
+    }
+
+    /// A parallel batch up to its outcomes (every `tool_execution_end` emitted), in source order.
+    async fn parallel_outcomes(&self, env: &ToolEnv<'_, H>, calls: &[Call<H::V>]) -> Result<Vec<Outcome<H::V>>, Stop> {
         let h = self.h;
         // T-4.5.1 preflight in source order; immediate outcomes end here.
         let mut preflight: Vec<Preflight<H::V>> = Vec::with_capacity(calls.len());
@@ -702,13 +715,106 @@ impl<'h, H: Host> Run<'h, H> {
         if self.emitter.failed() {
             return Err(Stop::EmitFailed);
         }
-        // T-4.5.3: result messages in source order.
-        let mut messages = Vec::with_capacity(outcomes.len());
-        for outcome in &outcomes {
-            messages.push(self.emit_result_message(outcome).await?);
+        Ok(outcomes)
+    }
+
+    /// Finishes the tool batch of an interrupted turn (`Agent.resume`): calls with a result in the
+    /// transcript or an ended execution are not run again; a tool with `resume: "fail"` gets the
+    /// interruption as its error result; the rest run as a batch would. The new result messages
+    /// are emitted in source order; returns them as the batch, and every result of the turn.
+    pub async fn resume_tool_calls(
+        &self,
+        assistant: &H::V,
+        calls: &[Call<H::V>],
+        resumed: &Resumed<H::V>,
+    ) -> Result<(Batch<H::V>, Vec<H::V>), Stop> {
+        enum Slot<V> {
+            Have(V),
+            Done(Outcome<V>),
+            Rerun(usize),
         }
-        let terminate = batch_terminates(h, &outcomes);
-        Ok(Batch { messages, terminate })
+        let h = self.h;
+        let env = self.tool_env(assistant)?;
+        let truncated = h.get(assistant, "stopReason").ok().and_then(|r| h.as_string(&r)).as_deref() == Some("length");
+        let id_of = |v: &H::V| h.get(v, "toolCallId").unwrap_or_else(|_| h.undefined());
+        let mut slots = Vec::with_capacity(calls.len());
+        let mut rerun = Vec::new();
+        for call in calls {
+            if let Some(message) = resumed.existing.iter().find(|m| h.same(&id_of(m), &call.id)) {
+                slots.push(Slot::Have(message.clone()));
+                continue;
+            }
+            if let Some(record) = resumed.completed.iter().find(|r| h.same(&id_of(r), &call.id)) {
+                let read = |key: &str| h.get(record, key).unwrap_or_else(|_| h.undefined());
+                let outcome = Outcome {
+                    call: call.clone(),
+                    result: read("result"),
+                    is_error: read("isError"),
+                    duration_ms: None,
+                };
+                slots.push(Slot::Done(outcome));
+                continue;
+            }
+            let refused = if truncated {
+                Some(truncated_text(&call.name))
+            } else {
+                let tool = env.find_tool(&call.name).ok().flatten();
+                let mode = tool.and_then(|t| h.get(&t, "resume").ok()).and_then(|m| h.as_string(&m));
+                (mode.as_deref() == Some("fail")).then(|| {
+                    let id = h.as_string(&call.id).unwrap_or_else(|| h.error_message(&call.id));
+                    format!("Tool call \"{id}\" was interrupted and not retried")
+                })
+            };
+            match refused {
+                Some(text) => {
+                    self.emit_tool_start(call).await?;
+                    let outcome = immediate_outcome(h, call, error_result(h, &text));
+                    self.emit_tool_end(&outcome).await?;
+                    slots.push(Slot::Done(outcome));
+                }
+                None => {
+                    rerun.push(call.clone());
+                    slots.push(Slot::Rerun(rerun.len() - 1));
+                }
+            }
+        }
+        let mut ran: Vec<Option<Outcome<H::V>>> = if rerun.is_empty() {
+            Vec::new()
+        } else if self.batch_is_sequential(&env, &rerun) {
+            let mut outcomes = Vec::with_capacity(rerun.len());
+            for call in &rerun {
+                self.emit_tool_start(call).await?;
+                let outcome = env.run_call(call, self.update_sink(call)).await;
+                self.emit_tool_end(&outcome).await?;
+                outcomes.push(Some(outcome));
+            }
+            outcomes
+        } else {
+            self.parallel_outcomes(&env, &rerun).await?.into_iter().map(Some).collect()
+        };
+        let (mut messages, mut all, mut outcomes) = (Vec::new(), Vec::new(), Vec::new());
+        let mut had_existing = false;
+        for slot in slots {
+            let outcome = match slot {
+                Slot::Have(message) => {
+                    had_existing = true;
+                    all.push(message);
+                    continue;
+                }
+                Slot::Done(outcome) => outcome,
+                Slot::Rerun(i) => match ran.get_mut(i).and_then(Option::take) {
+                    Some(outcome) => outcome,
+                    None => continue,
+                },
+            };
+            let message = self.emit_result_message(&outcome).await?;
+            messages.push(message.clone());
+            all.push(message);
+            outcomes.push(outcome);
+        }
+        // Results already in the transcript carry no `terminate`: such a batch goes on.
+        let terminate = !had_existing && batch_terminates(h, &outcomes);
+        Ok((Batch { messages, terminate }, all))
     }
 
     /// T-4.6.1: a response cut by the token limit executes nothing.
@@ -717,16 +823,19 @@ impl<'h, H: Host> Run<'h, H> {
         let mut messages = Vec::with_capacity(calls.len());
         for call in calls {
             self.emit_tool_start(call).await?;
-            let text = format!(
-                "Tool call \"{}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.",
-                call.name
-            );
-            let outcome = immediate_outcome(h, call, error_result(h, &text));
+            let outcome = immediate_outcome(h, call, error_result(h, &truncated_text(&call.name)));
             self.emit_tool_end(&outcome).await?;
             messages.push(self.emit_result_message(&outcome).await?);
         }
         Ok(Batch { messages, terminate: false })
     }
+}
+
+/// T-4.6.1's error text for a call of a response cut by the token limit.
+fn truncated_text(name: &str) -> String {
+    format!(
+        "Tool call \"{name}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments."
+    )
 }
 
 /// D5: `config.maxParallelTools` (a positive integer), else unlimited.

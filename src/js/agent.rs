@@ -89,12 +89,22 @@ pub fn agent_snapshot(agent: JsValue, st: JsValue) -> Result<JsValue, JsValue> {
     agent::snapshot(&JsHost, &agent, &st)
 }
 
-#[wasm_bindgen(js_name = agentParseSnapshot)]
-pub fn agent_parse_snapshot(input: JsValue) -> Result<JsValue, JsValue> {
-    agent::parse_snapshot(&JsHost, &input)
-}
-
 #[wasm_bindgen(js_name = agentApplySnapshot)]
 pub fn agent_apply_snapshot(agent: JsValue, st: JsValue, data: JsValue, tools: JsValue) -> Result<(), JsValue> {
     agent::apply_snapshot(&JsHost, &agent, &st, &data, &tools).map_err(to_js)
+}
+
+#[wasm_bindgen(js_name = agentResume)]
+pub fn agent_resume(agent: JsValue, st: JsValue) -> js_sys::Promise {
+    run_promise(agent::resume(&JsHost, &agent, &st))
+}
+
+#[wasm_bindgen(js_name = agentParseRestore)]
+pub fn agent_parse_restore(input: JsValue) -> Result<JsValue, JsValue> {
+    agent::parse_restore(&JsHost, &input)
+}
+
+#[wasm_bindgen(js_name = agentStateChanged)]
+pub fn agent_state_changed(st: JsValue) {
+    agent::state_changed(&JsHost, &st);
 }

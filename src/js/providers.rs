@@ -53,10 +53,21 @@ extern "C" {
     fn restore_string(s: &str, table: &JsValue) -> JsValue;
     #[wasm_bindgen(catch, js_name = restoreAt)]
     fn restore_at(root: &JsValue, path: &Array, s: &str, table: &JsValue) -> Result<(), JsValue>;
+    #[wasm_bindgen(js_name = failureMessage)]
+    fn failure_message(e: &JsValue) -> String;
+    #[wasm_bindgen(js_name = retryableFailure)]
+    fn retryable_failure(e: &JsValue) -> bool;
 }
 
 const REQUEST_ABORTED: &str = "Request was aborted";
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
+/// What stands in an error text for a secret the request carried (P-6.2.3).
+const REDACTED: &str = "[redacted]";
+/// Shorter secrets are not scrubbed: they would cut ordinary words out of messages.
+const MIN_SECRET_LEN: usize = 6;
+/// Header names whose values are credentials, scrubbed from errors like the API key.
+const CREDENTIAL_HEADERS: [&str; 6] =
+    ["authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"];
 
 /// What a request is built from (`Driver::project`).
 struct Projected {
@@ -108,7 +119,17 @@ pub fn stream_builtin(model: JsValue, context: JsValue, options: JsValue, stream
     let message = empty_assistant(&h, &model, false, &h.constant("pending"), None);
     let options = if options.is_object() { options } else { Object::new().into() };
     let signal = h.get(&options, "signal").unwrap_or(JsValue::UNDEFINED);
-    let driver = Driver { h, stream, message, model, context, options, signal, last_path: RefCell::default() };
+    let driver = Driver {
+        h,
+        stream,
+        message,
+        model,
+        context,
+        options,
+        signal,
+        last_path: RefCell::default(),
+        secrets: RefCell::default(),
+    };
     spawn_local(async move {
         let format = format;
         if let Err(end) = driver.run(format.as_ref()).await {
@@ -133,6 +154,8 @@ struct Driver {
     signal: JsValue,
     /// The JS array of the last tool-call patch path: consecutive patches of one string share it.
     last_path: RefCell<Option<(Vec<PathSeg>, Array)>>,
+    /// The API key and credential header values of the request: never shown in an error (P-6.2.3).
+    secrets: RefCell<Vec<String>>,
 }
 
 impl Driver {
@@ -156,20 +179,47 @@ impl Driver {
             .map_err(|e| End::Error(self.h.error_message(&e)))
     }
 
-    /// P-6.2.3: options.apiKey, else options.env[VAR], else the environment.
-    fn api_key(&self, provider: &str) -> Option<String> {
+    /// P-6.2.3: options.apiKey, else options.env[VAR], else the environment. A key that cannot be
+    /// a header value (CR, LF, NUL) is refused before any request, naming where it came from but
+    /// never showing it: fetch would put it into its TypeError, and that into the transcript.
+    fn api_key(&self, provider: &str) -> Result<Option<String>, End> {
         let h = &self.h;
         if let Some(key) = self.option("apiKey").as_string().filter(|k| !k.is_empty()) {
-            return Some(key);
+            return self.checked_key(key, "options.apiKey");
         }
         let env = self.option("env");
         for var in crate::providers::request::api_key_env_vars(provider) {
             let from_options = if env.is_object() { h.get(&env, var).ok().and_then(|v| v.as_string()) } else { None };
-            if let Some(key) = from_options.or_else(|| env_var(var).as_string()).filter(|k| !k.is_empty()) {
-                return Some(key);
+            if let Some(key) = from_options.filter(|k| !k.is_empty()) {
+                return self.checked_key(key, &format!("options.env.{var}"));
+            }
+            if let Some(key) = env_var(var).as_string().filter(|k| !k.is_empty()) {
+                return self.checked_key(key, &format!("the environment variable {var}"));
             }
         }
-        None
+        Ok(None)
+    }
+
+    fn checked_key(&self, key: String, source: &str) -> Result<Option<String>, End> {
+        self.secrets.borrow_mut().push(key.clone());
+        if key.contains(['\r', '\n', '\0']) {
+            return Err(End::Error(format!(
+                "Invalid API key in {source}: it contains a line break or NUL character (the request was not sent)"
+            )));
+        }
+        Ok(Some(key))
+    }
+
+    /// `text` with every secret of the request replaced (longest first, so none survives in part).
+    fn scrub(&self, text: String) -> String {
+        let secrets = self.secrets.borrow();
+        let mut found: Vec<&String> =
+            secrets.iter().filter(|s| s.len() >= MIN_SECRET_LEN && text.contains(s.as_str())).collect();
+        if found.is_empty() {
+            return text;
+        }
+        found.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        found.into_iter().fold(text, |text, secret| text.replace(secret.as_str(), REDACTED))
     }
 
     async fn run(&self, format: &dyn crate::providers::WireFormat) -> Result<(), End> {
@@ -187,7 +237,7 @@ impl Driver {
             map.insert("timestamp".into(), Value::from(h.date_now()));
         }
         let provider = model.get("provider").and_then(Value::as_str).unwrap_or_default().to_string();
-        let key = self.api_key(&provider);
+        let key = self.api_key(&provider)?;
         let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: key.as_deref() };
         let mut request = format.build_request(&input).map_err(End::Error)?;
         if request.url.contains(marker::START) {
@@ -293,23 +343,24 @@ impl Driver {
                 (Some(ms), Some(controller)) => {
                     let stop = futures::future::select(h.sleep(ms), h.wait_abort(&self.signal));
                     match select(sent, stop).await {
-                        Either::Left((r, _)) => r.map_err(|e| h.error_message(&e)),
+                        Either::Left((r, _)) => r.map_err(|e| (failure_message(&e), retryable_failure(&e))),
                         Either::Right((Either::Right(_), _)) => {
                             h.abort(controller, &JsValue::UNDEFINED);
                             return Err(End::Aborted);
                         }
                         Either::Right((Either::Left(_), _)) => {
                             h.abort(controller, &h.error(&format!("Request timed out after {ms} ms"), false));
-                            Err(format!("Request timed out after {ms} ms"))
+                            Err((format!("Request timed out after {ms} ms"), true))
                         }
                     }
                 }
-                _ => sent.await.map_err(|e| h.error_message(&e)),
+                _ => sent.await.map_err(|e| (failure_message(&e), retryable_failure(&e))),
             };
             let retry_wait = match waited {
                 Err(_) if self.aborted() => return Err(End::Aborted),
-                Err(message) => {
-                    if attempt >= max_retries {
+                Err((message, retryable)) => {
+                    // A bad URL, header or init fails the same way every time (issue 13).
+                    if !retryable || attempt >= max_retries {
                         return Err(End::Error(message));
                     }
                     backoff(attempt)
@@ -351,6 +402,11 @@ impl Driver {
             }
             for (key, value) in h.entries(&source).unwrap_or_default() {
                 merged.retain(|(k, _)| !k.eq_ignore_ascii_case(&key));
+                if CREDENTIAL_HEADERS.iter().any(|c| c.eq_ignore_ascii_case(&key))
+                    && let Some(text) = value.as_string()
+                {
+                    self.keep_secret(&text);
+                }
                 if !value.is_null() && !value.is_undefined() {
                     merged.push((key, value));
                 }
@@ -361,6 +417,15 @@ impl Driver {
             let _ = h.set(&object, key, value);
         }
         object
+    }
+
+    /// A credential header value, and its token without the scheme (`Bearer <token>`).
+    fn keep_secret(&self, value: &str) {
+        let mut secrets = self.secrets.borrow_mut();
+        if let Some((_, token)) = value.trim().split_once(' ') {
+            secrets.push(token.trim().to_string());
+        }
+        secrets.push(value.to_string());
     }
 
     /// P-6.2.5: at most 64 KiB of the body; `error.message`, `message` or a string `error`.
@@ -406,7 +471,7 @@ impl Driver {
             let chunk = match select(h.call(&read, &reader, &[]), h.wait_abort(&self.signal)).await {
                 Either::Left((Ok(chunk), _)) => chunk,
                 Either::Left((Err(_), _)) if self.aborted() => return self.abort_reader(&reader),
-                Either::Left((Err(e), _)) => return Err(End::Error(h.error_message(&e))),
+                Either::Left((Err(e), _)) => return Err(End::Error(failure_message(&e))),
                 Either::Right(_) => return self.abort_reader(&reader),
             };
             let done = h.get(&chunk, "done").map(|d| d.is_truthy()).unwrap_or(true);
@@ -608,7 +673,7 @@ impl Driver {
     fn fail(&self, aborted: bool, message: String, raw: Option<String>) {
         let h = self.h;
         let reason = if aborted { "aborted" } else { "error" };
-        let text = if aborted { REQUEST_ABORTED.to_string() } else { message };
+        let text = if aborted { REQUEST_ABORTED.to_string() } else { self.scrub(message) };
         let _ = h.set(&self.message, "stopReason", &h.constant(reason));
         let _ = h.set(&self.message, "errorMessage", &h.string(&text));
         if let Some(raw) = raw {

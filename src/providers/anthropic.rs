@@ -8,6 +8,7 @@ use super::request::{
     ANTHROPIC_BASE_URL, api_key, base_url, compat_bool, has_header, invalid_json_message, max_tokens, merge_sampling,
     model_reasons, object, option_number, option_str, put, thinking_level, thinking_limits,
 };
+use super::strict;
 use super::transcript::{self, block_type, blocks, role, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
 use serde_json::{Map, Value, json};
@@ -340,17 +341,26 @@ fn plain_index(digits: &str) -> bool {
     digits.len() < 20 && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
-fn block_key(data: &Json<'_>) -> String {
+/// The wire format's name in stream errors.
+const FORMAT: &str = "anthropic-messages";
+
+/// The block key of a `content_block_*` event. Issue 13: its `index` must be an integer ≥ 0
+/// (another value would open, feed or close a block no other event names).
+fn block_key(event: &str, data: &Json<'_>) -> Result<String, String> {
     match data.get("index") {
         Some(Json::Number(digits)) if plain_index(digits) => {
             let mut key = String::with_capacity(digits.len().saturating_add(1));
             key.push('b');
             key.push_str(digits);
-            key
+            Ok(key)
         }
-        Some(index) => format!("b{index}"),
-        None => "b".into(),
+        _ => strict::required_index(FORMAT, event, data, "index").map(|index| format!("b{index}")),
     }
+}
+
+/// `<event> (index <n>)`, naming the item in a stream error.
+fn item_label(event: &str, key: &str) -> String {
+    format!("{event} (index {})", key.trim_start_matches('b'))
 }
 
 /// The `content_block_delta` types that carry content (others, e.g. citations, are ignored).
@@ -433,13 +443,20 @@ impl Mapper {
         asm.usage(&self.usage);
     }
 
-    fn block_start(&mut self, data: &Json<'_>, asm: &mut Assembler) {
-        let key = block_key(data);
-        let block = data.get("content_block").unwrap_or(&NULL);
-        let kind = match block.str("type") {
+    /// Issue 13: the fields a block is made of must have their types (`Err`: the stream's error).
+    fn block_start(&mut self, data: &Json<'_>, asm: &mut Assembler) -> Result<(), String> {
+        let event = "content_block_start";
+        let key = block_key(event, data)?;
+        let label = item_label(event, &key);
+        let block = match data.get("content_block") {
+            Some(block) if block.is_object() => block,
+            other => return Err(strict::message(FORMAT, &label, "content_block", "an object", other)),
+        };
+        let label = format!("{label} content_block");
+        let kind = match strict::required_str(FORMAT, &label, block, "type")? {
             "text" => {
+                let text = strict::optional_str(FORMAT, &label, block, "text")?.unwrap_or_default();
                 asm.open_block(&key, BlockKind::Text);
-                let text = block.str("text");
                 if !text.is_empty() {
                     // Initial text is kept, as part of text_start (no delta event).
                     asm.set_field(&key, "text", Value::from(text));
@@ -447,37 +464,50 @@ impl Mapper {
                 BlockKind::Text
             }
             "thinking" => {
+                let thinking = strict::optional_str(FORMAT, &label, block, "thinking")?.unwrap_or_default();
+                let signature = strict::optional_str(FORMAT, &label, block, "signature")?.unwrap_or_default();
                 asm.open_block(&key, BlockKind::Thinking);
-                let thinking = block.str("thinking");
                 if !thinking.is_empty() {
                     asm.set_field(&key, "thinking", Value::from(thinking));
                 }
-                match block.str("signature") {
+                match signature {
                     "" => asm.set_field(&key, "thinkingSignature", Value::from("")),
                     signature => asm.append_signature(&key, "thinkingSignature", signature),
                 }
                 BlockKind::Thinking
             }
             "redacted_thinking" => {
-                asm.redacted_thinking(&key, block.str("data"));
-                return;
+                asm.redacted_thinking(&key, strict::required_string(FORMAT, &label, block, "data")?);
+                return Ok(());
             }
             "tool_use" => {
-                asm.tool_start(&key, block.str("id"), block.str("name"));
+                let id = strict::required_str(FORMAT, &label, block, "id")?;
+                let name = strict::required_str(FORMAT, &label, block, "name")?;
+                asm.tool_start(&key, id, name);
                 BlockKind::ToolCall
             }
             // Server tools, citations, fallbacks: not content here; their deltas and stop are ignored.
-            _ => return,
+            _ => return Ok(()),
         };
         self.open.retain(|(k, _)| *k != key);
         self.open.push((key, kind));
+        Ok(())
     }
 
-    fn block_delta(&mut self, data: &Json<'_>, asm: &mut Assembler) {
-        let delta = data.get("delta").unwrap_or(&NULL);
-        if let Some(kind) = DeltaType::named(delta.str("type")) {
-            self.apply_delta(&block_key(data), kind, delta.str(kind.field()), asm);
+    fn block_delta(&mut self, data: &Json<'_>, asm: &mut Assembler) -> Result<(), String> {
+        let event = "content_block_delta";
+        let key = block_key(event, data)?;
+        let label = item_label(event, &key);
+        let delta = match data.get("delta") {
+            Some(delta) if delta.is_object() => delta,
+            other => return Err(strict::message(FORMAT, &label, "delta", "an object", other)),
+        };
+        let label = format!("{label} delta");
+        if let Some(kind) = DeltaType::named(strict::required_str(FORMAT, &label, delta, "type")?) {
+            let value = strict::required_string(FORMAT, &label, delta, kind.field())?;
+            self.apply_delta(&key, kind, value, asm);
         }
+        Ok(())
     }
 
     /// A `content_block_delta` of type `kind` carrying `value` for block `key`.
@@ -492,12 +522,13 @@ impl Mapper {
         }
     }
 
-    fn block_stop(&mut self, data: &Json<'_>, asm: &mut Assembler) {
-        let key = block_key(data);
+    fn block_stop(&mut self, data: &Json<'_>, asm: &mut Assembler) -> Result<(), String> {
+        let key = block_key("content_block_stop", data)?;
         if self.open_kind(&key).is_some() {
             self.open.retain(|(k, _)| *k != key);
             asm.close(&key);
         }
+        Ok(())
     }
 
     fn message_delta(&mut self, data: &Json<'_>, asm: &mut Assembler) {
@@ -559,9 +590,16 @@ impl StreamMapper for Mapper {
         let kind = data.get("type").and_then(Json::as_str).or(event).unwrap_or("");
         match kind {
             "message_start" => self.message_start(data, asm),
-            "content_block_start" => self.block_start(data, asm),
-            "content_block_delta" => self.block_delta(data, asm),
-            "content_block_stop" => self.block_stop(data, asm),
+            "content_block_start" | "content_block_delta" | "content_block_stop" => {
+                let checked = match kind {
+                    "content_block_start" => self.block_start(data, asm),
+                    "content_block_delta" => self.block_delta(data, asm),
+                    _ => self.block_stop(data, asm),
+                };
+                if let Err(message) = checked {
+                    asm.fail(message, None);
+                }
+            }
             "message_delta" => self.message_delta(data, asm),
             "message_stop" => self.message_stop(asm),
             "error" => {

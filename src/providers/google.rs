@@ -9,6 +9,7 @@
 use super::assemble::{Assembler, BlockKind, StopReason, Usage};
 use super::json::Json;
 use super::request::{self, GOOGLE_BASE_URL, object, put};
+use super::strict;
 use super::transcript::{self, is_same_model, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
 use serde_json::{Map, Value, json};
@@ -329,6 +330,9 @@ fn function_response(model: &Value, message: &Value) -> (Value, Vec<Value>) {
 // Stream
 // ---------------------------------------------------------------------------------------------
 
+/// The wire format's name in stream errors.
+const FORMAT: &str = "google-generative-ai";
+
 struct GoogleMapper {
     timestamp: u64,
     /// The open text or thinking block: its assembler key and kind.
@@ -387,12 +391,43 @@ impl GoogleMapper {
         }
     }
 
-    /// A whole call: start, one delta with its JSON text, end.
-    fn function_call(&mut self, part: &Json<'_>, call: &Json<'_>, asm: &mut Assembler) {
+    /// One part of `candidates[0].content.parts`. Issue 13: fields of the wrong type are the
+    /// stream's error (`Err`), never read as missing.
+    fn part(&mut self, position: usize, part: &Json<'_>, asm: &mut Assembler) -> Result<(), String> {
+        let label = format!("candidates[0].content.parts[{position}]");
+        if !part.is_object() {
+            let got = strict::type_name(Some(part));
+            return Err(format!("Malformed {FORMAT} stream: {label} must be an object, got {got}"));
+        }
+        strict::optional_str(FORMAT, &label, part, "thoughtSignature")?;
+        if let Some(text) = strict::optional_str(FORMAT, &label, part, "text")? {
+            self.text_part(part, text, asm);
+        }
+        match part.get("functionCall") {
+            None | Some(Json::Null) => Ok(()),
+            Some(call) if call.is_object() => self.function_call(&format!("{label}.functionCall"), part, call, asm),
+            other => Err(strict::message(FORMAT, &label, "functionCall", "an object", other)),
+        }
+    }
+
+    /// A whole call: start, one delta with its JSON text, end. `name` is required, `id` and
+    /// `args` (an object) optional.
+    fn function_call(
+        &mut self,
+        label: &str,
+        part: &Json<'_>,
+        call: &Json<'_>,
+        asm: &mut Assembler,
+    ) -> Result<(), String> {
+        let name = strict::required_str(FORMAT, label, call, "name")?.to_string();
+        let given = strict::optional_str(FORMAT, label, call, "id")?;
+        let args = match call.get("args") {
+            None | Some(Json::Null) => "{}".to_string(),
+            Some(args) if args.is_object() => args.to_string(),
+            other => return Err(strict::message(FORMAT, label, "args", "an object", other)),
+        };
         self.current = None;
-        let name = call.str("name").to_string();
-        let given =
-            call.get("id").and_then(Json::as_str).filter(|id| !id.is_empty() && !self.ids.iter().any(|i| i == id));
+        let given = given.filter(|id| !id.is_empty() && !self.ids.iter().any(|i| i == id));
         let id = match given {
             Some(id) => id.to_string(),
             None => loop {
@@ -409,9 +444,9 @@ impl GoogleMapper {
         if let Some(signature) = part.get("thoughtSignature").and_then(Json::as_str).filter(|s| !s.is_empty()) {
             asm.set_field(&key, "thoughtSignature", Value::from(signature));
         }
-        let args = call.get("args").filter(|a| !a.is_null()).map_or_else(|| "{}".to_string(), Json::to_string);
         asm.tool_args_delta(&key, &args);
         asm.close(&key);
+        Ok(())
     }
 }
 
@@ -442,12 +477,10 @@ impl StreamMapper for GoogleMapper {
         }
         let candidate = data.get("candidates").and_then(Json::as_array).and_then(<[_]>::first);
         let parts = candidate.and_then(|c| c.get("content")).and_then(|c| c.get("parts")).and_then(Json::as_array);
-        for part in parts.into_iter().flatten() {
-            if let Some(text) = part.get("text").and_then(Json::as_str) {
-                self.text_part(part, text, asm);
-            }
-            if let Some(call) = part.get("functionCall").filter(|c| c.is_object()) {
-                self.function_call(part, call, asm);
+        for (position, part) in parts.into_iter().flatten().enumerate() {
+            if let Err(message) = self.part(position, part, asm) {
+                asm.fail(message, None);
+                return;
             }
         }
         if let Some(reason) = candidate.and_then(|c| c.get("finishReason")).and_then(Json::as_str) {
@@ -634,6 +667,55 @@ mod tests {
             json!({"stopReason": "toolUse", "rawStopReason": "STOP"}),
         );
         assert_eq!(message, want);
+    }
+
+    /// Issue 13: parts and functionCall fields of the wrong type (or a call without a name) end
+    /// the stream with an error naming the part and field.
+    #[test]
+    fn issue_13_malformed_parts_are_stream_errors() {
+        let call = |call: Value| json!({"functionCall": call});
+        let at = "candidates[0].content.parts[1]";
+        let cases = [
+            (call(json!({"args": {}})), format!("{at}.functionCall: \"name\" must be a non-empty string, got missing")),
+            (call(json!({"name": 5})), format!("{at}.functionCall: \"name\" must be a non-empty string, got a number")),
+            (call(json!({"name": ""})), format!("{at}.functionCall: \"name\" must be a non-empty string, got \"\"")),
+            (call(json!({"name": "f", "id": 1})), format!("{at}.functionCall: \"id\" must be a string, got a number")),
+            (
+                call(json!({"name": "f", "args": "{}"})),
+                format!("{at}.functionCall: \"args\" must be an object, got a string"),
+            ),
+            (
+                call(json!({"name": "f", "args": [1]})),
+                format!("{at}.functionCall: \"args\" must be an object, got an array"),
+            ),
+            (json!({"functionCall": "f"}), format!("{at}: \"functionCall\" must be an object, got a string")),
+            (json!({"text": 5}), format!("{at}: \"text\" must be a string, got a number")),
+            (
+                json!({"text": "x", "thoughtSignature": 5}),
+                format!("{at}: \"thoughtSignature\" must be a string, got a number"),
+            ),
+            (json!("text"), format!("{at} must be an object, got a string")),
+        ];
+        for (part, want) in cases {
+            let good = json!({"functionCall": {"name": "ok", "id": "c1", "args": {}}});
+            let (message, events) = run(&sse(&[chunk(json!([good, part]), Some("STOP"))]));
+            assert_eq!(events.last().map(String::as_str), Some("error"), "{part}");
+            assert_eq!(message["stopReason"], "error");
+            assert_eq!(message["errorMessage"], format!("Malformed google-generative-ai stream: {want}"), "{part}");
+            // The good call before it stays as it was; no call with invented fields follows.
+            assert_eq!(
+                message["content"],
+                json!([{"type": "toolCall", "id": "c1", "name": "ok", "arguments": {}}]),
+                "{part}"
+            );
+        }
+        let (message, _) = run(&sse(&[chunk(
+            json!([{"text": null, "functionCall": {"name": "f", "id": null, "args": null}}]),
+            Some("STOP"),
+        )]));
+        assert_eq!(message["stopReason"], "toolUse");
+        assert_eq!(message["content"][0]["name"], "f");
+        assert_eq!(message["content"][0]["arguments"], json!({}));
     }
 
     #[test]

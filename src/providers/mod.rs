@@ -14,6 +14,7 @@ pub mod partial_json;
 pub mod repair;
 pub mod request;
 pub mod sse;
+pub mod strict;
 pub mod transcript;
 
 pub use assemble::{Assembler, BlockKind, MessageOp, StopReason, Usage};

@@ -8,6 +8,7 @@ use super::request::{
     OPENAI_BASE_URL, api_key, base_url, compat_bool, compat_str, first_chars, invalid_json_message, mapped_effort,
     max_tokens, merge_sampling, model_reasons, object, option_number, option_str, put, thinking_level,
 };
+use super::strict;
 use super::transcript::{self, block_type, blocks, role, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
 use serde_json::{Map, Value, json};
@@ -17,6 +18,8 @@ pub struct OpenAiCompletions;
 /// The reasoning fields servers stream (and accept back), in the order they are read.
 const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasoning_text"];
 const TEXT_KEY: &str = "text";
+/// The wire format's name in stream errors.
+const FORMAT: &str = "openai-completions";
 const THINKING_KEY: &str = "thinking";
 
 impl WireFormat for OpenAiCompletions {
@@ -388,18 +391,47 @@ impl Mapper {
                 asm.text_delta(TEXT_KEY, text);
             }
         }
-        for fragment in delta.get("tool_calls").and_then(Json::as_array).into_iter().flatten() {
-            self.tool_fragment(fragment, asm);
+        let fragments = match delta.get("tool_calls") {
+            None | Some(Json::Null) => &[][..],
+            Some(Json::Array(fragments)) => fragments,
+            other => {
+                let text = strict::message(FORMAT, "choices[0].delta", "tool_calls", "an array", other);
+                asm.fail(text, None);
+                return;
+            }
+        };
+        for (position, fragment) in fragments.iter().enumerate() {
+            if let Err(text) = self.tool_fragment(position, fragment, asm) {
+                asm.fail(text, None);
+                return;
+            }
         }
     }
 
-    /// P-6.4.1: fragments by `index` (fallback `id`); the first carries id and name.
-    fn tool_fragment(&mut self, fragment: &Json<'_>, asm: &mut Assembler) {
-        let index = fragment.get("index").and_then(Json::as_i64);
-        let id = fragment.get("id").and_then(Json::as_str).filter(|s| !s.is_empty());
-        let function = fragment.get("function");
-        let name = function.and_then(|f| f.get("name")).and_then(Json::as_str).unwrap_or("");
-        let arguments = function.and_then(|f| f.get("arguments")).and_then(Json::as_str).unwrap_or("");
+    /// P-6.4.1: fragments by `index` (fallback `id`); the first carries id and name. Issue 13: a
+    /// field of the wrong type is the stream's error, never read as missing.
+    fn tool_fragment(&mut self, position: usize, fragment: &Json<'_>, asm: &mut Assembler) -> Result<(), String> {
+        let label = format!("choices[0].delta.tool_calls[{position}]");
+        if !fragment.is_object() {
+            return Err(format!(
+                "Malformed {FORMAT} stream: {label} must be an object, got {}",
+                strict::type_name(Some(fragment))
+            ));
+        }
+        let index = strict::optional_index(FORMAT, &label, fragment, "index")?.and_then(|i| i64::try_from(i).ok());
+        let id = strict::optional_str(FORMAT, &label, fragment, "id")?.filter(|s| !s.is_empty());
+        let function = match fragment.get("function") {
+            None | Some(Json::Null) => None,
+            Some(function) if function.is_object() => Some(function),
+            other => return Err(strict::message(FORMAT, &label, "function", "an object", other)),
+        };
+        let function_label = format!("{label}.function");
+        let field = |key: &str| match function {
+            Some(function) => strict::optional_str(FORMAT, &function_label, function, key),
+            None => Ok(None),
+        };
+        let name = field("name")?.unwrap_or("");
+        let arguments = field("arguments")?.unwrap_or("");
         let found = index
             .and_then(|i| self.calls.iter().position(|c| c.index == Some(i)))
             .or_else(|| id.and_then(|id| self.calls.iter().position(|c| c.ids.iter().any(|known| known == id))));
@@ -435,15 +467,26 @@ impl Mapper {
                     synthetic_id: id.is_none(),
                     named: !name.is_empty(),
                 });
-                let Some(slot) = self.calls.last_mut() else { return };
+                let Some(slot) = self.calls.last_mut() else { return Ok(()) };
                 slot
             }
         };
         asm.tool_args_delta(&slot.key, arguments);
+        Ok(())
+    }
+
+    /// Issue 13: a call no fragment named cannot run (its id may be the made-up `call_<n>`).
+    fn unnamed_call(&self) -> Option<String> {
+        let (position, _) = self.calls.iter().enumerate().find(|(_, call)| !call.named)?;
+        Some(format!("Malformed {FORMAT} stream: tool call {position}: no fragment carried \"function.name\""))
     }
 
     /// §6.10: the recorded finish reason decides; none is an error unless the server never sends one.
     fn end(&mut self, asm: &mut Assembler) {
+        if let Some(text) = self.unnamed_call() {
+            asm.fail(text, self.finish_reason.clone());
+            return;
+        }
         match self.finish_reason.clone() {
             Some(reason) => match reason.as_str() {
                 "stop" | "end" => asm.finish(StopReason::Stop, Some(reason)),

@@ -6,6 +6,7 @@
 use super::assemble::{Assembler, BlockKind, StopReason, Usage};
 use super::json::Json;
 use super::request::{self, OPENAI_BASE_URL, object, put};
+use super::strict;
 use super::transcript::{self, Transcript, is_same_model, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
 use serde_json::{Map, Value, json};
@@ -331,71 +332,36 @@ struct ResponsesMapper {
     unfinished: Vec<(String, String)>,
 }
 
+/// The wire format's name in stream errors.
+const FORMAT: &str = "openai-responses";
+
+/// The fields of a `function_call` item that make a tool call.
+struct CallFields<'j> {
+    call_id: &'j str,
+    name: &'j str,
+    id: &'j str,
+    arguments: Option<&'j str>,
+}
+
+/// Issue 13: `call_id` and `name` must be non-empty strings, `id` and `arguments` strings if sent.
+fn call_fields<'j>(item: &'j Json<'_>, output_index: Option<u64>) -> Result<CallFields<'j>, String> {
+    let label = match output_index {
+        Some(index) => format!("function_call item (output_index {index})"),
+        None => "function_call item".to_string(),
+    };
+    Ok(CallFields {
+        call_id: strict::required_str(FORMAT, &label, item, "call_id")?,
+        name: strict::required_str(FORMAT, &label, item, "name")?,
+        id: strict::optional_str(FORMAT, &label, item, "id")?.unwrap_or_default(),
+        arguments: strict::optional_str(FORMAT, &label, item, "arguments")?,
+    })
+}
+
 impl StreamMapper for ResponsesMapper {
     fn on_event(&mut self, event: Option<&str>, data: &Json<'_>, asm: &mut Assembler) {
         let kind = data.get("type").and_then(Json::as_str).or(event).unwrap_or_default();
-        match kind {
-            "response.created" => {
-                if let Some(id) = data.get("response").and_then(|r| r.get("id")).filter(|id| id.is_string()) {
-                    asm.meta("responseId", id.to_value());
-                }
-            }
-            "response.output_item.added" => {
-                if let Some(item) = data.get("item") {
-                    self.create_slot(output_index(data), item, asm);
-                }
-            }
-            "response.output_text.delta" | "response.refusal.delta" => {
-                if let Some(slot) = self.slot_mut(data, SlotKind::Message) {
-                    slot.streamed = true;
-                    asm.text_delta(&slot.key, data.str("delta"));
-                }
-            }
-            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                let part = (kind.contains("summary"), index_field(data, "summary_index", "content_index"));
-                if let Some(slot) = self.slot_mut(data, SlotKind::Reasoning) {
-                    if slot.streamed && slot.part.is_some_and(|p| p != part) {
-                        asm.thinking_delta(&slot.key, "\n\n");
-                    }
-                    slot.part = Some(part);
-                    slot.streamed = true;
-                    asm.thinking_delta(&slot.key, data.str("delta"));
-                }
-            }
-            "response.function_call_arguments.delta" => {
-                if let Some(slot) = self.slot_mut(data, SlotKind::FunctionCall) {
-                    asm.tool_args_delta(&slot.key, data.str("delta"));
-                }
-            }
-            "response.function_call_arguments.done" => {
-                if let Some(slot) = self.slot_mut(data, SlotKind::FunctionCall)
-                    && let Some(full) = data.get("arguments").and_then(Json::as_str)
-                {
-                    asm.tool_args_complete(&slot.key, full);
-                }
-            }
-            "response.output_item.done" => {
-                if let Some(item) = data.get("item") {
-                    self.item_done(output_index(data), item, asm);
-                }
-            }
-            "response.completed" | "response.incomplete" => {
-                if let Some(response) = data.get("response") {
-                    self.terminal(response, asm);
-                }
-            }
-            "response.failed" => {
-                let response = data.get("response");
-                let raw = response.and_then(|r| r.get("status")).and_then(Json::as_str).map(str::to_string);
-                asm.fail(failure_message(response), raw);
-            }
-            "error" => {
-                let field = |key: &str| data.get(key).or_else(|| data.get("error").and_then(|e| e.get(key)));
-                let code = field("code").and_then(scalar_text).unwrap_or_else(|| "unknown".into());
-                let message = field("message").and_then(scalar_text).unwrap_or_else(|| "Unknown error".into());
-                asm.fail(format!("Error Code {code}: {message}"), None);
-            }
-            _ => {}
+        if let Err(message) = self.event(kind, data, asm) {
+            asm.fail(message, None);
         }
     }
 
@@ -429,6 +395,76 @@ impl StreamMapper for ResponsesMapper {
 }
 
 impl ResponsesMapper {
+    /// One parsed event; `Err` is a malformed item (issue 13), the stream's error.
+    fn event(&mut self, kind: &str, data: &Json<'_>, asm: &mut Assembler) -> Result<(), String> {
+        match kind {
+            "response.created" => {
+                if let Some(id) = data.get("response").and_then(|r| r.get("id")).filter(|id| id.is_string()) {
+                    asm.meta("responseId", id.to_value());
+                }
+            }
+            "response.output_item.added" => {
+                if let Some(item) = data.get("item") {
+                    self.create_slot(output_index(kind, data)?, item, asm)?;
+                }
+            }
+            "response.output_text.delta" | "response.refusal.delta" => {
+                let delta = strict::required_string(FORMAT, kind, data, "delta")?;
+                if let Some(slot) = self.slot_mut(kind, data, SlotKind::Message)? {
+                    slot.streamed = true;
+                    asm.text_delta(&slot.key, delta);
+                }
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                let delta = strict::required_string(FORMAT, kind, data, "delta")?;
+                let part = (kind.contains("summary"), index_field(data, "summary_index", "content_index"));
+                if let Some(slot) = self.slot_mut(kind, data, SlotKind::Reasoning)? {
+                    if slot.streamed && slot.part.is_some_and(|p| p != part) {
+                        asm.thinking_delta(&slot.key, "\n\n");
+                    }
+                    slot.part = Some(part);
+                    slot.streamed = true;
+                    asm.thinking_delta(&slot.key, delta);
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                let delta = strict::required_string(FORMAT, kind, data, "delta")?;
+                if let Some(slot) = self.slot_mut(kind, data, SlotKind::FunctionCall)? {
+                    asm.tool_args_delta(&slot.key, delta);
+                }
+            }
+            "response.function_call_arguments.done" => {
+                let full = strict::required_string(FORMAT, kind, data, "arguments")?;
+                if let Some(slot) = self.slot_mut(kind, data, SlotKind::FunctionCall)? {
+                    asm.tool_args_complete(&slot.key, full);
+                }
+            }
+            "response.output_item.done" => {
+                if let Some(item) = data.get("item") {
+                    self.item_done(output_index(kind, data)?, item, asm)?;
+                }
+            }
+            "response.completed" | "response.incomplete" => {
+                if let Some(response) = data.get("response") {
+                    self.terminal(response, asm);
+                }
+            }
+            "response.failed" => {
+                let response = data.get("response");
+                let raw = response.and_then(|r| r.get("status")).and_then(Json::as_str).map(str::to_string);
+                asm.fail(failure_message(response), raw);
+            }
+            "error" => {
+                let field = |key: &str| data.get(key).or_else(|| data.get("error").and_then(|e| e.get(key)));
+                let code = field("code").and_then(scalar_text).unwrap_or_else(|| "unknown".into());
+                let message = field("message").and_then(scalar_text).unwrap_or_else(|| "Unknown error".into());
+                asm.fail(format!("Error Code {code}: {message}"), None);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     fn find(&self, output_index: Option<u64>, item_id: Option<&str>) -> Option<usize> {
         match output_index {
             Some(index) => self.slots.iter().position(|s| s.output_index == Some(index)),
@@ -436,36 +472,43 @@ impl ResponsesMapper {
         }
     }
 
-    fn slot_mut(&mut self, data: &Json<'_>, kind: SlotKind) -> Option<&mut Slot> {
-        let index = self.find(output_index(data), data.get("item_id").and_then(Json::as_str))?;
-        self.slots.get_mut(index).filter(|s| s.kind == kind)
+    fn slot_mut(&mut self, kind: &str, data: &Json<'_>, slot_kind: SlotKind) -> Result<Option<&mut Slot>, String> {
+        let index = output_index(kind, data)?;
+        let item_id = strict::optional_str(FORMAT, kind, data, "item_id")?;
+        let Some(found) = self.find(index, item_id) else { return Ok(None) };
+        Ok(self.slots.get_mut(found).filter(|s| s.kind == slot_kind))
     }
 
     /// `output_item.added` (or a `.done` without one): a reasoning item opens a thinking block,
     /// a function call a tool block, a message waits for its first text.
-    fn create_slot(&mut self, output_index: Option<u64>, item: &Json<'_>, asm: &mut Assembler) -> Option<usize> {
+    fn create_slot(
+        &mut self,
+        output_index: Option<u64>,
+        item: &Json<'_>,
+        asm: &mut Assembler,
+    ) -> Result<Option<usize>, String> {
         let kind = match item.get("type").and_then(Json::as_str) {
             Some("reasoning") => SlotKind::Reasoning,
             Some("message") => SlotKind::Message,
             Some("function_call") => SlotKind::FunctionCall,
-            _ => return None,
+            _ => return Ok(None),
         };
+        let item_id = strict::optional_str(FORMAT, "output item", item, "id")?.map(str::to_string);
         let key = format!("item{}", self.next_key);
         self.next_key += 1;
-        let item_id = item.get("id").and_then(Json::as_str).map(str::to_string);
         let mut call = None;
         match kind {
             SlotKind::Reasoning => asm.open_block(&key, BlockKind::Thinking),
             SlotKind::Message => {}
             SlotKind::FunctionCall => {
-                let id = format!("{}|{}", item.str("call_id"), item.str("id"));
-                let name = item.str("name").to_string();
-                asm.tool_start(&key, &id, &name);
-                if let Some(args) = item.get("arguments").and_then(Json::as_str).filter(|a| !a.is_empty()) {
+                let fields = call_fields(item, output_index)?;
+                let id = format!("{}|{}", fields.call_id, fields.id);
+                asm.tool_start(&key, &id, fields.name);
+                if let Some(args) = fields.arguments.filter(|a| !a.is_empty()) {
                     asm.tool_args_delta(&key, args);
                 }
-                self.unfinished.push((id.clone(), name.clone()));
-                call = Some((id, name));
+                self.unfinished.push((id.clone(), fields.name.to_string()));
+                call = Some((id, fields.name.to_string()));
             }
         }
         // A repeated output_index replaces the older slot.
@@ -473,14 +516,18 @@ impl ResponsesMapper {
             self.slots.remove(old);
         }
         self.slots.push(Slot { output_index, item_id, kind, key, streamed: false, part: None, call });
-        Some(self.slots.len() - 1)
+        Ok(Some(self.slots.len() - 1))
     }
 
     /// `output_item.done`: completes the block from the final item and closes it.
-    fn item_done(&mut self, output_index: Option<u64>, item: &Json<'_>, asm: &mut Assembler) {
-        let found = self.find(output_index, item.get("id").and_then(Json::as_str));
-        let Some(index) = found.or_else(|| self.create_slot(output_index, item, asm)) else { return };
-        let Some(slot) = self.slots.get(index) else { return };
+    fn item_done(&mut self, output_index: Option<u64>, item: &Json<'_>, asm: &mut Assembler) -> Result<(), String> {
+        let item_id = strict::optional_str(FORMAT, "output item", item, "id")?;
+        let found = match self.find(output_index, item_id) {
+            Some(found) => Some(found),
+            None => self.create_slot(output_index, item, asm)?,
+        };
+        let Some(index) = found else { return Ok(()) };
+        let Some(slot) = self.slots.get(index) else { return Ok(()) };
         let item_type = item.get("type").and_then(Json::as_str);
         match (slot.kind, item_type) {
             (SlotKind::Reasoning, Some("reasoning")) => {
@@ -511,7 +558,8 @@ impl ResponsesMapper {
                 }
             }
             (SlotKind::FunctionCall, Some("function_call")) => {
-                if let Some(args) = item.get("arguments").and_then(Json::as_str).filter(|a| !a.is_empty()) {
+                let fields = call_fields(item, output_index)?;
+                if let Some(args) = fields.arguments.filter(|a| !a.is_empty()) {
                     asm.tool_args_complete(&slot.key, args);
                 }
                 asm.close(&slot.key);
@@ -519,9 +567,10 @@ impl ResponsesMapper {
                     self.unfinished.retain(|c| c != call);
                 }
             }
-            _ => return,
+            _ => return Ok(()),
         }
         self.slots.remove(index);
+        Ok(())
     }
 
     /// `response.completed` / `response.incomplete`: ids, usage and status (last one wins).
@@ -541,8 +590,9 @@ impl ResponsesMapper {
     }
 }
 
-fn output_index(data: &Json<'_>) -> Option<u64> {
-    data.get("output_index").and_then(Json::as_u64)
+/// An event's `output_index`: missing (the item id then finds the slot) or an integer ≥ 0.
+fn output_index(kind: &str, data: &Json<'_>) -> Result<Option<u64>, String> {
+    strict::optional_index(FORMAT, kind, data, "output_index")
 }
 
 fn index_field(data: &Json<'_>, first: &str, second: &str) -> u64 {
@@ -964,6 +1014,113 @@ mod tests {
         let (message, events) = run("");
         assert_eq!(events, names("error"));
         assert_eq!(message["errorMessage"], "OpenAI Responses stream ended before a terminal response event");
+    }
+
+    /// Issue 13: malformed function_call items and deltas end the stream with an error naming the
+    /// item and field; no tool call with invented fields survives as the message's content.
+    #[test]
+    fn issue_13_malformed_items_are_stream_errors() {
+        let added = |item: Value| json!({"type": "response.output_item.added", "output_index": 0, "item": item});
+        let done = |item: Value| json!({"type": "response.output_item.done", "output_index": 0, "item": item});
+        let call = json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": ""});
+        let with = |key: &str, value: Value| {
+            let mut item = call.clone();
+            item[key] = value;
+            item
+        };
+        let without = |key: &str| {
+            let mut item = call.clone();
+            item.as_object_mut().unwrap().remove(key);
+            item
+        };
+        let item0 = "function_call item (output_index 0)";
+        let cases: Vec<(Vec<Value>, String)> = vec![
+            (
+                vec![added(with("call_id", json!(5)))],
+                format!("{item0}: \"call_id\" must be a non-empty string, got a number"),
+            ),
+            (vec![added(with("name", json!(null)))], format!("{item0}: \"name\" must be a non-empty string, got null")),
+            (vec![added(with("name", json!("")))], format!("{item0}: \"name\" must be a non-empty string, got \"\"")),
+            (vec![added(without("call_id"))], format!("{item0}: \"call_id\" must be a non-empty string, got missing")),
+            (vec![added(with("id", json!(["fc"])))], "output item: \"id\" must be a string, got an array".into()),
+            (
+                vec![added(with("arguments", json!({"a": 1})))],
+                format!("{item0}: \"arguments\" must be a string, got an object"),
+            ),
+            // A .done without an .added creates the call from the done item: the same checks.
+            (
+                vec![done(with("call_id", json!({})))],
+                format!("{item0}: \"call_id\" must be a non-empty string, got an object"),
+            ),
+            // The done item of a well-formed call is checked too.
+            (
+                vec![added(call.clone()), done(with("arguments", json!(7)))],
+                format!("{item0}: \"arguments\" must be a string, got a number"),
+            ),
+            (
+                vec![json!({"type": "response.output_item.added", "output_index": "0", "item": call.clone()})],
+                "response.output_item.added: \"output_index\" must be an integer ≥ 0, got a string".into(),
+            ),
+            (
+                vec![json!({"type": "response.output_item.added", "output_index": -1, "item": call.clone()})],
+                "response.output_item.added: \"output_index\" must be an integer ≥ 0, got a number".into(),
+            ),
+            (
+                vec![
+                    added(call.clone()),
+                    json!({"type": "response.function_call_arguments.delta", "output_index": 0, "delta": 3}),
+                ],
+                "response.function_call_arguments.delta: \"delta\" must be a string, got a number".into(),
+            ),
+            (
+                vec![
+                    added(call.clone()),
+                    json!({"type": "response.function_call_arguments.delta", "output_index": 0.5, "delta": "{"}),
+                ],
+                "response.function_call_arguments.delta: \"output_index\" must be an integer ≥ 0, got a number".into(),
+            ),
+            (
+                vec![
+                    added(call.clone()),
+                    json!({"type": "response.function_call_arguments.delta", "item_id": 1, "delta": "{"}),
+                ],
+                "response.function_call_arguments.delta: \"item_id\" must be a string, got a number".into(),
+            ),
+            (
+                vec![added(call.clone()), json!({"type": "response.function_call_arguments.done", "output_index": 0})],
+                "response.function_call_arguments.done: \"arguments\" must be a string, got missing".into(),
+            ),
+            (
+                vec![json!({"type": "response.output_text.delta", "output_index": 0, "delta": null})],
+                "response.output_text.delta: \"delta\" must be a string, got null".into(),
+            ),
+            (
+                vec![json!({"type": "response.reasoning_summary_text.delta", "output_index": 0, "delta": false})],
+                "response.reasoning_summary_text.delta: \"delta\" must be a string, got a boolean".into(),
+            ),
+        ];
+        for (events, want) in cases {
+            let mut all = vec![created()];
+            all.extend(events.iter().cloned());
+            all.push(completed("completed", json!({})));
+            let (message, names) = run(&sse(&all));
+            assert_eq!(names.last().map(String::as_str), Some("error"), "{events:?}");
+            assert_eq!(message["stopReason"], "error");
+            assert_eq!(message["errorMessage"], format!("Malformed openai-responses stream: {want}"), "{events:?}");
+            // A call opened before the bad event keeps its real fields; none has invented ones.
+            for block in message["content"].as_array().unwrap() {
+                assert_eq!(block["id"], "call_1|fc_1", "{events:?}");
+                assert_eq!(block["name"], "f");
+            }
+        }
+        // The well-formed stream of the same items is a tool call (the checks refuse only bad fields).
+        let (message, _) =
+            run(&sse(&[created(), added(call.clone()), done(call.clone()), completed("completed", json!({}))]));
+        assert_eq!(message["stopReason"], "toolUse");
+        // Without an item id the call id is `<call_id>|`, as the reference builds it.
+        let (message, _) =
+            run(&sse(&[created(), added(without("id")), done(without("id")), completed("completed", json!({}))]));
+        assert_eq!(message["content"][0]["id"], "call_1|");
     }
 
     #[test]

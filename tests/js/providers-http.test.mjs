@@ -133,13 +133,13 @@ test("P-6.2.6 a network error (socket closed before the headers) is retried, the
   assert.equal(x.requests.length, 2);
   assert.deepEqual(x.types, ["error"]);
   assert.equal(x.result.stopReason, "error");
-  assert.equal(x.result.errorMessage, "fetch failed"); // Node's fetch message, passed through
+  assert.equal(x.result.errorMessage, "fetch failed: other side closed (UND_ERR_SOCKET)"); // Node's message and its cause, as pi-ai words it
   x = await run([{ dropBeforeHeaders: true }, { sse: wire[API].text("recovered") }], { maxRetries: 1 });
   assert.equal(x.requests.length, 2);
   assert.equal(x.result.content[0].text, "recovered");
   x = await run([{ dropBeforeHeaders: true }, { sse: wire[API].text("never") }], { maxRetries: 0 });
   assert.equal(x.requests.length, 1);
-  assert.equal(x.result.errorMessage, "fetch failed");
+  assert.equal(x.result.errorMessage, "fetch failed: other side closed (UND_ERR_SOCKET)");
 });
 
 for (const api of APIS) {

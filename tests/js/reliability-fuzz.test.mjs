@@ -136,6 +136,19 @@ function validConfig() {
   return config({ abortGraceMs: 20 });
 }
 
+/** Issue 13: a built-in provider's model and options whose fetch answers a canned Anthropic stream in-process, so
+ *  hostile leaves in the context reach the wire format's request mapping (the faux model never gets there). */
+const BUILTIN_SSE = [
+  'event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"claude-fuzz","usage":{"input_tokens":1,"output_tokens":1}}}\n\n',
+  'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n',
+  'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok \\ud83d"}}\n\n',
+  'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n',
+  'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}\n\n',
+  'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+].join("");
+const builtinModel = () => ({ ...model(), api: "anthropic-messages", provider: "anthropic", baseUrl: "http://127.0.0.1:9" });
+const builtinOptions = () => ({ apiKey: "k", maxRetries: 0, fetch: async () => new Response(BUILTIN_SSE, { status: 200, headers: { "content-type": "text/event-stream" } }) });
+
 const faux = () => createFaux([assistant(toolCall("c1", "t", { n: 1 })), assistant("done")]).streamFn;
 
 const TEMPLATES = {
@@ -152,6 +165,8 @@ const TEMPLATES = {
   agentOptions: () => ({ streamFn: faux(), abortGraceMs: 20, initialState: { model: model(), tools: [validTool()], messages: [] } }),
   snapshot: () => ({ format: "agent-loop-wasm/agent-snapshot", version: 1, model: model(), thinkingLevel: "off", messages: [userMessage("s")], steeringQueue: [], followUpQueue: [], steeringMode: "all", followUpMode: "one-at-a-time", toolNames: [] }),
   signal: () => new AbortController().signal,
+  builtinModel: () => builtinModel(),
+  builtinOptions: () => builtinOptions(),
   streamFn: () => faux(),
   event: () => ({ type: "start", partial: assistant("x") }),
   emit: () => () => {},
@@ -251,6 +266,7 @@ const OPS = {
   setDefaultStreamFn: (g) => ["setDefaultStreamFn", [g.arg("streamFn")], (a) => lib.setDefaultStreamFn(...a)],
   getDefaultStreamFn: (g) => ["getDefaultStreamFn", [g.arg(null)], (a) => lib.getDefaultStreamFn(...a)],
   streamBuiltin: (g) => ["streamBuiltin", [g.arg("model"), g.arg("context"), g.arg("config")], (a) => lib.streamBuiltin(...a)],
+  "streamBuiltin (built-in api)": (g) => ["streamBuiltin (built-in api)", g.runArgs(["builtinModel", "context", "builtinOptions"]), (a) => lib.streamBuiltin(...a)],
   EventStream: (g) => ["new EventStream + push/end/result", [g.arg(null), g.arg(null), g.arg("event"), g.arg(null)], ([c, x, e, r]) => {
     const s = new lib.EventStream(c, x);
     s.push(e);
@@ -360,6 +376,17 @@ async function settleResult(value, where) {
     if (events.at(-1)?.type !== "agent_end" || events.at(-1).messages !== result) problems.push(`${where}: run did not end with agent_end`);
     return;
   }
+  // Streams of the built-in provider (issue 13): drain (bounded); exactly one terminal event, last.
+  if (!IS_REFERENCE && where.startsWith("streamBuiltin") && safely(() => value instanceof lib.EventStream)) {
+    stats.runs++;
+    const types = [];
+    await bounded((async () => { for await (const e of value) types.push(e?.type); })(), 2000, where);
+    const terminal = types.filter((t) => t === "done" || t === "error").length;
+    if (terminal !== 1 || (types.at(-1) !== "done" && types.at(-1) !== "error")) problems.push(`${where}: events ${types.join(",")}`);
+    const message = await bounded(value.result(), 1000, `${where} result()`);
+    if (/RuntimeError|unreachable/.test(String(message?.errorMessage))) problems.push(`${where}: ${message.errorMessage}`);
+    return;
+  }
   if (safely(() => value instanceof Promise)) {
     try {
       const r = await bounded(value, 2000, where);
@@ -416,6 +443,7 @@ const SYSTEMATIC = [
   ["runToolCall", (a) => lib.runToolCall(...a), ["toolCall", "runToolCallOptions"]],
   ["validateToolArguments", (a) => lib.validateToolArguments(...a), ["tool", "toolCall"]],
   ["streamBuiltin", (a) => lib.streamBuiltin(...a), ["model", "context", "config"]],
+  ["streamBuiltin (built-in api)", (a) => lib.streamBuiltin(...a), ["builtinModel", "context", "builtinOptions"]],
   ["new Agent", (a) => new lib.Agent(...a), ["agentOptions"]],
   ["Agent.restore", (a) => lib.Agent.restore(...a), ["snapshot", "agentOptions"]],
   ["agent.prompt", (a) => someFreshAgent().prompt(...a), ["message", "message"]],
@@ -449,6 +477,12 @@ test("fuzz harness: every fuzzed export exists (so no call fails for a missing f
 
 test(`E-8.4 fuzz phase 1 (systematic): every export × every hostile leaf in every argument position (seed ${SEED})`, { ...R, timeout: 30_000 }, async () => {
   const started = Date.now();
+  if (!IS_REFERENCE) {
+    // Control for the built-in rows: valid arguments reach the wire format and end with `done`.
+    const control = await drainEventStream(lib.streamBuiltin(builtinModel(), TEMPLATES.context(), builtinOptions()));
+    const message = await lib.streamBuiltin(builtinModel(), TEMPLATES.context(), builtinOptions()).result();
+    assert.equal(message.stopReason, "stop", `built-in control: ${message.errorMessage} (${control.map((e) => e.type)})`);
+  }
   for (const [name, call, kinds] of SYSTEMATIC) {
     for (let pos = 0; pos < kinds.length; pos++) {
       for (const [leafName, make] of LEAVES) {

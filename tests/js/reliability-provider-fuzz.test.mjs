@@ -98,3 +98,200 @@ test(`E-8.4 / P-6.1.2 malformed provider byte streams end with one terminal even
   for await (const e of run) labels.push(e.type);
   assert.deepEqual(labels, ["agent_start", "turn_start", "message_start", "message_end", "message_start", "message_end", "turn_end", "agent_end"]);
 });
+
+// ------------------------------------------------------------------------------------------------------------------
+// Issue 13: values JS holds without trouble, through the built-in providers (a real loopback server). Seeded
+// classes — lone surrogates, deep nesting, cyclic, BigInt, a throwing toJSON, a throwing getter — are put into the
+// prompt, a history message's content or custom field, a tool result's details, a tool call's arguments, a tool
+// schema, or the provider's stream (lone-surrogate escapes, deeply nested arguments). Invariants, whatever the
+// outcome: the prompt settles, its run ends with agent_end, nothing traps (no RuntimeError anywhere, no
+// unhandled rejection, no uncaught exception), and the instance still runs a clean Agent afterwards.
+// ------------------------------------------------------------------------------------------------------------------
+
+const { startProviderServer, providerModel, wire, event: sseEvent } = await import("./provider-server.mjs");
+const { deep: deepValue, bounded } = await import("./reliability-helpers.mjs");
+
+const CLASSES = {
+  "lone surrogate": () => pick(["a\uD800b", "\uDFFF", "x\uD83D", "\uDBFF\uDBFFz"]),
+  "deep nesting": () => deepValue(pick([130, 1000, 3000]), pick(["array", "object"])),
+  cyclic: () => {
+    const o = { a: 1 };
+    o.self = o;
+    return o;
+  },
+  BigInt: () => ({ n: 10n }),
+  "throwing toJSON": () => ({ toJSON() { throw new Error("fuzz toJSON"); } }),
+  "throwing getter": () => Object.defineProperty({}, "x", { enumerable: true, get() { throw new Error("fuzz getter"); } }),
+};
+const PLACES = ["prompt", "message content", "custom field", "details", "tool arguments", "tool schema", "provider stream"];
+const text = (v) => (typeof v === "string" ? v : "plain");
+const userMsg = (content, extra = {}) => ({ role: "user", content, timestamp: 1, ...extra });
+const callMsg = (args) => ({
+  role: "assistant", content: [{ type: "toolCall", id: "call_h", name: "echo", arguments: args }], api: "x", provider: "x",
+  model: "m", usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+  stopReason: "toolUse", timestamp: 1,
+});
+const resultMsg = (details) => ({ role: "toolResult", toolCallId: "call_h", toolName: "echo", content: [{ type: "text", text: "r" }], details, isError: false, timestamp: 1 });
+const echoTool = (parameters = { type: "object", properties: {} }) => ({
+  name: "echo", label: "echo", description: "echoes", parameters,
+  execute: async () => ({ content: [{ type: "text", text: "echoed" }], details: {} }),
+});
+
+/** A streamed reply of `api` carrying the hostile class (only strings and nesting can come over the wire). */
+function hostileReply(api, cls) {
+  // (Streamed arguments 3,000 deep take seconds today: the fuzz keeps to 600.)
+  const args = cls === "deep nesting" ? { v: deepValue(pick([130, 600])) } : { v: "x\uD83D" };
+  const escaped = (s) => JSON.stringify(s); // JSON.stringify writes a lone surrogate as its \u escape
+  if (cls === "lone surrogate" && rand() < 0.5) {
+    // Text with a lone surrogate escape.
+    return wire[api].text("start").replace(/"start"|start/, (m) => (m.startsWith('"') ? escaped("a\uD83Db") : escaped("a\uD83Db").slice(1, -1)));
+  }
+  return wire[api].tools([{ id: "call_s", name: "echo", args }]);
+}
+
+function hostileCase(api, place, cls) {
+  const v = CLASSES[cls]();
+  const s = typeof v === "string";
+  switch (place) {
+    case "prompt": return { prompt: s ? v : userMsg([{ type: "text", text: "hi" }], { meta: v }) };
+    case "message content": return { history: [userMsg(s ? v : [{ type: "text", text: "old", extra: v }])] };
+    case "custom field": return { history: [userMsg("old", { meta: v })] };
+    case "details": return { history: [userMsg("old"), callMsg({}), resultMsg(v)] };
+    case "tool arguments": return { history: [userMsg("old"), callMsg({ v }), resultMsg({})] };
+    case "tool schema": return { tools: [echoTool(s ? { type: "object", description: v, properties: { [v]: { type: "string" } } } : { type: "object", properties: { v: cls === "deep nesting" ? v : { type: "string", default: v } } })] };
+    case "provider stream": return { reply: hostileReply(api, cls) };
+  }
+  throw new Error(place);
+}
+
+test(`issue 13: hostile values through the built-in providers end every run with agent_end, never trap, and the instance still works (seed ${SEED})`, { skip: IS_REFERENCE && "built-in providers are ours", timeout: 120_000 }, async () => {
+  const server = await startProviderServer();
+  const unhandled = [];
+  const uncaught = [];
+  const onUnhandled = (r) => unhandled.push(String(r?.stack ?? r));
+  const onUncaught = (e) => uncaught.push(String(e?.stack ?? e));
+  process.on("unhandledRejection", onUnhandled);
+  process.on("uncaughtException", onUncaught);
+  const problems = [];
+  const thrown = [];
+  const seen = new Map();
+  try {
+    for (let i = 0; i < 120; i++) {
+      const api = APIS[i % APIS.length];
+      const place = pick(PLACES);
+      const cls = place === "provider stream" ? pick(["lone surrogate", "deep nesting"]) : pick(Object.keys(CLASSES));
+      const where = `case ${i} (${api}, ${cls} in ${place}, seed ${SEED})`;
+      seen.set(`${cls} in ${place}`, (seen.get(`${cls} in ${place}`) ?? 0) + 1);
+      const c = hostileCase(api, place, cls);
+      const began = Date.now();
+      if (process.env.FUZZ_TRACE) process.stderr.write(`# ${where}\n`);
+      const r = server.route();
+      r.repeat = true;
+      // The hostile reply once (a tool call runs), then a plain answer for every later request.
+      if (c.reply) r.reply({ sse: c.reply });
+      r.reply({ sse: wire[api].text("ok") });
+      const events = [];
+      try {
+        const agent = new ours.Agent({ initialState: { model: providerModel(api, r.baseUrl), tools: c.tools ?? [echoTool()], messages: c.history ?? [] }, getApiKey: () => "k" });
+        agent.subscribe((e) => events.push(e.type));
+        await bounded(agent.prompt(c.prompt ?? "go").catch((e) => {
+          if (/RuntimeError|unreachable/.test(`${e?.name} ${e?.message}`)) problems.push(`${where}: prompt rejected with ${e?.name}: ${e?.message}`);
+        }), 10_000, where);
+        await bounded(agent.waitForIdle(), 10_000, `${where} idle`);
+        const last = agent.state.messages.at(-1);
+        if (events.length > 0 && events.at(-1) !== "agent_end") problems.push(`${where}: last event ${events.at(-1)}`);
+        if (/RuntimeError|unreachable/.test(String(last?.errorMessage))) problems.push(`${where}: ${last.errorMessage}`);
+        if (process.env.FUZZ_TRACE) process.stderr.write(`#   ${Date.now() - began} ms, ${r.requests.length} requests, ${events.at(-1)}, ${last?.stopReason}: ${String(last?.errorMessage).slice(0, 150)}\n`);
+      } catch (e) {
+        // A JS error for a value the library cannot take is allowed (counted); a trap, a hang or a bug of this test is not.
+        if (/RuntimeError|unreachable|HANG|ReferenceError/.test(`${e?.name} ${e?.message}`)) problems.push(`${where}: ${e?.name}: ${e?.message}`);
+        else thrown.push(`${cls} in ${place}: ${e?.name}: ${e?.message}`);
+        if (process.env.FUZZ_TRACE) process.stderr.write(`#   threw ${e?.name}: ${e?.message}\n`);
+      }
+    }
+    // The instance still works: a clean Agent on a fresh route gets its answer.
+    const r = server.route();
+    r.reply({ sse: wire["anthropic-messages"].text("still fine") });
+    const agent = new ours.Agent({ initialState: { model: providerModel("anthropic-messages", r.baseUrl) }, getApiKey: () => "k" });
+    await bounded(agent.prompt("hi"), 5000, "clean agent");
+    assert.equal(agent.state.messages.at(-1).content[0].text, "still fine");
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+    process.off("uncaughtException", onUncaught);
+    await server.close();
+  }
+  if (process.env.FUZZ_TRACE) process.stderr.write(`# issue 13 fuzz: ${thrown.length} JS errors: ${[...new Set(thrown)].join(" | ")}\n`);
+  assert.deepEqual(problems, []);
+  assert.deepEqual(unhandled, []);
+  assert.deepEqual(uncaught, []);
+  assert.ok(seen.size >= 20, `at least 20 class × place combinations generated (got ${seen.size})`);
+});
+
+// Issue 13, the reference's outcome for each class × place (every combination, not sampled; checked against
+// pi-agent-core 1.6.0 with pi-ai's anthropic provider on the same server): a value that is never sent (details,
+// custom fields, extra block fields) or that JSON holds (lone surrogates, 3,000-deep nesting) gives a request and the
+// scripted answer, and the same Agent's next prompt works too; a cycle, BigInt or throwing toJSON/getter in a history
+// tool call's arguments gives an error message (the reference: `Converting circular structure to JSON …`); in a tool
+// schema, the JSON error is thrown (the reference throws it from `new Agent`). The first group fails on the
+// secrets-wire branch alone (`streamBuiltin: context.messages must be an array` before any request), which tasks A
+// (request mapping) and B (args, schemas) fix: `todo` until then.
+const TODO_UNTIL_A_AND_B = "issue 13: fails until tasks A and B land; the lead removes this todo at integration";
+const NEVER_SENT = ["custom field", "details", "message content", "prompt"];
+const SENT = ["tool arguments", "tool schema"];
+
+test("issue 13: each class × place has the reference's outcome through the built-in providers", { skip: IS_REFERENCE && "built-in providers are ours", timeout: 120_000 }, async (t) => {
+  const server = await startProviderServer();
+  try {
+    const api = "anthropic-messages";
+    await t.test("control: a plain custom field, details and schema — request sent, next prompt works", async () => {
+      const r = server.route();
+      r.repeat = true;
+      r.reply({ sse: wire[api].text("ok") });
+      const history = [userMsg("old", { meta: { a: 1 } }), callMsg({ v: 1 }), resultMsg({ d: [1] })];
+      const agent = new ours.Agent({ initialState: { model: providerModel(api, r.baseUrl), tools: [echoTool({ type: "object", properties: { v: { type: "number" } } })], messages: history }, getApiKey: () => "k" });
+      await bounded(agent.prompt("go"), 10_000, "prompt");
+      assert.equal(agent.state.messages.at(-1).content[0].text, "ok");
+      await bounded(agent.prompt("next"), 10_000, "next prompt");
+      assert.equal(r.requests.length, 2);
+    });
+    for (const cls of Object.keys(CLASSES)) {
+      const representable = cls === "lone surrogate" || cls === "deep nesting";
+      for (const place of [...NEVER_SENT, ...SENT]) {
+        const works = representable || NEVER_SENT.includes(place);
+        const outcome = works ? "request sent, answer kept, next prompt works" : place === "tool arguments" ? "an error message" : "the JSON error is thrown";
+        await t.test(`${cls} in ${place}: ${outcome}`, works ? { todo: TODO_UNTIL_A_AND_B } : {}, async () => {
+          const c = hostileCase(api, place, cls);
+          const r = server.route();
+          r.repeat = true;
+          r.reply({ sse: wire[api].text("ok") });
+          const start = () => {
+            const agent = new ours.Agent({ initialState: { model: providerModel(api, r.baseUrl), tools: c.tools ?? [echoTool()], messages: c.history ?? [] }, getApiKey: () => "k" });
+            return { agent, prompted: agent.prompt(c.prompt ?? "go") };
+          };
+          if (!works && place === "tool schema") {
+            await assert.rejects(async () => bounded(start().prompted, 10_000, "prompt"), (e) => e instanceof TypeError || e?.message?.startsWith("fuzz "));
+            assert.equal(r.requests.length, 0);
+            return;
+          }
+          const { agent, prompted } = start();
+          await bounded(prompted, 10_000, "prompt");
+          const last = agent.state.messages.at(-1);
+          if (!works) {
+            assert.equal(last.stopReason, "error");
+            assert.equal(typeof last.errorMessage, "string");
+            assert.equal(r.requests.length, 0);
+            return;
+          }
+          assert.equal(last.errorMessage, undefined);
+          assert.equal(last.content[0].text, "ok");
+          assert.equal(r.requests.length, 1);
+          await bounded(agent.prompt("next"), 10_000, "next prompt");
+          assert.equal(agent.state.messages.at(-1).content[0].text, "ok");
+          assert.equal(r.requests.length, 2);
+        });
+      }
+    }
+  } finally {
+    await server.close();
+  }
+});

@@ -533,3 +533,109 @@ proptest! {
         prop_assert_eq!(fast, general);
     }
 }
+
+/// Issue 13: block events whose index, block or delta fields have the wrong type, and tool_use
+/// blocks without an id or name, end the stream with an error naming the event and field.
+#[test]
+fn issue_13_malformed_blocks_and_deltas_are_stream_errors() {
+    let start = json!({"type": "message_start", "message": {"id": "msg_1", "model": "claude-x", "usage": {"input_tokens": 1, "output_tokens": 1}}});
+    let tool = json!({"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}});
+    let block_start =
+        |index: Value, block: Value| json!({"type": "content_block_start", "index": index, "content_block": block});
+    let delta = |index: Value, delta: Value| json!({"type": "content_block_delta", "index": index, "delta": delta});
+    let with = |key: &str, value: Value| {
+        let mut block = tool.clone();
+        block[key] = value;
+        block
+    };
+    let tail = [
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 2}}),
+        json!({"type": "message_stop"}),
+    ];
+    let opened = || block_start(json!(0), tool.clone());
+    let at = "content_block_start (index 0) content_block";
+    let cases: Vec<(Vec<Value>, String)> = vec![
+        (
+            vec![block_start(json!(0), with("id", json!(5)))],
+            format!("{at}: \"id\" must be a non-empty string, got a number"),
+        ),
+        (
+            vec![block_start(json!(0), with("name", json!(null)))],
+            format!("{at}: \"name\" must be a non-empty string, got null"),
+        ),
+        (
+            vec![block_start(json!(0), with("name", json!("")))],
+            format!("{at}: \"name\" must be a non-empty string, got \"\""),
+        ),
+        (
+            vec![block_start(json!("0"), tool.clone())],
+            "content_block_start: \"index\" must be an integer ≥ 0, got a string".into(),
+        ),
+        (
+            vec![block_start(json!(-1), tool.clone())],
+            "content_block_start: \"index\" must be an integer ≥ 0, got a number".into(),
+        ),
+        (
+            vec![json!({"type": "content_block_start", "content_block": tool.clone()})],
+            "content_block_start: \"index\" must be an integer ≥ 0, got missing".into(),
+        ),
+        (
+            vec![block_start(json!(0), json!("tool_use"))],
+            "content_block_start (index 0): \"content_block\" must be an object, got a string".into(),
+        ),
+        (
+            vec![block_start(json!(0), json!({"type": 1}))],
+            format!("{at}: \"type\" must be a non-empty string, got a number"),
+        ),
+        (
+            vec![block_start(json!(0), json!({"type": "text", "text": 1}))],
+            format!("{at}: \"text\" must be a string, got a number"),
+        ),
+        (
+            vec![block_start(json!(0), json!({"type": "redacted_thinking"}))],
+            format!("{at}: \"data\" must be a string, got missing"),
+        ),
+        (
+            vec![opened(), delta(json!(0), json!({"type": "input_json_delta", "partial_json": {"a": 1}}))],
+            "content_block_delta (index 0) delta: \"partial_json\" must be a string, got an object".into(),
+        ),
+        (
+            vec![opened(), delta(json!(0.5), json!({"type": "input_json_delta", "partial_json": "{"}))],
+            "content_block_delta: \"index\" must be an integer ≥ 0, got a number".into(),
+        ),
+        (
+            vec![opened(), delta(json!(0), json!(null))],
+            "content_block_delta (index 0): \"delta\" must be an object, got null".into(),
+        ),
+        (
+            vec![opened(), delta(json!(0), json!({"partial_json": "{"}))],
+            "content_block_delta (index 0) delta: \"type\" must be a non-empty string, got missing".into(),
+        ),
+        (
+            vec![opened(), json!({"type": "content_block_stop", "index": true})],
+            "content_block_stop: \"index\" must be an integer ≥ 0, got a boolean".into(),
+        ),
+    ];
+    for (events, want) in cases {
+        let mut all = vec![start.clone()];
+        all.extend(events.iter().cloned());
+        all.extend(tail.iter().cloned());
+        let body = sse(&all.iter().map(|e| (e["type"].as_str(), e.clone())).collect::<Vec<_>>());
+        let (message, names) = stream(&body);
+        assert_eq!(names.last().map(String::as_str), Some("error"), "{events:?}");
+        assert_eq!(message["stopReason"], "error");
+        assert_eq!(message["errorMessage"], format!("Malformed anthropic-messages stream: {want}"), "{events:?}");
+        for block in message["content"].as_array().unwrap() {
+            assert_eq!(block["id"], "toolu_1", "{events:?}");
+            assert_eq!(block["name"], "f");
+        }
+    }
+    // The same events well-formed: a tool call; an unknown delta type is still ignored.
+    let mut all = vec![start.clone(), opened(), delta(json!(0), json!({"type": "citations_delta", "citation": 1}))];
+    all.extend(tail.iter().cloned());
+    let body = sse(&all.iter().map(|e| (e["type"].as_str(), e.clone())).collect::<Vec<_>>());
+    let (message, _) = stream(&body);
+    assert_eq!(message["stopReason"], "toolUse");
+    assert_eq!(message["content"], json!([{"type": "toolCall", "id": "toolu_1", "name": "f", "arguments": {}}]));
+}

@@ -399,3 +399,63 @@ proptest! {
         prop_assert!(OpenAiCompletions.build_request(&input).is_ok());
     }
 }
+
+/// Issue 13: tool-call fragments with fields of the wrong type, and calls no fragment named, end
+/// the stream with an error naming the fragment and field (pi-ai reads them as missing and hands
+/// the agent a call `{id: "", name: ""}`, which a replaying server repeats without end).
+#[test]
+fn issue_13_malformed_tool_call_fragments_are_stream_errors() {
+    let chunk = |tool_calls: Value| {
+        let data = json!({"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": tool_calls}}]});
+        format!("data: {data}\n\n")
+    };
+    let good = json!({"index": 0, "id": "call_1", "function": {"name": "f", "arguments": "{}"}});
+    let with = |key: &str, value: Value| {
+        let mut fragment = good.clone();
+        fragment[key] = value;
+        fragment
+    };
+    let function = |key: &str, value: Value| {
+        let mut fragment = good.clone();
+        fragment["function"][key] = value;
+        fragment
+    };
+    let finish = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
+    let at = "choices[0].delta.tool_calls[0]";
+    let cases = [
+        (chunk(json!([with("index", json!("0"))])), format!("{at}: \"index\" must be an integer ≥ 0, got a string")),
+        (chunk(json!([with("index", json!(-1))])), format!("{at}: \"index\" must be an integer ≥ 0, got a number")),
+        (chunk(json!([with("index", json!(1.5))])), format!("{at}: \"index\" must be an integer ≥ 0, got a number")),
+        (chunk(json!([with("id", json!(7))])), format!("{at}: \"id\" must be a string, got a number")),
+        (chunk(json!([with("function", json!("f"))])), format!("{at}: \"function\" must be an object, got a string")),
+        (
+            chunk(json!([function("name", json!(["f"]))])),
+            format!("{at}.function: \"name\" must be a string, got an array"),
+        ),
+        (
+            chunk(json!([function("arguments", json!({"a": 1}))])),
+            format!("{at}.function: \"arguments\" must be a string, got an object"),
+        ),
+        (chunk(json!(["call"])), format!("{at} must be an object, got a string")),
+        (chunk(json!({"index": 0})), "choices[0].delta: \"tool_calls\" must be an array, got an object".into()),
+        (
+            chunk(json!([{"index": 0, "id": "call_1", "function": {"arguments": "{}"}}])),
+            "tool call 0: no fragment carried \"function.name\"".into(),
+        ),
+        (chunk(json!([function("name", json!(null))])), "tool call 0: no fragment carried \"function.name\"".into()),
+    ];
+    for (body, want) in cases {
+        let (message, events) = stream(&model(), &format!("{body}{finish}"));
+        assert_eq!(events.last().map(String::as_str), Some("error"), "{body}");
+        assert_eq!(message["stopReason"], "error");
+        assert_eq!(message["errorMessage"], format!("Malformed openai-completions stream: {want}"), "{body}");
+    }
+    // The well-formed fragment is a tool call; null fields read as missing (servers send them).
+    let (message, _) = stream(&model(), &format!("{}{finish}", chunk(json!([good.clone()]))));
+    assert_eq!(message["stopReason"], "toolUse");
+    assert_eq!(message["content"], json!([{"type": "toolCall", "id": "call_1", "name": "f", "arguments": {}}]));
+    let nulls = json!([{"index": 0, "id": "call_1", "type": null, "function": {"name": "f", "arguments": null}}, {"index": null, "id": "call_1", "function": null}]);
+    let (message, _) = stream(&model(), &format!("{}{finish}", chunk(nulls)));
+    assert_eq!(message["stopReason"], "toolUse");
+    assert_eq!(message["content"], json!([{"type": "toolCall", "id": "call_1", "name": "f", "arguments": {}}]));
+}

@@ -1,0 +1,40 @@
+// The example's tools. `record_effect` does a side effect through an HTTP endpoint with the tool-call id as its
+// idempotency key (safe to run again after a crash); `charge_card` is not idempotent, so it declares
+// `resume: "fail"`: a call a crash interrupted is reported to the model instead of being run twice.
+const object = (properties, required = Object.keys(properties)) => ({ type: "object", properties, required });
+
+export function exampleTools(env) {
+  const post = async (path, toolCallId, body, signal) => {
+    const response = await fetch(`${env.EFFECTS_URL}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": toolCallId },
+      body: JSON.stringify(body),
+      signal,
+    });
+    if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
+    return response.text();
+  };
+  return [
+    {
+      name: "record_effect",
+      label: "Record effect",
+      description: "Records a named effect in the external system",
+      parameters: object({ key: { type: "string" } }),
+      async execute(toolCallId, { key }, signal) {
+        const answer = await post("/effect", toolCallId, { key }, signal);
+        return { content: [{ type: "text", text: answer }], details: { key } };
+      },
+    },
+    {
+      name: "charge_card",
+      label: "Charge card",
+      description: "Charges an amount (not idempotent)",
+      parameters: object({ cents: { type: "number" } }),
+      resume: "fail",
+      async execute(toolCallId, { cents }, signal) {
+        const answer = await post("/charge", toolCallId, { cents }, signal);
+        return { content: [{ type: "text", text: answer }], details: { cents } };
+      },
+    },
+  ];
+}

@@ -1,0 +1,516 @@
+//! Durable checkpoints of an `Agent`: at every durable point the agent hands `onCheckpoint` only
+//! what changed since the last checkpoint, under a sequence number, and awaits it like a listener;
+//! `restore` folds a snapshot and/or checkpoints back into an agent's state. The values in a
+//! checkpoint are the agent's own (no copies, no JSON round trip): storing them is the callback's job.
+//!
+//! The bookkeeping lives in the facade's state object (`st.ck`), never on the Rust side, and a
+//! write's base only moves when the write succeeded, so a failed write is retried whole.
+
+use super::args::ArgError;
+use super::host::{Host, Kind};
+use std::rc::Rc;
+
+pub const FORMAT: &str = "agent-loop-wasm/agent-checkpoint";
+pub const VERSION: u64 = 1;
+const MODES: [&str; 2] = ["all", "one-at-a-time"];
+
+/// The fields a full checkpoint (or a snapshot) carries besides the transcript, in writing order.
+const PLAIN: [&str; 6] = ["model", "thinkingLevel", "steeringMode", "followUpMode", "sessionId", "toolNames"];
+
+fn get<H: Host>(h: &H, obj: &H::V, key: &str) -> Result<H::V, H::V> {
+    h.get(obj, key)
+}
+
+fn items<H: Host>(h: &H, obj: &H::V, key: &str) -> Result<Vec<H::V>, H::V> {
+    let v = h.get(obj, key)?;
+    if h.kind(&v) == Kind::Array { h.array_items(&v) } else { Ok(Vec::new()) }
+}
+
+fn tracker<H: Host>(h: &H, st: &H::V) -> Result<Option<H::V>, H::V> {
+    let ck = get(h, st, "ck")?;
+    Ok(h.kind(&ck).is_object_like().then_some(ck))
+}
+
+fn number<H: Host>(h: &H, obj: &H::V, key: &str) -> Result<f64, H::V> {
+    Ok(h.as_number(&get(h, obj, key)?).unwrap_or(0.0))
+}
+
+/// Sets up `st.ck` for an agent with an `onCheckpoint` callback (none: checkpoints are off).
+/// `seq` is the last sequence number already stored (0 for a new agent, whose first checkpoint is
+/// then a full one).
+pub fn init<H: Host>(h: &H, st: &H::V, seq: f64) -> Result<(), H::V> {
+    let ck = h.object(&[
+        ("seq", h.number(seq)),
+        ("full", h.boolean(seq == 0.0)),
+        ("count", h.number(0.0)),
+        ("last", h.undefined()),
+        ("inFlight", h.undefined()),
+        ("dirty", h.boolean(false)),
+        ("pending", h.undefined()),
+        ("failure", h.undefined()),
+    ]);
+    h.set(st, "ck", &ck)
+}
+
+/// What a checkpoint compares: the agent's durable state as it stands.
+struct Current<V> {
+    messages: V,
+    count: usize,
+    plain: Vec<(&'static str, V)>,
+    steering: Vec<V>,
+    follow_up: Vec<V>,
+    running: bool,
+    /// The calls that ended without their result in the transcript yet (what a resume keeps).
+    completed: Vec<V>,
+    /// Every call that ended in this run, in order (append-only; emptied when the run ends).
+    ended: V,
+    ended_count: usize,
+}
+
+/// The messages a queue holds for durability: those drained by the running loop but not yet in the
+/// transcript (they were at its head), then the queue itself.
+pub fn durable_queue<H: Host>(h: &H, st: &H::V, transit: &str, queue: &str) -> Result<Vec<H::V>, H::V> {
+    let mut all = items(h, st, transit)?;
+    all.extend(items(h, st, queue)?);
+    Ok(all)
+}
+
+fn tool_names<H: Host>(h: &H, st: &H::V) -> Result<H::V, H::V> {
+    let mut names = Vec::new();
+    for tool in items(h, st, "tools")? {
+        if h.kind(&tool).is_object_like() {
+            names.push(get(h, &tool, "name")?);
+        }
+    }
+    Ok(h.array(&names))
+}
+
+fn current<H: Host>(h: &H, agent: &H::V, st: &H::V) -> Result<Current<H::V>, H::V> {
+    let messages = get(h, st, "messages")?;
+    let ended = get(h, st, "endedTools")?;
+    let count = if h.kind(&messages) == Kind::Array { h.array_len(&messages)? } else { 0 };
+    let plain = vec![
+        ("model", get(h, st, "model")?),
+        ("thinkingLevel", get(h, st, "thinkingLevel")?),
+        ("steeringMode", get(h, st, "steeringMode")?),
+        ("followUpMode", get(h, st, "followUpMode")?),
+        ("sessionId", get(h, agent, "sessionId")?),
+        ("toolNames", get(h, st, "tools")?),
+    ];
+    Ok(Current {
+        messages,
+        count,
+        plain,
+        steering: durable_queue(h, st, "transitSteering", "steering")?,
+        follow_up: durable_queue(h, st, "transitFollowUp", "followUp")?,
+        running: h.truthy(&get(h, st, "active")?) || h.truthy(&get(h, st, "interrupted")?),
+        completed: items(h, st, "completedTools")?,
+        ended: ended.clone(),
+        ended_count: if h.kind(&ended) == Kind::Array { h.array_len(&ended)? } else { 0 },
+    })
+}
+
+fn same_list<H: Host>(h: &H, a: &[H::V], b: &[H::V]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| h.same(x, y))
+}
+
+/// The checkpoint of what changed since `ck`'s base, with the base to adopt once it is stored;
+/// `None` when nothing changed.
+/// A checkpoint and the tracker base to adopt once it is stored.
+type Change<V> = (V, V);
+
+fn diff<H: Host>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Option<Change<H::V>>, H::V> {
+    let now = current(h, agent, st)?;
+    let full = h.truthy(&get(h, ck, "full")?);
+    let seq = number(h, ck, "seq")? + 1.0;
+    let mut entries =
+        vec![("format", h.constant(FORMAT)), ("version", h.number(VERSION as f64)), ("seq", h.number(seq))];
+    if full {
+        entries.push(("full", h.boolean(true)));
+    }
+    let header = entries.len();
+
+    // The transcript: appended messages, or everything from the first one that differs (O(1) to
+    // check: the last committed message must still be where it was).
+    let base_count = number(h, ck, "count")? as usize;
+    let last = get(h, ck, "last")?;
+    let at = |i: usize| get(h, &now.messages, &i.to_string());
+    let kept = !full && now.count >= base_count && (base_count == 0 || h.same(&at(base_count - 1)?, &last));
+    let from = if kept { base_count } else { 0 };
+    if full || now.count != from {
+        let mut append = Vec::with_capacity(now.count - from);
+        for i in from..now.count {
+            append.push(at(i)?);
+        }
+        let change = h.object(&[("from", h.number(from as f64)), ("append", h.array(&append))]);
+        entries.push(("messages", change));
+    }
+    let new_last = if now.count == 0 { h.undefined() } else { at(now.count - 1)? };
+
+    for (key, value) in &now.plain {
+        if !full && h.same(&get(h, ck, key)?, value) {
+            continue;
+        }
+        let written = match *key {
+            "toolNames" => tool_names(h, st)?,
+            // An unset session id is left out of a full checkpoint, and written as null when it
+            // was set before.
+            "sessionId" if h.kind(value) == Kind::Undefined => {
+                if full {
+                    continue;
+                }
+                h.null()
+            }
+            _ => value.clone(),
+        };
+        entries.push((key, written));
+    }
+    for (key, list) in [("steeringQueue", &now.steering), ("followUpQueue", &now.follow_up)] {
+        if full || !same_list(h, &items(h, ck, key)?, list) {
+            entries.push((key, h.array(list)));
+        }
+    }
+    let before_running = h.truthy(&get(h, ck, "running")?);
+    if full || before_running != now.running {
+        entries.push(("running", h.boolean(now.running)));
+    }
+    // Ended calls go out as additions (O(batch) per batch, not per checkpoint); a tool result
+    // appended to the transcript removes its call's entry, and a run's end removes them all.
+    if full {
+        entries.push(("ended", h.array(&now.completed)));
+    } else {
+        let base = (number(h, ck, "endedCount")? as usize).min(now.ended_count);
+        if now.ended_count > base {
+            let mut added = Vec::with_capacity(now.ended_count - base);
+            for i in base..now.ended_count {
+                added.push(get(h, &now.ended, &i.to_string())?);
+            }
+            entries.push(("ended", h.array(&added)));
+        }
+    }
+    if entries.len() == header {
+        return Ok(None);
+    }
+    let mut base = vec![
+        ("seq", h.number(seq)),
+        ("count", h.number(now.count as f64)),
+        ("last", new_last),
+        ("steeringQueue", h.array(&now.steering)),
+        ("followUpQueue", h.array(&now.follow_up)),
+        ("running", h.boolean(now.running)),
+        ("endedCount", h.number(now.ended_count as f64)),
+    ];
+    base.extend(now.plain.iter().map(|(k, v)| (*k, v.clone())));
+    Ok(Some((h.object(&entries), h.object(&base))))
+}
+
+/// Adopts the base of a stored checkpoint.
+fn commit<H: Host>(h: &H, ck: &H::V) -> Result<(), H::V> {
+    let pending = get(h, ck, "pending")?;
+    if !h.kind(&pending).is_object_like() {
+        return Ok(());
+    }
+    for (key, value) in h.entries(&pending)? {
+        h.set(ck, &key, &value)?;
+    }
+    h.set(ck, "full", &h.boolean(false))?;
+    h.set(ck, "pending", &h.undefined())
+}
+
+enum Written<V> {
+    /// Nothing changed, or the callback returned a non-thenable: the base already moved.
+    Done,
+    /// The callback returned this thenable; the base moves when it fulfils.
+    Pending(V, f64),
+}
+
+fn is_thenable<H: Host>(h: &H, v: &H::V) -> Result<Option<H::V>, H::V> {
+    if !h.kind(v).is_object_like() {
+        return Ok(None);
+    }
+    let then = get(h, v, "then")?;
+    Ok((h.kind(&then) == Kind::Function).then_some(then))
+}
+
+/// Hands the next checkpoint to `onCheckpoint` (nothing in flight is the caller's guarantee).
+fn start_write<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Written<H::V>, H::V> {
+    let f = get(h, st, "onCheckpoint")?;
+    if h.kind(&f) != Kind::Function {
+        return Ok(Written::Done);
+    }
+    let Some((checkpoint, base)) = diff(h, agent, st, ck)? else {
+        return Ok(Written::Done);
+    };
+    let seq = number(h, &base, "seq")?;
+    h.set(ck, "pending", &base)?;
+    h.set(ck, "dirty", &h.boolean(false))?;
+    let returned = match h.call_sync(&f, agent, &[checkpoint]) {
+        Ok(v) => v,
+        Err(e) => {
+            written_failed(h, ck, &e)?;
+            return Err(e);
+        }
+    };
+    let then = match is_thenable(h, &returned) {
+        Ok(then) => then,
+        Err(e) => {
+            written_failed(h, ck, &e)?;
+            return Err(e);
+        }
+    };
+    let Some(then) = then else {
+        commit(h, ck)?;
+        return Ok(Written::Done);
+    };
+    h.set(ck, "inFlight", &returned)?;
+    let (host, agent_ok, st_ok, ck_ok) = (h.clone(), agent.clone(), st.clone(), ck.clone());
+    let on_ok = h.function(Rc::new(move |_args: &[H::V]| {
+        let h = &host;
+        let _ = h.set(&ck_ok, "inFlight", &h.undefined());
+        let _ = commit(h, &ck_ok);
+        if h.truthy(&get(h, &ck_ok, "dirty").unwrap_or_else(|_| h.undefined())) {
+            request(h, &agent_ok, &st_ok);
+        }
+        h.undefined()
+    }));
+    let (host, ck_err) = (h.clone(), ck.clone());
+    let on_err = h.function(Rc::new(move |args: &[H::V]| {
+        let h = &host;
+        let _ = h.set(&ck_err, "inFlight", &h.undefined());
+        let thrown = args.first().cloned().unwrap_or_else(|| h.undefined());
+        let _ = written_failed(h, &ck_err, &thrown);
+        h.undefined()
+    }));
+    if let Err(e) = h.call_sync(&then, &returned, &[on_ok, on_err]) {
+        let _ = h.set(ck, "inFlight", &h.undefined());
+        written_failed(h, ck, &e)?;
+        return Err(e);
+    }
+    Ok(Written::Pending(returned, seq))
+}
+
+/// A write failed: the base stays, the change stays due (the next durable point retries it).
+fn written_failed<H: Host>(h: &H, ck: &H::V, thrown: &H::V) -> Result<(), H::V> {
+    h.set(ck, "pending", &h.undefined())?;
+    h.set(ck, "failure", thrown)?;
+    h.set(ck, "dirty", &h.boolean(true))
+}
+
+/// A durable point outside a run's await (a queue or mode change, a setter): writes now when
+/// nothing is in flight, else marks the change due for when the write in flight is stored.
+/// Failures are kept for the next durable point, which retries.
+pub fn request<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V) {
+    let Ok(Some(ck)) = tracker(h, st) else { return };
+    if h.truthy(&get(h, &ck, "inFlight").unwrap_or_else(|_| h.undefined())) {
+        let _ = h.set(&ck, "dirty", &h.boolean(true));
+        return;
+    }
+    let _ = start_write(h, agent, st, &ck);
+}
+
+/// A durable point inside a run: waits for any write in flight, then writes what changed and
+/// awaits it. `Err` is what the callback threw or rejected with (the run fails as for a listener).
+pub async fn flush<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V) -> Result<(), H::V> {
+    let Some(ck) = tracker(h, st)? else { return Ok(()) };
+    loop {
+        let in_flight = get(h, &ck, "inFlight")?;
+        if h.truthy(&in_flight) {
+            // Its own reaction (registered first) has run by the time this await resumes.
+            let _ = h.settle(&in_flight).await;
+            continue;
+        }
+        match start_write(h, agent, st, &ck)? {
+            Written::Done => {
+                if !h.truthy(&get(h, &ck, "dirty")?) {
+                    return Ok(());
+                }
+            }
+            Written::Pending(promise, seq) => {
+                let _ = h.settle(&promise).await;
+                if number(h, &ck, "seq")? < seq && !h.truthy(&get(h, &ck, "inFlight")?) {
+                    let failure = get(h, &ck, "failure")?;
+                    return Err(failure);
+                }
+            }
+        }
+    }
+}
+
+// ---- restore
+
+fn restore_error(detail: &str) -> String {
+    format!("Agent.restore: {detail}")
+}
+
+fn is_int(n: f64) -> bool {
+    n.is_finite() && n.fract() == 0.0 && n >= 0.0
+}
+
+/// Checks a list of messages (`path` names it in the error).
+fn check_messages<H: Host>(h: &H, list: &H::V, path: &str) -> Result<Vec<H::V>, ArgError<H::V>> {
+    if h.kind(list) != Kind::Array {
+        return Err(ArgError::Type(restore_error(&format!("invalid checkpoint: {path}: expected an array"))));
+    }
+    let messages = h.array_items(list)?;
+    for (i, message) in messages.iter().enumerate() {
+        if !h.kind(message).is_object_like() || h.kind(message) == Kind::Array {
+            return Err(ArgError::Type(restore_error(&format!("invalid checkpoint: {path}[{i}]: expected an object"))));
+        }
+        if h.kind(&get(h, message, "role")?) != Kind::String {
+            return Err(ArgError::Type(restore_error(&format!(
+                "invalid checkpoint: {path}[{i}].role: expected a string"
+            ))));
+        }
+    }
+    Ok(messages)
+}
+
+/// Folds `checkpoints` (already in order) into `data`, the state a snapshot described (or an empty
+/// object when there is none, the first checkpoint then being a full one). Checks every envelope,
+/// the sequence (no gap, no repeat) and every field; `Err` is the exact message to throw, and
+/// nothing was applied to any agent yet. `data` gets `checkpointSeq`, `running`, `completedTools`.
+pub fn fold<H: Host>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64) -> Result<(), ArgError<H::V>> {
+    let bad = |i: usize, detail: &str| ArgError::Type(restore_error(&format!("checkpoints[{i}]: {detail}")));
+    let mut messages = items(h, data, "messages")?;
+    let mut completed = items(h, data, "completedTools")?;
+    for (i, checkpoint) in checkpoints.iter().enumerate() {
+        if !h.kind(checkpoint).is_object_like()
+            || h.as_string(&get(h, checkpoint, "format")?).as_deref() != Some(FORMAT)
+        {
+            return Err(bad(i, "not an agent-loop-wasm checkpoint"));
+        }
+        match h.as_number(&get(h, checkpoint, "version")?) {
+            Some(v) if v == VERSION as f64 => {}
+            Some(v) if is_int(v) && v > VERSION as f64 => {
+                return Err(bad(
+                    i,
+                    &format!(
+                        "checkpoint version {} is newer than this library supports ({VERSION})",
+                        super::validate::js_number_to_string(v)
+                    ),
+                ));
+            }
+            _ => return Err(bad(i, "unknown checkpoint version")),
+        }
+        let Some(n) = h.as_number(&get(h, checkpoint, "seq")?).filter(|n| is_int(*n) && *n >= 1.0) else {
+            return Err(bad(i, "seq must be a positive integer"));
+        };
+        let full = h.truthy(&get(h, checkpoint, "full")?);
+        if i == 0 && seq == 0.0 && !full {
+            return Err(bad(i, "the first checkpoint of an agent (seq 1) or a snapshot must come first"));
+        }
+        if n <= seq {
+            return Err(bad(i, &format!("checkpoint {} repeats or is out of order (expected {})", n, seq + 1.0)));
+        }
+        if n > seq + 1.0 {
+            let missing =
+                if n == seq + 2.0 { format!("{}", seq + 1.0) } else { format!("{}–{}", seq + 1.0, n - 1.0) };
+            return Err(bad(i, &format!("checkpoint {missing} is missing (next is {n})")));
+        }
+        seq = n;
+        let ended = get(h, checkpoint, "ended")?;
+        match h.kind(&ended) {
+            Kind::Undefined => {}
+            Kind::Array => {
+                let records = h.array_items(&ended)?;
+                for (j, record) in records.iter().enumerate() {
+                    if h.kind(record) != Kind::Object {
+                        return Err(bad(i, &format!("ended[{j}]: expected an object")));
+                    }
+                }
+                if full {
+                    completed.clear();
+                }
+                completed.extend(records);
+            }
+            _ => return Err(bad(i, "ended has the wrong type")),
+        }
+        let mut appended = Vec::new();
+        let change = get(h, checkpoint, "messages")?;
+        if full && !h.kind(&change).is_object_like() {
+            return Err(bad(i, "a full checkpoint must carry messages"));
+        }
+        if h.kind(&change).is_object_like() {
+            let from = h.as_number(&get(h, &change, "from")?).filter(|f| is_int(*f) && *f as usize <= messages.len());
+            let Some(from) = from else {
+                return Err(bad(i, &format!("messages.from must be an integer from 0 to {}", messages.len())));
+            };
+            let append = check_messages(h, &get(h, &change, "append")?, &format!("checkpoints[{i}].messages.append"))?;
+            messages.truncate(from as usize);
+            appended = append.clone();
+            messages.extend(append);
+        }
+        for key in PLAIN {
+            let value = get(h, checkpoint, key)?;
+            let present = h.kind(&value) != Kind::Undefined;
+            if !present {
+                if full && key != "sessionId" {
+                    return Err(bad(i, &format!("a full checkpoint must carry {key}")));
+                }
+                continue;
+            }
+            if key == "sessionId" && h.kind(&value) == Kind::Null {
+                h.set(data, key, &h.undefined())?;
+                continue;
+            }
+            let ok = match key {
+                "model" => h.kind(&value) == Kind::Object,
+                "thinkingLevel" | "sessionId" => h.kind(&value) == Kind::String,
+                "steeringMode" | "followUpMode" => h.as_string(&value).is_some_and(|m| MODES.contains(&m.as_str())),
+                _ => h.kind(&value) == Kind::Array,
+            };
+            if !ok {
+                return Err(bad(i, &format!("{key} has the wrong type")));
+            }
+            h.set(data, key, &value)?;
+        }
+        for key in ["steeringQueue", "followUpQueue"] {
+            let value = get(h, checkpoint, key)?;
+            if h.kind(&value) == Kind::Undefined {
+                if full {
+                    return Err(bad(i, &format!("a full checkpoint must carry {key}")));
+                }
+                continue;
+            }
+            let list = check_messages(h, &value, &format!("checkpoints[{i}].{key}"))?;
+            h.set(data, key, &h.array(&list))?;
+        }
+        let running = get(h, checkpoint, "running")?;
+        match h.kind(&running) {
+            Kind::Undefined => {}
+            Kind::Bool => h.set(data, "running", &running)?,
+            _ => return Err(bad(i, "running has the wrong type")),
+        }
+        for message in &appended {
+            if h.as_string(&get(h, message, "role")?).as_deref() == Some("toolResult") {
+                let id = get(h, message, "toolCallId")?;
+                completed.retain(|r| !h.get(r, "toolCallId").is_ok_and(|x| h.same(&x, &id)));
+            }
+        }
+        if h.kind(&running) == Kind::Bool && !h.truthy(&running) {
+            completed.clear();
+        }
+    }
+    h.set(data, "completedTools", &h.array(&completed))?;
+    h.set(data, "messages", &h.array(&messages))?;
+    h.set(data, "checkpointSeq", &h.number(seq))?;
+    Ok(())
+}
+
+/// After a restore: the tracker's base is the restored state, numbering goes on from `seq`.
+pub fn adopt<H: Host>(h: &H, agent: &H::V, st: &H::V, seq: f64) -> Result<(), H::V> {
+    init(h, st, seq)?;
+    let Some(ck) = tracker(h, st)? else { return Ok(()) };
+    let now = current(h, agent, st)?;
+    let last = if now.count == 0 { h.undefined() } else { get(h, &now.messages, &(now.count - 1).to_string())? };
+    h.set(&ck, "count", &h.number(now.count as f64))?;
+    h.set(&ck, "last", &last)?;
+    for (key, value) in &now.plain {
+        h.set(&ck, key, value)?;
+    }
+    h.set(&ck, "steeringQueue", &h.array(&now.steering))?;
+    h.set(&ck, "followUpQueue", &h.array(&now.follow_up))?;
+    h.set(&ck, "running", &h.boolean(now.running))?;
+    h.set(&ck, "endedCount", &h.number(now.ended_count as f64))?;
+    h.set(&ck, "full", &h.boolean(seq == 0.0))
+}

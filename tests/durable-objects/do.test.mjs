@@ -1,0 +1,273 @@
+// The Durable Objects example (examples/durable-objects/) on real workerd with SQLite storage on local disk, against
+// a scripted OpenAI-compatible model and an effects server on 127.0.0.1:
+//   1. 200 agents at once, 5 turns each with two parallel tools: all finish, transcripts exact, every effect once;
+//   2. 60 agents stopped mid-run (inside tools, streaming, with queued steering, inside a `resume: "fail"` tool),
+//      workerd SIGKILLed (by PID) and restarted: alarms wake the objects, every agent reaches the transcript of an
+//      uninterrupted run, no completed tool runs twice, the interrupted charge is reported, not repeated.
+// Prints agents per second, resume time after the restart and storage bytes per turn.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:http";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { writeConfig } from "../../examples/durable-objects/serve.mjs";
+import { wire } from "../js/provider-server.mjs";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const TURNS = 5;
+
+// ---- the scripted model and the effects endpoint (one loopback server)
+
+function firstUserText(messages) {
+  const user = messages.find((m) => m.role === "user");
+  const c = user?.content;
+  return typeof c === "string" ? c : (c ?? []).map((p) => p.text ?? "").join("");
+}
+
+/** What the model answers agent `name` at turn `t` (the number of assistant messages it was sent). */
+function script(name, t) {
+  const charge = name.startsWith("charge");
+  if (t === 0 && charge) return { calls: [{ id: `c_${name}_0_charge`, name: "charge_card", args: { cents: 100 } }] };
+  if (t < TURNS - 1) {
+    return {
+      calls: ["a", "b"].map((k) => ({ id: `c_${name}_${t}_${k}`, name: "record_effect", args: { key: `${name}:${t}:${k}` } })),
+    };
+  }
+  return { text: `finished ${name}` };
+}
+
+async function startWorld() {
+  const world = {
+    effects: new Map(), // key → executions
+    charges: new Map(),
+    held: new Set(), // responses held open (sockets)
+    holds: null, // (kind, name, t) → boolean, in the kill phase
+    reached: new Map(), // hold label → count
+    modelRequests: 0,
+  };
+  const hold = (label, res) => {
+    world.held.add(res);
+    world.reached.set(label, (world.reached.get(label) ?? 0) + 1);
+  };
+  const server = createServer(async (req, res) => {
+    let raw = "";
+    for await (const chunk of req) raw += chunk;
+    const body = raw ? JSON.parse(raw) : {};
+    if (req.url.endsWith("/chat/completions")) {
+      world.modelRequests++;
+      const name = firstUserText(body.messages).replace(/^go /, "");
+      const t = body.messages.filter((m) => m.role === "assistant").length;
+      const sse = wire["openai-completions"].reply(script(name, t));
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      if (world.holds?.("stream", name, t)) {
+        res.write(sse.slice(0, Math.floor(sse.length / 2)));
+        return hold("stream", res);
+      }
+      return res.end(sse);
+    }
+    if (req.url === "/effect" || req.url === "/charge") {
+      const key = req.url === "/effect" ? body.key : req.headers["idempotency-key"];
+      const map = req.url === "/effect" ? world.effects : world.charges;
+      map.set(key, (map.get(key) ?? 0) + 1);
+      const [name, t] = String(key).replace(/^c_/, "").split(/[:_]/);
+      if (world.holds?.(req.url === "/effect" ? "tool" : "charge", name, Number(t))) return hold(req.url, res);
+      res.writeHead(200, { "content-type": "text/plain" });
+      return res.end(req.url === "/effect" ? `ok ${key}` : `charged ${body.cents}`);
+    }
+    res.writeHead(404).end();
+  });
+  // workerd keeps outbound connections pooled: a server closing an idle one first races with its reuse
+  // ("Network connection lost"), so idle connections stay open longer than workerd keeps them.
+  server.keepAliveTimeout = 120_000;
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  world.url = `http://127.0.0.1:${server.address().port}`;
+  world.release = () => {
+    for (const res of world.held) res.destroy();
+    world.held.clear();
+    world.holds = null;
+  };
+  world.close = () => new Promise((r) => server.close(r));
+  return world;
+}
+
+// ---- workerd
+
+async function startWorkerd(storage, world) {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const config = writeConfig({
+    dir: storage,
+    port,
+    storage,
+    pkgDir: join(root, "pkg"),
+    vars: { MODEL_URL: `${world.url}/v1`, EFFECTS_URL: world.url, MODEL_API: "openai-completions", MODEL_PROVIDER: "openai", MODEL_ID: "scripted", MODEL_API_KEY: "test-key" },
+  });
+  const child = spawn(join(root, "node_modules", ".bin", "workerd"), ["serve", config], { stdio: ["ignore", "pipe", "pipe"] });
+  let log = "";
+  child.stdout.on("data", (d) => (log += d));
+  child.stderr.on("data", (d) => (log += d));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`workerd exited ${child.exitCode}: ${log.slice(-2000)}`);
+    try {
+      await fetch(`${base}/health`);
+      break;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`workerd did not start: ${log.slice(-2000)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return { child, base, log: () => log };
+}
+
+const post = (base, name, action, text) =>
+  fetch(`${base}/agents/${name}/${action}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text }) });
+const state = async (base, name) => (await fetch(`${base}/agents/${name}`)).json();
+
+async function waitIdle(base, names, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  const states = new Map();
+  let pending = [...names];
+  while (pending.length) {
+    if (Date.now() > deadline) throw new Error(`still running after ${timeoutMs} ms: ${pending.slice(0, 5).join(", ")}…`);
+    const now = await Promise.all(pending.map(async (n) => [n, await state(base, n)]));
+    for (const [n, s] of now) if (!s.isStreaming) states.set(n, s);
+    pending = pending.filter((n) => !states.has(n));
+    if (pending.length) await new Promise((r) => setTimeout(r, 100));
+  }
+  return states;
+}
+
+// ---- expected transcripts
+
+/** role + what matters of each message (no timestamps, ids of responses, durations or usage). */
+function shape(messages) {
+  return messages.map((m) => {
+    if (m.role === "assistant") {
+      const calls = m.content.filter((b) => b.type === "toolCall").map((b) => b.id);
+      return calls.length ? `assistant ${calls.join(",")}` : `assistant "${m.content.map((b) => b.text ?? "").join("")}"`;
+    }
+    const text = typeof m.content === "string" ? m.content : m.content.map((b) => b.text ?? "").join("");
+    return m.role === "toolResult" ? `result ${m.toolCallId}${m.isError ? " error" : ""} ${text}` : `${m.role} ${text}`;
+  });
+}
+
+function expected(name, { steer, interruptedCharge }) {
+  const out = ["system ", `user go ${name}`];
+  for (let t = 0; t < TURNS; t++) {
+    const step = script(name, t);
+    if (step.text) {
+      out.push(`assistant "${step.text}"`);
+      break;
+    }
+    out.push(`assistant ${step.calls.map((c) => c.id).join(",")}`);
+    for (const c of step.calls) {
+      if (c.name === "charge_card") {
+        out.push(interruptedCharge ? `result ${c.id} error Tool call "${c.id}" was interrupted and not retried` : `result ${c.id} charged 100`);
+      } else {
+        out.push(`result ${c.id} ok ${c.args.key}`);
+      }
+    }
+    if (steer && t === 1) out.push(`user ${steer}`);
+  }
+  return out;
+}
+
+test("Durable Objects: 200 concurrent agents, then SIGKILL of workerd mid-run and a restart that resumes every agent", { timeout: 240_000 }, async (t) => {
+  const storage = mkdtempSync(join(tmpdir(), "alw-do-"));
+  const world = await startWorld();
+  let workerd = await startWorkerd(storage, world);
+  const figures = {};
+  try {
+    // 1. 200 agents, 5 turns, two parallel tools per turn.
+    const many = Array.from({ length: 200 }, (_, i) => `many${i}`);
+    const started = performance.now();
+    const accepted = await Promise.all(many.map((n) => post(workerd.base, n, "prompt", `go ${n}`)));
+    assert.deepEqual(new Set(accepted.map((r) => r.status)), new Set([202]));
+    const finished = await waitIdle(workerd.base, many, 120_000);
+    figures.agentsPerSecond = (many.length / ((performance.now() - started) / 1000)).toFixed(1);
+    let bytes = 0;
+    for (const n of many) {
+      const s = finished.get(n);
+      assert.deepEqual(shape(s.messages), expected(n, {}), n);
+      assert.equal(s.errorMessage, undefined, n);
+      bytes += s.storage.bytes;
+    }
+    figures.storageBytesPerTurn = Math.round(bytes / (many.length * TURNS));
+    for (const n of many) for (let t = 0; t < TURNS - 1; t++) for (const k of ["a", "b"]) assert.equal(world.effects.get(`${n}:${t}:${k}`), 1, `${n}:${t}:${k}`);
+
+    // 2. 60 agents held mid-run: in a tool (half of them with steering queued), mid-stream, inside charge_card.
+    const kinds = ["tool", "stream", "charge"];
+    const crash = Array.from({ length: 60 }, (_, i) => (kinds[i % 3] === "charge" ? `charge${i}` : `${kinds[i % 3]}${i}`));
+    const kindOf = (name) => kinds.find((k) => name.startsWith(k));
+    world.holds = (kind, name, turn) =>
+      (kind === "tool" && kindOf(name) === "tool" && turn === 1) ||
+      (kind === "stream" && kindOf(name) === "stream" && turn === 2) ||
+      (kind === "charge" && kindOf(name) === "charge");
+    await Promise.all(crash.map((n) => post(workerd.base, n, "prompt", `go ${n}`)));
+    const reached = async (label, count) => {
+      const deadline = Date.now() + 60_000;
+      while ((world.reached.get(label) ?? 0) < count) {
+        if (Date.now() > deadline) throw new Error(`${label}: ${world.reached.get(label) ?? 0} of ${count} reached`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    await reached("/effect", 20 * 2);
+    await reached("stream", 20);
+    await reached("/charge", 20);
+    const steered = crash.filter((n, i) => kindOf(n) === "tool" && i % 2 === 0);
+    for (const n of steered) assert.equal((await post(workerd.base, n, "steer", `steer ${n}`)).status, 202);
+    const mid = await Promise.all(crash.map((n) => state(workerd.base, n)));
+    assert.ok(mid.every((s) => s.isStreaming), "all 60 agents are mid-run");
+
+    workerd.child.kill("SIGKILL");
+    await once(workerd.child, "exit");
+    world.release();
+    const requestsBefore = world.modelRequests;
+    const restarted = performance.now();
+    workerd = await startWorkerd(storage, world);
+    // No request to the agents yet: their alarms wake them, and they resume on their own.
+    const deadline = Date.now() + 30_000;
+    while (world.modelRequests - requestsBefore < 40) {
+      if (Date.now() > deadline) throw new Error(`only ${world.modelRequests - requestsBefore} model requests after the restart`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    figures.firstResumesMs = Math.round(performance.now() - restarted);
+    const after = await waitIdle(workerd.base, crash, 120_000);
+    figures.resumeAllMs = Math.round(performance.now() - restarted);
+    for (const n of crash) {
+      const s = after.get(n);
+      const want = expected(n, { steer: steered.includes(n) ? `steer ${n}` : undefined, interruptedCharge: kindOf(n) === "charge" });
+      assert.deepEqual(shape(s.messages), want, n);
+      assert.deepEqual(s.steeringQueue, [], n);
+    }
+    for (const n of crash) {
+      for (let t = 0; t < TURNS - 1; t++) {
+        for (const k of ["a", "b"]) {
+          const key = `${n}:${t}:${k}`;
+          if (kindOf(n) === "charge" && t === 0) continue;
+          // Only the executions in flight at the kill (turn 1 of the tool group) ran again.
+          const inFlight = kindOf(n) === "tool" && t === 1;
+          assert.equal(world.effects.get(key), inFlight ? 2 : 1, key);
+        }
+      }
+      if (kindOf(n) === "charge") assert.equal(world.charges.get(`c_${n}_0_charge`), 1, `${n} charged once`);
+    }
+    t.diagnostic(`figures: ${JSON.stringify(figures)}`);
+    console.log(
+      `durable objects: ${figures.agentsPerSecond} agents/s (200 agents x ${TURNS} turns, 2 parallel tools), ` +
+        `first resumed requests ${figures.firstResumesMs} ms and all 60 agents done ${figures.resumeAllMs} ms after the restart, ` +
+        `${figures.storageBytesPerTurn} storage bytes per turn`,
+    );
+  } finally {
+    workerd.child.kill("SIGKILL");
+    world.release();
+    await world.close();
+    rmSync(storage, { recursive: true, force: true });
+  }
+});
