@@ -180,7 +180,10 @@ pub fn init<H: Host + Clone>(
     };
     let prompt_text = h.as_string(&system_prompt).unwrap_or_default();
     if !first_is_system && (!prompt_text.is_empty() || !tools.is_empty()) {
-        let mut entries = vec![("role", h.constant("system")), ("content", h.string(&prompt_text))];
+        // The caller's string itself: a Rust copy would turn a lone surrogate into U+FFFD (issue 13).
+        let content =
+            if h.kind(&system_prompt) == Kind::String { system_prompt.clone() } else { h.string(&prompt_text) };
+        let mut entries = vec![("role", h.constant("system")), ("content", content)];
         if !tools.is_empty() {
             let mut declarations = Vec::with_capacity(tools.len());
             for tool in &tools {

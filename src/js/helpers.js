@@ -579,6 +579,222 @@ export function random() {
   return Math.random();
 }
 
+// Requests of the built-in providers (§6, issue 13): the wire formats get a copy of only the
+// fields they read, as JSON text Rust can hold. A string Rust cannot hold exactly (a lone
+// surrogate, or our own marker character) and an opaque value that is only forwarded (tool-call
+// `arguments`, and tool schemas when they do not fit) are left here in a side table; the copy
+// carries a marker `\uFDD0<s|v><index>.<JSON length>\uFDD1` instead, which `restoreAt` swaps
+// back, so the body JSON.stringify writes holds exactly what the caller's values hold. `details`
+// and every other field no wire format reads are never touched.
+
+const MARK = "\uFDD0";
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+const wellFormed = typeof String.prototype.isWellFormed === "function"
+  ? (s) => s.isWellFormed()
+  : (s) => !LONE_SURROGATE.test(s);
+
+const MESSAGE_FIELDS = new Set(["role", "content", "timestamp", "toolCallId", "toolName", "isError", "api",
+  "provider", "model", "stopReason", "sections", "toolsAdded", "toolsRemoved"]);
+const BLOCK_FIELDS = new Set(["type", "text", "textSignature", "thinking", "thinkingSignature", "redacted", "data",
+  "mimeType", "id", "name", "arguments", "thoughtSignature"]);
+const TOOL_FIELDS = new Set(["name", "description", "parameters"]);
+
+class Projection {
+  constructor(opaqueSchemas) {
+    this.opaqueSchemas = opaqueSchemas;
+    this.table = [];
+    // Equal strings share one marker, so Rust still sees them equal (tool names, ids, providers).
+    this.strings = new Map();
+    // Markers written, and whether a schema went as it is (it may hold a marker character itself).
+    this.markers = 0;
+    this.rawSchemas = false;
+  }
+
+  text(s) {
+    if (wellFormed(s) && !s.includes(MARK)) return s;
+    let index = this.strings.get(s);
+    if (index === undefined) {
+      index = this.table.length;
+      this.table.push(s);
+      this.strings.set(s, index);
+    }
+    this.markers++;
+    return `${MARK}s${index}.${JSON.stringify(s).length - 2}\uFDD1`;
+  }
+
+  /** A forwarded value: kept here, checked now so an unsendable one is named by its path. */
+  opaque(v, path) {
+    let text;
+    try {
+      text = JSON.stringify(v);
+    } catch (e) {
+      throw new Error(`${path}: ${errorMessage(e)}`);
+    }
+    if (text === undefined) return undefined;
+    const index = this.table.length;
+    this.table.push(v);
+    this.markers++;
+    return `${MARK}v${index}.${text.length}\uFDD1`;
+  }
+
+  /** A scalar field as JSON.stringify would write it; objects in scalar positions are not read. */
+  scalar(v, path) {
+    switch (typeof v) {
+      case "string": return this.text(v);
+      case "number": case "boolean": return v;
+      // No wire format sends a non-string scalar field as it is: a stand-in, never read.
+      case "bigint": return null;
+      case "object": return v === null ? null : this.unread(v);
+      default: return undefined;
+    }
+  }
+
+  /** An object where no wire format looks inside (e.g. an object `text`): a stand-in, never read. */
+  unread(v) {
+    return Array.isArray(v) ? [] : {};
+  }
+
+  fields(source, allowed, path, each) {
+    const out = {};
+    for (const key of Object.keys(source)) {
+      if (!allowed.has(key)) continue;
+      const v = each(key, source[key], `${path}.${key}`);
+      if (v !== undefined) out[key] = v;
+    }
+    return out;
+  }
+
+  list(v, path, each) {
+    if (!Array.isArray(v)) return this.scalar(v, path);
+    const out = new Array(v.length);
+    for (let i = 0; i < v.length; i++) {
+      const item = each(v[i], `${path}[${i}]`);
+      out[i] = item === undefined ? null : item;
+    }
+    return out;
+  }
+
+  isObject(v) {
+    return v !== null && typeof v === "object" && !Array.isArray(v);
+  }
+
+  message(m, path) {
+    if (!this.isObject(m)) return this.scalar(m, path);
+    return this.fields(m, MESSAGE_FIELDS, path, (key, v, at) => {
+      switch (key) {
+        case "content": return this.list(v, at, (b, p) => this.block(b, p));
+        case "sections": return this.sections(v, at);
+        case "toolsAdded": case "toolsRemoved": return this.list(v, at, (t, p) => this.tool(t, p));
+        default: return this.scalar(v, at);
+      }
+    });
+  }
+
+  block(b, path) {
+    if (!this.isObject(b)) return this.scalar(b, path);
+    return this.fields(b, BLOCK_FIELDS, path, (key, v, at) =>
+      key === "arguments" && ((v !== null && typeof v === "object") || typeof v === "bigint")
+        ? this.opaque(v, at)
+        : this.scalar(v, at));
+  }
+
+  sections(v, path) {
+    if (!this.isObject(v)) return this.scalar(v, path);
+    const out = {};
+    for (const name of Object.keys(v)) {
+      const value = this.scalar(v[name], `${path}.${name}`);
+      if (value !== undefined) out[this.text(name)] = value;
+    }
+    return out;
+  }
+
+  tool(t, path) {
+    if (!this.isObject(t)) return this.scalar(t, path);
+    return this.fields(t, TOOL_FIELDS, path, (key, v, at) => {
+      if (key !== "parameters" || v === null || typeof v !== "object") return this.scalar(v, at);
+      // Google rewrites schemas, so they go as JSON when Rust can hold them (the first try); else
+      // the top level stays readable (Anthropic picks its keys) and each member is forwarded.
+      if (this.opaqueSchemas) return this.schema(v, at);
+      this.rawSchemas = true;
+      return v;
+    });
+  }
+
+  schema(v, path) {
+    // restoreAt puts values back, not keys: a key Rust cannot hold forwards the whole schema.
+    const keys = this.isObject(v) && typeof v.toJSON !== "function" ? Object.keys(v) : null;
+    if (keys === null || keys.some((k) => this.text(k) !== k)) return this.opaque(v, path);
+    const out = {};
+    for (const key of keys) {
+      const member = v[key];
+      const at = `${path}.${key}`;
+      const copy = (member !== null && typeof member === "object") || typeof member === "bigint"
+        ? this.opaque(member, at)
+        : this.scalar(member, at);
+      if (copy !== undefined) out[key] = copy;
+    }
+    return out;
+  }
+}
+
+/** `[messagesJson, table, modelJson, optionsJson]`: the fields of `context.messages` the wire
+ *  formats read, and `model` and `options` as JSON (`undefined` when they cannot be written), their
+ *  strings Rust cannot hold as markers too. `null` when the schemas do not fit as JSON text (then
+ *  the caller asks again with `opaqueSchemas`). Throws an Error naming the field of a message value
+ *  that cannot be sent. */
+export function projectMessages(messages, model, options, opaqueSchemas) {
+  const p = new Projection(opaqueSchemas);
+  const copy = p.list(messages, "context.messages", (m, path) => p.message(m, path));
+  let text;
+  try {
+    text = JSON.stringify(copy);
+  } catch (e) {
+    if (!opaqueSchemas) return null;
+    throw e;
+  }
+  // A schema's own marker character would read as a marker: such schemas go the other way.
+  if (p.rawSchemas && count(text, MARK) !== p.markers) return null;
+  const strings = (_, v) => (typeof v === "string" ? p.text(v) : v);
+  const json = (v) => {
+    try {
+      return JSON.stringify(v, strings);
+    } catch {
+      return undefined;
+    }
+  };
+  return [text, p.table, json(model), json(options)];
+}
+
+function count(text, c) {
+  let n = 0;
+  for (let at = text.indexOf(c); at !== -1; at = text.indexOf(c, at + 1)) n++;
+  return n;
+}
+
+const WHOLE_MARKER = /^\uFDD0[sv](\d+)\.\d+\uFDD1$/;
+const MARKERS = /("?)\uFDD0([sv])(\d+)\.\d+\uFDD1("?)/g;
+
+/** A string of the wire format's output with the originals of `table` put back: a whole marker
+ *  is its value; inside a string, a quoted marker is the JSON text of its value (a stringified
+ *  `arguments`), a bare string marker the string itself. */
+export function restoreString(s, table) {
+  const whole = WHOLE_MARKER.exec(s);
+  if (whole !== null) return table[Number(whole[1])];
+  return s.replace(MARKERS, (_, open, kind, index, close) => {
+    const v = table[Number(index)];
+    if (open !== "" && close !== "") return JSON.stringify(v);
+    return open + (kind === "s" ? v : JSON.stringify(v)) + close;
+  });
+}
+
+/** `root[path…] = restoreString(s, table)`: one marked string of the parsed body (the paths come
+ *  from `marker::marked_strings`, so the body is parsed without a reviver). */
+export function restoreAt(root, path, s, table) {
+  let holder = root;
+  for (let i = 0; i + 1 < path.length; i++) holder = holder[path[i]];
+  holder[path[path.length - 1]] = restoreString(s, table);
+}
+
 // Fetch and body-read failures (P-6.2.6, issue 13). Runtimes hide the reason of a network error in
 // `cause` (undici: `fetch failed` ← `redirect count exceeded`); pi-ai appends the deepest cause and
 // its code, and so do we. Neither helper throws: a hostile error's getters are caught.

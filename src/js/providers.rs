@@ -8,6 +8,7 @@ use crate::core::agent_loop::empty_assistant;
 use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
 use crate::providers::json::parse_data;
+use crate::providers::marker;
 use crate::providers::partial_json::{Patch, PatchOp, PathSeg};
 use crate::providers::sse::{SseDecoder, SseEvents};
 use crate::providers::{Assembler, BlockKind, HttpRequest, MessageOp, RequestInput, StreamMapper, wire_format};
@@ -41,6 +42,17 @@ extern "C" {
     #[wasm_bindgen(js_name = headerEntries)]
     fn header_entries(headers: &JsValue) -> Array;
     fn random() -> f64;
+    #[wasm_bindgen(catch, js_name = projectMessages)]
+    fn project_messages(
+        messages: &JsValue,
+        model: &JsValue,
+        options: &JsValue,
+        opaque_schemas: bool,
+    ) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = restoreString)]
+    fn restore_string(s: &str, table: &JsValue) -> JsValue;
+    #[wasm_bindgen(catch, js_name = restoreAt)]
+    fn restore_at(root: &JsValue, path: &Array, s: &str, table: &JsValue) -> Result<(), JsValue>;
     #[wasm_bindgen(js_name = failureMessage)]
     fn failure_message(e: &JsValue) -> String;
     #[wasm_bindgen(js_name = retryableFailure)]
@@ -57,6 +69,15 @@ const MIN_SECRET_LEN: usize = 6;
 const CREDENTIAL_HEADERS: [&str; 6] =
     ["authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"];
 
+/// What a request is built from (`Driver::project`).
+struct Projected {
+    messages: Vec<Value>,
+    /// The JS originals the markers in the other fields stand for.
+    table: JsValue,
+    model: Value,
+    options: Value,
+}
+
 /// How a request ended early.
 enum End {
     Error(String),
@@ -65,22 +86,25 @@ enum End {
 
 fn js(v: &Value) -> JsValue {
     match v {
-        Value::String(s) => JsValue::from_str(s),
+        Value::String(s) => js_str(s),
         Value::Number(n) => JsValue::from_f64(n.as_f64().unwrap_or(0.0)),
         Value::Bool(b) => JsValue::from_bool(*b),
         Value::Null => JsValue::NULL,
         other => serde_json::to_string(other)
             .ok()
+            .map(|text| if marker::has_lone(&text) { marker::escape_lone_in_json(&text) } else { text })
             .and_then(|text| js_sys::JSON::parse(&text).ok())
             .unwrap_or(JsValue::UNDEFINED),
     }
 }
 
-/// A JSON copy of a JS value (functions and undefined dropped, as `JSON.stringify` does).
-fn json(h: &JsHost, v: &JsValue) -> Value {
-    match h.json_stringify(v, false) {
-        Ok(Some(text)) => serde_json::from_str(&text).unwrap_or(Value::Null),
-        _ => Value::Null,
+/// A provider string as JS: lone surrogates (encoded by the parsers, `marker::LONE`) made from
+/// UTF-16 units; everything else the usual UTF-8 decode.
+fn js_str(text: &str) -> JsValue {
+    if marker::has_lone(text) {
+        JsString::from_char_code(&marker::utf16_units(text)).into()
+    } else {
+        JsValue::from_str(text)
     }
 }
 
@@ -203,13 +227,11 @@ impl Driver {
         if self.aborted() {
             return Err(End::Aborted);
         }
-        let model = json(&h, &self.model);
         let raw = if self.context.is_object() { h.get(&self.context, "messages").ok() } else { None };
-        let messages = match raw.filter(js_sys::Array::is_array).map(|m| json(&h, &m)) {
-            Some(Value::Array(list)) => list,
-            _ => return Err(End::Error("streamBuiltin: context.messages must be an array".into())),
+        let Some(raw) = raw.filter(js_sys::Array::is_array) else {
+            return Err(End::Error("streamBuiltin: context.messages must be an array".into()));
         };
-        let mut options = json(&h, &self.options);
+        let Projected { messages, table, model, mut options } = self.project(&raw)?;
         if let Value::Object(map) = &mut options {
             // Generated tool-call ids (Google) take the request's start time.
             map.insert("timestamp".into(), Value::from(h.date_now()));
@@ -217,17 +239,65 @@ impl Driver {
         let provider = model.get("provider").and_then(Value::as_str).unwrap_or_default().to_string();
         let key = self.api_key(&provider)?;
         let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: key.as_deref() };
-        let request = format.build_request(&input).map_err(End::Error)?;
+        let mut request = format.build_request(&input).map_err(End::Error)?;
+        if request.url.contains(marker::START) {
+            // A URL is text for fetch, which writes a lone surrogate as U+FFFD: so does the lossy copy.
+            if let Some(url) = restore_string(&request.url, &table).as_string() {
+                request.url = url;
+            }
+        }
         let mut mapper = format.mapper(&input);
         let mut asm = Assembler::for_model(&model, input_keeps_open(&model));
         let body = {
-            let payload = js(&request.body);
+            let payload = self.body(&request.body, &table)?;
             let replaced = self.hook("onPayload", payload.clone()).await?;
             if replaced.is_undefined() { payload } else { replaced }
         };
         let response = self.send(&request, &body).await?;
         push(&self.stream, &h.object(&[("type", h.constant("start")), ("partial", self.message.clone())]));
         self.read_body(&response, mapper.as_mut(), &mut asm).await
+    }
+
+    /// The fields of `context.messages` the wire formats read, `model` and `options`, and the side
+    /// table of the values left in JS (`projectMessages` in helpers.js, `providers::marker`).
+    /// Schemas go as JSON when Rust can hold them (Google rewrites them), else as forwarded values.
+    fn project(&self, raw: &JsValue) -> Result<Projected, End> {
+        let fail = |e: JsValue| End::Error(self.h.error_message(&e));
+        for opaque_schemas in [false, true] {
+            let projected = project_messages(raw, &self.model, &self.options, opaque_schemas).map_err(fail)?;
+            if projected.is_null() {
+                continue;
+            }
+            let part = |i: u32| Reflect::get_u32(&projected, i).ok().and_then(|t| t.as_string());
+            let parse = |i: u32| part(i).and_then(|t| serde_json::from_str::<Value>(&t).ok()).unwrap_or(Value::Null);
+            if let Some(messages) = part(0).and_then(|t| serde_json::from_str::<Vec<Value>>(&t).ok()) {
+                let table = Reflect::get_u32(&projected, 1).map_err(fail)?;
+                return Ok(Projected { messages, table, model: parse(2), options: parse(3) });
+            }
+        }
+        Err(End::Error("streamBuiltin: context.messages cannot be read as JSON".into()))
+    }
+
+    /// The request body as JS values, the markers' originals put back where they are.
+    fn body(&self, body: &Value, table: &JsValue) -> Result<JsValue, End> {
+        let fail = |e: JsValue| End::Error(self.h.error_message(&e));
+        let text = serde_json::to_string(body).map_err(|e| End::Error(e.to_string()))?;
+        let root = js_sys::JSON::parse(&text).map_err(fail)?;
+        // Every caller string holding the marker character is in the table: none, nothing to find.
+        if table.unchecked_ref::<Array>().length() == 0 {
+            return Ok(root);
+        }
+        for (path, s) in marker::marked_strings(body) {
+            let path: Array = path
+                .iter()
+                .map(|step| match step {
+                    marker::Step::Key(k) => JsValue::from_str(k),
+                    marker::Step::Index(i) => JsValue::from_f64(*i as f64),
+                })
+                .collect();
+            restore_at(&root, &path, s, table).map_err(fail)?;
+        }
+        Ok(root)
     }
 
     /// P-6.2.1, P-6.2.5, P-6.2.6: fetch with headers, retries before any event, HTTP errors.
@@ -241,7 +311,9 @@ impl Driver {
             return Err(End::Error("No fetch function available: pass options.fetch".into()));
         }
         let headers = self.headers(request);
-        let body_text = h.json_stringify(body, false).ok().flatten().unwrap_or_else(|| "null".into());
+        // A payload `onPayload` made unsendable ends the request with JSON.stringify's error (it was sent as "null").
+        let body_text = h.json_stringify(body, false).map_err(|e| End::Error(h.error_message(&e)))?;
+        let body_text = body_text.unwrap_or_else(|| "null".into());
         let max_retries =
             self.option("maxRetries").as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(2.0) as u32;
         let max_delay =
@@ -521,7 +593,7 @@ impl Driver {
         let array: Array = path
             .iter()
             .map(|seg| match seg {
-                PathSeg::Key(k) => JsValue::from_str(k),
+                PathSeg::Key(k) => js_str(k),
                 PathSeg::Index(i) => JsValue::from_f64(*i as f64),
             })
             .collect();
@@ -717,12 +789,14 @@ impl Texts {
                 count += 1;
             });
         }
-        Texts { joined: (count > 1).then(|| JsString::from(joined.as_str())), at: 0 }
+        // Offsets are counted on the Rust text, so a batch with encoded lone surrogates goes one by one.
+        let joined = (count > 1 && !marker::has_lone(&joined)).then(|| JsString::from(joined.as_str()));
+        Texts { joined, at: 0 }
     }
 
     /// The next string, which is `text`.
     fn next(&mut self, text: &str) -> JsValue {
-        let Some(joined) = &self.joined else { return JsValue::from_str(text) };
+        let Some(joined) = &self.joined else { return js_str(text) };
         let len = if text.is_ascii() { text.len() } else { text.encode_utf16().count() };
         let end = self.at.saturating_add(u32::try_from(len).unwrap_or(u32::MAX));
         let slice = joined.slice(self.at, end);

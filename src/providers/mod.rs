@@ -7,6 +7,7 @@ pub mod anthropic;
 pub mod assemble;
 pub mod google;
 pub mod json;
+pub mod marker;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod partial_json;

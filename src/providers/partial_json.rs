@@ -14,7 +14,8 @@
 //! Inside strings the parser is exactly as tolerant as the final parse's repair pass (P-6.4.3, see
 //! `repair.rs`), so the live value converges to the final one: raw control characters are kept, a
 //! backslash before a character that cannot follow it (or `\u` without four hex digits) is a literal
-//! backslash. Lone surrogates (`"\ud800"`, legal for `JSON.parse`) become U+FFFD.
+//! backslash. Lone surrogates (`"\ud800"`, legal for `JSON.parse`) are kept, encoded as
+//! `marker::push_lone_surrogate` does.
 //!
 //! Limits: 512 nested containers (`MAX_DEPTH`) and 1 KiB of keys along the path of a live value
 //! (`MAX_PATH_KEY_BYTES`); beyond either the live value freezes. The second limit keeps the total
@@ -24,6 +25,7 @@
 
 use serde_json::{Map, Value};
 
+use super::marker::push_lone_surrogate;
 use super::repair::{MAX_DEPTH, json_number};
 
 /// The most key bytes the path of a live value may hold; a longer path freezes the live value.
@@ -467,7 +469,8 @@ impl StrDecoder {
         false
     }
 
-    /// A `\uXXXX` code unit: pairs surrogates as `JSON.parse` does, a lone one becomes U+FFFD.
+    /// A `\uXXXX` code unit: pairs surrogates as `JSON.parse` does; a lone one is kept, encoded
+    /// as `marker::push_lone_surrogate` does.
     fn unit(&mut self, unit: u16, out: &mut String) {
         let is_low = (0xDC00..=0xDFFF).contains(&unit);
         if let Some(high) = self.high.take() {
@@ -475,19 +478,19 @@ impl StrDecoder {
                 out.push(combine_surrogates(high, unit));
                 return;
             }
-            out.push('\u{FFFD}');
+            push_lone_surrogate(out, high);
         }
         if (0xD800..=0xDBFF).contains(&unit) {
             self.high = Some(unit);
         } else {
-            out.push(char::from_u32(u32::from(unit)).unwrap_or('\u{FFFD}'));
+            push_lone_surrogate(out, unit);
         }
     }
 
-    /// A held-back high surrogate that will not be paired: U+FFFD.
+    /// A held-back high surrogate that will not be paired: kept as a lone one.
     fn flush_high(&mut self, out: &mut String) {
-        if self.high.take().is_some() {
-            out.push('\u{FFFD}');
+        if let Some(unit) = self.high.take() {
+            push_lone_surrogate(out, unit);
         }
     }
 }
@@ -748,13 +751,16 @@ mod tests {
     }
 
     #[test]
-    fn p_6_4_2_lone_surrogates_become_replacement_characters() {
-        assert_eq!(parse_partial(r#"{"s": "\uD800"}"#), json!({"s": "\u{FFFD}"}));
-        assert_eq!(parse_partial(r#"{"s": "\uDC00x"}"#), json!({"s": "\u{FFFD}x"}));
-        assert_eq!(parse_partial(r#"{"s": "\uD800\uD800\uDC00"}"#), json!({"s": "\u{FFFD}\u{10000}"}));
-        assert_eq!(parse_partial(r#"{"s": "\uD800\n"}"#), json!({"s": "\u{FFFD}\n"}));
-        assert_eq!(parse_partial(r#"{"s": "\uD800\u0041"}"#), json!({"s": "\u{FFFD}A"}));
-        assert_eq!(parse_partial(r#"{"\uD800": 1}"#), json!({"\u{FFFD}": 1}));
+    fn p_6_4_2_lone_surrogates_are_kept() {
+        let units = |v: &Value, key: &str| crate::providers::marker::utf16_units(v[key].as_str().unwrap());
+        assert_eq!(units(&parse_partial(r#"{"s": "\uD800"}"#), "s"), [0xD800]);
+        assert_eq!(units(&parse_partial(r#"{"s": "\uDC00x"}"#), "s"), [0xDC00, 0x78]);
+        assert_eq!(units(&parse_partial(r#"{"s": "\uD800\uD800\uDC00"}"#), "s"), [0xD800, 0xD800, 0xDC00]);
+        assert_eq!(units(&parse_partial(r#"{"s": "\uD800\n"}"#), "s"), [0xD800, 0x0A]);
+        assert_eq!(units(&parse_partial(r#"{"s": "\uD800\u0041"}"#), "s"), [0xD800, 0x41]);
+        let keyed = parse_partial(r#"{"\uD800": 1}"#);
+        let key = keyed.as_object().unwrap().keys().next().unwrap();
+        assert_eq!(crate::providers::marker::utf16_units(key), [0xD800]);
     }
 
     #[test]
@@ -766,7 +772,8 @@ mod tests {
         assert_eq!(parse_partial(r#"{"s": "\u12"}"#), json!({"s": "\\u12"}));
         assert_eq!(parse_partial(r#"{"s": "\u"}"#), json!({"s": "\\u"}));
         assert_eq!(parse_partial(r#"{"s": "\u\"}"#), json!({"s": "\\u\"}"}));
-        assert_eq!(parse_partial(r#"{"s": "\uD83D\q"}"#), json!({"s": "\u{FFFD}\\q"}));
+        let lone = parse_partial(r#"{"s": "\uD83D\q"}"#);
+        assert_eq!(crate::providers::marker::utf16_units(lone["s"].as_str().unwrap()), [0xD83D, 0x5C, 0x71]);
         assert_eq!(parse_partial(r#"{"s": "\é"}"#), json!({"s": "\\é"}));
     }
 

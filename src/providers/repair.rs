@@ -16,6 +16,7 @@
 
 use serde_json::{Map, Value};
 
+use super::marker::push_lone_surrogate;
 use super::partial_json::{combine_surrogates, hex_value};
 
 /// The most nested containers any JSON parser here accepts (E-8.4.1).
@@ -522,7 +523,7 @@ impl Strict<'_> {
     }
 
     /// V8 `ScanJsonString` + `DecodeString`: the cursor is after the opening quote. Escaped surrogate
-    /// pairs are joined; lone surrogates (kept by JS) become U+FFFD.
+    /// pairs are joined; lone surrogates (kept by JS) are encoded as `marker::push_lone_surrogate` does.
     fn scan_string(&mut self) -> Parsed<String> {
         let mut out = String::new();
         let mut high: Option<u16> = None;
@@ -563,8 +564,8 @@ impl Strict<'_> {
                             let is_low = (0xDC00..=0xDFFF).contains(&unit);
                             match high.take() {
                                 Some(h) if is_low => out.push(combine_surrogates(h, unit)),
-                                Some(_) => {
-                                    out.push('\u{FFFD}');
+                                Some(h) => {
+                                    push_lone_surrogate(&mut out, h);
                                     push_unit(unit, &mut high, &mut out);
                                 }
                                 None => push_unit(unit, &mut high, &mut out),
@@ -603,13 +604,13 @@ fn push_unit(unit: u16, high: &mut Option<u16>, out: &mut String) {
     if (0xD800..=0xDBFF).contains(&unit) {
         *high = Some(unit);
     } else {
-        out.push(char::from_u32(u32::from(unit)).unwrap_or('\u{FFFD}'));
+        push_lone_surrogate(out, unit);
     }
 }
 
 fn flush_high(high: &mut Option<u16>, out: &mut String) {
-    if high.take().is_some() {
-        out.push('\u{FFFD}');
+    if let Some(unit) = high.take() {
+        push_lone_surrogate(out, unit);
     }
 }
 
@@ -760,7 +761,14 @@ pub(crate) mod tests {
 
     #[test]
     fn p_6_4_3_values_js_keeps_but_serde_cannot() {
-        assert_eq!(parse_json(r#"["\ud800", "\udc00x", "\ud83d\ude00"]"#), Ok(json!(["\u{FFFD}", "\u{FFFD}x", "😀"])));
+        let lone = parse_json(r#"["\ud800", "\udc00x", "\ud83d\ude00", "\ud83d\ud83d"]"#).unwrap();
+        let units: Vec<Vec<u16>> = lone
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| crate::providers::marker::utf16_units(s.as_str().unwrap()))
+            .collect();
+        assert_eq!(units, [vec![0xD800], vec![0xDC00, 0x78], vec![0xD83D, 0xDE00], vec![0xD83D, 0xD83D]]);
         assert_eq!(parse_json("[1e400, -1e400, 1e-400]"), Ok(json!([null, null, 0.0])));
         assert_eq!(parse_json("-0"), Ok(json!(-0.0)));
         assert_eq!(parse_json("12345678901234567890123"), Ok(json!(1.2345678901234568e22)));

@@ -67,10 +67,10 @@ fn tokens(value: Option<f64>) -> Option<u64> {
 }
 
 /// `est` of P-6.2.7: the JSON length (UTF-16 units, as `JSON.stringify(...).length`) of the
-/// request messages, divided by 4 and rounded up.
+/// request messages, divided by 4 and rounded up. Markers count as their originals (`marker`).
 pub fn estimate_tokens(messages: &[Value]) -> u64 {
     let json = serde_json::to_string(messages).unwrap_or_default();
-    (json.encode_utf16().count() as u64).div_ceil(4)
+    (super::marker::json_len(&json) as u64).div_ceil(4)
 }
 
 /// P-6.2.7 context cap: `contextWindow − est − max(4096, ⌈0.15·est⌉)`, at least 1; `None` when
