@@ -233,9 +233,8 @@ test(`issue 13: hostile values through the built-in providers end every run with
 // scripted answer, and the same Agent's next prompt works too; a cycle, BigInt or throwing toJSON/getter in a history
 // tool call's arguments gives an error message (the reference: `Converting circular structure to JSON …`); in a tool
 // schema, the JSON error is thrown (the reference throws it from `new Agent`). The first group fails on the
-// secrets-wire branch alone (`streamBuiltin: context.messages must be an array` before any request), which tasks A
-// (request mapping) and B (args, schemas) fix: `todo` until then.
-const TODO_UNTIL_A_AND_B = "issue 13: fails until tasks A and B land; the lead removes this todo at integration";
+// secrets-wire branch alone (`streamBuiltin: context.messages must be an array` before any request); the request
+// projection (only the fields a wire format reads, JS values kept where Rust cannot hold them) fixed them.
 const NEVER_SENT = ["custom field", "details", "message content", "prompt"];
 const SENT = ["tool arguments", "tool schema"];
 
@@ -259,7 +258,7 @@ test("issue 13: each class × place has the reference's outcome through the buil
       for (const place of [...NEVER_SENT, ...SENT]) {
         const works = representable || NEVER_SENT.includes(place);
         const outcome = works ? "request sent, answer kept, next prompt works" : place === "tool arguments" ? "an error message" : "the JSON error is thrown";
-        await t.test(`${cls} in ${place}: ${outcome}`, works ? { todo: TODO_UNTIL_A_AND_B } : {}, async () => {
+        await t.test(`${cls} in ${place}: ${outcome}`, {}, async () => {
           const c = hostileCase(api, place, cls);
           const r = server.route();
           r.repeat = true;
