@@ -9,7 +9,7 @@ use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
 use crate::providers::json::parse_data;
 use crate::providers::partial_json::{Patch, PatchOp, PathSeg};
-use crate::providers::sse::{SseDecoder, SseEvents};
+use crate::providers::sse::{DEFAULT_MAX_EVENT_BYTES, SseDecoder, SseError, SseEvents};
 use crate::providers::{Assembler, BlockKind, HttpRequest, MessageOp, RequestInput, StreamMapper, wire_format};
 use futures::future::{Either, select};
 use js_sys::{Array, JsString, Object, Reflect, Uint8Array};
@@ -45,6 +45,9 @@ extern "C" {
 
 const REQUEST_ABORTED: &str = "Request was aborted";
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
+/// Network chunks are copied into wasm memory this many bytes at a time, into one reused buffer,
+/// so a huge chunk never needs a buffer of its size (issue 13).
+const COPY_WINDOW: u32 = 64 * 1024;
 
 /// How a request ended early.
 enum End {
@@ -321,9 +324,10 @@ impl Driver {
             .and_then(|f| h.call_sync(&f, &body, &[]))
             .map_err(|e| End::Error(h.error_message(&e)))?;
         let read = h.get(&reader, "read").map_err(|e| End::Error(h.error_message(&e)))?;
-        let mut decoder = SseDecoder::new();
+        let mut decoder = SseDecoder::with_limit(self.max_event_bytes());
         // Refilled per chunk: its buffers are reused, so events cost no allocations.
         let mut events = SseEvents::new();
+        let mut window = Vec::new();
         let on_event = self.option("onProviderStreamEvent");
         let on_event = (h.kind(&on_event) == Kind::Function).then_some(on_event);
         // With the hook, JS runs between events: each event's operations are applied before the
@@ -339,11 +343,20 @@ impl Driver {
             };
             let done = h.get(&chunk, "done").map(|d| d.is_truthy()).unwrap_or(true);
             events.clear();
-            if done {
-                decoder.finish(&mut events);
+            let decoded = if done {
+                decoder.finish(&mut events)
             } else if let Ok(value) = h.get(&chunk, "value") {
-                let bytes: Uint8Array = value.unchecked_into();
-                decoder.push(&bytes.to_vec(), &mut events);
+                if !value.is_instance_of::<Uint8Array>() {
+                    silence(&reader_cancel(&reader));
+                    return Err(End::Error("Provider stream chunk is not a Uint8Array".into()));
+                }
+                decode_chunk(&mut decoder, &value, &mut window, &mut events)
+            } else {
+                Ok(())
+            };
+            if let Err(e) = decoded {
+                silence(&reader_cancel(&reader));
+                return Err(End::Error(e.message()));
             }
             for event in events.iter() {
                 // The hook wants every event parsed; without it the mapper may take its shortcut.
@@ -388,6 +401,14 @@ impl Driver {
                 }
                 return self.apply_all(asm);
             }
+        }
+    }
+
+    /// `options.maxStreamEventBytes`: a positive number (floored), else the 64 MiB default.
+    fn max_event_bytes(&self) -> usize {
+        match self.option("maxStreamEventBytes").as_f64() {
+            Some(n) if n >= 1.0 => n.min(usize::MAX as f64) as usize,
+            _ => DEFAULT_MAX_EVENT_BYTES,
         }
     }
 
@@ -595,6 +616,34 @@ fn cancel_body(response: &JsValue) {
     if let Ok(p) = cancelled {
         silence(&p);
     }
+}
+
+/// Feeds one network chunk (a `Uint8Array`) to the decoder through the reused `window` buffer.
+fn decode_chunk(
+    decoder: &mut SseDecoder,
+    value: &JsValue,
+    window: &mut Vec<u8>,
+    events: &mut SseEvents,
+) -> Result<(), SseError> {
+    let bytes: Uint8Array = value.clone().unchecked_into();
+    let len = bytes.length();
+    let mut at = 0u32;
+    while at < len {
+        let end = at.saturating_add(COPY_WINDOW).min(len);
+        let size = end.saturating_sub(at) as usize;
+        if window.len() != size {
+            if size > window.capacity() {
+                window
+                    .try_reserve_exact(size.saturating_sub(window.len()))
+                    .map_err(|_| SseError::OutOfMemory { bytes: size })?;
+            }
+            window.resize(size, 0);
+        }
+        bytes.subarray(at, end).copy_to(window);
+        decoder.push(window, events)?;
+        at = end;
+    }
+    Ok(())
 }
 
 /// Reads at most `limit` bytes of a response body as text, then cancels the rest.
