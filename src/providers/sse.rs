@@ -951,7 +951,7 @@ mod tests {
         let mut d = SseDecoder::new();
         d.push(text.as_bytes(), &mut out).unwrap();
         out.clear();
-        assert_eq!(out.owned.capacity() > 0 && out.owned.is_empty(), true);
+        assert!(out.owned.capacity() > 0 && out.owned.is_empty());
     }
 
     /// Bytes biased toward the interesting ones: line ends, colons, field names, split UTF-8.
