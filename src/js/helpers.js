@@ -468,7 +468,15 @@ function unwrapStep(r) {
 let settle = () => {};
 
 export function setSettle(f) {
-  settle = f;
+  // A trap in Rust while settling is the instance failing: it goes to the wrapper's handler
+  // (`setPoller`), not out of this promise reaction as an unhandled rejection.
+  settle = (slot, code, value) => {
+    try {
+      f(slot, code, value);
+    } catch (error) {
+      instanceFailed(error);
+    }
+  };
 }
 
 function settleInto(promise, slot) {
@@ -577,4 +585,34 @@ export function headerEntries(headers) {
 
 export function random() {
   return Math.random();
+}
+
+// The executor's wake-ups (src/js/executor.rs): one microtask per batch of ready tasks. The npm
+// wrapper installs `poller`, which calls `pollTasks` inside its own try/catch (pkg-template/trap.js);
+// `fallbackPoller` (the bare export) serves a glue used without the wrapper.
+let poller = null;
+let fallbackPoller = null;
+let failureHandler = null;
+
+function runPoll() {
+  const poll = poller ?? fallbackPoller;
+  if (poll !== null) poll();
+}
+
+export function schedulePoll() {
+  queueMicrotask(runPoll);
+}
+
+export function setPoller(poll, onFailure) {
+  poller = typeof poll === "function" ? poll : null;
+  failureHandler = typeof onFailure === "function" ? onFailure : null;
+}
+
+export function setFallbackPoller(poll) {
+  fallbackPoller = poll;
+}
+
+function instanceFailed(error) {
+  if (failureHandler === null) throw error;
+  failureHandler(error);
 }

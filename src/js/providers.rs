@@ -3,6 +3,7 @@
 //! the body incrementally into the SSE decoder, and applies the assembler's operations to the one
 //! JS message object every event shares. Never throws: every failure is the final `error` event.
 
+use super::executor::spawn;
 use super::host::{JsHost, silence};
 use crate::core::agent_loop::empty_assistant;
 use crate::core::builtin::unavailable_event;
@@ -16,7 +17,6 @@ use js_sys::{Array, JsString, Object, Reflect, Uint8Array};
 use serde_json::Value;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::spawn_local;
 
 #[wasm_bindgen(module = "/src/js/helpers.js")]
 extern "C" {
@@ -88,7 +88,7 @@ pub fn stream_builtin(model: JsValue, context: JsValue, options: JsValue, stream
     let options = if options.is_object() { options } else { Object::new().into() };
     let signal = h.get(&options, "signal").unwrap_or(JsValue::UNDEFINED);
     let driver = Driver { h, stream, message, model, context, options, signal, last_path: RefCell::default() };
-    spawn_local(async move {
+    spawn(async move {
         let format = format;
         if let Err(end) = driver.run(format.as_ref()).await {
             driver.end(end);
