@@ -25,6 +25,11 @@ pub const DEFAULT_MAX_EVENT_BYTES: usize = 64 * 1024 * 1024;
 /// A partial `data` line this long goes straight into the event's data buffer.
 const DIRECT_DATA_AFTER: usize = 4096;
 
+/// A long data line is collected in pieces of this size, joined once when the line ends: growing
+/// one buffer by doubling would leave every smaller buffer behind as a hole too small for the next,
+/// about twice the line's size in all, where pieces plus the joined copy cost exactly twice.
+const PIECE: usize = 1024 * 1024;
+
 /// Event data at least this long is moved into [`SseEvents`] rather than copied.
 const MOVE_DATA_AFTER: usize = 64 * 1024;
 
@@ -204,9 +209,12 @@ impl SseEvents {
 pub struct SseDecoder {
     /// The most bytes one line, or one event's data, may hold.
     limit: usize,
-    /// The unfinished line is a `data` line being appended straight to `data` (its prefix and
-    /// separator already handled).
+    /// The unfinished line is a `data` line being collected in `pieces` for `data` (its prefix
+    /// and separator already handled).
     data_line: bool,
+    /// The rest of a long data line so far (see [`PIECE`]), and their total length.
+    pieces: Vec<String>,
+    pieces_len: usize,
     /// The first bytes of a UTF-8 sequence split across chunks (at most 3; always a valid prefix).
     carry: Vec<u8>,
     /// Whether the first decoded character (a possible BOM) has been looked at.
@@ -241,6 +249,8 @@ impl SseDecoder {
         SseDecoder {
             limit,
             data_line: false,
+            pieces: Vec::new(),
+            pieces_len: 0,
             carry: Vec::new(),
             bom_checked: false,
             after_cr: false,
@@ -290,7 +300,7 @@ impl SseDecoder {
             self.feed_text("\u{FFFD}", out)?;
         }
         if self.data_line {
-            self.data_line = false;
+            self.end_data_line("")?;
         } else if !self.line.is_empty() {
             let line = std::mem::take(&mut self.line);
             self.process_line(&line, out)?;
@@ -351,8 +361,7 @@ impl SseDecoder {
             // `\r` and `\n` are ASCII, so both ends are character boundaries.
             let piece = text.get(start..i).unwrap_or_default();
             if self.data_line {
-                self.data_line = false;
-                append(&mut self.data, piece, self.limit)?;
+                self.end_data_line(piece)?;
             } else if self.line.is_empty() {
                 if piece.len() > self.limit {
                     return Err(SseError::TooLarge { limit: self.limit });
@@ -379,11 +388,11 @@ impl SseDecoder {
         self.keep_partial(text.get(start..).unwrap_or_default())
     }
 
-    /// Keeps the start of an unfinished line. A long `data` line is appended to `data` as it
-    /// arrives, so its bytes are copied once instead of twice (and not held twice).
+    /// Keeps the start of an unfinished line. A long `data` line goes to `pieces` as it arrives,
+    /// not to the line buffer, so it is not held (and copied) once more as a line.
     fn keep_partial(&mut self, rest: &str) -> Result<(), SseError> {
         if self.data_line {
-            return append(&mut self.data, rest, self.limit);
+            return self.push_piece(rest);
         }
         append(&mut self.line, rest, self.limit)?;
         if self.line.len() >= DIRECT_DATA_AFTER && self.line.starts_with("data:") {
@@ -429,6 +438,54 @@ impl SseDecoder {
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// Appends to the pieces of a long data line, within the limit for the event's data.
+    fn push_piece(&mut self, text: &str) -> Result<(), SseError> {
+        let total = self.data.len().saturating_add(self.pieces_len).saturating_add(text.len());
+        if total > self.limit {
+            return Err(SseError::TooLarge { limit: self.limit });
+        }
+        let mut rest = text;
+        while !rest.is_empty() {
+            let mut cut = self.pieces.last().map_or(0, |p| p.capacity().saturating_sub(p.len())).min(rest.len());
+            while cut > 0 && !rest.is_char_boundary(cut) {
+                cut = cut.saturating_sub(1);
+            }
+            if cut == 0 {
+                let mut piece = String::new();
+                piece.try_reserve_exact(PIECE).map_err(|_| SseError::OutOfMemory { bytes: PIECE })?;
+                self.pieces.try_reserve(1).map_err(|_| SseError::OutOfMemory { bytes: PIECE })?;
+                self.pieces.push(piece);
+                continue;
+            }
+            let (head, tail) = rest.split_at(cut);
+            if let Some(last) = self.pieces.last_mut() {
+                last.push_str(head);
+            }
+            self.pieces_len = self.pieces_len.saturating_add(head.len());
+            rest = tail;
+        }
+        Ok(())
+    }
+
+    /// The long data line ended with `tail`: its pieces are joined into `data`, one exact allocation.
+    fn end_data_line(&mut self, tail: &str) -> Result<(), SseError> {
+        self.data_line = false;
+        let total = self.data.len().saturating_add(self.pieces_len).saturating_add(tail.len());
+        if total > self.limit {
+            return Err(SseError::TooLarge { limit: self.limit });
+        }
+        self.data
+            .try_reserve_exact(total.saturating_sub(self.data.len()))
+            .map_err(|_| SseError::OutOfMemory { bytes: total })?;
+        for piece in self.pieces.drain(..) {
+            self.data.push_str(&piece);
+        }
+        self.pieces = Vec::new();
+        self.pieces_len = 0;
+        self.data.push_str(tail);
         Ok(())
     }
 
@@ -930,6 +987,11 @@ mod tests {
                 d.push(c, &mut out).unwrap();
                 // The data of the big event never sat in the line buffer whole.
                 assert!(d.line.capacity() < 2 * DIRECT_DATA_AFTER, "line buffer {}", d.line.capacity());
+                // Nor was the data buffer grown by doubling while the line went on: pieces hold it.
+                if d.data_line {
+                    assert!(d.data.capacity() <= size + DIRECT_DATA_AFTER, "data buffer {}", d.data.capacity());
+                    assert!(d.pieces.iter().all(|p| p.capacity() == PIECE));
+                }
                 events.extend(owned(&out));
                 if out.iter().any(|e| e.event == Some("big")) {
                     assert_eq!(out.owned.len(), 1, "the large data is held apart");
