@@ -56,6 +56,20 @@ struct SchemaCache {
 }
 
 impl SchemaCache {
+    /// Forgets the schemas of objects JS no longer holds.
+    fn forget(&mut self, collected: &[f64]) {
+        if collected.is_empty() {
+            return;
+        }
+        for id in collected {
+            if let Some((_, size)) = self.entries.remove(&(*id as u64)) {
+                self.bytes = self.bytes.saturating_sub(size);
+            }
+        }
+        let entries = &self.entries;
+        self.order.retain(|k| entries.contains_key(k));
+    }
+
     fn get(&self, key: u64) -> Option<Rc<PreparedSchema>> {
         self.entries.get(&key).map(|(schema, _)| schema.clone())
     }
@@ -87,6 +101,11 @@ impl SchemaCache {
 
 thread_local! {
     static SCHEMAS: RefCell<SchemaCache> = RefCell::new(SchemaCache::default());
+}
+
+/// How many schemas are cached (tests: collected `parameters` objects leave nothing behind).
+pub fn schema_cache_len() -> usize {
+    SCHEMAS.with(|cache| cache.borrow().entries.len())
 }
 
 /// Estimated heap bytes of a parsed JSON value (nodes, strings, map entries); iterative, so any
@@ -129,7 +148,12 @@ fn cached_schema<H: Host>(h: &H, id: f64, parameters: &H::V) -> Result<Rc<Prepar
     // Computed with no borrow held: converting the schema may run caller getters.
     let prepared = Rc::new(prepare_schema(h, parameters)?);
     let size = heap_size(&prepared.0).saturating_add(prepared.1.as_ref().map_or(0, String::len));
-    SCHEMAS.with(|cache| cache.borrow_mut().insert(key, prepared.clone(), size));
+    let collected = h.collected_ids();
+    SCHEMAS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        cache.forget(&collected);
+        cache.insert(key, prepared.clone(), size);
+    });
     Ok(prepared)
 }
 
@@ -217,6 +241,19 @@ mod tests {
         cache.insert(999, schema(json!(false)), 1);
         assert_eq!(cache.bytes, 9 * size + 1);
         assert_eq!(cache.order.iter().filter(|k| **k == 999).count(), 1);
+    }
+
+    #[test]
+    fn issue_13_schema_cache_forgets_collected_objects() {
+        let mut cache = SchemaCache::default();
+        for key in 1..=5u64 {
+            cache.insert(key, schema(json!({})), 10);
+        }
+        cache.forget(&[2.0, 4.0, 99.0]);
+        assert!(cache.get(2).is_none() && cache.get(4).is_none());
+        assert!(cache.get(1).is_some() && cache.get(3).is_some() && cache.get(5).is_some());
+        assert_eq!((cache.bytes, cache.order.len()), (30, 3));
+        assert_eq!(cache.order.iter().copied().collect::<Vec<_>>(), vec![1, 3, 5]);
     }
 
     #[test]

@@ -71,6 +71,11 @@ export function toolResultMessage(role, toolCallId, toolName, content, details, 
 
 const ids = new WeakMap();
 let nextId = 1;
+// The ids of collected objects, for the caches keyed by them to forget (issue 13: the schema
+// cache keeps nothing for a `parameters` object JS has dropped).
+let collected = [];
+const registry =
+  typeof FinalizationRegistry === "function" ? new FinalizationRegistry((id) => collected.push(id)) : null;
 
 /** A stable number per object (never reused), or undefined for primitives. */
 export function objectId(v) {
@@ -79,8 +84,17 @@ export function objectId(v) {
   if (id === undefined) {
     id = nextId++;
     ids.set(v, id);
+    if (registry !== null) registry.register(v, id);
   }
   return id;
+}
+
+/** The ids collected since the last call (a Float64Array), or undefined for none. */
+export function takeCollected() {
+  if (collected.length === 0) return undefined;
+  const out = Float64Array.from(collected);
+  collected = [];
+  return out;
 }
 
 const EVENT_CODES = {

@@ -227,6 +227,34 @@ const scenarios = {
     return { marks };
   },
 
+  /** Schemas of `parameters` objects JS dropped are forgotten (FinalizationRegistry → the cache). */
+  async "collected-schemas"({ count }) {
+    const call = { type: "toolCall", id: "c", name: "t", arguments: {} };
+    const validate = () => validateToolArguments({ name: "t", parameters: { type: "object", properties: {} } }, call);
+    for (let i = 0; i < count; i++) validate();
+    const filled = glue.schemaCacheEntries();
+    // Collect the dropped objects and let the registry's callbacks run, then one more miss prunes.
+    for (let i = 0; i < 5; i++) {
+      gc();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    validate();
+    return { filled, after: glue.schemaCacheEntries() };
+  },
+
+  /** Every task of finished runs is gone from the executor. */
+  async "no-live-tasks"() {
+    const server = await startServer([textReply([chunkLine({ content: "fine" })])]);
+    const before = glue.liveTasks();
+    await request(server.baseUrl);
+    const stream = agentLoop([{ role: "user", content: "hi", timestamp: 1 }], { messages: [] }, { model: model(server.baseUrl), convertToLlm: (m) => m, apiKey: "k" });
+    await stream.result();
+    await new Promise((r) => setTimeout(r, 20));
+    const after = glue.liveTasks();
+    await server.close();
+    return { before, after };
+  },
+
   /** An allocation the capped memory cannot give, on the fallible SSE path: a clean error, no poison. */
   async "sse-alloc-failure"({ size }) {
     const server = await startServer([textReply([{ bigContent: size }]), textReply([chunkLine({ content: "fine" })])]);

@@ -105,6 +105,17 @@ test("issue 13: 1,000 validations with fresh 100 KB schemas keep wasm memory fla
   assert.ok(marks[1000] - marks[100] <= 8 * MiB, `grew ${marks[1000] - marks[100]} bytes from call 100 to 1000`);
 });
 
+test("issue 13: the schema cache keeps nothing for parameters objects JS has dropped", OURS, async () => {
+  const out = await child("collected-schemas", { count: 200 });
+  assert.equal(out.filled, 200);
+  assert.ok(out.after <= 2, `${out.after} schemas still cached after their objects were collected`);
+});
+
+test("issue 13: finished runs and requests leave no task on the executor", OURS, async () => {
+  const { before, after } = await child("no-live-tasks", {});
+  assert.deepEqual({ before, after }, { before: 0, after: 0 });
+});
+
 test("issue 13: an allocation failure while reading a stream is a stream error, not a trap", OURS, async () => {
   // maxStreamEventBytes above what the capped memory can hold: the buffer growth is refused.
   const out = await child("sse-alloc-failure", { size: 100 * MiB }, CAPPED);
