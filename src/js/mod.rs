@@ -275,6 +275,12 @@ pub fn schema_cache_entries() -> u32 {
     u32::try_from(crate::core::validate_call::schema_cache_len()).unwrap_or(u32::MAX)
 }
 
+/// Bytes of the instance's linear memory (tests: what a payload cost for good; it never shrinks).
+#[wasm_bindgen(js_name = wasmMemoryBytes)]
+pub fn wasm_memory_bytes() -> f64 {
+    core::arch::wasm32::memory_size::<0>() as f64 * 65536.0
+}
+
 #[wasm_bindgen(js_name = setDefaultStreamFn)]
 pub fn set_default_stream_fn(stream_fn: JsValue) -> Result<(), JsValue> {
     let c = Checker::new(&JsHost, "setDefaultStreamFn");

@@ -18,7 +18,7 @@ const args = rawArgs ? JSON.parse(rawArgs) : {};
 const MiB = 1024 * 1024;
 
 /** Bytes of wasm linear memory (it never shrinks: growth is what a payload cost for good). */
-const wasmBytes = () => glue.__wasm.memory.buffer.byteLength;
+const wasmBytes = () => glue.wasmMemoryBytes();
 const gc = () => globalThis.gc?.();
 
 // ---- a scripted openai-completions server on 127.0.0.1 (the exact wire format, big lines streamed)
@@ -316,7 +316,14 @@ const scenarios = {
 };
 
 const started = Date.now();
-const out = await scenarios[scenario](args);
+let out;
+try {
+  out = await scenarios[scenario](args);
+} catch (error) {
+  out = { error: String(error?.stack ?? error) };
+}
 // Let late callbacks (an uncaught exception from a microtask, a rejection) surface before reporting.
 await new Promise((r) => setTimeout(r, 100));
 console.log(JSON.stringify({ ...out, uncaught, ms: Date.now() - started }));
+// A scenario that failed may leave its server open: do not wait for the parent's timeout.
+if (out.error !== undefined) process.exit(1);

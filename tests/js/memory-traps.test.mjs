@@ -30,9 +30,10 @@ function child(scenario, args, flags = []) {
       clearTimeout(timer);
       try {
         assert.equal(signal, null, `child killed by ${signal}: ${stderr}`);
-        assert.equal(code, 0, `child exit ${code}: ${stderr}`);
+        assert.equal(code, 0, `child exit ${code}: ${stderr}${stdout}`);
         assert.equal(stderr, "", "nothing on stderr");
         const out = JSON.parse(stdout.trim().split("\n").at(-1));
+        assert.equal(out.error, undefined, "the scenario ran to its end");
         assert.deepEqual(out.uncaught, [], "no uncaught exception, no unhandled rejection");
         resolve(out);
       } catch (error) {
