@@ -346,11 +346,11 @@ impl Driver {
             let decoded = if done {
                 decoder.finish(&mut events)
             } else if let Ok(value) = h.get(&chunk, "value") {
-                if !value.is_instance_of::<Uint8Array>() {
+                let Some(bytes) = chunk_bytes(&value) else {
                     silence(&reader_cancel(&reader));
-                    return Err(End::Error("Provider stream chunk is not a Uint8Array".into()));
-                }
-                decode_chunk(&mut decoder, &value, &mut window, &mut events)
+                    return Err(End::Error("Provider stream chunk is not an ArrayBuffer or a view of one".into()));
+                };
+                decode_chunk(&mut decoder, &bytes, &mut window, &mut events)
             } else {
                 Ok(())
             };
@@ -618,14 +618,29 @@ fn cancel_body(response: &JsValue) {
     }
 }
 
-/// Feeds one network chunk (a `Uint8Array`) to the decoder through the reused `window` buffer.
+/// The bytes of a chunk as a `TextDecoder` reads them: a `Uint8Array`, any other view (its bytes),
+/// or an `ArrayBuffer`; `None` for anything else.
+fn chunk_bytes(value: &JsValue) -> Option<Uint8Array> {
+    if value.is_instance_of::<Uint8Array>() {
+        return Some(value.clone().unchecked_into());
+    }
+    if js_sys::ArrayBuffer::is_view(value) {
+        let field = |key: &str| Reflect::get(value, &JsValue::from_str(key)).ok();
+        let buffer = field("buffer")?;
+        let offset = field("byteOffset")?.as_f64()? as u32;
+        let length = field("byteLength")?.as_f64()? as u32;
+        return Some(Uint8Array::new_with_byte_offset_and_length(&buffer, offset, length));
+    }
+    value.is_instance_of::<js_sys::ArrayBuffer>().then(|| Uint8Array::new(value))
+}
+
+/// Feeds one network chunk to the decoder through the reused `window` buffer.
 fn decode_chunk(
     decoder: &mut SseDecoder,
-    value: &JsValue,
+    bytes: &Uint8Array,
     window: &mut Vec<u8>,
     events: &mut SseEvents,
 ) -> Result<(), SseError> {
-    let bytes: Uint8Array = value.clone().unchecked_into();
     let len = bytes.length();
     let mut at = 0u32;
     while at < len {

@@ -1,7 +1,7 @@
 //! The one incremental Server-Sent Events decoder shared by every built-in provider (P-6.3.1, P-6.1.8):
 //! bytes → UTF-8 text → lines → events. It knows nothing of JSON or of any provider, and it never looks
-//! at a byte twice: between chunks it keeps only a ≤ 3-byte UTF-8 carry, the unfinished line and the
-//! fields of the event being built.
+//! at a byte twice: between chunks it keeps only a ≤ 3-byte UTF-8 carry, the unfinished line (or, for a
+//! long data line, its pieces) and the fields of the event being built.
 //!
 //! Framing follows the WHATWG "event stream interpretation" algorithm, with two deliberate choices:
 //! - at end of input (`finish`) an unterminated last line is processed and a pending event that has

@@ -209,3 +209,29 @@ test("issue 13, E-8.4.2: a trap inside a provider stream ends the waiting run wi
   assert.deepEqual(out.result, ["system", "user", "assistant"]);
   assert.equal(out.next, POISONED);
 });
+
+test("issue 13: stream chunks are read as a TextDecoder reads them (any view's bytes, an ArrayBuffer); others end the request", OURS, async () => {
+  const { streamBuiltin } = await import("../../pkg/dist/node/index.mjs");
+  const sse = (text) =>
+    `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: text }, finish_reason: null }] })}\n\n`;
+  const body = `${sse("")}${sse("héllo")}data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`;
+  const bytes = new TextEncoder().encode(body);
+  const model = { id: "m", api: "openai-completions", provider: "openai", baseUrl: "http://127.0.0.1:9/v1", input: ["text"], maxTokens: 100 };
+  const run = async (chunks) => {
+    const fetch = async () =>
+      new Response(new ReadableStream({ start(c) { for (const chunk of chunks) c.enqueue(chunk); c.close(); } }), { status: 200 });
+    let last;
+    for await (const event of streamBuiltin(model, { messages: [{ role: "user", content: "hi", timestamp: 1 }] }, { apiKey: "k", fetch })) last = event;
+    return last.type === "done" ? last.message.content[0].text : `${last.type}: ${last.error.errorMessage}`;
+  };
+  const half = 40;
+  // A DataView and a Uint16Array over parts of one buffer, with offsets; then an ArrayBuffer.
+  const padded = new Uint8Array(bytes.length + 8);
+  padded.set(bytes, 4);
+  const view = new DataView(padded.buffer, 4, half);
+  const rest = bytes.slice(half);
+  assert.equal(await run([view, rest.buffer]), "héllo");
+  const even = bytes.length % 2 === 0 ? bytes : Uint8Array.from([...bytes, 10]);
+  assert.equal(await run([new Uint16Array(even.buffer.slice(0))]), "héllo");
+  assert.equal(await run(["data: x\n\n"]), "error: Provider stream chunk is not an ArrayBuffer or a view of one");
+});
