@@ -58,7 +58,13 @@ async function failRun(st, active, text) {
     } catch {
       // a state replaced by a caller: the listeners still hear the event
     }
-    for (const listener of [...st.listeners]) {
+    let listeners = [];
+    try {
+      listeners = [...st.listeners];
+    } catch {
+      // no listener list to read
+    }
+    for (const listener of listeners) {
       try {
         await listener(event, active.signal);
       } catch {
@@ -84,8 +90,11 @@ function guardRun(st, before, start) {
   if (active === undefined || active === before) return promise; // refused before it started
   return new Promise((resolve, reject) => {
     const untrack = track(async (text) => {
-      await failRun(st, active, text);
-      resolve();
+      try {
+        await failRun(st, active, text);
+      } finally {
+        resolve();
+      }
     });
     promise.then(
       (value) => {

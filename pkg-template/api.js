@@ -138,8 +138,11 @@ class RunLedger {
 function observedRun(stream, config, signal) {
   const ledger = new RunLedger(config, signal);
   const untrack = track((text) => {
-    for (const event of ledger.ending(text)) stream.push(event);
-    stream.end(ledger.messages);
+    try {
+      for (const event of ledger.ending(text)) stream.push(event);
+    } finally {
+      stream.end(ledger.messages);
+    }
   });
   const sink = {
     push: (event) => stream.push(ledger.see(event)),
@@ -160,14 +163,17 @@ function barrierRun(emit, config, signal, start) {
     settle = { resolve, reject };
   });
   const untrack = track(async (text) => {
-    for (const event of ledger.ending(text)) {
-      try {
-        await emit(event);
-      } catch {
-        // D1: the run ends anyway
+    try {
+      for (const event of ledger.ending(text)) {
+        try {
+          await emit(event);
+        } catch {
+          // D1: the run ends anyway
+        }
       }
+    } finally {
+      settle.resolve(ledger.messages);
     }
-    settle.resolve(ledger.messages);
   });
   let promise;
   try {
