@@ -1,7 +1,7 @@
 // The `Agent` facade (§5): a subclassable class whose methods forward to the Rust core. The
 // agent's values live in a plain state object kept in a WeakMap, handed to every core call.
-import core from "./trap.js";
-import { getDefaultStreamFn } from "./api.js";
+import core, { track } from "./trap.js";
+import { failureMessage, getDefaultStreamFn } from "./api.js";
 
 const internals = new WeakMap();
 const STEERING = 0;
@@ -16,6 +16,102 @@ function stateOf(agent) {
 // A durable point for `onCheckpoint` (only agents that have one write checkpoints).
 function changed(st) {
   if (st.ck !== undefined) core.agentStateChanged(st);
+}
+
+/** The reducer's part (A-5.2.2) that the failure events below touch. */
+function reduceFailure(st, event) {
+  switch (event.type) {
+    case "message_start":
+      st.streamingMessage = event.message;
+      break;
+    case "message_end":
+      st.streamingMessage = undefined;
+      st.messages.push(event.message);
+      break;
+    case "turn_end":
+      if (event.message.errorMessage) st.errorMessage = event.message.errorMessage;
+      break;
+    case "agent_end":
+      st.streamingMessage = undefined;
+      break;
+  }
+}
+
+/**
+ * E-8.4.2: the instance failed during the run `active`, so JS ends it as the core ends a run whose
+ * listener failed (A-5.6): the failure events through the reducer and every listener (their errors
+ * swallowed), then the agent becomes idle and `waitForIdle()` resolves.
+ */
+async function failRun(st, active, text) {
+  if (st.active !== active) return;
+  let aborted = false;
+  try {
+    aborted = active.signal.aborted === true;
+  } catch {
+    // a broken signal: not aborted
+  }
+  const failure = failureMessage(st.model, aborted ? "aborted" : "error", text);
+  const events = [
+    { type: "message_start", message: failure },
+    { type: "message_end", message: failure },
+    { type: "turn_end", message: failure, toolResults: [] },
+    { type: "agent_end", messages: [failure] },
+  ];
+  for (const event of events) {
+    try {
+      reduceFailure(st, event);
+    } catch {
+      // a state replaced by a caller: the listeners still hear the event
+    }
+    let listeners = [];
+    try {
+      listeners = [...st.listeners];
+    } catch {
+      // no listener list to read
+    }
+    for (const listener of listeners) {
+      try {
+        await listener(event, active.signal);
+      } catch {
+        // A-5.6.2
+      }
+    }
+  }
+  st.errorMessage = text;
+  st.isStreaming = false;
+  st.streamingMessage = undefined;
+  st.pendingToolCalls = new Set();
+  try {
+    active.resolve();
+  } finally {
+    st.active = undefined;
+  }
+}
+
+/** The promise of `prompt()`/`continue()`: the core's, or settled by `failRun` if the instance fails. */
+function guardRun(st, before, start) {
+  const promise = start();
+  const active = st.active;
+  if (active === undefined || active === before) return promise; // refused before it started
+  return new Promise((resolve, reject) => {
+    const untrack = track(async (text) => {
+      try {
+        await failRun(st, active, text);
+      } finally {
+        resolve();
+      }
+    });
+    promise.then(
+      (value) => {
+        untrack();
+        resolve(value);
+      },
+      (error) => {
+        untrack();
+        reject(error);
+      },
+    );
+  });
 }
 
 function createStateView(st) {
@@ -83,18 +179,18 @@ export class Agent {
   prompt(input, images) {
     const st = internals.get(this);
     if (!st) return Promise.reject(new TypeError("Agent: method called on an object that is not an Agent"));
-    return core.agentPrompt(this, st, input, images);
+    return guardRun(st, st.active, () => core.agentPrompt(this, st, input, images));
   }
 
   continue() {
     const st = internals.get(this);
     if (!st) return Promise.reject(new TypeError("Agent: method called on an object that is not an Agent"));
-    return core.agentContinue(this, st);
+    return guardRun(st, st.active, () => core.agentContinue(this, st));
   }
 
   resume() {
     const st = internals.get(this);
     if (!st) return Promise.reject(new TypeError("Agent: method called on an object that is not an Agent"));
-    return core.agentResume(this, st);
+    return guardRun(st, st.active, () => core.agentResume(this, st));
   }
 }

@@ -1,6 +1,6 @@
 // The public API: each export gives a Rust function its public name and arity, and hands it the
 // JS-side objects it needs (the result stream, the built-in stream function). No loop logic here.
-import core from "./trap.js";
+import core, { track } from "./trap.js";
 import { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream } from "./streams.js";
 
 export { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream };
@@ -9,6 +9,191 @@ export const VERSION = core.version();
 export const SNAPSHOT_VERSION = core.snapshotVersion();
 export const DEFAULT_AGENT_IDENTITY = core.defaultAgentIdentity();
 export const BUILTIN_APIS = Object.freeze(core.builtinApis());
+
+/** S-2.1.2: zero usage. */
+function zeroUsage() {
+  const cost = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
+  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost };
+}
+
+/**
+ * The D1.2 failure message, built here when the instance has failed and the core cannot build it
+ * (same fields, same order as the core's).
+ */
+export function failureMessage(model, stopReason, errorMessage, textBlock = true) {
+  const field = (key) => (model !== null && (typeof model === "object" || typeof model === "function") ? model[key] : undefined);
+  return {
+    role: "assistant",
+    content: textBlock ? [{ type: "text", text: "" }] : [],
+    api: field("api"),
+    provider: field("provider"),
+    model: field("id"),
+    usage: zeroUsage(),
+    stopReason,
+    errorMessage,
+    timestamp: Date.now(),
+  };
+}
+
+function isAborted(signal) {
+  try {
+    return signal !== null && typeof signal === "object" && signal.aborted === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A loop run as its events went by, so that when the instance fails mid-run (E-8.4.2) JS can end it
+ * as D1.2 ends a failed run: every started tool call gets an error result, then the final assistant
+ * message (the streamed partial with the error, or the D1.2 message), `turn_end` and `agent_end`.
+ */
+class RunLedger {
+  constructor(config, signal) {
+    this.config = config;
+    this.signal = signal;
+    this.started = false;
+    this.turnOpen = false;
+    this.ended = false;
+    /** The assistant message being streamed (between its message_start and message_end). */
+    this.partial = undefined;
+    /** The turn's assistant message and tool results, for a turn_end of our own. */
+    this.turnMessage = undefined;
+    this.toolResults = [];
+    /** tool_execution_start events without their end, by call id. */
+    this.tools = new Map();
+    /** newMessages: every message_end's message. */
+    this.messages = [];
+  }
+
+  see(event) {
+    if (event === null || typeof event !== "object") return event;
+    switch (event.type) {
+      case "agent_start":
+        this.started = true;
+        break;
+      case "turn_start":
+        this.turnOpen = true;
+        this.turnMessage = undefined;
+        this.toolResults = [];
+        break;
+      case "turn_end":
+        this.turnOpen = false;
+        break;
+      case "message_start":
+      case "message_update":
+        if (event.message?.role === "assistant") this.partial = event.message;
+        break;
+      case "message_end":
+        this.partial = undefined;
+        this.messages.push(event.message);
+        if (event.message?.role === "assistant") this.turnMessage = event.message;
+        if (event.message?.role === "toolResult") this.toolResults.push(event.message);
+        break;
+      case "tool_execution_start":
+        this.tools.set(event.toolCallId, event);
+        break;
+      case "tool_execution_end":
+        this.tools.delete(event.toolCallId);
+        break;
+      case "agent_end":
+        this.ended = true;
+        break;
+    }
+    return event;
+  }
+
+  /** The events that end the run with the error `text`, each recorded as it is taken. */
+  *ending(text) {
+    if (this.ended) return;
+    const stopReason = isAborted(this.signal) ? "aborted" : "error";
+    if (!this.started) yield this.see({ type: "agent_start" });
+    if (this.tools.size > 0) {
+      for (const start of [...this.tools.values()]) {
+        const { toolCallId, toolName } = start;
+        const content = [{ type: "text", text }];
+        const result = { content, details: {} };
+        yield this.see({ type: "tool_execution_end", toolCallId, toolName, result, isError: true });
+        const message = { role: "toolResult", toolCallId, toolName, content, details: {}, isError: true, timestamp: Date.now() };
+        yield this.see({ type: "message_start", message });
+        yield this.see({ type: "message_end", message });
+      }
+      if (this.turnOpen) yield this.see({ type: "turn_end", message: this.turnMessage, toolResults: this.toolResults });
+    }
+    if (!this.turnOpen) yield this.see({ type: "turn_start" });
+    let failure;
+    if (this.partial !== undefined) {
+      failure = { ...this.partial, stopReason, errorMessage: text };
+    } else {
+      failure = failureMessage(this.config?.model, stopReason, text);
+      yield this.see({ type: "message_start", message: failure });
+    }
+    yield this.see({ type: "message_end", message: failure });
+    yield this.see({ type: "turn_end", message: failure, toolResults: [] });
+    yield this.see({ type: "agent_end", messages: this.messages });
+  }
+}
+
+/** The sink `agentLoop` hands the core: the stream's push and end, seen by a ledger. */
+function observedRun(stream, config, signal) {
+  const ledger = new RunLedger(config, signal);
+  const untrack = track((text) => {
+    try {
+      for (const event of ledger.ending(text)) stream.push(event);
+    } finally {
+      stream.end(ledger.messages);
+    }
+  });
+  const sink = {
+    push: (event) => stream.push(ledger.see(event)),
+    end: (result) => {
+      untrack();
+      stream.end(result);
+    },
+  };
+  return { sink, untrack };
+}
+
+/** `emit` seen by a ledger, and the run's promise settled from JS if the instance fails. */
+function barrierRun(emit, config, signal, start) {
+  if (typeof emit !== "function") return start(emit); // the core names the bad argument
+  const ledger = new RunLedger(config, signal);
+  let settle;
+  const settled = new Promise((resolve, reject) => {
+    settle = { resolve, reject };
+  });
+  const untrack = track(async (text) => {
+    try {
+      for (const event of ledger.ending(text)) {
+        try {
+          await emit(event);
+        } catch {
+          // D1: the run ends anyway
+        }
+      }
+    } finally {
+      settle.resolve(ledger.messages);
+    }
+  });
+  let promise;
+  try {
+    promise = start((event) => emit(ledger.see(event)));
+  } catch (error) {
+    untrack();
+    throw error;
+  }
+  promise.then(
+    (value) => {
+      untrack();
+      settle.resolve(value);
+    },
+    (error) => {
+      untrack();
+      settle.reject(error);
+    },
+  );
+  return settled;
+}
 
 function createAgentStream() {
   return new EventStream(
@@ -19,32 +204,69 @@ function createAgentStream() {
 
 export function streamBuiltin(model, context, options) {
   const stream = new AssistantMessageEventStream();
+  // If the instance fails mid-request, the request ends with an error event (P-6.1.2: never throws).
+  const untrack = track((text) => {
+    if (!stream.done) stream.push({ type: "error", reason: "error", error: failureMessage(model, "error", text, false) });
+  });
+  stream.result().then(untrack, untrack);
   core.streamBuiltin(model, context, options, stream);
   return stream;
 }
 
 export function agentLoop(prompts, context, config, signal, streamFn) {
   const stream = createAgentStream();
-  core.agentLoop(prompts, context, config, signal, streamFn, stream, streamBuiltin);
+  const run = observedRun(stream, config, signal);
+  try {
+    core.agentLoop(prompts, context, config, signal, streamFn, run.sink, streamBuiltin);
+  } catch (error) {
+    run.untrack();
+    throw error;
+  }
   return stream;
 }
 
 export function agentLoopContinue(context, config, signal, streamFn) {
   const stream = createAgentStream();
-  core.agentLoopContinue(context, config, signal, streamFn, stream, streamBuiltin);
+  const run = observedRun(stream, config, signal);
+  try {
+    core.agentLoopContinue(context, config, signal, streamFn, run.sink, streamBuiltin);
+  } catch (error) {
+    run.untrack();
+    throw error;
+  }
   return stream;
 }
 
 export function runAgentLoop(prompts, context, config, emit, signal, streamFn) {
-  return core.runAgentLoop(prompts, context, config, emit, signal, streamFn, streamBuiltin);
+  return barrierRun(emit, config, signal, (sink) =>
+    core.runAgentLoop(prompts, context, config, sink, signal, streamFn, streamBuiltin),
+  );
 }
 
 export function runAgentLoopContinue(context, config, emit, signal, streamFn) {
-  return core.runAgentLoopContinue(context, config, emit, signal, streamFn, streamBuiltin);
+  return barrierRun(emit, config, signal, (sink) =>
+    core.runAgentLoopContinue(context, config, sink, signal, streamFn, streamBuiltin),
+  );
 }
 
 export function runToolCall(toolCall, options) {
-  return core.runToolCall(toolCall, options);
+  const promise = core.runToolCall(toolCall, options);
+  // The call gets its one result even if the instance fails while it runs (an error outcome).
+  return new Promise((resolve, reject) => {
+    const untrack = track((text) => {
+      resolve({ toolCall, result: { content: [{ type: "text", text }], details: {} }, isError: true });
+    });
+    promise.then(
+      (value) => {
+        untrack();
+        resolve(value);
+      },
+      (error) => {
+        untrack();
+        reject(error);
+      },
+    );
+  });
 }
 
 export function validateToolArguments(tool, toolCall) {

@@ -475,6 +475,14 @@ export interface StreamOptions {
   maxRetries?: number;
   /** Longest server-requested retry delay that is still waited for (default 60000; 0 = no cap). */
   maxRetryDelayMs?: number;
+  /**
+   * Built-in providers: the most bytes one server-sent-events line, or one event's data, may hold
+   * (default 67108864, 64 MiB; a number below 1 or not a number means the default). A larger event
+   * ends the request with the error `Provider stream event exceeds the limit of <n> bytes
+   * (maxStreamEventBytes)`; a buffer the WebAssembly memory cannot provide ends it with
+   * `Out of memory reading the provider stream: …`. New in agent-loop-wasm (issue 13).
+   */
+  maxStreamEventBytes?: number;
   temperature?: number;
   /** Extra body parameters, merged over `Model.samplingParams` per key. */
   samplingParams?: SamplingParams;

@@ -2,13 +2,61 @@
 // so the first one poisons it: that call and every later call into the core throw
 // `agent-loop-wasm: the WebAssembly instance failed and can no longer be used (<original error>)`.
 // The core is wrapped at call time (the web entry swaps in the real glue functions at init).
+//
+// Background work (runs, provider streams) is polled by the core's own executor from a microtask
+// whose body is `pollTasks` below, so a trap there is caught here too, never an uncaught exception.
+// Every live run registers with `track`; when the instance fails, each is ended from JS (an error
+// event and `agent_end`, the Agent made idle), since the core can no longer do it.
 import rawCore from "./core.js";
 
 let poisoned;
 const wrappers = new Map();
+/** Runs the core drives, each `{ end(message) }`, finished from JS if the instance fails. */
+const live = new Set();
+let pollerInstalled = false;
 
 function poisonedError() {
   return new Error(`agent-loop-wasm: the WebAssembly instance failed and can no longer be used (${poisoned})`);
+}
+
+/**
+ * The instance failed (a trap, or an exception that unwound through wasm frames): poison it and end
+ * every live run, after the current call stack (a run's end awaits listeners).
+ */
+function fail(error) {
+  if (poisoned === undefined) poisoned = error;
+  if (live.size === 0) return;
+  const runs = [...live];
+  live.clear();
+  const message = poisonedError().message;
+  queueMicrotask(() => {
+    for (const run of runs) {
+      try {
+        Promise.resolve(run.end(message)).catch(() => {});
+      } catch {
+        // a run's own end must not stop the others
+      }
+    }
+  });
+}
+
+/** The body of the executor's microtask (see src/js/executor.rs). */
+function pollTasks() {
+  if (poisoned !== undefined) return;
+  try {
+    rawCore.pollTasks();
+  } catch (error) {
+    fail(error);
+  }
+}
+
+function installPoller() {
+  try {
+    rawCore.setPoller(pollTasks, fail);
+    pollerInstalled = true;
+  } catch {
+    // the web entry before init: installed by the first call after it
+  }
 }
 
 function wrap(f) {
@@ -16,11 +64,12 @@ function wrap(f) {
   if (wrapper === undefined) {
     wrapper = function (...args) {
       if (poisoned !== undefined) throw poisonedError();
+      if (!pollerInstalled) installPoller();
       try {
         return f.apply(this, args);
       } catch (error) {
         if (error instanceof WebAssembly.RuntimeError) {
-          poisoned = error;
+          fail(error);
           throw poisonedError();
         }
         throw error;
@@ -29,6 +78,18 @@ function wrap(f) {
     wrappers.set(f, wrapper);
   }
   return wrapper;
+}
+
+/**
+ * Registers a live run; `end(message)` finishes it from JS (it may return a promise) if the instance
+ * fails first. Returns the function that unregisters it, called when the run settles normally.
+ */
+export function track(end) {
+  const run = { end };
+  live.add(run);
+  return () => {
+    live.delete(run);
+  };
 }
 
 const core = new Proxy(rawCore, {

@@ -264,6 +264,11 @@ pub trait Host: Clone + 'static {
     fn object_id(&self, _v: &Self::V) -> Option<f64> {
         None
     }
+    /// Ids (from `object_id`) of objects the engine has collected since the last call, so caches
+    /// keyed by them can forget those entries; empty when unsupported.
+    fn collected_ids(&self) -> Vec<f64> {
+        Vec::new()
+    }
     /// Calls `it.return()` if present, without awaiting it.
     fn iterator_return(&self, it: &Self::V);
 }

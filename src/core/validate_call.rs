@@ -5,6 +5,7 @@ use super::fxhash::FxMap;
 use super::host::{Host, Kind};
 use super::validate::{PatternMatcher, coerce_and_validate_changes, format_validation_error, schema_problem};
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 struct HostPatterns<'a, H: Host>(&'a H);
@@ -36,12 +37,101 @@ fn from_json<H: Host>(h: &H, v: &serde_json::Value) -> Result<H::V, H::V> {
 /// A schema as JSON and what is wrong with it, if anything (checked once per schema object).
 type PreparedSchema = (serde_json::Value, Option<String>);
 
-/// At most this many schemas are remembered; the cache starts over when it is full.
+/// The cache holds schemas of at most this many bytes in all (estimated heap size of the parsed
+/// JSON, see `heap_size`): tools rebuilt with fresh `parameters` objects every request must not
+/// grow memory without bound (issue 13: 1.7 MB schemas used to exhaust wasm memory).
+const SCHEMA_CACHE_BYTES: usize = 16 * 1024 * 1024;
+
+/// And at most this many schemas.
 const SCHEMA_CACHE_LIMIT: usize = 512;
 
+/// Schemas by object identity, like the reference's validator cache (a `WeakMap`); the oldest
+/// entries go first when a bound is reached.
+#[derive(Default)]
+struct SchemaCache {
+    entries: FxMap<u64, (Rc<PreparedSchema>, usize)>,
+    /// Keys in insertion order.
+    order: VecDeque<u64>,
+    bytes: usize,
+}
+
+impl SchemaCache {
+    /// Forgets the schemas of objects JS no longer holds.
+    fn forget(&mut self, collected: &[f64]) {
+        if collected.is_empty() {
+            return;
+        }
+        for id in collected {
+            if let Some((_, size)) = self.entries.remove(&(*id as u64)) {
+                self.bytes = self.bytes.saturating_sub(size);
+            }
+        }
+        let entries = &self.entries;
+        self.order.retain(|k| entries.contains_key(k));
+    }
+
+    fn get(&self, key: u64) -> Option<Rc<PreparedSchema>> {
+        self.entries.get(&key).map(|(schema, _)| schema.clone())
+    }
+
+    /// Remembers `schema` (of `size` bytes) unless it alone exceeds the byte bound.
+    fn insert(&mut self, key: u64, schema: Rc<PreparedSchema>, size: usize) {
+        if size > SCHEMA_CACHE_BYTES {
+            return;
+        }
+        if let Some((_, old)) = self.entries.remove(&key) {
+            self.bytes = self.bytes.saturating_sub(old);
+            self.order.retain(|k| *k != key);
+        }
+        while self.entries.len() >= SCHEMA_CACHE_LIMIT || self.bytes.saturating_add(size) > SCHEMA_CACHE_BYTES {
+            let Some(oldest) = self.order.pop_front() else { break };
+            if let Some((_, old)) = self.entries.remove(&oldest) {
+                self.bytes = self.bytes.saturating_sub(old);
+            }
+        }
+        // Fallible growth: a full memory means no caching, not an abort.
+        if self.entries.try_reserve(1).is_err() || self.order.try_reserve(1).is_err() {
+            return;
+        }
+        self.entries.insert(key, (schema, size));
+        self.order.push_back(key);
+        self.bytes = self.bytes.saturating_add(size);
+    }
+}
+
 thread_local! {
-    /// Schemas by object identity, like the reference's validator cache (a `WeakMap`).
-    static SCHEMAS: RefCell<FxMap<u64, Rc<PreparedSchema>>> = RefCell::new(FxMap::default());
+    static SCHEMAS: RefCell<SchemaCache> = RefCell::new(SchemaCache::default());
+}
+
+/// How many schemas are cached (tests: collected `parameters` objects leave nothing behind).
+pub fn schema_cache_len() -> usize {
+    SCHEMAS.with(|cache| cache.borrow().entries.len())
+}
+
+/// Estimated heap bytes of a parsed JSON value (nodes, strings, map entries); iterative, so any
+/// depth is fine.
+fn heap_size(v: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    const NODE: usize = std::mem::size_of::<Value>();
+    // A map entry: key string header, hash slot and bucket overhead (indexmap), besides the value.
+    const ENTRY: usize = std::mem::size_of::<String>() + 2 * std::mem::size_of::<usize>();
+    let mut total = 0usize;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        total = total.saturating_add(NODE);
+        match v {
+            Value::String(s) => total = total.saturating_add(s.len()),
+            Value::Array(items) => stack.extend(items.iter()),
+            Value::Object(map) => {
+                for (key, value) in map {
+                    total = total.saturating_add(ENTRY).saturating_add(key.len());
+                    stack.push(value);
+                }
+            }
+            _ => {}
+        }
+    }
+    total
 }
 
 fn prepare_schema<H: Host>(h: &H, parameters: &H::V) -> Result<PreparedSchema, H::V> {
@@ -52,17 +142,17 @@ fn prepare_schema<H: Host>(h: &H, parameters: &H::V) -> Result<PreparedSchema, H
 
 fn cached_schema<H: Host>(h: &H, id: f64, parameters: &H::V) -> Result<Rc<PreparedSchema>, H::V> {
     let key = id as u64;
-    if let Some(found) = SCHEMAS.with(|cache| cache.borrow().get(&key).cloned()) {
+    if let Some(found) = SCHEMAS.with(|cache| cache.borrow().get(key)) {
         return Ok(found);
     }
     // Computed with no borrow held: converting the schema may run caller getters.
     let prepared = Rc::new(prepare_schema(h, parameters)?);
+    let size = heap_size(&prepared.0).saturating_add(prepared.1.as_ref().map_or(0, String::len));
+    let collected = h.collected_ids();
     SCHEMAS.with(|cache| {
         let mut cache = cache.borrow_mut();
-        if cache.len() >= SCHEMA_CACHE_LIMIT {
-            cache.clear();
-        }
-        cache.insert(key, prepared.clone());
+        cache.forget(&collected);
+        cache.insert(key, prepared.clone(), size);
     });
     Ok(prepared)
 }
@@ -114,6 +204,86 @@ pub fn validate_tool_call<H: Host>(h: &H, tool: &H::V, call: &H::V, args: &H::V)
             }
             let received = h.json_stringify(args, true)?.unwrap_or_else(|| "undefined".to_string());
             Err(h.error(&format_validation_error(&name()?, &errors, &received), false))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+    use super::*;
+    use serde_json::json;
+
+    fn schema(v: serde_json::Value) -> Rc<PreparedSchema> {
+        Rc::new((v, None))
+    }
+
+    #[test]
+    fn issue_13_schema_cache_is_bounded_by_bytes_oldest_first() {
+        let mut cache = SchemaCache::default();
+        let size = SCHEMA_CACHE_BYTES / 10;
+        // 1,000 fresh large schemas (tools rebuilt every request): the cache never holds more than its bytes.
+        for key in 0..1000u64 {
+            cache.insert(key, schema(json!({"type": "object"})), size);
+            assert!(cache.bytes <= SCHEMA_CACHE_BYTES, "{} bytes after {key}", cache.bytes);
+            assert_eq!(cache.bytes, cache.entries.values().map(|(_, s)| s).sum::<usize>());
+            assert_eq!(cache.order.len(), cache.entries.len());
+        }
+        assert_eq!(cache.entries.len(), 10);
+        // The newest are kept, the oldest went first.
+        assert!(cache.get(999).is_some() && cache.get(990).is_some());
+        assert!(cache.get(989).is_none() && cache.get(0).is_none());
+        // A schema larger than the whole budget is not cached (and evicts nothing).
+        cache.insert(5000, schema(json!(true)), SCHEMA_CACHE_BYTES + 1);
+        assert!(cache.get(5000).is_none());
+        assert_eq!(cache.entries.len(), 10);
+        // Re-inserting a key replaces its accounting.
+        cache.insert(999, schema(json!(false)), 1);
+        assert_eq!(cache.bytes, 9 * size + 1);
+        assert_eq!(cache.order.iter().filter(|k| **k == 999).count(), 1);
+    }
+
+    #[test]
+    fn issue_13_schema_cache_forgets_collected_objects() {
+        let mut cache = SchemaCache::default();
+        for key in 1..=5u64 {
+            cache.insert(key, schema(json!({})), 10);
+        }
+        cache.forget(&[2.0, 4.0, 99.0]);
+        assert!(cache.get(2).is_none() && cache.get(4).is_none());
+        assert!(cache.get(1).is_some() && cache.get(3).is_some() && cache.get(5).is_some());
+        assert_eq!((cache.bytes, cache.order.len()), (30, 3));
+        assert_eq!(cache.order.iter().copied().collect::<Vec<_>>(), vec![1, 3, 5]);
+    }
+
+    #[test]
+    fn issue_13_schema_cache_count_bound_still_holds_for_small_schemas() {
+        let mut cache = SchemaCache::default();
+        for key in 0..2000u64 {
+            cache.insert(key, schema(json!({})), 100);
+        }
+        assert_eq!(cache.entries.len(), SCHEMA_CACHE_LIMIT);
+        assert_eq!(cache.bytes, SCHEMA_CACHE_LIMIT * 100);
+        assert!(cache.get(1999).is_some() && cache.get(2000 - SCHEMA_CACHE_LIMIT as u64 - 1).is_none());
+    }
+
+    #[test]
+    fn issue_13_heap_size_counts_strings_keys_and_nodes_at_any_depth() {
+        let node = std::mem::size_of::<serde_json::Value>();
+        assert_eq!(heap_size(&json!(null)), node);
+        assert_eq!(heap_size(&json!("abcd")), node + 4);
+        let big = "x".repeat(100_000);
+        assert!(heap_size(&json!({"description": big})) > 100_000);
+        // Deep nesting: no recursion, so no stack overflow.
+        let mut deep = json!(1);
+        for _ in 0..100_000 {
+            deep = serde_json::Value::Array(vec![deep]);
+        }
+        let size = heap_size(&deep);
+        assert!(size == node * 100_001, "{size}");
+        // serde_json's own drop recurses; unwind the nest by hand.
+        while let serde_json::Value::Array(mut items) = deep {
+            deep = items.pop().unwrap_or(serde_json::Value::Null);
         }
     }
 }

@@ -2,13 +2,13 @@
 //! object `st` (and the agent itself where its public fields are read) and forwards to
 //! `core::agent`; nothing is kept on the Rust side between calls.
 
+use super::executor::spawn_promise;
 use super::host::JsHost;
 use super::to_js;
 use crate::core::agent::{self, Queue};
 use crate::core::args::ArgError;
 use futures::FutureExt;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 fn queue(which: u8) -> Queue {
     if which == 0 { Queue::Steering } else { Queue::FollowUp }
@@ -16,7 +16,7 @@ fn queue(which: u8) -> Queue {
 
 fn run_promise(outcome: Result<agent::RunFuture<JsValue>, JsValue>) -> js_sys::Promise {
     match outcome {
-        Ok(run) => future_to_promise(run.map(|r| r.map(|()| JsValue::UNDEFINED))),
+        Ok(run) => spawn_promise(run.map(|r| r.map(|()| JsValue::UNDEFINED))),
         Err(e) => js_sys::Promise::reject(&e),
     }
 }

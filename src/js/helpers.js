@@ -71,6 +71,11 @@ export function toolResultMessage(role, toolCallId, toolName, content, details, 
 
 const ids = new WeakMap();
 let nextId = 1;
+// The ids of collected objects, for the caches keyed by them to forget (issue 13: the schema
+// cache keeps nothing for a `parameters` object JS has dropped).
+let collected = [];
+const registry =
+  typeof FinalizationRegistry === "function" ? new FinalizationRegistry((id) => collected.push(id)) : null;
 
 /** A stable number per object (never reused), or undefined for primitives. */
 export function objectId(v) {
@@ -79,8 +84,17 @@ export function objectId(v) {
   if (id === undefined) {
     id = nextId++;
     ids.set(v, id);
+    if (registry !== null) registry.register(v, id);
   }
   return id;
+}
+
+/** The ids collected since the last call (a Float64Array), or undefined for none. */
+export function takeCollected() {
+  if (collected.length === 0) return undefined;
+  const out = Float64Array.from(collected);
+  collected = [];
+  return out;
 }
 
 const EVENT_CODES = {
@@ -468,7 +482,15 @@ function unwrapStep(r) {
 let settle = () => {};
 
 export function setSettle(f) {
-  settle = f;
+  // A trap in Rust while settling is the instance failing: it goes to the wrapper's handler
+  // (`setPoller`), not out of this promise reaction as an unhandled rejection.
+  settle = (slot, code, value) => {
+    try {
+      f(slot, code, value);
+    } catch (error) {
+      instanceFailed(error);
+    }
+  };
 }
 
 function settleInto(promise, slot) {
@@ -852,4 +874,34 @@ export function retryableFailure(e) {
   } catch {
     return true;
   }
+}
+
+// The executor's wake-ups (src/js/executor.rs): one microtask per batch of ready tasks. The npm
+// wrapper installs `poller`, which calls `pollTasks` inside its own try/catch (pkg-template/trap.js);
+// `fallbackPoller` (the bare export) serves a glue used without the wrapper.
+let poller = null;
+let fallbackPoller = null;
+let failureHandler = null;
+
+function runPoll() {
+  const poll = poller ?? fallbackPoller;
+  if (poll !== null) poll();
+}
+
+export function schedulePoll() {
+  queueMicrotask(runPoll);
+}
+
+export function setPoller(poll, onFailure) {
+  poller = typeof poll === "function" ? poll : null;
+  failureHandler = typeof onFailure === "function" ? onFailure : null;
+}
+
+export function setFallbackPoller(poll) {
+  fallbackPoller = poll;
+}
+
+function instanceFailed(error) {
+  if (failureHandler === null) throw error;
+  failureHandler(error);
 }

@@ -28,6 +28,8 @@ extern "C" {
     fn take_pumped() -> JsValue;
     #[wasm_bindgen(js_name = objectId)]
     fn object_id(v: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = takeCollected)]
+    fn take_collected() -> JsValue;
     fn object1(k1: &JsValue, v1: &JsValue) -> JsValue;
     fn object2(k1: &JsValue, v1: &JsValue, k2: &JsValue, v2: &JsValue) -> JsValue;
     fn object3(k1: &JsValue, v1: &JsValue, k2: &JsValue, v2: &JsValue, k3: &JsValue, v3: &JsValue) -> JsValue;
@@ -659,6 +661,10 @@ impl Host for JsHost {
     }
     fn object_id(&self, v: &JsValue) -> Option<f64> {
         object_id(v).as_f64()
+    }
+    fn collected_ids(&self) -> Vec<f64> {
+        let ids = take_collected();
+        if ids.is_undefined() { Vec::new() } else { js_sys::Float64Array::from(ids).to_vec() }
     }
     fn iterator_return(&self, it: &JsValue) {
         iterator_return(it);

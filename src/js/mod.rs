@@ -3,6 +3,7 @@
 //! The npm wrapper (`pkg-template/api.js`) gives them their public names and arities.
 
 mod agent;
+mod executor;
 mod host;
 mod providers;
 
@@ -12,11 +13,11 @@ use crate::core::host::Host;
 use crate::core::run::{Emitter, Run, SinkMode};
 use crate::core::tools::{Call, ToolEnv, outcome_object};
 use crate::core::validate_call::validate_tool_call;
+use executor::{spawn, spawn_promise};
 use futures::FutureExt;
 use host::JsHost;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, spawn_local};
 
 thread_local! {
     /// `setDefaultStreamFn`'s value. Borrowed only for a clone, never across a call into JS.
@@ -90,7 +91,7 @@ fn spawn_observed(a: LoopArgs<'_>, stream: &JsValue, builtin: &JsValue) -> Resul
     let emitter = Emitter::new(sink.into(), SinkMode::Observe);
     let (config, signal, stream_fn) = (a.config.clone(), a.signal.clone(), resolve_stream_fn(a.stream_fn, builtin));
     let stream = stream.clone();
-    spawn_local(async move {
+    spawn(async move {
         let outcome = drive_run(start, config, signal, stream_fn, emitter).await;
         let result = outcome.unwrap_or(JsValue::UNDEFINED);
         let _ = JsHost.call_sync(&end, &stream, &[result]);
@@ -105,7 +106,7 @@ fn spawn_barrier(a: LoopArgs<'_>, emit: &JsValue, builtin: &JsValue) -> js_sys::
     };
     let emitter = Emitter::new(emit.clone(), SinkMode::Barrier);
     let (config, signal, stream_fn) = (a.config.clone(), a.signal.clone(), resolve_stream_fn(a.stream_fn, builtin));
-    future_to_promise(drive_run(start, config, signal, stream_fn, emitter))
+    spawn_promise(drive_run(start, config, signal, stream_fn, emitter))
 }
 
 #[wasm_bindgen(js_name = agentLoop)]
@@ -216,7 +217,7 @@ pub fn run_tool_call(tool_call: JsValue, options: JsValue) -> js_sys::Promise {
     if let Err(e) = check_run_tool_call(&tool_call, &options) {
         return js_sys::Promise::reject(&to_js(e));
     }
-    future_to_promise(async move {
+    spawn_promise(async move {
         let h = JsHost;
         let call = Call::read(&h, &tool_call)?;
         let get = |k: &str| h.get(&options, k);
@@ -266,6 +267,18 @@ pub fn validate_tool_arguments(tool: JsValue, tool_call: JsValue) -> Result<JsVa
     c.object(&tool_call, "toolCall").map_err(to_js)?;
     let args = h.get(&tool_call, "arguments")?;
     validate_tool_call(&h, &tool, &tool_call, &args)
+}
+
+/// How many schemas the validator cache holds (tests: it forgets collected `parameters` objects).
+#[wasm_bindgen(js_name = schemaCacheEntries)]
+pub fn schema_cache_entries() -> u32 {
+    u32::try_from(crate::core::validate_call::schema_cache_len()).unwrap_or(u32::MAX)
+}
+
+/// Bytes of the instance's linear memory (tests: what a payload cost for good; it never shrinks).
+#[wasm_bindgen(js_name = wasmMemoryBytes)]
+pub fn wasm_memory_bytes() -> f64 {
+    core::arch::wasm32::memory_size::<0>() as f64 * 65536.0
 }
 
 #[wasm_bindgen(js_name = setDefaultStreamFn)]

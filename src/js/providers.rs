@@ -3,6 +3,7 @@
 //! the body incrementally into the SSE decoder, and applies the assembler's operations to the one
 //! JS message object every event shares. Never throws: every failure is the final `error` event.
 
+use super::executor::spawn;
 use super::host::{JsHost, silence};
 use crate::core::agent_loop::empty_assistant;
 use crate::core::builtin::unavailable_event;
@@ -10,14 +11,13 @@ use crate::core::host::{Host, Kind};
 use crate::providers::json::parse_data;
 use crate::providers::marker;
 use crate::providers::partial_json::{Patch, PatchOp, PathSeg};
-use crate::providers::sse::{SseDecoder, SseEvents};
+use crate::providers::sse::{DEFAULT_MAX_EVENT_BYTES, SseDecoder, SseError, SseEvents};
 use crate::providers::{Assembler, BlockKind, HttpRequest, MessageOp, RequestInput, StreamMapper, wire_format};
 use futures::future::{Either, select};
 use js_sys::{Array, JsString, Object, Reflect, Uint8Array};
 use serde_json::Value;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::spawn_local;
 
 #[wasm_bindgen(module = "/src/js/helpers.js")]
 extern "C" {
@@ -78,6 +78,10 @@ struct Projected {
     options: Value,
 }
 
+/// Network chunks are copied into wasm memory this many bytes at a time, into one reused buffer,
+/// so a huge chunk never needs a buffer of its size (issue 13).
+const COPY_WINDOW: u32 = 64 * 1024;
+
 /// How a request ended early.
 enum End {
     Error(String),
@@ -130,7 +134,7 @@ pub fn stream_builtin(model: JsValue, context: JsValue, options: JsValue, stream
         last_path: RefCell::default(),
         secrets: RefCell::default(),
     };
-    spawn_local(async move {
+    spawn(async move {
         let format = format;
         if let Err(end) = driver.run(format.as_ref()).await {
             driver.end(end);
@@ -458,9 +462,10 @@ impl Driver {
             .and_then(|f| h.call_sync(&f, &body, &[]))
             .map_err(|e| End::Error(h.error_message(&e)))?;
         let read = h.get(&reader, "read").map_err(|e| End::Error(h.error_message(&e)))?;
-        let mut decoder = SseDecoder::new();
+        let mut decoder = SseDecoder::with_limit(self.max_event_bytes());
         // Refilled per chunk: its buffers are reused, so events cost no allocations.
         let mut events = SseEvents::new();
+        let mut window = Vec::new();
         let on_event = self.option("onProviderStreamEvent");
         let on_event = (h.kind(&on_event) == Kind::Function).then_some(on_event);
         // With the hook, JS runs between events: each event's operations are applied before the
@@ -476,11 +481,20 @@ impl Driver {
             };
             let done = h.get(&chunk, "done").map(|d| d.is_truthy()).unwrap_or(true);
             events.clear();
-            if done {
-                decoder.finish(&mut events);
+            let decoded = if done {
+                decoder.finish(&mut events)
             } else if let Ok(value) = h.get(&chunk, "value") {
-                let bytes: Uint8Array = value.unchecked_into();
-                decoder.push(&bytes.to_vec(), &mut events);
+                let Some(bytes) = chunk_bytes(&value) else {
+                    silence(&reader_cancel(&reader));
+                    return Err(End::Error("Provider stream chunk is not an ArrayBuffer or a view of one".into()));
+                };
+                decode_chunk(&mut decoder, &bytes, &mut window, &mut events)
+            } else {
+                Ok(())
+            };
+            if let Err(e) = decoded {
+                silence(&reader_cancel(&reader));
+                return Err(End::Error(e.message()));
             }
             for event in events.iter() {
                 // The hook wants every event parsed; without it the mapper may take its shortcut.
@@ -525,6 +539,14 @@ impl Driver {
                 }
                 return self.apply_all(asm);
             }
+        }
+    }
+
+    /// `options.maxStreamEventBytes`: a positive number (floored), else the 64 MiB default.
+    fn max_event_bytes(&self) -> usize {
+        match self.option("maxStreamEventBytes").as_f64() {
+            Some(n) if n >= 1.0 => n.min(usize::MAX as f64) as usize,
+            _ => DEFAULT_MAX_EVENT_BYTES,
         }
     }
 
@@ -732,6 +754,49 @@ fn cancel_body(response: &JsValue) {
     if let Ok(p) = cancelled {
         silence(&p);
     }
+}
+
+/// The bytes of a chunk as a `TextDecoder` reads them: a `Uint8Array`, any other view (its bytes),
+/// or an `ArrayBuffer`; `None` for anything else.
+fn chunk_bytes(value: &JsValue) -> Option<Uint8Array> {
+    if value.is_instance_of::<Uint8Array>() {
+        return Some(value.clone().unchecked_into());
+    }
+    if js_sys::ArrayBuffer::is_view(value) {
+        let field = |key: &str| Reflect::get(value, &JsValue::from_str(key)).ok();
+        let buffer = field("buffer")?;
+        let offset = field("byteOffset")?.as_f64()? as u32;
+        let length = field("byteLength")?.as_f64()? as u32;
+        return Some(Uint8Array::new_with_byte_offset_and_length(&buffer, offset, length));
+    }
+    value.is_instance_of::<js_sys::ArrayBuffer>().then(|| Uint8Array::new(value))
+}
+
+/// Feeds one network chunk to the decoder through the reused `window` buffer.
+fn decode_chunk(
+    decoder: &mut SseDecoder,
+    bytes: &Uint8Array,
+    window: &mut Vec<u8>,
+    events: &mut SseEvents,
+) -> Result<(), SseError> {
+    let len = bytes.length();
+    let mut at = 0u32;
+    while at < len {
+        let end = at.saturating_add(COPY_WINDOW).min(len);
+        let size = end.saturating_sub(at) as usize;
+        if window.len() != size {
+            if size > window.capacity() {
+                window
+                    .try_reserve_exact(size.saturating_sub(window.len()))
+                    .map_err(|_| SseError::OutOfMemory { bytes: size })?;
+            }
+            window.resize(size, 0);
+        }
+        bytes.subarray(at, end).copy_to(window);
+        decoder.push(window, events)?;
+        at = end;
+    }
+    Ok(())
 }
 
 /// Reads at most `limit` bytes of a response body as text, then cancels the rest.

@@ -265,8 +265,8 @@ pub(crate) mod test_driver {
     fn decoder_is_stub() -> bool {
         let mut out = SseEvents::new();
         let mut d = SseDecoder::new();
-        d.push(b"data: 1\n\n", &mut out);
-        d.finish(&mut out);
+        d.push(b"data: 1\n\n", &mut out).unwrap();
+        d.finish(&mut out).unwrap();
         out.is_empty()
     }
 
@@ -317,11 +317,11 @@ pub(crate) mod test_driver {
         let mut events = Vec::new();
         for chunk in chunks(sse.as_bytes(), seed) {
             batch.clear();
-            decoder.push(chunk, &mut batch);
+            decoder.push(chunk, &mut batch).unwrap();
             events.extend(batch.iter().map(|e| e.to_event()));
         }
         batch.clear();
-        decoder.finish(&mut batch);
+        decoder.finish(&mut batch).unwrap();
         events.extend(batch.iter().map(|e| e.to_event()));
         events
     }

@@ -1,7 +1,7 @@
 //! The one incremental Server-Sent Events decoder shared by every built-in provider (P-6.3.1, P-6.1.8):
 //! bytes → UTF-8 text → lines → events. It knows nothing of JSON or of any provider, and it never looks
-//! at a byte twice: between chunks it keeps only a ≤ 3-byte UTF-8 carry, the unfinished line and the
-//! fields of the event being built.
+//! at a byte twice: between chunks it keeps only a ≤ 3-byte UTF-8 carry, the unfinished line (or, for a
+//! long data line, its pieces) and the fields of the event being built.
 //!
 //! Framing follows the WHATWG "event stream interpretation" algorithm, with two deliberate choices:
 //! - at end of input (`finish`) an unterminated last line is processed and a pending event that has
@@ -10,7 +10,73 @@
 //!   built this event), not as connection state carried from earlier events. Carrying a
 //!   last-event-id forward would copy it into every later event, which is not linear in the input.
 
+//!
+//! Memory is bounded (issue 13): one line and one event's data may hold at most `limit` bytes
+//! (default [`DEFAULT_MAX_EVENT_BYTES`]), every buffer grows fallibly (`try_reserve`), so an oversized
+//! or unallocatable event is an [`SseError`], never an abort. A long `data` line is appended straight
+//! to the event's data (not copied there from a line buffer at its end), and a large event's data is
+//! moved, not copied, into [`SseEvents`], which frees it on `clear`.
+
 #![deny(clippy::arithmetic_side_effects)]
+
+/// Default bound on one line and on one event's data: 64 MiB (the `maxStreamEventBytes` option).
+pub const DEFAULT_MAX_EVENT_BYTES: usize = 64 * 1024 * 1024;
+
+/// A partial `data` line this long goes straight into the event's data buffer.
+const DIRECT_DATA_AFTER: usize = 4096;
+
+/// A long data line is collected in pieces of this size, joined once when the line ends: growing
+/// one buffer by doubling would leave every smaller buffer behind as a hole too small for the next,
+/// about twice the line's size in all, where pieces plus the joined copy cost exactly twice.
+const PIECE: usize = 1024 * 1024;
+
+/// Event data at least this long is moved into [`SseEvents`] rather than copied.
+const MOVE_DATA_AFTER: usize = 64 * 1024;
+
+/// `SseEvents::clear` drops a text buffer grown past this, so one huge chunk is not kept for good.
+const KEEP_TEXT_CAPACITY: usize = 1024 * 1024;
+
+/// Why decoding stopped. The decoder is unusable afterwards (the stream is abandoned).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SseError {
+    /// A line or an event's data would exceed `limit` bytes.
+    TooLarge { limit: usize },
+    /// A buffer could not grow to `bytes` bytes (the allocator refused).
+    OutOfMemory { bytes: usize },
+}
+
+impl SseError {
+    /// The stream error text (the `errorMessage` of the request's final `error` event).
+    pub fn message(&self) -> String {
+        match self {
+            SseError::TooLarge { limit } => {
+                format!("Provider stream event exceeds the limit of {limit} bytes (maxStreamEventBytes)")
+            }
+            SseError::OutOfMemory { bytes } => {
+                format!("Out of memory reading the provider stream: a buffer of {bytes} bytes could not be allocated")
+            }
+        }
+    }
+}
+
+/// Appends `s` to `buf` if the result stays within `limit` bytes, growing `buf` fallibly: at most
+/// doubling (not the allocator's guess), never past the limit.
+fn append(buf: &mut String, s: &str, limit: usize) -> Result<(), SseError> {
+    let need = buf.len().checked_add(s.len()).filter(|n| *n <= limit).ok_or(SseError::TooLarge { limit })?;
+    if need > buf.capacity() {
+        let target = need.max(buf.capacity().saturating_mul(2).min(limit)).max(64.min(limit));
+        buf.try_reserve_exact(target.saturating_sub(buf.len())).map_err(|_| SseError::OutOfMemory { bytes: target })?;
+    }
+    buf.push_str(s);
+    Ok(())
+}
+
+/// An owned copy of `s`, allocated fallibly.
+fn copy(s: &str) -> Result<String, SseError> {
+    let mut out = String::new();
+    append(&mut out, s, usize::MAX)?;
+    Ok(out)
+}
 
 /// One dispatched event, owned (tests and callers that keep events build it with
 /// [`SseEventRef::to_event`]).
@@ -50,10 +116,21 @@ impl SseEventRef<'_> {
 /// The events dispatched by one or more `push` calls, their texts side by side in one buffer:
 /// a caller that clears and refills it per network chunk allocates nothing per event once the
 /// buffer has grown to a chunk's size.
+/// Large event data is held apart, moved in whole from the decoder.
 #[derive(Debug, Default)]
 pub struct SseEvents {
     text: String,
     spans: Vec<Span>,
+    owned: Vec<String>,
+}
+
+/// Where one event's data is.
+#[derive(Clone, Copy, Debug)]
+enum Data {
+    /// A byte range of `SseEvents::text`.
+    Text(usize, usize),
+    /// An index into `SseEvents::owned`.
+    Owned(usize),
 }
 
 /// Byte ranges of one event's fields in `SseEvents::text`.
@@ -61,7 +138,7 @@ pub struct SseEvents {
 struct Span {
     /// Empty for "no event type".
     event: (usize, usize),
-    data: (usize, usize),
+    data: Data,
     id: Option<(usize, usize)>,
     retry: Option<u64>,
 }
@@ -79,10 +156,14 @@ impl SseEvents {
         self.spans.is_empty()
     }
 
-    /// Forgets the events, keeping the allocations.
+    /// Forgets the events, keeping the allocations of ordinary size (large data is freed).
     pub fn clear(&mut self) {
+        if self.text.capacity() > KEEP_TEXT_CAPACITY {
+            self.text = String::new();
+        }
         self.text.clear();
         self.spans.clear();
+        self.owned.clear();
     }
 
     /// The events in dispatch order.
@@ -90,32 +171,50 @@ impl SseEvents {
         self.spans.iter().map(|span| {
             let field = |(start, end): (usize, usize)| self.text.get(start..end).unwrap_or_default();
             let event = field(span.event);
-            SseEventRef {
-                event: (!event.is_empty()).then_some(event),
-                data: field(span.data),
-                id: span.id.map(field),
-                retry: span.retry,
-            }
+            let data = match span.data {
+                Data::Text(start, end) => field((start, end)),
+                Data::Owned(i) => self.owned.get(i).map(String::as_str).unwrap_or_default(),
+            };
+            SseEventRef { event: (!event.is_empty()).then_some(event), data, id: span.id.map(field), retry: span.retry }
         })
     }
 
-    fn push(&mut self, event: &str, data: &str, id: Option<&str>, retry: Option<u64>) {
+    /// Adds an event; data of [`MOVE_DATA_AFTER`] bytes or more is taken from `data` (left empty).
+    fn push(&mut self, event: &str, data: &mut String, id: Option<&str>, retry: Option<u64>) -> Result<(), SseError> {
         let text = &mut self.text;
-        let mut append = |s: &str| {
+        let mut add = |s: &str| {
             let start = text.len();
-            text.push_str(s);
-            (start, text.len())
+            append(text, s, usize::MAX).map(|()| (start, text.len()))
         };
-        let span = Span { event: append(event), data: append(data), id: id.map(&mut append), retry };
-        self.spans.push(span);
+        let event = add(event)?;
+        let id = id.map(&mut add).transpose()?;
+        let data = if data.len() >= MOVE_DATA_AFTER {
+            self.owned.try_reserve(1).map_err(|_| SseError::OutOfMemory { bytes: std::mem::size_of::<String>() })?;
+            self.owned.push(std::mem::take(data));
+            Data::Owned(self.owned.len().saturating_sub(1))
+        } else {
+            let (start, end) = add(data)?;
+            Data::Text(start, end)
+        };
+        self.spans.try_reserve(1).map_err(|_| SseError::OutOfMemory { bytes: std::mem::size_of::<Span>() })?;
+        self.spans.push(Span { event, data, id, retry });
+        Ok(())
     }
 }
 
 /// Incremental decoder: feed network chunks with [`SseDecoder::push`], then call
 /// [`SseDecoder::finish`] once at end of input. Events are appended to `out` as soon as their
 /// terminating blank line has been seen.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseDecoder {
+    /// The most bytes one line, or one event's data, may hold.
+    limit: usize,
+    /// The unfinished line is a `data` line being collected in `pieces` for `data` (its prefix
+    /// and separator already handled).
+    data_line: bool,
+    /// The rest of a long data line so far (see [`PIECE`]), and their total length.
+    pieces: Vec<String>,
+    pieces_len: usize,
     /// The first bytes of a UTF-8 sequence split across chunks (at most 3; always a valid prefix).
     carry: Vec<u8>,
     /// Whether the first decoded character (a possible BOM) has been looked at.
@@ -134,23 +233,47 @@ pub struct SseDecoder {
     retry: Option<u64>,
 }
 
+impl Default for SseDecoder {
+    fn default() -> Self {
+        Self::with_limit(DEFAULT_MAX_EVENT_BYTES)
+    }
+}
+
 impl SseDecoder {
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// A decoder whose lines and event data may hold at most `limit` bytes each.
+    pub fn with_limit(limit: usize) -> Self {
+        SseDecoder {
+            limit,
+            data_line: false,
+            pieces: Vec::new(),
+            pieces_len: 0,
+            carry: Vec::new(),
+            bom_checked: false,
+            after_cr: false,
+            line: String::new(),
+            event: String::new(),
+            data: String::new(),
+            has_data: false,
+            id: None,
+            retry: None,
+        }
+    }
+
     /// Decodes one network chunk. Cost: proportional to `bytes.len()` plus the events produced.
-    pub fn push(&mut self, bytes: &[u8], out: &mut SseEvents) {
-        let rest = self.complete_carry(bytes, out);
+    pub fn push(&mut self, bytes: &[u8], out: &mut SseEvents) -> Result<(), SseError> {
+        let rest = self.complete_carry(bytes, out)?;
         // The common case, checked at the speed of `from_utf8`: the whole chunk is valid.
         if let Ok(text) = std::str::from_utf8(rest) {
-            self.feed_text(text, out);
-            return;
+            return self.feed_text(text, out);
         }
         let total = rest.len();
         let mut seen = 0usize;
         for chunk in rest.utf8_chunks() {
-            self.feed_text(chunk.valid(), out);
+            self.feed_text(chunk.valid(), out)?;
             let invalid = chunk.invalid();
             seen = seen.saturating_add(chunk.valid().len()).saturating_add(invalid.len());
             if invalid.is_empty() {
@@ -162,60 +285,64 @@ impl SseDecoder {
             } else {
                 // WHATWG UTF-8 decode: one U+FFFD per maximal invalid subpart, which is exactly how
                 // `utf8_chunks` splits the input.
-                self.feed_text("\u{FFFD}", out);
+                self.feed_text("\u{FFFD}", out)?;
             }
         }
+        Ok(())
     }
 
     /// End of input: flushes the decoder (an incomplete character becomes U+FFFD, like a streaming
     /// `TextDecoder`'s final call), processes an unterminated last line, and dispatches a pending
     /// event that has data. The decoder is then reset and may decode a new stream.
-    pub fn finish(&mut self, out: &mut SseEvents) {
+    pub fn finish(&mut self, out: &mut SseEvents) -> Result<(), SseError> {
         if !self.carry.is_empty() {
             self.carry.clear();
-            self.feed_text("\u{FFFD}", out);
+            self.feed_text("\u{FFFD}", out)?;
         }
-        if !self.line.is_empty() {
+        if self.data_line {
+            self.end_data_line("")?;
+        } else if !self.line.is_empty() {
             let line = std::mem::take(&mut self.line);
-            self.process_line(&line, out);
+            self.process_line(&line, out)?;
         }
-        self.dispatch(out);
-        *self = Self::new();
+        self.dispatch(out)?;
+        *self = Self::with_limit(self.limit);
+        Ok(())
     }
 
     /// Completes a character split across chunks, taking bytes from the front of `bytes`; returns
     /// the bytes not consumed.
-    fn complete_carry<'b>(&mut self, bytes: &'b [u8], out: &mut SseEvents) -> &'b [u8] {
-        let Some(&lead) = self.carry.first() else { return bytes };
+    fn complete_carry<'b>(&mut self, bytes: &'b [u8], out: &mut SseEvents) -> Result<&'b [u8], SseError> {
+        let Some(&lead) = self.carry.first() else { return Ok(bytes) };
         let need = sequence_len(lead);
         let mut used = 0usize;
         while self.carry.len() < need {
-            let Some(&b) = bytes.get(used) else { return &[] };
+            let Some(&b) = bytes.get(used) else { return Ok(&[]) };
             if !valid_continuation(lead, self.carry.len(), b) {
                 // The carried bytes are a maximal invalid subpart; `b` starts afresh.
                 self.carry.clear();
-                self.feed_text("\u{FFFD}", out);
-                return bytes.get(used..).unwrap_or_default();
+                self.feed_text("\u{FFFD}", out)?;
+                return Ok(bytes.get(used..).unwrap_or_default());
             }
             self.carry.push(b);
             used = used.saturating_add(1);
         }
         let carry = std::mem::take(&mut self.carry);
         match std::str::from_utf8(&carry) {
-            Ok(s) => self.feed_text(s, out),
+            Ok(s) => self.feed_text(s, out)?,
             // Unreachable: every byte was checked above. Stay total anyway.
-            Err(_) => self.feed_text("\u{FFFD}", out),
+            Err(_) => self.feed_text("\u{FFFD}", out)?,
         }
         self.carry = carry;
         self.carry.clear();
-        bytes.get(used..).unwrap_or_default()
+        Ok(bytes.get(used..).unwrap_or_default())
     }
 
     /// Splits decoded text into lines; each byte is examined once.
-    fn feed_text(&mut self, text: &str, out: &mut SseEvents) {
+    fn feed_text(&mut self, text: &str, out: &mut SseEvents) -> Result<(), SseError> {
         let mut text = text;
         if text.is_empty() {
-            return;
+            return Ok(());
         }
         if !self.bom_checked {
             self.bom_checked = true;
@@ -233,12 +360,17 @@ impl SseDecoder {
             let b = bytes.get(i).copied().unwrap_or(b'\n');
             // `\r` and `\n` are ASCII, so both ends are character boundaries.
             let piece = text.get(start..i).unwrap_or_default();
-            if self.line.is_empty() {
-                self.process_line(piece, out);
+            if self.data_line {
+                self.end_data_line(piece)?;
+            } else if self.line.is_empty() {
+                if piece.len() > self.limit {
+                    return Err(SseError::TooLarge { limit: self.limit });
+                }
+                self.process_line(piece, out)?;
             } else {
                 let mut line = std::mem::take(&mut self.line);
-                line.push_str(piece);
-                self.process_line(&line, out);
+                append(&mut line, piece, self.limit)?;
+                self.process_line(&line, out)?;
                 line.clear();
                 self.line = line; // keep the allocation
             }
@@ -253,27 +385,40 @@ impl SseDecoder {
             }
             start = i;
         }
-        self.line.push_str(text.get(start..).unwrap_or_default());
+        self.keep_partial(text.get(start..).unwrap_or_default())
+    }
+
+    /// Keeps the start of an unfinished line. A long `data` line goes to `pieces` as it arrives,
+    /// not to the line buffer, so it is not held (and copied) once more as a line.
+    fn keep_partial(&mut self, rest: &str) -> Result<(), SseError> {
+        if self.data_line {
+            return self.push_piece(rest);
+        }
+        append(&mut self.line, rest, self.limit)?;
+        if self.line.len() >= DIRECT_DATA_AFTER && self.line.starts_with("data:") {
+            let line = std::mem::take(&mut self.line);
+            let value = line.get("data:".len()..).unwrap_or_default();
+            self.push_data(value.strip_prefix(' ').unwrap_or(value))?;
+            self.data_line = true;
+        }
+        Ok(())
     }
 
     /// WHATWG: process one line (without its line end).
-    fn process_line(&mut self, line: &str, out: &mut SseEvents) {
+    fn process_line(&mut self, line: &str, out: &mut SseEvents) -> Result<(), SseError> {
         if line.is_empty() {
-            self.dispatch(out);
-            return;
+            return self.dispatch(out);
         }
         if line.starts_with(':') {
-            return; // comment (keep-alive)
+            return Ok(()); // comment (keep-alive)
         }
         // The two fields every event has, without searching for the colon.
         if let Some(value) = line.strip_prefix("data:") {
-            self.push_data(value.strip_prefix(' ').unwrap_or(value));
-            return;
+            return self.push_data(value.strip_prefix(' ').unwrap_or(value));
         }
         if let Some(value) = line.strip_prefix("event:") {
             self.event.clear();
-            self.event.push_str(value.strip_prefix(' ').unwrap_or(value));
-            return;
+            return append(&mut self.event, value.strip_prefix(' ').unwrap_or(value), self.limit);
         }
         let (field, value) = match line.split_once(':') {
             Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
@@ -282,10 +427,10 @@ impl SseDecoder {
         match field {
             "event" => {
                 self.event.clear();
-                self.event.push_str(value);
+                append(&mut self.event, value, self.limit)?;
             }
-            "data" => self.push_data(value),
-            "id" if !value.contains('\0') => self.id = Some(value.to_string()),
+            "data" => self.push_data(value)?,
+            "id" if !value.contains('\0') => self.id = Some(copy(value)?),
             "retry" => {
                 if let Some(ms) = parse_retry(value) {
                     self.retry = Some(ms);
@@ -293,26 +438,77 @@ impl SseDecoder {
             }
             _ => {}
         }
+        Ok(())
     }
 
-    fn push_data(&mut self, value: &str) {
-        if self.has_data {
-            self.data.push('\n');
+    /// Appends to the pieces of a long data line, within the limit for the event's data.
+    fn push_piece(&mut self, text: &str) -> Result<(), SseError> {
+        let total = self.data.len().saturating_add(self.pieces_len).saturating_add(text.len());
+        if total > self.limit {
+            return Err(SseError::TooLarge { limit: self.limit });
         }
-        self.data.push_str(value);
+        let mut rest = text;
+        while !rest.is_empty() {
+            let mut cut = self.pieces.last().map_or(0, |p| p.capacity().saturating_sub(p.len())).min(rest.len());
+            while cut > 0 && !rest.is_char_boundary(cut) {
+                cut = cut.saturating_sub(1);
+            }
+            if cut == 0 {
+                let mut piece = String::new();
+                piece.try_reserve_exact(PIECE).map_err(|_| SseError::OutOfMemory { bytes: PIECE })?;
+                self.pieces.try_reserve(1).map_err(|_| SseError::OutOfMemory { bytes: PIECE })?;
+                self.pieces.push(piece);
+                continue;
+            }
+            let (head, tail) = rest.split_at(cut);
+            if let Some(last) = self.pieces.last_mut() {
+                last.push_str(head);
+            }
+            self.pieces_len = self.pieces_len.saturating_add(head.len());
+            rest = tail;
+        }
+        Ok(())
+    }
+
+    /// The long data line ended with `tail`: its pieces are joined into `data`, one exact allocation.
+    fn end_data_line(&mut self, tail: &str) -> Result<(), SseError> {
+        self.data_line = false;
+        let total = self.data.len().saturating_add(self.pieces_len).saturating_add(tail.len());
+        if total > self.limit {
+            return Err(SseError::TooLarge { limit: self.limit });
+        }
+        self.data
+            .try_reserve_exact(total.saturating_sub(self.data.len()))
+            .map_err(|_| SseError::OutOfMemory { bytes: total })?;
+        for piece in self.pieces.drain(..) {
+            self.data.push_str(&piece);
+        }
+        self.pieces = Vec::new();
+        self.pieces_len = 0;
+        self.data.push_str(tail);
+        Ok(())
+    }
+
+    fn push_data(&mut self, value: &str) -> Result<(), SseError> {
+        if self.has_data {
+            append(&mut self.data, "\n", self.limit)?;
+        }
+        append(&mut self.data, value, self.limit)?;
         self.has_data = true;
+        Ok(())
     }
 
     /// WHATWG: dispatch the event (only if its data buffer is non-empty), then reset the fields
     /// (the buffers keep their allocations for the next event).
-    fn dispatch(&mut self, out: &mut SseEvents) {
+    fn dispatch(&mut self, out: &mut SseEvents) -> Result<(), SseError> {
         let id = self.id.take();
         let retry = self.retry.take();
         if std::mem::take(&mut self.has_data) {
-            out.push(&self.event, &self.data, id.as_deref(), retry);
+            out.push(&self.event, &mut self.data, id.as_deref(), retry)?;
         }
         self.event.clear();
         self.data.clear();
+        Ok(())
     }
 }
 
@@ -405,11 +601,11 @@ mod tests {
         for c in chunks {
             // Cleared between chunks, as the driver does.
             out.clear();
-            d.push(c, &mut out);
+            d.push(c, &mut out).unwrap();
             events.extend(owned(&out));
         }
         out.clear();
-        d.finish(&mut out);
+        d.finish(&mut out).unwrap();
         events.extend(owned(&out));
         events
     }
@@ -644,10 +840,10 @@ mod tests {
         // finish resets: the decoder can be used again, BOM handling included.
         let mut d = SseDecoder::new();
         let mut out = SseEvents::new();
-        d.push(b"data: a", &mut out);
-        d.finish(&mut out);
-        d.push(b"\xEF\xBB\xBFdata: b\n\n", &mut out);
-        d.finish(&mut out);
+        d.push(b"data: a", &mut out).unwrap();
+        d.finish(&mut out).unwrap();
+        d.push(b"\xEF\xBB\xBFdata: b\n\n", &mut out).unwrap();
+        d.finish(&mut out).unwrap();
         assert_eq!(owned(&out), vec![ev("a"), ev("b")]);
     }
 
@@ -655,12 +851,12 @@ mod tests {
     fn p_6_3_1_events_dispatched_as_soon_as_blank_line_arrives() {
         let mut d = SseDecoder::new();
         let mut out = SseEvents::new();
-        d.push(b"data: a\n", &mut out);
+        d.push(b"data: a\n", &mut out).unwrap();
         assert!(out.is_empty());
-        d.push(b"\n", &mut out);
+        d.push(b"\n", &mut out).unwrap();
         assert_eq!(owned(&out), vec![ev("a")]);
-        d.push(b"data: b\r", &mut out);
-        d.push(b"\r", &mut out);
+        d.push(b"data: b\r", &mut out).unwrap();
+        d.push(b"\r", &mut out).unwrap();
         assert_eq!(owned(&out), vec![ev("a"), ev("b")]);
         assert_eq!(out.len(), 2);
     }
@@ -707,6 +903,119 @@ mod tests {
         }
     }
 
+    /// Feeds `chunks` to a decoder with `limit`; the events, or the first error.
+    fn decode_limited(chunks: &[&[u8]], limit: usize) -> Result<Vec<SseEvent>, SseError> {
+        let mut d = SseDecoder::with_limit(limit);
+        let mut out = SseEvents::new();
+        let mut events = Vec::new();
+        for c in chunks {
+            out.clear();
+            d.push(c, &mut out)?;
+            events.extend(owned(&out));
+        }
+        out.clear();
+        d.finish(&mut out)?;
+        events.extend(owned(&out));
+        Ok(events)
+    }
+
+    #[test]
+    fn issue_13_line_and_event_limits_are_errors_not_aborts() {
+        let too_large = Err(SseError::TooLarge { limit: 16 });
+        // Exactly at the limit: fine ("data: " is 6 bytes, the line is 16).
+        assert_eq!(decode_limited(&[b"data: 0123456789\n\n"], 16), Ok(vec![ev("0123456789")]));
+        // One byte over, in one line: the line is refused, whether whole or split.
+        assert_eq!(decode_limited(&[b"data: 0123456789a\n\n"], 16), too_large);
+        assert_eq!(decode_limited(&[b"data: 01234", b"56789a", b"\n\n"], 16), too_large);
+        // An unterminated line at end of input counts too.
+        assert_eq!(decode_limited(&[b"data: 0123456789abc"], 16), too_large);
+        // Comments and unknown fields are lines as well.
+        assert_eq!(decode_limited(&[b": 0123456789abcdefgh\n"], 16), too_large);
+        // Short lines whose joined data exceeds the limit: the event is refused.
+        assert_eq!(decode_limited(&[b"data: 012345678\ndata: 0123456\n\n"], 16), too_large);
+        assert_eq!(decode_limited(&[b"data: 01234567\ndata: 0123456\n\n"], 16), Ok(vec![ev("01234567\n0123456")]));
+        // The limit is per event: many events of the limit's size are fine.
+        let many = b"data: 0123456789\n\n".repeat(50);
+        assert_eq!(decode_limited(&[&many], 16).map(|e| e.len()), Ok(50));
+        // Text of the message.
+        assert_eq!(
+            SseError::TooLarge { limit: 16 }.message(),
+            "Provider stream event exceeds the limit of 16 bytes (maxStreamEventBytes)"
+        );
+    }
+
+    #[test]
+    fn issue_13_default_limit_is_64_mib() {
+        assert_eq!(SseDecoder::new().limit, 64 * 1024 * 1024);
+        // `finish` resets the decoder but keeps its limit.
+        let mut d = SseDecoder::with_limit(10);
+        let mut out = SseEvents::new();
+        d.finish(&mut out).unwrap();
+        assert_eq!(d.push(b"data: 0123456789\n\n", &mut out), Err(SseError::TooLarge { limit: 10 }));
+    }
+
+    #[test]
+    fn issue_13_an_allocation_the_allocator_refuses_is_an_error() {
+        // A limit above what can be allocated: the reservation fails and says so (no abort).
+        let mut buf = String::from("x");
+        let huge = usize::MAX / 2;
+        assert!(matches!(
+            append(&mut buf, &"y".repeat(64), huge).and_then(|()| {
+                // Force a growth to an impossible size.
+                buf.try_reserve_exact(huge).map_err(|_| SseError::OutOfMemory { bytes: huge })
+            }),
+            Err(SseError::OutOfMemory { .. })
+        ));
+        let mut small = String::with_capacity(4);
+        small.push_str("abcd");
+        // Growing past capacity requests a doubling at most, never beyond the limit.
+        append(&mut small, "e", 6).unwrap();
+        assert_eq!((small.as_str(), small.capacity()), ("abcde", 6));
+    }
+
+    #[test]
+    fn issue_13_long_data_lines_go_straight_to_the_data_and_large_data_is_moved() {
+        let payload = "z".repeat(3 * MOVE_DATA_AFTER);
+        let text = format!("event: big\ndata: {payload}\ndata:  tail\n\ndata: small\n\n");
+        for size in [1000, 4095, 4096, 4097, 65536] {
+            let chunks: Vec<&[u8]> = text.as_bytes().chunks(size).collect();
+            let mut d = SseDecoder::with_limit(payload.len() + 7);
+            let mut out = SseEvents::new();
+            let mut events = Vec::new();
+            for c in &chunks {
+                out.clear();
+                d.push(c, &mut out).unwrap();
+                // The data of the big event never sat in the line buffer whole.
+                assert!(d.line.capacity() < 2 * DIRECT_DATA_AFTER, "line buffer {}", d.line.capacity());
+                // Nor was the data buffer grown by doubling while the line went on: pieces hold it.
+                if d.data_line {
+                    assert!(d.data.capacity() <= size + DIRECT_DATA_AFTER, "data buffer {}", d.data.capacity());
+                    assert!(d.pieces.iter().all(|p| p.capacity() == PIECE));
+                }
+                events.extend(owned(&out));
+                if out.iter().any(|e| e.event == Some("big")) {
+                    assert_eq!(out.owned.len(), 1, "the large data is held apart");
+                    assert!(d.data.capacity() < MOVE_DATA_AFTER, "and was moved, not copied");
+                }
+            }
+            out.clear();
+            d.finish(&mut out).unwrap();
+            events.extend(owned(&out));
+            let expected = vec![named("big", &format!("{payload}\n tail")), ev("small")];
+            assert_eq!(events, expected, "chunks of {size}");
+            assert_eq!(events, reference(text.as_bytes()));
+        }
+        // One byte over the limit on the direct path is still refused.
+        let chunks: Vec<&[u8]> = text.as_bytes().chunks(4096).collect();
+        assert_eq!(decode_limited(&chunks, payload.len() + 5), Err(SseError::TooLarge { limit: payload.len() + 5 }));
+        // `clear` frees the held-apart data.
+        let mut out = SseEvents::new();
+        let mut d = SseDecoder::new();
+        d.push(text.as_bytes(), &mut out).unwrap();
+        out.clear();
+        assert!(out.owned.capacity() > 0 && out.owned.is_empty());
+    }
+
     /// Bytes biased toward the interesting ones: line ends, colons, field names, split UTF-8.
     fn sse_bytes() -> impl Strategy<Value = Vec<u8>> {
         let atom = prop_oneof![
@@ -723,6 +1032,33 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn issue_13_long_lines_any_chunking_match_reference(
+            fields in proptest::collection::vec((
+                proptest::sample::select(vec!["data:", "data: ", "data:  ", ": ", "event: ", "id: ", "dat"]),
+                0usize..9000,
+                proptest::sample::select(vec!["\n", "\r\n", "\r", "\n\n"]),
+            ), 1..5),
+            cuts in proptest::collection::vec(any::<usize>(), 0..6),
+        ) {
+            let mut bytes = Vec::new();
+            for (i, (field, len, end)) in fields.iter().enumerate() {
+                bytes.extend_from_slice(field.as_bytes());
+                bytes.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, *len));
+                bytes.extend_from_slice(end.as_bytes());
+            }
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (bytes.len() + 1)).collect();
+            cuts.sort_unstable();
+            let mut chunks = Vec::new();
+            let mut prev = 0;
+            for c in cuts {
+                chunks.push(&bytes[prev..c]);
+                prev = c;
+            }
+            chunks.push(&bytes[prev..]);
+            prop_assert_eq!(decode_chunks(&chunks), reference(&bytes));
+        }
 
         #[test]
         fn p_6_3_1_any_bytes_any_chunking_never_panics_and_matches_reference(

@@ -104,6 +104,10 @@ export async function main(): Promise<void> {
 
   const direct: AssistantMessageEventStream = streamBuiltin(model, { messages: [] }, { apiKey: "k", reasoning: "high" });
   for await (const event of direct) if (event.type === "error") console.log(event.error.errorMessage);
+  // Issue 13: the bound on one SSE line / event.
+  streamBuiltin(model, { messages: [] }, { apiKey: "k", maxStreamEventBytes: 1024 * 1024 });
+  // @ts-expect-error a byte count is a number
+  streamBuiltin(model, { messages: [] }, { maxStreamEventBytes: "1MB" });
 
   const outcome = await runToolCall(
     { type: "toolCall", id: "c1", name: "wait", arguments: { ms: 10 } },
