@@ -194,6 +194,15 @@ async function pump(model, context, options, stream) {
   }
 }
 
+/** What ends the stream when reading the arguments themselves threw (hostile getters): no request was made. */
+function failed(stream, error) {
+  const message = error instanceof Error ? error.message : String(error);
+  const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+  const partial = { role: "assistant", stopReason: "error", content: [], usage, timestamp: Date.now(), errorMessage: message };
+  stream.push({ type: "error", reason: "error", error: partial });
+  stream.end();
+}
+
 /**
  * `streamProxy(model, context, { proxyUrl, authToken, signal, ...streamOptions })`: an `AssistantMessageEventStream`
  * filled from the proxy server. Failures (HTTP status, malformed events, a cut stream, abort) end it with an `error`
@@ -203,6 +212,7 @@ export function streamProxy(model, context, options) {
   if (model === null || typeof model !== "object") throw new TypeError("streamProxy: model must be an object");
   if (options === null || typeof options !== "object") throw new TypeError("streamProxy: options must be an object");
   const stream = new AssistantMessageEventStream();
-  pump(model, context, options, stream);
+  // pump handles every failure after it read the model and the signal; a throw before that lands here.
+  pump(model, context, options, stream).catch((error) => failed(stream, error));
   return stream;
 }

@@ -282,3 +282,25 @@ test("streamProxy: misuse is a TypeError naming the argument", { ...T, skip: IS_
   assert.throws(() => streamProxy(undefined, context, { proxyUrl: "x" }), { name: "TypeError", message: "streamProxy: model must be an object" });
   assert.throws(() => streamProxy(model, context, undefined), { name: "TypeError", message: "streamProxy: options must be an object" });
 });
+
+test("streamProxy: hostile option and model getters end the stream with an error event, never a rejection", { ...T, skip: IS_REFERENCE && "the reference leaves its stream open" }, async () => {
+  const rejections = [];
+  const onRejection = (e) => rejections.push(e);
+  process.on("unhandledRejection", onRejection);
+  try {
+    const hostile = (what) => new Proxy({}, { get: () => { throw new Error(`${what} exploded`); } });
+    for (const [m, o, message] of [
+      [model, hostile("options"), "options exploded"],
+      [hostile("model"), { proxyUrl: "http://127.0.0.1:9", authToken: "t" }, "model exploded"],
+    ]) {
+      const { events, result } = await collect(streamProxy(m, context, o));
+      assert.deepEqual(events.map((e) => e.type), ["error"]);
+      assert.equal(result.stopReason, "error");
+      assert.equal(result.errorMessage, message);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(rejections, []);
+  } finally {
+    process.off("unhandledRejection", onRejection);
+  }
+});
