@@ -404,10 +404,11 @@ impl<'a, H: Host> ToolEnv<'a, H> {
 /// tool-result message use is read once here, so a throwing getter gives the call an error result with
 /// its message instead of reaching `tool_execution_end` or the transcript. Answers `isError`.
 fn read_result<H: Host>(h: &H, result: &H::V) -> Result<H::V, H::V> {
+    let is_error = h.get(result, "isError")?;
     for key in ["content", "details", "usage", "terminate", "structuredContent"] {
         h.get(result, key)?;
     }
-    h.get(result, "isError")
+    Ok(is_error)
 }
 
 pub struct Execution<H: Host> {
