@@ -7,7 +7,6 @@
 //   { status, body }                                  an HTTP error with a JSON body
 //   { cut: text }                                     starts streaming text, then destroys the socket mid-way
 //   { stall: text }                                   streams text, then waits until the client goes away
-//   { waitFor: promise-returning fn, ...response }    holds the response until fn() settles (RPC timing)
 import { createServer } from "node:http";
 
 const CREATED = 1700000000;
@@ -52,12 +51,11 @@ export async function startScriptedServer(script) {
   const server = createServer((req, res) => {
     let raw = "";
     req.on("data", (c) => (raw += c));
-    req.on("end", async () => {
+    req.on("end", () => {
       let body;
       try { body = JSON.parse(raw); } catch { body = raw; }
       requests.push({ method: req.method, path: req.url, body });
       const response = queue.shift() ?? { status: 500, body: { error: { message: "script exhausted" } } };
-      if (response.waitFor) await response.waitFor();
       const model = typeof body === "object" && body?.model ? body.model : "mock-model";
       if (response.status) {
         res.writeHead(response.status, { "content-type": "application/json", connection: "close" }).end(JSON.stringify(response.body ?? {}));
@@ -74,7 +72,6 @@ export async function startScriptedServer(script) {
       if (response.stall !== undefined) {
         res.write(chunk(model, { role: "assistant", content: "" }));
         res.write(chunk(model, { content: response.stall }));
-        response.onStall?.();
         return; // held open until the client aborts
       }
       for (const frame of sseFrames(model, response)) res.write(frame);
