@@ -160,6 +160,7 @@ export class Agent {
   clearAllQueues() { this.clearSteeringQueue(); this.clearFollowUpQueue(); }
   hasQueuedMessages() { const st = stateOf(this); return st.steering.length > 0 || st.followUp.length > 0; }
   peekQueuedMessages() { return core.agentPeekQueued(stateOf(this)); }
+  takeQueuedMessages(predicate) { return core.agentTakeQueued(stateOf(this), predicate); }
 
   get signal() { return stateOf(this).active?.signal; }
   abort() { stateOf(this).active?.controller.abort(); }

@@ -281,3 +281,4 @@ export function getDefaultStreamFn() {
   return core.getDefaultStreamFn() ?? streamBuiltin;
 }
 export { Agent } from "./agent.js";
+export { streamProxy } from "./proxy.js";

@@ -1095,6 +1095,69 @@ export declare function streamBuiltin(
   options?: SimpleStreamOptions,
 ): AssistantMessageEventStream;
 
+/** An assistant event as a proxy server sends it to {@link streamProxy}: without `partial`, which is rebuilt. */
+export type ProxyAssistantMessageEvent =
+  | { type: "start" }
+  | { type: "text_start"; contentIndex: number }
+  | { type: "text_delta"; contentIndex: number; delta: string }
+  | { type: "text_end"; contentIndex: number; contentSignature?: string }
+  | { type: "thinking_start"; contentIndex: number }
+  | { type: "thinking_delta"; contentIndex: number; delta: string }
+  | { type: "thinking_end"; contentIndex: number; contentSignature?: string }
+  | { type: "toolcall_start"; contentIndex: number; id: string; toolName: string }
+  | { type: "toolcall_delta"; contentIndex: number; delta: string }
+  | { type: "toolcall_end"; contentIndex: number; toolCall: ToolCall }
+  | {
+      type: "done";
+      reason: Extract<StopReason, "stop" | "length" | "toolUse">;
+      usage: AssistantMessage["usage"];
+      providerThinkingLevel?: string;
+    }
+  | {
+      type: "error";
+      reason: Extract<StopReason, "aborted" | "error">;
+      errorMessage?: string;
+      usage: AssistantMessage["usage"];
+      providerThinkingLevel?: string;
+    };
+
+/** Options of {@link streamProxy}: the stream options forwarded to the proxy server, plus where and how to reach it. */
+export interface ProxyStreamOptions
+  extends Pick<
+    SimpleStreamOptions,
+    | "temperature"
+    | "samplingParams"
+    | "maxTokens"
+    | "reasoning"
+    | "cacheRetention"
+    | "sessionId"
+    | "disableContinuation"
+    | "headers"
+    | "metadata"
+    | "transport"
+    | "thinkingBudgets"
+    | "maxRetryDelayMs"
+  > {
+  signal?: AbortSignal;
+  /** Sent as `Authorization: Bearer <authToken>`. */
+  authToken: string;
+  /** The server's base URL; requests go to `<proxyUrl>/api/stream`. */
+  proxyUrl: string;
+}
+
+/**
+ * A stream function for apps whose model calls go through their own server (pi-agent-core's `streamProxy`): POSTs
+ * `{model, context, options}` to `<proxyUrl>/api/stream` and rebuilds the partial message from the server-sent
+ * `data:` lines of {@link ProxyAssistantMessageEvent}s. Returns its stream synchronously; an HTTP error, a malformed
+ * event, a stream closed before `done`/`error` or an abort becomes the final `error` event. Throws a `TypeError` only
+ * when `model` or `options` is not an object.
+ */
+export declare function streamProxy(
+  model: Model<Api>,
+  context: TranscriptContext,
+  options: ProxyStreamOptions,
+): AssistantMessageEventStream;
+
 /** The library version. */
 export declare const VERSION: string;
 
@@ -1353,6 +1416,12 @@ export declare class Agent {
   hasQueuedMessages(): boolean;
   /** The messages the next drain would take (steering first, else follow-up), without taking them. */
   peekQueuedMessages(): AgentMessage[];
+  /**
+   * Removes the queued steering and follow-up messages `predicate` selects (compared by identity) and returns them,
+   * steering first, each in queue order; the others keep their queue and delivery mode. A throwing predicate
+   * removes nothing. As in pi's newer Agent; not in pi-agent-core 1.6.0.
+   */
+  takeQueuedMessages(predicate: (message: AgentMessage) => unknown): AgentMessage[];
 
   /** The active run's abort signal, if a run is active. */
   get signal(): AbortSignal | undefined;

@@ -207,6 +207,7 @@ pub fn init<H: Host + Clone>(
         ("errorMessage", h.undefined()),
         ("steering", h.array(&[])),
         ("followUp", h.array(&[])),
+        ("steeringLeftByAbort", h.array(&[])),
         ("steeringMode", h.string(modes.first().map_or("one-at-a-time", |m| m.as_str()))),
         ("followUpMode", h.string(modes.get(1).map_or("one-at-a-time", |m| m.as_str()))),
         ("listeners", h.array(&[])),
@@ -364,6 +365,34 @@ pub fn peek_queued<H: Host>(h: &H, st: &H::V) -> Result<H::V, H::V> {
     Ok(h.array(&selected))
 }
 
+/// `takeQueuedMessages(predicate)` (issue 14.4, pi's newer Agent): removes the queued steering and
+/// follow-up messages `predicate(message)` selects and answers them, steering first, each in queue
+/// order. The rest keep their queue and mode. The predicate runs on a copy of the queues, and the
+/// queues are rebuilt afterwards by identity, so a predicate that queues or clears meanwhile loses
+/// nothing it did; a throwing predicate removes nothing.
+pub fn take_queued<H: Host>(h: &H, st: &H::V, predicate: &H::V) -> Result<H::V, Thrown<H::V>> {
+    Checker::new(h, "Agent.takeQueuedMessages").function(predicate, "predicate").map_err(|e| e.into_thrown(h))?;
+    let mut selected = Vec::new();
+    for queue in [Queue::Steering, Queue::FollowUp] {
+        for message in items(h, st, queue.keys().0)? {
+            if h.truthy(&h.call_sync(predicate, &h.undefined(), std::slice::from_ref(&message))?) {
+                selected.push(message);
+            }
+        }
+    }
+    let mut taken = Vec::new();
+    for queue in [Queue::Steering, Queue::FollowUp] {
+        let (list, _) = queue.keys();
+        let (picked, kept): (Vec<H::V>, Vec<H::V>) =
+            items(h, st, list)?.into_iter().partition(|m| selected.iter().any(|s| h.same(s, m)));
+        if !picked.is_empty() {
+            h.set(st, list, &h.array(&kept))?;
+            taken.extend(picked);
+        }
+    }
+    Ok(h.array(&taken))
+}
+
 // ---- subscriptions
 
 /// Adds a listener (once, like a `Set`) and returns the function that removes it.
@@ -400,6 +429,7 @@ pub fn reset<H: Host + Clone>(h: &H, st: &H::V) -> Result<(), H::V> {
     h.set(st, "interrupted", &h.boolean(false))?;
     h.set(st, "completedTools", &h.array(&[]))?;
     h.set(st, "endedTools", &h.array(&[]))?;
+    h.set(st, "steeringLeftByAbort", &h.array(&[]))?;
     clear(h, st, Queue::Steering)?;
     clear(h, st, Queue::FollowUp)
 }
@@ -447,7 +477,32 @@ pub fn prompt<H: Host + Clone>(
         }
     };
     check_state(h, agent, st, "Agent.prompt").map_err(|e| e.into_thrown(h))?;
-    Ok(start_run(h, agent, st, Some(messages), false, None))
+    let mut prompts = take_steering_left_by_abort(h, st)?;
+    prompts.extend(messages);
+    Ok(start_run(h, agent, st, Some(prompts), false, None))
+}
+
+/// Issue 14.2: the steering messages an aborted run left queued (D2 polls no queue after the abort)
+/// were written before the next prompt, so they go first in its batch, in queue order, whatever the
+/// steering mode. Steering queued while the agent was idle is not marked: the prompt goes first and
+/// the run's initial poll (S0) delivers it, as in the reference.
+fn take_steering_left_by_abort<H: Host>(h: &H, st: &H::V) -> Result<Vec<H::V>, H::V> {
+    let left = items(h, st, "steeringLeftByAbort")?;
+    if left.is_empty() {
+        return Ok(left);
+    }
+    h.set(st, "steeringLeftByAbort", &h.array(&[]))?;
+    let (taken, kept): (Vec<H::V>, Vec<H::V>) =
+        items(h, st, "steering")?.into_iter().partition(|m| left.iter().any(|l| h.same(l, m)));
+    h.set(st, "steering", &h.array(&kept))?;
+    // Out of the queue but not in the transcript yet: checkpoints still count them as queued.
+    if h.kind(&get(h, st, "ck")?).is_object_like() {
+        let transit = get(h, st, "transitSteering")?;
+        for message in &taken {
+            h.array_push(&transit, message)?;
+        }
+    }
+    Ok(taken)
 }
 
 /// `continue()`.
@@ -651,6 +706,7 @@ fn start_run<H: Host + Clone>(
         h.object(&[("controller", controller), ("signal", signal.clone()), ("promise", promise), ("resolve", resolve)]);
     let setup = (|| -> Result<Prepared<H::V>, H::V> {
         h.set(st, "active", &active)?;
+        h.set(st, "steeringLeftByAbort", &h.array(&[]))?;
         h.set(st, "isStreaming", &h.boolean(true))?;
         h.set(st, "streamingMessage", &h.undefined())?;
         h.set(st, "errorMessage", &h.undefined())?;
@@ -681,6 +737,9 @@ fn start_run<H: Host + Clone>(
         };
         if let Some(thrown) = failure {
             handle_run_failure(&h, &st, &signal, &thrown).await;
+        }
+        if h.signal_aborted(&signal) {
+            let _ = items(&h, &st, "steering").and_then(|left| h.set(&st, "steeringLeftByAbort", &h.array(&left)));
         }
         finish_run(&h, &st);
         changed(&h, &st);

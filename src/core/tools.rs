@@ -337,7 +337,7 @@ impl<'a, H: Host> ToolEnv<'a, H> {
                 (error_result(h, &text), true)
             }
             Settled::Done(Err(e)) => (error_result(h, &h.error_message(&e)), true),
-            Settled::Done(Ok(v)) if h.kind(&v).is_object_like() => match h.get(&v, "isError") {
+            Settled::Done(Ok(v)) if h.kind(&v).is_object_like() => match read_result(h, &v) {
                 Ok(flag) => {
                     let is_error = h.kind(&flag) == Kind::Bool && h.truthy(&flag);
                     (v, is_error)
@@ -399,6 +399,17 @@ impl<'a, H: Host> ToolEnv<'a, H> {
             }
         }
     }
+}
+
+/// E-8.2: reading the result is part of `execute`. Every field the pipeline, the events and the
+/// tool-result message use is read once here, so a throwing getter gives the call an error result with
+/// its message instead of reaching `tool_execution_end` or the transcript. Answers `isError`.
+fn read_result<H: Host>(h: &H, result: &H::V) -> Result<H::V, H::V> {
+    let is_error = h.get(result, "isError")?;
+    for key in ["content", "details", "usage", "terminate", "structuredContent"] {
+        h.get(result, key)?;
+    }
+    Ok(is_error)
 }
 
 pub struct Execution<H: Host> {

@@ -52,6 +52,11 @@ pub fn agent_peek_queued(st: JsValue) -> Result<JsValue, JsValue> {
     agent::peek_queued(&JsHost, &st)
 }
 
+#[wasm_bindgen(js_name = agentTakeQueued)]
+pub fn agent_take_queued(st: JsValue, predicate: JsValue) -> Result<JsValue, JsValue> {
+    agent::take_queued(&JsHost, &st, &predicate)
+}
+
 #[wasm_bindgen(js_name = agentSetMode)]
 pub fn agent_set_mode(st: JsValue, which: u8, mode: JsValue) -> Result<(), JsValue> {
     agent::set_mode(&JsHost, &st, queue(which), &mode).map_err(to_js)

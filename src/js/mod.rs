@@ -302,6 +302,13 @@ pub fn stream_builtin(model: JsValue, context: JsValue, options: JsValue, stream
     providers::stream_builtin(model, context, options, stream);
 }
 
+/// The live arguments of a streaming tool call's text so far, as JSON (P-6.4.2), for `streamProxy`
+/// (`pkg-template/proxy.js`), which rebuilds tool calls from a proxy server's deltas.
+#[wasm_bindgen(js_name = partialToolArguments)]
+pub fn partial_tool_arguments(text: &str) -> String {
+    serde_json::to_string(&crate::providers::partial_json::parse_partial(text)).unwrap_or_else(|_| "{}".to_string())
+}
+
 #[wasm_bindgen(js_name = defaultAgentIdentity)]
 pub fn default_agent_identity() -> JsValue {
     let h = JsHost;

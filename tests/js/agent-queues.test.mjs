@@ -2,7 +2,7 @@
 // Appendix A items AC-A18…AC-A21, AC-A26, AC-A27, AC-A30…AC-A35.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Agent } from "./impl.mjs";
+import { Agent, IS_REFERENCE } from "./impl.mjs";
 import { assistant, createFaux, okResult, tool, toolCall, userMessage, zeroUsage, model } from "./faux.mjs";
 import {
   T,
@@ -191,6 +191,75 @@ for (const variant of ["steer", "followUp"]) {
     assert.equal(agent.state.isStreaming, false);
   });
 }
+
+/** Trace D2-c (issue 14.2): steering an aborted run left queued goes before the next prompt's messages. */
+test("(D2) trace D2-c: steering left by an aborted run reaches the transcript before the next prompt; the follow-up stays a follow-up", deviation("D2: the reference delivers it inside the aborted run"), async () => {
+  const t = tool("t", (id, args, signal) => new Promise((resolve, reject) => {
+    signal.addEventListener("abort", () => reject(new Error("tool aborted")), { once: true });
+  }));
+  const faux = createFaux([assistant(toolCall("c1", "t", {})), assistant("after next"), assistant("after follow")]);
+  const agent = makeAgent(faux, { initialState: { tools: [t] } });
+  const off = agent.subscribe((e) => {
+    if (e.type === "tool_execution_start") {
+      agent.steer(userMessage("s1"));
+      agent.steer(userMessage("s2"));
+      agent.followUp(userMessage("follow"));
+      agent.abort();
+    }
+  });
+  await agent.prompt("go");
+  off();
+  assert.equal(faux.calls.length, 1);
+  assert.deepEqual(texts(agent.peekQueuedMessages()), ["s1"]);
+  const rec = record(agent);
+  await agent.prompt("next");
+  assert.equal(faux.calls.length, 3);
+  assert.deepEqual(userTexts(faux.calls[1]).slice(-3), ["s1", "s2", "next"]);
+  assert.equal(faux.calls[2].messages.at(-1).content, "follow");
+  assert.deepEqual(texts(agent.state.messages).slice(-6), ["s1", "s2", "next", "after next", "follow", "after follow"]);
+  assert.deepEqual(rec.labels().slice(0, 8), [
+    "agent_start", "turn_start",
+    "message_start:user", "message_end:user", "message_start:user", "message_end:user", "message_start:user", "message_end:user",
+  ]);
+  assert.equal(agent.hasQueuedMessages(), false);
+});
+
+test("issue 14.2: steering queued while idle keeps the reference's order (prompt first); only what an abort left goes first", T, async () => {
+  const faux = createFaux([assistant("first"), assistant("second")]);
+  const agent = makeAgent(faux);
+  await agent.prompt("go");
+  agent.steer(userMessage("idle"));
+  await agent.prompt("next");
+  assert.deepEqual(texts(agent.state.messages), ["go", "first", "next", "idle", "second"]);
+  assert.equal(faux.calls.length, 2);
+  assert.deepEqual(userTexts(faux.calls[1]), ["go", "next", "idle"]);
+});
+
+test("issue 14.4 takeQueuedMessages(predicate): removes the selected by identity, steering first; the rest keep queue and mode", { ...T, skip: IS_REFERENCE && "not in pi-agent-core 1.6.0" }, async () => {
+  const agent = makeAgent([]);
+  const [s1, s2, f1, f2] = ["s1", "s2", "f1", "f2"].map((t) => userMessage(t));
+  const twin = userMessage("s1"); // equal, not identical: stays
+  agent.steer(s1);
+  agent.steer(twin);
+  agent.steer(s2);
+  agent.followUp(f1);
+  agent.followUp(f2);
+  agent.followUpMode = "all";
+  const seen = [];
+  const taken = agent.takeQueuedMessages((m) => (seen.push(m), m === s1 || m === f2));
+  assert.deepEqual(seen, [s1, twin, s2, f1, f2]);
+  assert.equal(taken.length, 2);
+  assert.ok(taken[0] === s1 && taken[1] === f2);
+  assert.ok(agent.peekQueuedMessages()[0] === twin);
+  agent.clearSteeringQueue();
+  assert.ok(agent.peekQueuedMessages()[0] === f1);
+  assert.equal(agent.followUpMode, "all");
+  assert.throws(() => agent.takeQueuedMessages(() => { throw new Error("no"); }), { message: "no" });
+  assert.ok(agent.peekQueuedMessages()[0] === f1);
+  assert.throws(() => agent.takeQueuedMessages(), { name: "TypeError", message: "Agent.takeQueuedMessages: predicate must be a function" });
+  assert.deepEqual(agent.takeQueuedMessages(() => true), [f1]);
+  assert.equal(agent.hasQueuedMessages(), false);
+});
 
 test("D2.5 abort while a queue holds messages: undrained messages stay queued", deviation("D2"), async () => {
   const faux = createFaux([assistant(toolCall("c1", "t", {})), assistant("never")]);

@@ -37,4 +37,5 @@ export const {
   VERSION,
   Agent,
   SNAPSHOT_VERSION,
+  streamProxy,
 } = m;

@@ -661,6 +661,29 @@ test("T-4.2 a caller getter throwing inside the result counts as an execute thro
   assert.equal(firstText(end.result), "getter exploded");
 });
 
+for (const key of ["content", "details", "usage", "terminate", "structuredContent"]) {
+  test(`E-8.2 (issue 14.3) a throwing ${key} getter on the result: an error result with its message; the hostile object reaches no event or message`, { ...T, skip: IS_REFERENCE && "reference differs: it passes the object through" }, async () => {
+    const hostile = { content: [text("x")], details: {} };
+    Object.defineProperty(hostile, key, {
+      enumerable: true,
+      get() {
+        throw new Error(`${key} getter exploded`);
+      },
+    });
+    const t = tool("t", async () => hostile);
+    const { events, result } = await run([assistant(toolCall("c1", "t", {})), assistant("ok")], [t]);
+    const end = ends(events)[0];
+    assert.equal(end.isError, true);
+    assert.deepEqual(end.result, { content: [text(`${key} getter exploded`)], details: {} });
+    const tr = result.find((m) => m.role === "toolResult");
+    assert.equal(tr.isError, true);
+    assert.deepEqual(tr.content, [text(`${key} getter exploded`)]);
+    // Every event serialises: nothing in them still throws when read.
+    for (const e of events) assert.ok(e !== hostile && e.result !== hostile && JSON.stringify(e) !== undefined);
+    assert.equal(result.at(-1).content[0].text, "ok");
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // §4.1 mode, §4.4 sequential, §4.5 parallel
 // ---------------------------------------------------------------------------------------------

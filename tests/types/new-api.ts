@@ -159,3 +159,10 @@ export async function main(): Promise<void> {
   const webAgent: web.Agent = new web.Agent();
   console.log(webAgent.state.isStreaming, web.VERSION);
 }
+
+// Issue 14.4: takeQueuedMessages(predicate), as pi's newer Agent has it.
+declare const queueAgent: Agent;
+const takenSteering: import("agent-loop-wasm").AgentMessage[] = queueAgent.takeQueuedMessages((m) => m.role === "user");
+void takenSteering;
+// @ts-expect-error: the predicate is required
+queueAgent.takeQueuedMessages();

@@ -1303,3 +1303,30 @@ fn a_5_queues_are_kept_on_error_and_aborted_responses_whatever_finish_turn_says(
         }
     }
 }
+
+/// Issue 14.4: `takeQueuedMessages(predicate)` removes what the predicate selects, by identity,
+/// steering first; the rest keep their queue and mode; a throw removes nothing.
+#[test]
+fn take_queued_messages_removes_the_selected_by_identity_and_keeps_the_rest() {
+    let w = AgentWorld::new(&[], &[]);
+    let (s1, s2, f1, f2) = (user("s1"), user("s2"), user("f1"), user("f2"));
+    w.steer(s1.clone());
+    w.steer(s2.clone());
+    w.follow_up(f1.clone());
+    w.follow_up(f2.clone());
+    w.st.set("followUpMode", TV::str("all"));
+    let (keep_s2, keep_f1) = (s2.clone(), f1.clone());
+    let predicate = TV::func(move |_h, _this, args| Ok(TV::Bool(!args[0].same(&keep_s2) && !args[0].same(&keep_f1))));
+    let taken = agent::take_queued(&w.h, &w.st, &predicate).unwrap().items();
+    assert_eq!(taken.len(), 2);
+    assert!(taken[0].same(&s1) && taken[1].same(&f2));
+    assert!(w.st.get("steering").items()[0].same(&s2));
+    assert!(w.st.get("followUp").items()[0].same(&f1));
+    assert_eq!(w.st.get("followUpMode").as_str(), Some("all"));
+
+    let throwing = TV::func(|_h, _this, _args| Err(TV::error("no")));
+    assert!(agent::take_queued(&w.h, &w.st, &throwing).is_err());
+    assert_eq!(w.peek_texts(), strs(&["s2"]));
+    let not_a_function = agent::take_queued(&w.h, &w.st, &TV::num(1.0)).unwrap_err();
+    assert_eq!(w.h.error_message(&not_a_function), "Agent.takeQueuedMessages: predicate must be a function");
+}

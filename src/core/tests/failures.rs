@@ -1390,7 +1390,10 @@ fn e_8_4_hostile_tool_getters_become_error_results() {
     assert_eq!(first_text(&w.end_of("b").get("result")), "prepare getter");
     assert_eq!(first_text(&w.end_of("d").get("result")), "block getter");
     let c_message = result.items().into_iter().find(|m| m.get("toolCallId").as_str() == Some("c")).unwrap();
-    assert_eq!(c_message.get("content").len(), 0, "an unreadable content becomes []");
+    // E-8.2 (issue 14.3): reading the result is part of execute, so the first throwing getter is the error.
+    assert_eq!(first_text(&c_message), "content getter");
+    assert_eq!(c_message.get("isError").as_bool(), Some(true));
+    assert_eq!(first_text(&w.end_of("c").get("result")), "content getter");
     assert_eq!(w.requests(), 2);
     assert_eq!(w.rec.types().last().map(String::as_str), Some("agent_end"));
     w.assert_clean();

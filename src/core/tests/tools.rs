@@ -603,6 +603,27 @@ fn t_4_2_a_throwing_is_error_getter_counts_as_an_execute_throw() {
 }
 
 #[test]
+fn t_4_2_e_8_2_a_throwing_result_getter_gives_an_error_result_and_reaches_no_event() {
+    // Issue 14.3: reading the result is part of execute, for every field the pipeline reads.
+    for key in ["content", "details", "usage", "terminate", "structuredContent"] {
+        let exec = TV::func(move |_h, _this, _args| {
+            let r = ok_result("x");
+            r.throwing_getter(key, TV::error(&format!("{key} getter exploded")));
+            Ok(r)
+        });
+        let (w, result) =
+            run(vec![reply_calls(vec![call("c1", "t", json!({}))]), reply("ok")], vec![tool("t", exec)], &[]);
+        let end = w.end_of("c1");
+        assert_eq!(end.get("isError").as_bool(), Some(true), "{key}");
+        let expected = json!({"content": [{"type": "text", "text": format!("{key} getter exploded")}], "details": {}});
+        assert_eq!(end.get("result").to_json(), expected, "{key}");
+        let tr = &result_messages(&result)[0];
+        assert_eq!(tr.get("isError").as_bool(), Some(true), "{key}");
+        assert_eq!(first_text(tr), format!("{key} getter exploded"));
+    }
+}
+
+#[test]
 fn t_4_2_step_5_after_tool_call_sees_usage_and_its_override_replaces_it() {
     let mut usage = faux_usage().to_json();
     usage["input"] = json!(5);

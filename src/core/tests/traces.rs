@@ -631,3 +631,91 @@ fn d2_b_agent_prepare_next_turn_aborts_after_a_drained_steering_message() {
 fn d2_b_agent_prepare_next_turn_aborts_after_a_drained_follow_up_message() {
     d2_b_variant(false);
 }
+
+/// A tool that settles only when its signal aborts, rejecting.
+fn waits_for_abort() -> TV {
+    TV::async_func(|h, _this, args| {
+        let wait = h.wait_abort(&args[2]);
+        async move {
+            wait.await;
+            Err(TV::error("tool aborted"))
+        }
+        .boxed_local()
+    })
+}
+
+/// Trace D2-c (issue 14.2): steering an aborted run left queued goes before the next prompt's
+/// messages, in the order written; a follow-up left queued stays a follow-up.
+#[test]
+fn d2_c_agent_steering_left_by_an_aborted_run_goes_before_the_next_prompt() {
+    let w = AgentWorld::new(&[], &[("tools", TV::arr(vec![tool("t", waits_for_abort())]))]);
+    w.push(vec![reply_calls(vec![call("c1", "t", json!({}))]), reply("after next"), reply("after follow")]);
+    let st = w.st.clone();
+    let rec = w.record(move |h, e| {
+        if e.str_at("type") == "tool_execution_start" {
+            let q = |queue, text: &str, f| crate::core::agent::enqueue(h, &st, queue, &user(text), f).ok();
+            q(crate::core::agent::Queue::Steering, "s1", "Agent.steer");
+            q(crate::core::agent::Queue::Steering, "s2", "Agent.steer");
+            q(crate::core::agent::Queue::FollowUp, "follow", "Agent.followUp");
+            abort_agent(h, &st);
+        }
+    });
+    w.prompt_text("go");
+    assert_eq!(w.faux.call_count(), 1, "D2: no request after the abort");
+    assert_eq!(w.peek_texts(), strs(&["s1"]), "D2.5: both steering messages stay queued");
+    rec.clear();
+    w.prompt_text("next");
+    let calls = w.faux.calls();
+    assert_eq!(calls.len(), 3);
+    let texts_of = |i: usize| calls[i].messages.iter().map(first_text).collect::<Vec<_>>();
+    // Both left steering messages (one-at-a-time mode notwithstanding), then the prompt.
+    assert_eq!(texts_of(1)[texts_of(1).len() - 3..], strs(&["s1", "s2", "next"]));
+    assert_eq!(texts_of(2).last().map(String::as_str), Some("follow"));
+    let tail: Vec<String> = w.texts().into_iter().skip(4).collect();
+    assert_eq!(tail, strs(&["s1", "s2", "next", "after next", "follow", "after follow"]));
+    let labels: Vec<String> = rec.labels().into_iter().filter(|l| !l.starts_with("message_update")).collect();
+    assert_eq!(
+        labels[..8],
+        strs(&[
+            "agent_start",
+            "turn_start",
+            "message_start:user",
+            "message_end:user",
+            "message_start:user",
+            "message_end:user",
+            "message_start:user",
+            "message_end:user",
+        ])
+    );
+    assert!(!w.has_queued());
+}
+
+/// Issue 14.2: steering queued while idle keeps the reference's order (prompt first, then the run's
+/// initial poll); the mark of an aborted run covers only what it left, and any run start clears it.
+#[test]
+fn d2_c_agent_steering_queued_while_idle_follows_the_prompt_and_only_left_steering_goes_first() {
+    let w = AgentWorld::new(&[], &[("tools", TV::arr(vec![tool("t", waits_for_abort())]))]);
+    w.push(vec![reply("first"), reply("second")]);
+    w.prompt_text("go");
+    w.steer(user("idle"));
+    w.prompt_text("next");
+    let texts = w.texts();
+    assert_eq!(texts[texts.len() - 5..], strs(&["go", "first", "next", "idle", "second"]));
+
+    // Left by an abort ("left"), then queued while idle ("idle2"): left, prompt, idle2.
+    w.push(vec![reply_calls(vec![call("c1", "t", json!({}))]), reply("third")]);
+    let st = w.st.clone();
+    w.record(move |h, e| {
+        if e.str_at("type") == "tool_execution_start" {
+            crate::core::agent::enqueue(h, &st, crate::core::agent::Queue::Steering, &user("left"), "Agent.steer").ok();
+            abort_agent(h, &st);
+        }
+    });
+    w.prompt_text("go2");
+    w.steer(user("idle2"));
+    w.st.set("steeringMode", TV::str("all"));
+    w.prompt_text("p");
+    let texts = w.texts();
+    assert_eq!(texts[texts.len() - 5..], strs(&["Operation aborted", "left", "p", "idle2", "third"]));
+    assert!(!w.has_queued());
+}
