@@ -125,7 +125,10 @@ function toAgentResult(tool, result) {
 function progressResult(tool, progress) {
   const { progress: done, total, message } = progress ?? {};
   const text = typeof message === "string" && message !== "" ? message : total !== undefined ? `${done}/${total}` : `${done}`;
-  return { content: [{ type: "text", text }], details: { tool: tool.name, progress: done, total, message } };
+  const details = { tool: tool.name, progress: done };
+  if (total !== undefined) details.total = total;
+  if (message !== undefined) details.message = message;
+  return { content: [{ type: "text", text }], details };
 }
 
 function toAgentTool(client, server, tool, options) {
