@@ -188,6 +188,7 @@ test("syncMcpTools: tools added and removed mid-session are declared to the mode
 test("syncMcpTools: several servers; a name clash is a clear error that changes nothing, a prefix resolves it", T, async (t) => {
   const { client: ctl } = await control(t);
   const { client: everything, pid } = await stdioClient(EVERYTHING, ["stdio"]);
+  t.after(() => everything.close());
   const own = { name: "own", label: "own", description: "mine", parameters: { type: "object", properties: {} }, execute: async () => ({ content: [], details: {} }) };
   const { agent } = scriptedAgent(
     [reply(call("e1", "echo", { message: "a" }), call("e2", "ctl_echo", { message: "b" })), reply("both echoed")],

@@ -12,6 +12,7 @@ test("server-filesystem: write, list and read through agent runs, checked on dis
   const dir = realpathSync(tmp.dir);
   writeFileSync(join(dir, "given.txt"), "written by the test\n");
   const { client, pid } = await stdioClient(FILESYSTEM, [dir]);
+  t.after(() => client.close());
 
   const notes = join(dir, "notes");
   const { agent, model, events } = scriptedAgent([
