@@ -13,6 +13,35 @@ const toolServers = new WeakMap();
 /** client -> { listeners: Set<() => void>, previous } — one SDK handler per client, shared by every sync. */
 const clientHubs = new WeakMap();
 
+/** run signal -> the per-call controllers it aborts (see callSignal). */
+const fanouts = new WeakMap();
+
+/**
+ * A signal of its own for one `tools/call`, aborted with the run's signal. The SDK adds an abort listener to the
+ * signal of every request and never removes it; on the run's signal those would pile up for the whole run (Node
+ * warns past 10, e.g. one batch of parallel calls). The run's signal gets one listener, whatever the number of calls.
+ */
+function callSignal(signal) {
+  const controller = new AbortController();
+  if (!signal) return { signal: undefined, done() {} };
+  if (signal.aborted) {
+    controller.abort(signal.reason);
+    return { signal: controller.signal, done() {} };
+  }
+  let calls = fanouts.get(signal);
+  if (!calls) {
+    const set = new Set();
+    calls = set;
+    fanouts.set(signal, set);
+    signal.addEventListener("abort", () => {
+      for (const c of set) c.abort(signal.reason);
+      set.clear();
+    }, { once: true });
+  }
+  calls.add(controller);
+  return { signal: controller.signal, done: () => calls.delete(controller) };
+}
+
 function serverName(client) {
   try {
     const info = typeof client.getServerVersion === "function" ? client.getServerVersion() : undefined;
@@ -139,14 +168,19 @@ function toAgentTool(client, server, tool, options) {
     description: tool.description ?? "",
     parameters: tool.inputSchema ?? { type: "object", properties: {} },
     async execute(_toolCallId, params, signal, onUpdate) {
-      const requestOptions = { signal, resetTimeoutOnProgress: true };
+      const call = callSignal(signal);
+      const requestOptions = { signal: call.signal, resetTimeoutOnProgress: true };
       if (options.timeoutMs !== undefined) requestOptions.timeout = options.timeoutMs;
       // The SDK asks the server for progress (a progressToken) only when onprogress is given.
       if (typeof onUpdate === "function") requestOptions.onprogress = (p) => onUpdate(progressResult(tool, p));
       // Transport failures and JSON-RPC errors reject with the SDK's McpError; the loop turns a throw into an error
       // result carrying that message (the server's own text for JSON-RPC errors).
-      const result = await client.callTool({ name: tool.name, arguments: params ?? {} }, undefined, requestOptions);
-      return toAgentResult(tool, result);
+      try {
+        const result = await client.callTool({ name: tool.name, arguments: params ?? {} }, undefined, requestOptions);
+        return toAgentResult(tool, result);
+      } finally {
+        call.done();
+      }
     },
   };
   if (tool.outputSchema !== undefined) agentTool.outputSchema = tool.outputSchema;

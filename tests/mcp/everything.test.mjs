@@ -88,7 +88,13 @@ for (const [transportName, connect] of Object.entries(transports)) {
         ],
         { initialState: { tools } },
       );
+      const warnings = [];
+      const onWarning = (w) => warnings.push(w.name);
+      process.on("warning", onWarning);
       await agent.prompt("use the tools");
+      await sleep(10); // warnings are emitted on a later tick
+      process.off("warning", onWarning);
+      assert.deepEqual(warnings, [], "no listener pile-up on the run's signal (one SDK listener per call would pass 10)");
       const messages = agent.state.messages;
       assert.equal(messages.at(-1).content[0].text, "all done");
       // The first request declared every tool; the second carried the seven results.
