@@ -3,8 +3,9 @@
 // listening on 127.0.0.1 in its own process.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { createReadStream, existsSync, statSync } from "node:fs";
+import { createServer } from "node:http";
+import { extname, join, resolve, sep } from "node:path";
 import { after, before, test } from "node:test";
 import { HERE, startEverythingHttp } from "./helpers.mjs";
 
@@ -51,4 +52,37 @@ test("Deno: agent-loop-wasm/mcp with the SDK's Streamable HTTP client, a full ru
   const summary = JSON.parse(r.stdout.trim().split("\n").at(-1));
   assert.match(summary.entry, /\/node_modules\/agent-loop-wasm\/dist\/deno\/mcp\.js$/);
   checkSummary(summary);
+});
+
+/** The built page on 127.0.0.1 (its own origin, so the MCP requests are cross-origin as on a real site). */
+async function serve(dir) {
+  const types = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm" };
+  const http = createServer((req, res) => {
+    const file = resolve(dir, `.${new URL(req.url, "http://x").pathname}`);
+    const path = file === resolve(dir) ? join(file, "index.html") : file;
+    if (!path.startsWith(resolve(dir) + sep) || !existsSync(path) || statSync(path).isDirectory()) return res.writeHead(404).end();
+    res.writeHead(200, { "content-type": types[extname(path)] ?? "application/octet-stream" });
+    createReadStream(path).pipe(res);
+  });
+  await new Promise((r) => http.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${http.address().port}/`, close: () => new Promise((r) => http.close(r)) };
+}
+
+test("Chromium: a page (Vite build) with the SDK's Streamable HTTP client and agent-loop-wasm/mcp, a full run", { timeout: 120000, skip: !existsSync("/usr/bin/chromium") && "no /usr/bin/chromium (scripts/setup)" }, async (t) => {
+  const outDir = join(ROOT, "target", "mcp-browser");
+  const built = await run(process.execPath, [join(ROOT, "node_modules", "vite", "bin", "vite.js"), "build", "--logLevel", "warn", "--emptyOutDir", "--outDir", outDir, join(HERE, "browser")], { cwd: HERE });
+  assert.equal(built.code, 0, built.stderr || built.stdout);
+  const site = await serve(outDir);
+  t.after(site.close);
+  const { chromium } = await import("playwright-core");
+  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu", "--no-first-run"] });
+  t.after(() => browser.close());
+  const page = await browser.newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(e.message));
+  await page.goto(`${site.url}?mcp=${encodeURIComponent(server.url)}`);
+  await page.waitForFunction(() => window.__result !== undefined, undefined, { timeout: 60000 });
+  const result = await page.evaluate(() => window.__result);
+  assert.ok(result.ok, `${result.error}\n${problems.join("\n")}`);
+  checkSummary(result.summary);
 });
