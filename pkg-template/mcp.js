@@ -272,9 +272,8 @@ export async function syncMcpTools(agent, client, options) {
     agent.state.tools = [...others, ...next];
   }
 
-  install(await mcpTools(client, opts));
-
-  // Refreshes run one at a time; notifications arriving during one coalesce into one more refresh after it.
+  // Refreshes run one at a time (the first listing included); notifications arriving during one coalesce into
+  // one more refresh after it.
   let running = null;
   let again = false;
   async function refresh() {
@@ -287,8 +286,13 @@ export async function syncMcpTools(agent, client, options) {
         opts.onChange?.(next);
       } catch (error) {
         if (stopped) return;
-        if (opts.onError) opts.onError(error);
-        else console.error(error);
+        // An app's callback that throws must not become an unhandled rejection of this background refresh.
+        try {
+          if (opts.onError) opts.onError(error);
+          else console.error(error);
+        } catch (callbackError) {
+          console.error(callbackError);
+        }
       }
     } while (again && !stopped);
   }
@@ -302,7 +306,22 @@ export async function syncMcpTools(agent, client, options) {
       running = null;
     });
   };
+  // Subscribed before the first listing, so a change made while it runs is not missed.
   const unsubscribe = subscribe(client, onListChanged);
+  running = mcpTools(client, opts).then(install);
+  try {
+    await running;
+  } catch (error) {
+    stopped = true;
+    unsubscribe();
+    throw error;
+  } finally {
+    running = null;
+  }
+  if (again) {
+    again = false;
+    onListChanged();
+  }
 
   return function stop() {
     if (stopped) return;

@@ -251,6 +251,21 @@ test("syncMcpTools chains a list_changed handler set before it and puts it back 
   assert.equal(client._notificationHandlers.has(LIST_CHANGED), true, "the app's handler is back");
 });
 
+test("syncMcpTools: a clash on a later refresh goes to onError and keeps the tools as they were", T, async (t) => {
+  const { client } = await control(t);
+  const mine = { name: "ctl_late", label: "mine", description: "mine", parameters: { type: "object", properties: {} }, execute: async () => ({ content: [], details: {} }) };
+  const { agent } = scriptedAgent([], { initialState: { tools: [mine] } });
+  const errors = [];
+  const stop = await syncMcpTools(agent, client, { prefix: "ctl_", onError: (e) => errors.push(e.message) });
+  const before = agent.state.tools;
+  await (await mcpTools(client, { filter: ["add_tool"] }))[0].execute("x", { name: "late" });
+  await until(() => errors.length > 0, "the refresh to report the clash");
+  assert.deepEqual(errors, ['syncMcpTools: the tool "ctl_late" of control clashes with a tool already in agent.state.tools; give this server a prefix (options.prefix)']);
+  assert.equal(agent.state.tools, before, "agent.state.tools untouched");
+  stop();
+  assert.deepEqual(agent.state.tools, [mine]);
+});
+
 test("syncMcpTools refuses what is not an agent or a client, with TypeErrors naming the argument", T, async () => {
   await assert.rejects(syncMcpTools({}, {}), { name: "TypeError", message: "syncMcpTools: agent must be an Agent (an object whose state.tools is an array)" });
   const { agent } = scriptedAgent([]);
