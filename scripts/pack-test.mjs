@@ -19,7 +19,7 @@ import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, extname, join, relative, resolve, sep } from "node:path";
+import { dirname, extname, join, posix, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 
@@ -179,8 +179,35 @@ const MCP_SDK_IMPORTS = `import { Server } from "@modelcontextprotocol/sdk/serve
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import * as types from "@modelcontextprotocol/sdk/types.js";`;
+/**
+ * A stand-in client (the SDK's client needs a bundler or node_modules resolution) for the targets without either:
+ * agent-loop-wasm/mcp and its SDK import (types.js over zod) must resolve, map a listing and a result, subscribe
+ * and unsubscribe. The real SDK client runs in the other mcp targets.
+ */
+const MCP_STANDIN = `async function main() {
+  let handler;
+  const client = {
+    getServerVersion: () => ({ name: "stand-in", version: "1" }),
+    listTools: async () => ({ tools: [{ name: "echo", description: "echoes", inputSchema: { type: "object", properties: { m: { type: "string" } } } }] }),
+    callTool: async ({ name, arguments: args }) => ({ content: [{ type: "text", text: name + ":" + args.m }, { type: "audio", data: "AAAA", mimeType: "audio/wav" }] }),
+    setNotificationHandler: (_schema, h) => { handler = h; },
+    removeNotificationHandler: () => { handler = undefined; },
+  };
+  const [tool] = await mcpTools(client, { prefix: "p_" });
+  const result = await tool.execute("1", { m: "hi" });
+  const texts = result.content.map((b) => b.text).join("|");
+  if (tool.name !== "p_echo" || texts !== "echo:hi|[audio audio/wav, 3 bytes]") throw new Error("mapped " + tool.name + " " + texts);
+  const agent = new lib.Agent({});
+  const stop = await syncMcpTools(agent, client);
+  if (typeof handler !== "function" || agent.state.tools.length !== 1) throw new Error("sync did not subscribe");
+  stop();
+  if (handler !== undefined || agent.state.tools.length !== 0) throw new Error("stop() left the handler or the tools");
+  return { tool: tool.name, texts };
+}
+`;
+
 /** Extra packages a consumer project installs next to the tarball. */
-const projectDeps = { "mcp-node": [SDK], "mcp-deno": [SDK], "mcp-vite": [SDK], "mcp-plain": [SDK] };
+const projectDeps = { "mcp-node": [SDK], "mcp-deno": [SDK], "mcp-vite": [SDK], "mcp-plain": [SDK], "mcp-workerd": [SDK] };
 
 /** In a page: run the smoke test and publish the outcome on `window.__smoke`. */
 const pageRunner = (importLines, body = "return smoke(lib);") => `${importLines}
@@ -373,30 +400,26 @@ mcpSmoke({ lib, mcp, Server, Client, InMemoryTransport, types }).then(
 `,
     "pages/mcp/main.mjs": `import * as lib from "agent-loop-wasm";
 import { mcpTools, syncMcpTools } from "agent-loop-wasm/mcp";
-async function main() {
-  let handler;
-  const client = {
-    getServerVersion: () => ({ name: "stand-in", version: "1" }),
-    listTools: async () => ({ tools: [{ name: "echo", description: "echoes", inputSchema: { type: "object", properties: { m: { type: "string" } } } }] }),
-    callTool: async ({ name, arguments: args }) => ({ content: [{ type: "text", text: name + ":" + args.m }, { type: "audio", data: "AAAA", mimeType: "audio/wav" }] }),
-    setNotificationHandler: (_schema, h) => { handler = h; },
-    removeNotificationHandler: () => { handler = undefined; },
-  };
-  const [tool] = await mcpTools(client, { prefix: "p_" });
-  const result = await tool.execute("1", { m: "hi" });
-  const texts = result.content.map((b) => b.text).join("|");
-  if (tool.name !== "p_echo" || texts !== "echo:hi|[audio audio/wav, 3 bytes]") throw new Error("mapped " + tool.name + " " + texts);
-  const agent = new lib.Agent({});
-  const stop = await syncMcpTools(agent, client);
-  if (typeof handler !== "function" || agent.state.tools.length !== 1) throw new Error("sync did not subscribe");
-  stop();
-  if (handler !== undefined || agent.state.tools.length !== 0) throw new Error("stop() left the handler or the tools");
-  return { tool: tool.name, texts };
-}
+${MCP_STANDIN}
 main().then(
   (summary) => { window.__smoke = { ok: true, summary }; document.title = "pass"; },
   (e) => { window.__smoke = { ok: false, error: String((e && e.stack) || e) }; document.title = "fail"; },
 );
+`,
+  },
+  "mcp-workerd": {
+    "worker.mjs": `import * as lib from "agent-loop-wasm";
+import { mcpTools, syncMcpTools } from "agent-loop-wasm/mcp";
+${MCP_STANDIN}
+export default {
+  async fetch() {
+    try {
+      return Response.json({ ok: true, summary: await main() });
+    } catch (e) {
+      return Response.json({ ok: false, error: String((e && e.stack) || e) });
+    }
+  },
+};
 `,
   },
   workerd: {
@@ -554,7 +577,7 @@ async function plainTarget(dir, page, check = checkSummary) {
  * resolves the package's "workerd" export condition from the installed package.json and lists that entry's folder
  * as modules (the .wasm as a compiled `wasm` module), plus a module named after the package that re-exports it.
  */
-async function workerdTarget(dir) {
+async function workerdTarget(dir, { mcp = false, check = checkSummary } = {}) {
   const pkgDir = join(dir, "node_modules", "agent-loop-wasm");
   const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"));
   const entry = pkg.exports["."].workerd;
@@ -564,12 +587,33 @@ async function workerdTarget(dir) {
   write(join(dir, "package-entry.mjs"), `export * from "./${rel(join(pkgDir, entry))}";\n`);
   const modules = [
     `(name = "worker.mjs", esModule = embed "worker.mjs")`,
-    `(name = "smoke.mjs", esModule = embed "smoke.mjs")`,
+    ...(mcp ? [] : [`(name = "smoke.mjs", esModule = embed "smoke.mjs")`]),
     `(name = "agent-loop-wasm", esModule = embed "package-entry.mjs")`,
     ...walk(entryDir).map((f) =>
       f.endsWith(".wasm") ? `(name = "${rel(f)}", wasm = embed "${rel(f)}")` : `(name = "${rel(f)}", esModule = embed "${rel(f)}")`,
     ),
   ];
+  if (mcp) {
+    // agent-loop-wasm/mcp (its default condition: dist/web/mcp.js, already listed above), and what it imports:
+    // the SDK's types.js and zod/v4 (ES modules without further bare imports), each bare specifier an alias module.
+    const mcpEntry = pkg.exports["./mcp"].default;
+    const sdkTypes = join(dir, "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "types.js");
+    const zod = join(dir, "node_modules", "zod", "v4");
+    const alias = (name, file) => {
+      const shim = join(dir, `alias-${modules.length}.mjs`);
+      // a module's relative imports resolve from its name's folder
+      const from = posix.relative(posix.dirname(name), rel(file));
+      write(shim, `export * from "${from.startsWith(".") ? from : `./${from}`}";\n`);
+      modules.push(`(name = "${name}", esModule = embed "${rel(shim)}")`);
+    };
+    // workerd looks a bare specifier up next to the importing module's name (as it does "agent-loop-wasm" above).
+    const beside = (importer, specifier) => posix.join(posix.dirname(rel(importer)), specifier);
+    alias("agent-loop-wasm/mcp", join(pkgDir, mcpEntry));
+    alias(beside(join(pkgDir, mcpEntry), "@modelcontextprotocol/sdk/types.js"), sdkTypes);
+    alias(beside(sdkTypes, "zod/v4"), join(zod, "index.js"));
+    modules.push(`(name = "${rel(sdkTypes)}", esModule = embed "${rel(sdkTypes)}")`);
+    for (const f of walk(zod).filter((x) => x.endsWith(".js"))) modules.push(`(name = "${rel(f)}", esModule = embed "${rel(f)}")`);
+  }
   const port = await freePort();
   write(
     join(dir, "config.capnp"),
@@ -605,7 +649,7 @@ const smokeWorker :Workerd.Worker = (
       }
     }
     if (!result.ok) throw new Error(`${result.error}\n${tail(output)}`);
-    checkSummary(result);
+    check(result);
     const version = (await exec(bin("workerd"), ["--version"])).stdout.trim();
     return `${version}, entry ${entry}`;
   } finally {
@@ -668,6 +712,7 @@ const targets = [
     },
   },
   { id: "mcp-vite", name: "agent-loop-wasm/mcp: Vite build in Chromium", project: "mcp-vite", browser: true, run: (dir) => viteTarget(dir, checkMcpSummary) },
+  { id: "mcp-workerd", name: "agent-loop-wasm/mcp: workerd", project: "mcp-workerd", run: (dir) => workerdTarget(dir, { mcp: true, check: checkMcpSummary }) },
   { id: "mcp-plain", name: "agent-loop-wasm/mcp: plain ESM page in Chromium", project: "mcp-plain", browser: true, run: (dir) => plainTarget(dir, "mcp", checkMcpSummary) },
 ].filter((t) => only.length === 0 || only.some((w) => t.id.includes(w)));
 
