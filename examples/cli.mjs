@@ -14,14 +14,30 @@
 // example OPENAI_BASE_URL=http://127.0.0.1:11434/v1 OPENAI_MODEL=qwen2.5 for Ollama.
 // The answer streams to stdout as it arrives, with the tool activity in between. Ctrl+C aborts.
 // Needs the built package: node scripts/build.mjs (scripts/demo builds it too).
+//
+//   node examples/cli.mjs --mcp "npx @modelcontextprotocol/server-everything" "echo hello"
+//
+// `--mcp <command>` (repeatable) also starts an MCP server over stdio and adds its tools (prefixed with
+// `<name>_` when two servers are given), kept in sync with the server (agent-loop-wasm/mcp). The entry and
+// @modelcontextprotocol/sdk are loaded from the working directory's node_modules, else from tests/mcp.
+import { createRequire } from "node:module";
 import { readdir, readFile, stat } from "node:fs/promises";
-import { isAbsolute, relative, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import * as lib from "../pkg/dist/node/index.mjs";
 import { OFFLINE_MODEL, offlineModel } from "./offline-model.mjs";
 
 const { Agent, streamBuiltin, VERSION } = lib;
 const cwd = process.cwd();
 const args = process.argv.slice(2);
+const mcpCommands = [];
+for (let i = args.indexOf("--mcp"); i >= 0; i = args.indexOf("--mcp")) {
+  if (args[i + 1] === undefined) {
+    console.error("cli: --mcp needs a command, e.g. --mcp \"npx @modelcontextprotocol/server-everything\"");
+    process.exit(2);
+  }
+  mcpCommands.push(args.splice(i, 2)[1]);
+}
 const useLocal = args.includes("--local") || process.env.CLI_MODEL === "local";
 const prompt = args.filter((a) => a !== "--local").join(" ").trim() || "List the files, then read the README";
 
@@ -161,6 +177,40 @@ const agent = new Agent({
 });
 
 // ------------------------------------------------------------------------------------------------
+// MCP servers (--mcp): their tools join list_files and read_file
+// ------------------------------------------------------------------------------------------------
+const mcpClients = [];
+if (mcpCommands.length > 0) {
+  const bases = [join(cwd, "package.json"), join(dirname(fileURLToPath(import.meta.url)), "..", "tests", "mcp", "package.json")];
+  const load = bases.map((b) => createRequire(b)).find((r) => {
+    try {
+      r.resolve("@modelcontextprotocol/sdk/client/index.js");
+      r.resolve("agent-loop-wasm/mcp");
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  if (!load) {
+    console.error("cli: --mcp needs agent-loop-wasm and @modelcontextprotocol/sdk installed (npm install @modelcontextprotocol/sdk)");
+    process.exit(2);
+  }
+  const { Client } = load("@modelcontextprotocol/sdk/client/index.js");
+  const { StdioClientTransport } = load("@modelcontextprotocol/sdk/client/stdio.js");
+  const { syncMcpTools } = load("agent-loop-wasm/mcp");
+  for (const command of mcpCommands) {
+    const [bin, ...rest] = command.split(/\s+/).filter(Boolean);
+    const client = new Client({ name: "agent-loop-wasm-cli", version: VERSION });
+    await client.connect(new StdioClientTransport({ command: bin, args: rest, stderr: "ignore" }));
+    const name = client.getServerVersion()?.name ?? bin;
+    const prefix = mcpCommands.length > 1 ? `${name.replace(/[^A-Za-z0-9]+/g, "_")}_` : undefined;
+    const stop = await syncMcpTools(agent, client, { prefix, onError: (e) => line(red(`mcp ${name}: ${e.message}`)) });
+    mcpClients.push({ client, stop });
+    line(dim(`mcp: ${name} (${command}) · tools now ${agent.state.tools.map((t) => t.name).join(", ")}`));
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
 // Printing the run as it streams
 // ------------------------------------------------------------------------------------------------
 let requests = 0;
@@ -233,6 +283,10 @@ process.on("SIGINT", () => {
 });
 
 await agent.prompt(prompt);
+for (const { client, stop } of mcpClients) {
+  stop();
+  await client.close();
+}
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 const u = lastAssistant?.usage;
 line(dim(`— ${seconds} s · ${requests} request${requests === 1 ? "" : "s"} · ${toolCalls} tool call${toolCalls === 1 ? "" : "s"}` +

@@ -11,6 +11,7 @@
 //   dist/web/   ES modules: web glue, core.js (the instance holder, init/initSync), api.js etc. as written;
 //               index.js (top-level await init), workerd.js (.wasm import + initSync), slim.js (agent-loop-wasm/web).
 //   dist/deno/  index.js (base64 wasm + initSync over dist/web/core.js), slim.js, wasm.js.
+//   mcp         agent-loop-wasm/mcp (no wasm): dist/web/mcp.js, dist/node/mcp.cjs + mcp.mjs, dist/deno/mcp.js.
 //
 // Usage: node scripts/build.mjs [--dev]   (--dev: unoptimised, faster to compile)
 import { spawn } from "node:child_process";
@@ -169,7 +170,21 @@ writeFileSync(
 cpSync(join(template, "deno-index.js"), join(deno, "index.js"));
 cpSync(join(template, "deno-slim.js"), join(deno, "slim.js"));
 
-for (const f of ["index.d.ts", "web.d.ts"]) cpSync(join(template, f), join(out, f));
+// agent-loop-wasm/mcp (issue 18): plain JS over the MCP SDK (a peer dependency), no wasm. ESM in dist/web (Deno
+// re-exports it), CJS in dist/node with an ESM face, so import and require share one module (its registries of
+// synced agents and clients). The export names come from the source: requiring mcp.cjs here would need the SDK.
+const mcpSource = readFileSync(join(template, "mcp.js"), "utf8");
+const mcpNames = [...mcpSource.matchAll(/^export (?:async )?function (\w+)/gm)].map((m) => m[1]).sort();
+if (mcpNames.length === 0) throw new Error("build: pkg-template/mcp.js exports no function");
+cpSync(join(template, "mcp.js"), join(web, "mcp.js"));
+writeFileSync(join(node, "mcp.cjs"), toCommonJs(mcpSource, "mcp.js"));
+writeFileSync(
+  join(node, "mcp.mjs"),
+  esmFace("./mcp.cjs", mcpNames, "// `import \"agent-loop-wasm/mcp\"` on Node: the CommonJS entry's exports (one instance for import and require)."),
+);
+writeFileSync(join(deno, "mcp.js"), '// `agent-loop-wasm/mcp` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/mcp.js";\n');
+
+for (const f of ["index.d.ts", "web.d.ts", "mcp.d.ts"]) cpSync(join(template, f), join(out, f));
 if (existsSync(join(root, "README.md"))) cpSync(join(root, "README.md"), join(out, "README.md"));
 
 const cargoVersion = /^version = "([^"]+)"/m.exec(readFileSync(join(root, "Cargo.toml"), "utf8"))[1];

@@ -3,7 +3,8 @@
 // projects under a temp dir, and run tests/pack/smoke.mjs through the real wasm loop in every runtime the package
 // supports: Node CJS and ESM (current Node, and Node 18 from tests/pack/node18), Deno without permission flags,
 // Vite (build, and the dev server) and webpack 5 bundles and plain-ESM pages in headless Chromium (Playwright), and
-// workerd. Also checks the size limits (release builds). Prints a pass/fail table; exits 1 on any failure.
+// workerd; and the agent-loop-wasm/mcp entry (with the SDK from npm) in Node CJS/ESM, Deno, Vite and a plain page.
+// Also checks the size limits (release builds). Prints a pass/fail table; exits 1 on any failure.
 //
 // Usage: node scripts/build.mjs && node scripts/pack-test.mjs [--keep] [--only=name,name]
 //   --keep   leave the temp dir (its path is printed)
@@ -18,7 +19,7 @@ import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, extname, join, relative, resolve, sep } from "node:path";
+import { dirname, extname, join, posix, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 
@@ -165,6 +166,49 @@ const smokeCjs = (() => {
   return `${smokeSource.replace(exported, "async function smoke(")}\nmodule.exports = { smoke };\n`;
 })();
 
+// agent-loop-wasm/mcp (issue 18): its own consumer projects, with the SDK (its optional peer) installed beside the
+// tarball at the version tests/mcp pins; the MCP smoke runs a real SDK server and client in memory.
+const mcpSmokeSource = readFileSync(join(root, "tests", "pack", "mcp-smoke.mjs"), "utf8");
+const mcpSmokeCjs = (() => {
+  const exported = "export async function mcpSmoke(";
+  if (!mcpSmokeSource.includes(exported)) throw new Error(`tests/pack/mcp-smoke.mjs: expected "${exported}"`);
+  return `${mcpSmokeSource.replace(exported, "async function mcpSmoke(")}\nmodule.exports = { mcpSmoke };\n`;
+})();
+const SDK = `@modelcontextprotocol/sdk@${JSON.parse(readFileSync(join(root, "tests", "mcp", "package.json"), "utf8")).dependencies["@modelcontextprotocol/sdk"]}`;
+const MCP_SDK_IMPORTS = `import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import * as types from "@modelcontextprotocol/sdk/types.js";`;
+/**
+ * A stand-in client (the SDK's client needs a bundler or node_modules resolution) for the targets without either:
+ * agent-loop-wasm/mcp and its SDK import (types.js over zod) must resolve, map a listing and a result, subscribe
+ * and unsubscribe. The real SDK client runs in the other mcp targets.
+ */
+const MCP_STANDIN = `async function main() {
+  let handler;
+  const client = {
+    getServerVersion: () => ({ name: "stand-in", version: "1" }),
+    listTools: async () => ({ tools: [{ name: "echo", description: "echoes", inputSchema: { type: "object", properties: { m: { type: "string" } } } }] }),
+    callTool: async ({ name, arguments: args }) => ({ content: [{ type: "text", text: name + ":" + args.m }, { type: "audio", data: "AAAA", mimeType: "audio/wav" }] }),
+    setNotificationHandler: (_schema, h) => { handler = h; },
+    removeNotificationHandler: () => { handler = undefined; },
+  };
+  const [tool] = await mcpTools(client, { prefix: "p_" });
+  const result = await tool.execute("1", { m: "hi" });
+  const texts = result.content.map((b) => b.text).join("|");
+  if (tool.name !== "p_echo" || texts !== "echo:hi|[audio audio/wav, 3 bytes]") throw new Error("mapped " + tool.name + " " + texts);
+  const agent = new lib.Agent({});
+  const stop = await syncMcpTools(agent, client);
+  if (typeof handler !== "function" || agent.state.tools.length !== 1) throw new Error("sync did not subscribe");
+  stop();
+  if (handler !== undefined || agent.state.tools.length !== 0) throw new Error("stop() left the handler or the tools");
+  return { tool: tool.name, texts };
+}
+`;
+
+/** Extra packages a consumer project installs next to the tarball. */
+const projectDeps = { "mcp-node": [SDK], "mcp-deno": [SDK], "mcp-vite": [SDK], "mcp-plain": [SDK], "mcp-workerd": [SDK] };
+
 /** In a page: run the smoke test and publish the outcome on `window.__smoke`. */
 const pageRunner = (importLines, body = "return smoke(lib);") => `${importLines}
 import { smoke } from "./smoke.mjs";
@@ -280,6 +324,104 @@ console.log(JSON.stringify({ ok: true, deno: Deno.version.deno, entry, summary }
     "pages/slim/main.mjs": pageRunner(`import * as lib from "agent-loop-wasm/web";`, SLIM_BODY),
     "pages/slim/smoke.mjs": smokeSource,
   },
+  "mcp-node": {
+    "main.cjs": `const assert = require("node:assert");
+const lib = require("agent-loop-wasm");
+const mcpFile = (f) => /node_modules[\\\\/]agent-loop-wasm[\\\\/].*mcp/.test(f);
+assert.ok(!Object.keys(require.cache).some(mcpFile), "the main entry loads nothing of agent-loop-wasm/mcp");
+const mcp = require("agent-loop-wasm/mcp");
+assert.ok(Object.keys(require.cache).some(mcpFile), "the check above can see the MCP entry once loaded");
+const { Server } = require("@modelcontextprotocol/sdk/server/index.js");
+const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
+const { InMemoryTransport } = require("@modelcontextprotocol/sdk/inMemory.js");
+const types = require("@modelcontextprotocol/sdk/types.js");
+const { mcpSmoke } = require("./mcp-smoke.cjs");
+mcpSmoke({ lib, mcp, Server, Client, InMemoryTransport, types }).then((summary) => {
+  const ours = Object.keys(require.cache).map((f) => require("node:path").relative(__dirname, f)).filter((f) => f.startsWith("node_modules/agent-loop-wasm/"));
+  assert.deepStrictEqual(ours.filter((f) => !f.startsWith("node_modules/agent-loop-wasm/dist/node/")), [], "only dist/node files of the package");
+  console.log(JSON.stringify({ ok: true, node: process.version, entry: require.resolve("agent-loop-wasm/mcp"), summary }));
+}, (e) => { console.error(e); process.exit(1); });
+`,
+    "mcp-smoke.cjs": mcpSmokeCjs,
+    "main.mjs": `import assert from "node:assert";
+import { createRequire } from "node:module";
+import * as lib from "agent-loop-wasm";
+import * as mcp from "agent-loop-wasm/mcp";
+${MCP_SDK_IMPORTS}
+import { mcpSmoke } from "./mcp-smoke.mjs";
+const require = createRequire(import.meta.url);
+assert.strictEqual(mcp.syncMcpTools, require("agent-loop-wasm/mcp").syncMcpTools, "import and require give one MCP module");
+const summary = await mcpSmoke({ lib, mcp, Server, Client, InMemoryTransport, types });
+console.log(JSON.stringify({ ok: true, node: process.version, entry: import.meta.resolve ? import.meta.resolve("agent-loop-wasm/mcp") : require.resolve("agent-loop-wasm/mcp"), summary }));
+`,
+    "mcp-smoke.mjs": mcpSmokeSource,
+  },
+  "mcp-deno": {
+    "main.mjs": `import * as lib from "agent-loop-wasm";
+import * as mcp from "agent-loop-wasm/mcp";
+${MCP_SDK_IMPORTS}
+import { mcpSmoke } from "./mcp-smoke.mjs";
+const entry = import.meta.resolve("agent-loop-wasm/mcp");
+if (!/\\/node_modules\\/agent-loop-wasm\\/dist\\/deno\\/mcp\\.js$/.test(entry)) throw new Error("resolved " + entry);
+const summary = await mcpSmoke({ lib, mcp, Server, Client, InMemoryTransport, types });
+console.log(JSON.stringify({ ok: true, deno: Deno.version.deno, entry, summary }));
+`,
+    "mcp-smoke.mjs": mcpSmokeSource,
+  },
+  "mcp-vite": {
+    "index.html": `<!doctype html>
+<html><head><meta charset="utf-8"><title>vite consumer of agent-loop-wasm/mcp</title></head>
+<body><script type="module" src="/main.js"></script></body></html>
+`,
+    "main.js": `import * as lib from "agent-loop-wasm";
+import * as mcp from "agent-loop-wasm/mcp";
+${MCP_SDK_IMPORTS}
+import { mcpSmoke } from "./mcp-smoke.mjs";
+mcpSmoke({ lib, mcp, Server, Client, InMemoryTransport, types }).then(
+  (summary) => { window.__smoke = { ok: true, summary }; document.title = "pass"; },
+  (e) => { window.__smoke = { ok: false, error: String((e && e.stack) || e) }; document.title = "fail"; },
+);
+`,
+    "mcp-smoke.mjs": mcpSmokeSource,
+  },
+  "mcp-plain": {
+    // No bundler: the SDK's client needs one (it loads CommonJS ajv), so the page checks that the entry and its one
+    // SDK import (types.js, over zod) resolve through an import map and map a listing and a result of a stand-in
+    // client; the real SDK client runs in the other mcp targets.
+    "pages/mcp/index.html": `<!doctype html>
+<html><head><meta charset="utf-8"><title>plain ESM, agent-loop-wasm/mcp</title>
+<script type="importmap">{ "imports": {
+  "agent-loop-wasm": "/node_modules/agent-loop-wasm/dist/web/index.js",
+  "agent-loop-wasm/mcp": "/node_modules/agent-loop-wasm/dist/web/mcp.js",
+  "@modelcontextprotocol/sdk/types.js": "/node_modules/@modelcontextprotocol/sdk/dist/esm/types.js",
+  "zod/v4": "/node_modules/zod/v4/index.js"
+} }</script>
+</head><body><script type="module" src="./main.mjs"></script></body></html>
+`,
+    "pages/mcp/main.mjs": `import * as lib from "agent-loop-wasm";
+import { mcpTools, syncMcpTools } from "agent-loop-wasm/mcp";
+${MCP_STANDIN}
+main().then(
+  (summary) => { window.__smoke = { ok: true, summary }; document.title = "pass"; },
+  (e) => { window.__smoke = { ok: false, error: String((e && e.stack) || e) }; document.title = "fail"; },
+);
+`,
+  },
+  "mcp-workerd": {
+    "worker.mjs": `import * as lib from "agent-loop-wasm";
+import { mcpTools, syncMcpTools } from "agent-loop-wasm/mcp";
+${MCP_STANDIN}
+export default {
+  async fetch() {
+    try {
+      return Response.json({ ok: true, summary: await main() });
+    } catch (e) {
+      return Response.json({ ok: false, error: String((e && e.stack) || e) });
+    }
+  },
+};
+`,
+  },
   workerd: {
     "worker.mjs": `import * as lib from "agent-loop-wasm";
 import { smoke } from "./smoke.mjs";
@@ -308,10 +450,21 @@ function checkSummary(result) {
   return result;
 }
 
-async function runNode(nodeBin, dir, file, flags = []) {
+/** The summary of tests/pack/mcp-smoke.mjs (the plain page's stand-in check has its own shape). */
+function checkMcpSummary(result) {
+  if (!result.ok) throw new Error(result.error ?? JSON.stringify(result));
+  const s = result.summary;
+  if (s?.tool === "p_echo") return result;
+  if (!s || s.results?.join() !== "add=5,mul=6" || s.declarations?.join() !== "s_add,s_mul" || s.messages !== 10) {
+    throw new Error(`unexpected MCP summary ${JSON.stringify(s)}`);
+  }
+  return result;
+}
+
+async function runNode(nodeBin, dir, file, flags = [], check = checkSummary) {
   const r = await exec(nodeBin, [...flags, file], { cwd: dir });
   if (r.code !== 0) throw failure(r);
-  const result = checkSummary(lastJson(r.stdout));
+  const result = check(lastJson(r.stdout));
   return `${result.node}, ${relative(dir, fileURLToPath(new URL(result.entry, "file:///")))}`;
 }
 
@@ -325,7 +478,7 @@ async function getBrowser() {
 }
 
 /** Loads `url` in Chromium and waits for the page's `window.__smoke`. */
-async function runPage(url) {
+async function runPage(url, check = checkSummary) {
   const page = await (await getBrowser()).newPage();
   const problems = [];
   page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
@@ -343,7 +496,7 @@ async function runPage(url) {
     });
     const result = await page.evaluate(() => window.__smoke);
     if (!result.ok) throw new Error(`${result.error}\n${problems.join("\n")}`);
-    checkSummary(result);
+    check(result);
     if (wasmRequests.length === 0) throw new Error("no .wasm was fetched");
     return `wasm ${wasmRequests.join(", ")}`;
   } finally {
@@ -351,13 +504,13 @@ async function runPage(url) {
   }
 }
 
-async function viteTarget(dir) {
+async function viteTarget(dir, check = checkSummary) {
   await execOk(process.execPath, [join(root, "node_modules", "vite", "bin", "vite.js"), "build", "--logLevel", "warn"], { cwd: dir });
   const emitted = readdirSync(join(dir, "dist", "assets")).filter((f) => f.endsWith(".wasm"));
   if (emitted.length === 0) throw new Error("vite emitted no .wasm asset");
   const server = await serveStatic(join(dir, "dist"));
   try {
-    return `vite ${requireRoot("vite/package.json").version}, ${await runPage(`${server.url}/`)}`;
+    return `vite ${requireRoot("vite/package.json").version}, ${await runPage(`${server.url}/`, check)}`;
   } finally {
     await server.close();
   }
@@ -410,10 +563,10 @@ async function webpackTarget(dir) {
   }
 }
 
-async function plainTarget(dir, page) {
+async function plainTarget(dir, page, check = checkSummary) {
   const server = await serveStatic(dir);
   try {
-    return await runPage(`${server.url}/pages/${page}/`);
+    return await runPage(`${server.url}/pages/${page}/`, check);
   } finally {
     await server.close();
   }
@@ -424,7 +577,7 @@ async function plainTarget(dir, page) {
  * resolves the package's "workerd" export condition from the installed package.json and lists that entry's folder
  * as modules (the .wasm as a compiled `wasm` module), plus a module named after the package that re-exports it.
  */
-async function workerdTarget(dir) {
+async function workerdTarget(dir, { mcp = false, check = checkSummary } = {}) {
   const pkgDir = join(dir, "node_modules", "agent-loop-wasm");
   const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"));
   const entry = pkg.exports["."].workerd;
@@ -434,12 +587,33 @@ async function workerdTarget(dir) {
   write(join(dir, "package-entry.mjs"), `export * from "./${rel(join(pkgDir, entry))}";\n`);
   const modules = [
     `(name = "worker.mjs", esModule = embed "worker.mjs")`,
-    `(name = "smoke.mjs", esModule = embed "smoke.mjs")`,
+    ...(mcp ? [] : [`(name = "smoke.mjs", esModule = embed "smoke.mjs")`]),
     `(name = "agent-loop-wasm", esModule = embed "package-entry.mjs")`,
     ...walk(entryDir).map((f) =>
       f.endsWith(".wasm") ? `(name = "${rel(f)}", wasm = embed "${rel(f)}")` : `(name = "${rel(f)}", esModule = embed "${rel(f)}")`,
     ),
   ];
+  if (mcp) {
+    // agent-loop-wasm/mcp (its default condition: dist/web/mcp.js, already listed above), and what it imports:
+    // the SDK's types.js and zod/v4 (ES modules without further bare imports), each bare specifier an alias module.
+    const mcpEntry = pkg.exports["./mcp"].default;
+    const sdkTypes = join(dir, "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "types.js");
+    const zod = join(dir, "node_modules", "zod", "v4");
+    const alias = (name, file) => {
+      const shim = join(dir, `alias-${modules.length}.mjs`);
+      // a module's relative imports resolve from its name's folder
+      const from = posix.relative(posix.dirname(name), rel(file));
+      write(shim, `export * from "${from.startsWith(".") ? from : `./${from}`}";\n`);
+      modules.push(`(name = "${name}", esModule = embed "${rel(shim)}")`);
+    };
+    // workerd looks a bare specifier up next to the importing module's name (as it does "agent-loop-wasm" above).
+    const beside = (importer, specifier) => posix.join(posix.dirname(rel(importer)), specifier);
+    alias("agent-loop-wasm/mcp", join(pkgDir, mcpEntry));
+    alias(beside(join(pkgDir, mcpEntry), "@modelcontextprotocol/sdk/types.js"), sdkTypes);
+    alias(beside(sdkTypes, "zod/v4"), join(zod, "index.js"));
+    modules.push(`(name = "${rel(sdkTypes)}", esModule = embed "${rel(sdkTypes)}")`);
+    for (const f of walk(zod).filter((x) => x.endsWith(".js"))) modules.push(`(name = "${rel(f)}", esModule = embed "${rel(f)}")`);
+  }
   const port = await freePort();
   write(
     join(dir, "config.capnp"),
@@ -475,7 +649,7 @@ const smokeWorker :Workerd.Worker = (
       }
     }
     if (!result.ok) throw new Error(`${result.error}\n${tail(output)}`);
-    checkSummary(result);
+    check(result);
     const version = (await exec(bin("workerd"), ["--version"])).stdout.trim();
     return `${version}, entry ${entry}`;
   } finally {
@@ -515,6 +689,31 @@ const targets = [
   { id: "plain", name: "plain ESM page in Chromium", project: "plain", browser: true, run: (dir) => plainTarget(dir, "main") },
   { id: "plain-web", name: "agent-loop-wasm/web + init() in Chromium", project: "plain", browser: true, run: (dir) => plainTarget(dir, "slim") },
   { id: "workerd", name: "workerd", project: "workerd", run: workerdTarget },
+  {
+    id: "mcp-node-cjs",
+    name: "agent-loop-wasm/mcp: Node CJS (require(esm) off)",
+    project: "mcp-node",
+    run: (dir) => runNode(process.execPath, dir, "main.cjs", process.allowedNodeEnvironmentFlags.has("--no-experimental-require-module") ? ["--no-experimental-require-module"] : [], checkMcpSummary),
+  },
+  { id: "mcp-node18-cjs", name: "agent-loop-wasm/mcp: Node 18 CJS", project: "mcp-node", node18: true, run: (dir) => runNode(NODE18, dir, "main.cjs", [], checkMcpSummary) },
+  { id: "mcp-node-esm", name: "agent-loop-wasm/mcp: Node ESM", project: "mcp-node", run: (dir) => runNode(process.execPath, dir, "main.mjs", [], checkMcpSummary) },
+  {
+    id: "mcp-deno",
+    name: "agent-loop-wasm/mcp: Deno (no permission flags)",
+    project: "mcp-deno",
+    run: async (dir) => {
+      const r = await exec(bin("deno"), ["run", "main.mjs"], {
+        cwd: dir,
+        env: { DENO_NO_PROMPT: "1", DENO_NO_UPDATE_CHECK: "1", DENO_DIR: join(dir, ".deno"), NO_COLOR: "1" },
+      });
+      if (r.code !== 0) throw failure(r);
+      const result = checkMcpSummary(lastJson(r.stdout));
+      return `deno ${result.deno}, ${result.entry.replace(/^.*\/node_modules\//, "")}`;
+    },
+  },
+  { id: "mcp-vite", name: "agent-loop-wasm/mcp: Vite build in Chromium", project: "mcp-vite", browser: true, run: (dir) => viteTarget(dir, checkMcpSummary) },
+  { id: "mcp-workerd", name: "agent-loop-wasm/mcp: workerd", project: "mcp-workerd", run: (dir) => workerdTarget(dir, { mcp: true, check: checkMcpSummary }) },
+  { id: "mcp-plain", name: "agent-loop-wasm/mcp: plain ESM page in Chromium", project: "mcp-plain", browser: true, run: (dir) => plainTarget(dir, "mcp", checkMcpSummary) },
 ].filter((t) => only.length === 0 || only.some((w) => t.id.includes(w)));
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -561,7 +760,7 @@ try {
       const dir = join(tmp, name);
       write(join(dir, "package.json"), `${JSON.stringify({ name: `consumer-${name}`, private: true, version: "0.0.0" }, null, 2)}\n`);
       for (const [file, text] of Object.entries(projects[name])) write(join(dir, file), text);
-      const r = await exec("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", tarball], { cwd: dir });
+      const r = await exec("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", tarball, ...(projectDeps[name] ?? [])], { cwd: dir });
       return [name, r.code === 0 ? null : tail(r.stderr || r.stdout)];
     }),
   );

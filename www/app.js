@@ -2,6 +2,7 @@
 // Served by `node scripts/serve.mjs` from the repository root: the package comes from /pkg/dist/web/index.js
 // (top-level await loads the wasm) and the offline model from /examples/offline-model.mjs.
 import { TOOLS } from "./tools.js";
+import { createMcpPanel } from "./mcp.js";
 
 const $ = (id) => document.getElementById(id);
 const el = (tag, props = {}, ...children) => {
@@ -179,7 +180,7 @@ function readSettings() {
     toolExecution: document.querySelector("input[name=tool-mode]:checked").value,
     maxParallelTools,
     toolTimeoutMs: toolTimeoutMs || undefined,
-    tools: instrumented.filter((t) => $(`tool-${t.name}`).checked),
+    tools: [...instrumented.filter((t) => $(`tool-${t.name}`).checked), ...mcpPanel.tools()],
   };
 }
 
@@ -243,6 +244,9 @@ $("tool-list").append(...TOOLS.map((tool) =>
       el("span", {},
         el("code", { text: tool.name }),
         el("span", { class: "tool-desc", text: tool.description.split(/(?<=\.)\s/)[0] }))))));
+
+// MCP server tools (www/mcp.js): joined to the toggled tools; a change applies now when idle, else at the next send.
+const mcpPanel = createMcpPanel({ $, el, toast, onChange: () => { if (!running) applySettings(); } });
 
 // ---------------------------------------------------------------------------------------------------------------
 // The agent
