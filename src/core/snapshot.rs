@@ -3,6 +3,7 @@
 //! snapshot from live values and applying it are in `agent`; this module is pure JSON.
 
 use super::validate::js_number_to_string;
+use super::wtf::drop_deep;
 use serde_json::{Map, Value};
 
 pub const FORMAT: &str = "agent-loop-wasm/agent-snapshot";
@@ -26,10 +27,26 @@ fn invalid(path: &str, problem: &str) -> String {
 
 /// Checks the envelope, migrates to `VERSION` and checks every field. `Err` is the exact message
 /// of the `Error` `Agent.restore` throws; nothing has been applied at that point.
-pub fn migrate(value: Value) -> Result<Map<String, Value>, String> {
-    let Value::Object(mut snapshot) = value else {
-        return Err(restore_error("not an agent-loop-wasm snapshot"));
+pub fn migrate(mut value: Value) -> Result<Map<String, Value>, String> {
+    // Checked in place, so a rejected snapshot (of any depth) is dropped without recursion.
+    let outcome = match &mut value {
+        Value::Object(snapshot) => migrate_map(snapshot),
+        _ => Err(restore_error("not an agent-loop-wasm snapshot")),
     };
+    match (outcome, value) {
+        (Ok(()), Value::Object(snapshot)) => Ok(snapshot),
+        (Ok(()), other) => {
+            drop_deep(other);
+            Err(restore_error("not an agent-loop-wasm snapshot"))
+        }
+        (Err(e), other) => {
+            drop_deep(other);
+            Err(e)
+        }
+    }
+}
+
+fn migrate_map(snapshot: &mut Map<String, Value>) -> Result<(), String> {
     if snapshot.get("format").and_then(Value::as_str) != Some(FORMAT) {
         return Err(restore_error("not an agent-loop-wasm snapshot"));
     }
@@ -53,18 +70,17 @@ pub fn migrate(value: Value) -> Result<Map<String, Value>, String> {
         let Some(step) = MIGRATIONS.get(current - 1) else {
             return Err(restore_error(&format!("unknown snapshot version {current}")));
         };
-        snapshot = step(snapshot)?;
+        *snapshot = step(std::mem::take(snapshot))?;
         current += 1;
         snapshot.insert("version".into(), Value::from(current));
     }
-    check(&snapshot)?;
-    Ok(snapshot)
+    check(snapshot)
 }
 
 fn describe(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
-        other => other.to_string(),
+        other => super::validate::js_json_stringify(other),
     }
 }
 

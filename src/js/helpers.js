@@ -38,14 +38,85 @@ export function object6(k1, v1, k2, v2, k3, v3, k4, v4, k5, v5, k6, v6) {
   return { [k1]: v1, [k2]: v2, [k3]: v3, [k4]: v4, [k5]: v5, [k6]: v6 };
 }
 
-// `Host::json_copy`: the text goes to Rust, the parsed copy waits here for `takeCopy` (the next
-// call of the binding), so it never crosses as text.
+// `Host::json_copy`: the text goes to Rust, the copy waits here for `takeCopy` (the next call of
+// the binding), so it never crosses as text. The copy is a `structuredClone`, as the reference's
+// `validateToolArguments` makes it (T-4.3): what it cannot clone (a promise, a function) throws
+// the reference's own `DataCloneError`, and a copy too deep for the stack its `RangeError`.
 let copied = null;
 
 export function jsonCopy(v) {
-  const text = JSON.stringify(v);
-  copied = text === undefined ? null : JSON.parse(text);
+  const clone = structuredClone(v);
+  let text;
+  try {
+    text = JSON.stringify(clone);
+  } catch (e) {
+    // V8 stringifies a cloned array with deeper frames than it clones it: a value the clone took
+    // must not fail here, so it is written again without recursion.
+    if (!(e instanceof RangeError)) throw e;
+    text = stringifyDeep(clone);
+  }
+  copied = clone;
   return text;
+}
+
+/** A value's `JSON.stringify` text for what `JSON.stringify` writes as a primitive; `null` for a container. */
+function jsonScalar(v) {
+  switch (typeof v) {
+    case "string":
+      return JSON.stringify(v);
+    case "number":
+      return Number.isFinite(v) ? String(v) : "null";
+    case "boolean":
+      return v ? "true" : "false";
+    case "bigint":
+      throw new TypeError("Do not know how to serialize a BigInt");
+    case "object":
+      return v === null ? "null" : null;
+    default:
+      return undefined; // undefined, functions, symbols: left out
+  }
+}
+
+function jsonPrepare(v, key) {
+  if (v !== null && (typeof v === "object" || typeof v === "bigint") && typeof v.toJSON === "function") v = v.toJSON(key);
+  if (v instanceof Number) return Number(v);
+  if (v instanceof String) return String(v);
+  if (v instanceof Boolean) return v.valueOf();
+  return v;
+}
+
+/** `JSON.stringify(root)` with an explicit stack (for a cycle-free value, as a clone reaching here is). */
+function stringifyDeep(root) {
+  const stack = [];
+  let value = jsonPrepare(root, "");
+  let key = "";
+  for (;;) {
+    const text = jsonScalar(value);
+    if (text === null) {
+      const array = Array.isArray(value);
+      stack.push({ value, array, keys: array ? null : Object.keys(value), i: 0, parts: [] });
+    } else {
+      const frame = stack[stack.length - 1];
+      if (!frame) return text;
+      if (frame.array) frame.parts.push(text === undefined ? "null" : text);
+      else if (text !== undefined) frame.parts.push(`${JSON.stringify(key)}:${text}`);
+    }
+    for (;;) {
+      const frame = stack[stack.length - 1];
+      if (frame.i < (frame.array ? frame.value.length : frame.keys.length)) {
+        key = frame.array ? String(frame.i) : frame.keys[frame.i];
+        frame.i++;
+        value = jsonPrepare(frame.value[key], key);
+        break;
+      }
+      stack.pop();
+      const closed = frame.array ? `[${frame.parts.join(",")}]` : `{${frame.parts.join(",")}}`;
+      const parent = stack[stack.length - 1];
+      if (!parent) return closed;
+      if (parent.array) parent.parts.push(closed);
+      else parent.parts.push(`${JSON.stringify(parent.keys[parent.i - 1])}:${closed}`);
+    }
+  }
 }
 
 export function takeCopy() {

@@ -1,7 +1,7 @@
 //! Tool-argument validation (SPEC §4.3, `validateToolArguments`): coerce a model's arguments towards a tool's JSON
 //! Schema in three passes (T-4.3.3), then check them and explain failures (T-4.3.4–T-4.3.6), with pi-schema's
 //! semantics, messages and order. Pure Rust on `serde_json::Value`: no JS types; ECMAScript regexes are the host's
-//! (`PatternMatcher`). Nothing here may panic: recursion stops at depth 512 with `nesting too deep` (E-8.4.1).
+//! (`PatternMatcher`). Nothing here may panic: recursion stops at `MAX_DEPTH` with `TOO_DEEP` (E-8.4.1).
 
 mod check;
 mod coerce;
@@ -28,17 +28,27 @@ use crate::core::fxhash::FxMap as HashMap;
 
 use serde_json::Value;
 
-pub use json::{js_json_stringify, js_json_stringify_pretty};
+pub use json::{depth_exceeds, js_json_stringify, js_json_stringify_pretty};
 pub use number::js_number_to_string;
 pub(crate) use number::parse_f64;
 
 use resolve::{BaseId, Resolver};
 
-/// How deep any recursion (schema, `$ref`, coercion, value) may go before it stops with `nesting too deep`.
-pub const MAX_DEPTH: usize = 512;
+/// How deep any recursion (schema, `$ref`, coercion) may go before it stops with `TOO_DEEP`.
+///
+/// The reference compiles schemas to about 1,560–2,100 JSON levels (its stack); `JSON.stringify` on Node's default
+/// stack hands over at most about 4,100. A release build's 1 MiB wasm stack took ~12,000 levels, and V8's native stack
+/// (which wasm frames share with JS) ~4,100 at the top of a default stack, ~2,000 below 5,000 JS frames: 2,500 covers
+/// the reference with room to spare. Unoptimised builds have frames ~30× larger, so their limit is lower (a limit,
+/// never a trap).
+pub const MAX_DEPTH: usize = if cfg!(debug_assertions) { 300 } else { 2_500 };
 
-/// The message of the error reported when the schema, the value or a `$ref` chain nests deeper than `MAX_DEPTH`.
-pub const TOO_DEEP: &str = "nesting too deep";
+/// How deeply a value taking the full path (not the shortcut) may nest: its members are copied recursively.
+pub const MAX_VALUE_DEPTH: usize = MAX_DEPTH;
+
+/// What is reported when the schema, the value or a `$ref` chain nests deeper than the limits: what the reference
+/// throws for a depth it cannot take (V8's stack overflow, from `structuredClone` or pi-schema's `compile`).
+pub const TOO_DEEP: &str = "Maximum call stack size exceeded";
 
 /// ECMAScript regex matching is done by the host (js_sys::RegExp in wasm). None = invalid pattern.
 ///
@@ -88,11 +98,16 @@ pub fn coerce_and_validate_changes(
     args: &Value,
     re: &dyn PatternMatcher,
 ) -> Result<Option<Value>, Vec<SchemaError>> {
-    if json::depth_exceeds(schema, MAX_DEPTH) || json::depth_exceeds(args, MAX_DEPTH) {
+    if json::depth_exceeds(schema, MAX_DEPTH) {
         return Err(too_deep());
     }
+    // The shortcut reads the value only as deep as the schema reaches, so a value of any depth may take it; the full
+    // path copies whole members (recursively), so there the value's own depth is bounded.
     if plain::accepts_as_is(schema, args) {
         return Ok(None);
+    }
+    if json::depth_exceeds(args, MAX_VALUE_DEPTH) {
+        return Err(too_deep());
     }
     coerce_then_check(schema, args, re)
 }
@@ -100,6 +115,12 @@ pub fn coerce_and_validate_changes(
 /// The one error of a value, schema or `$ref` chain nested deeper than `MAX_DEPTH`.
 fn too_deep() -> Vec<SchemaError> {
     vec![SchemaError { path: "root".to_string(), message: TOO_DEEP.to_string() }]
+}
+
+/// Whether `errors` is the one error of `too_deep`: the reference then throws its stack overflow, not a validation
+/// error, so callers throw `TOO_DEEP` as it is.
+pub fn is_too_deep(errors: &[SchemaError]) -> bool {
+    matches!(errors, [e] if e.path == "root" && e.message == TOO_DEEP)
 }
 
 /// The three coercion passes, then the check (or the explanation of why it fails).

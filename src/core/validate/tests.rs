@@ -136,8 +136,17 @@ fn too_deep() -> Vec<SchemaError> {
 
 #[test]
 fn e_8_4_1_deep_values_and_schemas_stop_with_an_error() {
-    let deep_value = nested(600, json!(1), |v| Value::Array(vec![v]));
-    assert_eq!(coerce_and_validate(&json!({}), &deep_value, &TestRegex), Err(too_deep()));
+    // The shortcut reads a value only as deep as the schema reaches: any depth passes `{}` unchanged, as in the
+    // reference (whose only limit is its stack, in `structuredClone`).
+    let deepest = nested(100_000, json!(1), |v| Value::Array(vec![v]));
+    assert_eq!(coerce_and_validate_changes(&json!({}), &deepest, &TestRegex), Ok(None));
+    assert_eq!(coerce_and_validate_changes(&json!({"type": "array"}), &deepest, &TestRegex), Ok(None));
+    crate::core::wtf::drop_deep(deepest);
+    // The full path copies members recursively: past `MAX_VALUE_DEPTH` it stops with the reference's error.
+    let deep_value = nested(MAX_VALUE_DEPTH, json!(1), |v| Value::Array(vec![v]));
+    assert_eq!(coerce_and_validate(&json!({"minItems": 1}), &deep_value, &TestRegex), Err(too_deep()));
+    let within = nested(MAX_VALUE_DEPTH - 1, json!(1), |v| Value::Array(vec![v]));
+    assert_eq!(coerce_and_validate_changes(&json!({"minItems": 1}), &within, &TestRegex), Ok(None));
     let deep_schema = nested(600, json!({}), |s| json!({"items": s}));
     assert_eq!(coerce_and_validate(&deep_schema, &json!([]), &TestRegex), Err(too_deep()));
     assert_eq!(schema_problem(&deep_schema, &TestRegex).as_deref(), Some(TOO_DEEP));
