@@ -43,8 +43,9 @@ use resolve::{BaseId, Resolver};
 /// never a trap).
 pub const MAX_DEPTH: usize = if cfg!(debug_assertions) { 300 } else { 2_500 };
 
-/// How deeply a value taking the full path (not the shortcut) may nest: its members are copied recursively.
-pub const MAX_VALUE_DEPTH: usize = MAX_DEPTH;
+/// How deeply a value taking the full path (not the shortcut) may nest: its members are copied recursively (cheap
+/// frames: a release build copied 12,000 levels). `structuredClone` stops near 3,300 on Node's default stack.
+pub const MAX_VALUE_DEPTH: usize = if cfg!(debug_assertions) { 300 } else { 10_000 };
 
 /// What is reported when the schema, the value or a `$ref` chain nests deeper than the limits: what the reference
 /// throws for a depth it cannot take (V8's stack overflow, from `structuredClone` or pi-schema's `compile`).
