@@ -176,8 +176,12 @@ pub fn validate_tool_arguments(
     if let Some(problem) = schema_problem(schema, re) {
         return Err(problem);
     }
-    coerce_and_validate(schema, original, re)
-        .map_err(|errors| format_validation_error(tool_name, &errors, &js_json_stringify_pretty(original)))
+    coerce_and_validate(schema, original, re).map_err(|errors| {
+        if is_too_deep(&errors) {
+            return TOO_DEEP.to_string();
+        }
+        format_validation_error(tool_name, &errors, &js_json_stringify_pretty(original))
+    })
 }
 
 /// An error before its path is dotted: the path is a JSON Pointer (its length ranks union branches).
