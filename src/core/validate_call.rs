@@ -4,7 +4,7 @@
 use super::fxhash::FxMap;
 use super::host::{Host, Kind};
 use super::validate::{
-    MAX_DEPTH, PatternMatcher, TOO_DEEP, coerce_and_validate_changes, depth_exceeds, format_validation_error,
+    MAX_SCHEMA_DEPTH, PatternMatcher, TOO_DEEP, coerce_and_validate_changes, depth_exceeds, format_validation_error,
     is_too_deep, js_json_stringify, schema_problem,
 };
 use super::wtf;
@@ -49,7 +49,7 @@ thread_local! {
 
 fn prepare_schema<H: Host>(h: &H, parameters: &H::V) -> Result<PreparedSchema, H::V> {
     let schema = to_json(h, parameters)?;
-    if depth_exceeds(&schema, MAX_DEPTH) {
+    if depth_exceeds(&schema, MAX_SCHEMA_DEPTH) {
         // Never used, and never dropped recursively (from the cache, at any time).
         wtf::drop_deep(schema);
         return Ok((serde_json::Value::Null, Some(TOO_DEEP.to_string())));

@@ -1598,7 +1598,7 @@ fn e_8_4_3_run_tool_call_inside_a_running_tool() {
 /// the Rust side) name distinct tools.
 #[test]
 fn t_4_3_deep_schemas_and_arguments_and_lone_surrogate_names() {
-    use crate::core::validate::{MAX_DEPTH, TOO_DEEP};
+    use crate::core::validate::{MAX_DEPTH, MAX_SCHEMA_DEPTH, TOO_DEEP};
     let nest = |n: usize, leaf: serde_json::Value, wrap: &dyn Fn(serde_json::Value) -> serde_json::Value| {
         (0..n).fold(leaf, |v, _| wrap(v))
     };
@@ -1619,7 +1619,7 @@ fn t_4_3_deep_schemas_and_arguments_and_lone_surrogate_names() {
         exec.clone(),
         &[("parameters", TV::from_json(&json!({"type": "object", "properties": {"x": within}})))],
     );
-    let too_deep = nest(MAX_DEPTH + 1, json!({}), &items);
+    let too_deep = nest(MAX_SCHEMA_DEPTH + 1, json!({}), &items);
     let refused = tool_with("refused", exec.clone(), &[("parameters", TV::from_json(&too_deep))]);
     let (first, second) = (tool("x\u{10F800}", exec.clone()), tool("x\u{10FBFF}", exec));
     let arg = |n| json!({"x": nest(n, json!(1), &|v| json!([v]))});

@@ -34,14 +34,18 @@ pub(crate) use number::parse_f64;
 
 use resolve::{BaseId, Resolver};
 
-/// How deep any recursion (schema, `$ref`, coercion) may go before it stops with `TOO_DEEP`.
+/// How deep the validator's recursion (schema levels, `$ref`s, coercion) may go before it stops with `TOO_DEEP`.
 ///
-/// The reference compiles schemas to about 1,560–2,100 JSON levels (its stack); `JSON.stringify` on Node's default
-/// stack hands over at most about 4,100. A release build's 1 MiB wasm stack took ~12,000 levels, and V8's native stack
-/// (which wasm frames share with JS) ~4,100 at the top of a default stack, ~2,000 below 5,000 JS frames: 2,500 covers
-/// the reference with room to spare. Unoptimised builds have frames ~30× larger, so their limit is lower (a limit,
-/// never a trap).
-pub const MAX_DEPTH: usize = if cfg!(debug_assertions) { 300 } else { 2_500 };
+/// Wasm frames share V8's native stack with JS (984 KiB on Node), and a stack overflow inside wasm unwinds the
+/// instance mid-call (its shadow stack pointer and borrows are never restored), so this limit must be reached
+/// first, whatever the caller's own depth. The heaviest path (coercion wrapping a value into arrays level by level)
+/// overflowed V8's stack between 1,800 and 2,200 levels called from the top of a stack, lighter paths near 4,000:
+/// 1,200 keeps a third of the stack for callers. The reference reaches 834 `properties` levels, 1,073 `allOf`s and
+/// 1,523 `items` (its JS stack). Unoptimised builds have frames ~30× larger, so their limit is lower.
+pub const MAX_DEPTH: usize = if cfg!(debug_assertions) { 300 } else { 1_200 };
+
+/// How deeply a schema's JSON may nest (`properties` and `allOf` take two JSON levels per schema level).
+pub const MAX_SCHEMA_DEPTH: usize = 2 * MAX_DEPTH + 8;
 
 /// How deeply a value taking the full path (not the shortcut) may nest: its members are copied recursively (cheap
 /// frames: a release build copied 12,000 levels). `structuredClone` stops near 3,300 on Node's default stack.
@@ -99,7 +103,7 @@ pub fn coerce_and_validate_changes(
     args: &Value,
     re: &dyn PatternMatcher,
 ) -> Result<Option<Value>, Vec<SchemaError>> {
-    if json::depth_exceeds(schema, MAX_DEPTH) {
+    if json::depth_exceeds(schema, MAX_SCHEMA_DEPTH) {
         return Err(too_deep());
     }
     // The shortcut reads the value only as deep as the schema reaches, so a value of any depth may take it; the full
@@ -159,7 +163,7 @@ pub fn schema_problem(schema: &Value, re: &dyn PatternMatcher) -> Option<String>
         // pi-ai caches validators in a WeakMap keyed by the schema, which throws for a primitive key (V8's words).
         return Some("Invalid value used as weak map key".to_string());
     }
-    if json::depth_exceeds(schema, MAX_DEPTH) {
+    if json::depth_exceeds(schema, MAX_SCHEMA_DEPTH) {
         return Some(TOO_DEEP.to_string());
     }
     problems::find(schema, re)
@@ -206,7 +210,7 @@ pub(crate) struct Ctx<'a> {
     pub resolver: Resolver<'a>,
     pub re: &'a dyn PatternMatcher,
     depth: usize,
-    /// Set when any recursion reached `MAX_DEPTH`: the call then fails with `nesting too deep`.
+    /// Set when any recursion reached `MAX_DEPTH`: the call then fails with `TOO_DEEP`.
     pub too_deep: bool,
     /// (schema node, value) pairs pass 2 is converting through a re-entry point (`$ref` or a wrap).
     entered: Vec<(usize, EnteredValue)>,

@@ -150,9 +150,15 @@ fn e_8_4_1_deep_values_and_schemas_stop_with_an_error() {
     assert_eq!(coerce_and_validate(&json!({"minItems": 1}), &deep_value, &TestRegex), Err(too_deep()));
     let within = nested(MAX_VALUE_DEPTH - 1, json!(1), |v| Value::Array(vec![v]));
     assert_eq!(coerce_and_validate_changes(&json!({"minItems": 1}), &within, &TestRegex), Ok(None));
-    let deep_schema = nested(600, json!({}), |s| json!({"items": s}));
+    // A schema's JSON past `MAX_SCHEMA_DEPTH`, or recursion past `MAX_DEPTH`, stops with the reference's error.
+    let deep_schema = nested(MAX_SCHEMA_DEPTH, json!({}), |s| json!({"items": s}));
     assert_eq!(coerce_and_validate(&deep_schema, &json!([]), &TestRegex), Err(too_deep()));
     assert_eq!(schema_problem(&deep_schema, &TestRegex).as_deref(), Some(TOO_DEEP));
+    let typed = |n| nested(n, json!({"type": "integer"}), |s| json!({"type": "array", "items": s}));
+    let strings = |n| nested(n, json!("7"), |v| json!([v]));
+    assert_eq!(coerce_and_validate(&typed(MAX_DEPTH + 5), &strings(MAX_DEPTH + 5), &TestRegex), Err(too_deep()));
+    assert_eq!(schema_problem(&typed(MAX_DEPTH + 5), &TestRegex).as_deref(), Some(TOO_DEEP));
+    assert_eq!(schema_problem(&typed(MAX_DEPTH - 5), &TestRegex), None);
     // Within the limit, a deep schema walks a deep value.
     let schema = nested(150, json!({"type": "integer"}), |s| json!({"type": "array", "items": s}));
     let value = nested(150, json!("7"), |v| json!([v]));
