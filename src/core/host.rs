@@ -109,6 +109,10 @@ pub trait Host: Clone + 'static {
     fn bind_first(&self, f: &Self::V, first: &Self::V) -> Self::V;
     /// A JS `TypeError` (or `Error` when `type_error` is false) with this message.
     fn error(&self, message: &str, type_error: bool) -> Self::V;
+    /// A JS `RangeError` with this message: what the reference throws for a depth its stack cannot take.
+    fn range_error(&self, message: &str) -> Self::V {
+        self.error(message, false)
+    }
 
     // ---- inspecting values
     fn kind(&self, v: &Self::V) -> Kind;

@@ -103,7 +103,8 @@ pub fn validate_tool_call<H: Host>(h: &H, tool: &H::V, call: &H::V, args: &H::V)
     };
     let (schema, problem) = (&schema.0, &schema.1);
     if let Some(problem) = problem {
-        return Err(h.error(problem, false));
+        // The reference's stack overflow (in pi-schema's `compile`) is a RangeError; every other problem an Error.
+        return Err(if problem == TOO_DEEP { h.range_error(problem) } else { h.error(problem, false) });
     }
     // The copy `execute` gets is the JS engine's own JSON round trip unless coercion changed something.
     let (text, copy) = h.json_copy(args)?;
@@ -118,7 +119,7 @@ pub fn validate_tool_call<H: Host>(h: &H, tool: &H::V, call: &H::V, args: &H::V)
             wtf::drop_deep(coerced);
             result
         }
-        Err(errors) if is_too_deep(&errors) => Err(h.error(TOO_DEEP, false)),
+        Err(errors) if is_too_deep(&errors) => Err(h.range_error(TOO_DEEP)),
         Err(mut errors) => {
             if h.kind(args) == Kind::Undefined {
                 // JSON has no undefined: the copy saw null, the message names what was given.

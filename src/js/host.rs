@@ -461,6 +461,9 @@ impl Host for JsHost {
     fn bind_first(&self, f: &JsValue, first: &JsValue) -> JsValue {
         bind_first(f, first)
     }
+    fn range_error(&self, message: &str) -> JsValue {
+        js_sys::RangeError::new(message).into()
+    }
     fn error(&self, message: &str, type_error: bool) -> JsValue {
         let error: JsValue =
             if type_error { js_sys::TypeError::new(message).into() } else { js_sys::Error::new(message).into() };
