@@ -41,22 +41,64 @@ export function object6(k1, v1, k2, v2, k3, v3, k4, v4, k5, v5, k6, v6) {
 // `Host::json_copy`: the text goes to Rust, the copy waits here for `takeCopy` (the next call of
 // the binding), so it never crosses as text. The copy is a `structuredClone`, as the reference's
 // `validateToolArguments` makes it (T-4.3): what it cannot clone (a promise, a function) throws
-// the reference's own `DataCloneError`, and a copy too deep for the stack its `RangeError`.
+// the reference's own `DataCloneError`. Nesting too deep for the engine's recursive clone and
+// `JSON.stringify` is copied and written again without recursion (issue 13): any depth JS holds.
 let copied = null;
 
 export function jsonCopy(v) {
-  const clone = structuredClone(v);
-  let text;
+  let clone;
   try {
-    text = JSON.stringify(clone);
+    clone = structuredClone(v);
   } catch (e) {
-    // V8 stringifies a cloned array with deeper frames than it clones it: a value the clone took
-    // must not fail here, so it is written again without recursion.
     if (!(e instanceof RangeError)) throw e;
-    text = stringifyDeep(clone);
+    clone = cloneDeep(v);
   }
   copied = clone;
-  return text;
+  return stringify(clone);
+}
+
+/** `JSON.stringify(v)`, at any depth. */
+export function stringify(v) {
+  try {
+    return JSON.stringify(v);
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+    return stringifyDeep(v);
+  }
+}
+
+const isPlainContainer = (v) =>
+  v !== null && typeof v === "object" && (Array.isArray(v) || Object.getPrototypeOf(v) === Object.prototype);
+
+/**
+ * `structuredClone(root)` with an explicit stack for plain objects and arrays (what deep tool
+ * arguments are made of); anything else is left to `structuredClone` (and its errors), and shared
+ * or cyclic containers stay shared or cyclic.
+ */
+function cloneDeep(root) {
+  if (!isPlainContainer(root)) return structuredClone(root);
+  const fresh = (v) => (Array.isArray(v) ? new Array(v.length) : {});
+  const copies = new Map([[root, fresh(root)]]);
+  const stack = [root];
+  while (stack.length > 0) {
+    const source = stack.pop();
+    const target = copies.get(source);
+    for (const key of Object.keys(source)) {
+      const value = source[key];
+      if (!isPlainContainer(value)) {
+        target[key] = structuredClone(value);
+        continue;
+      }
+      let copy = copies.get(value);
+      if (copy === undefined) {
+        copy = fresh(value);
+        copies.set(value, copy);
+        stack.push(value);
+      }
+      target[key] = copy;
+    }
+  }
+  return copies.get(root);
 }
 
 /** A value's `JSON.stringify` text for what `JSON.stringify` writes as a primitive; `null` for a container. */
@@ -85,36 +127,46 @@ function jsonPrepare(v, key) {
   return v;
 }
 
-/** `JSON.stringify(root)` with an explicit stack (for a cycle-free value, as a clone reaching here is). */
+/** `JSON.stringify(root)` with an explicit stack, writing tokens once (linear at any depth). */
 function stringifyDeep(root) {
+  const out = [];
   const stack = [];
+  const open = new Set(); // the containers being written: one met again closes a cycle
   let value = jsonPrepare(root, "");
   let key = "";
   for (;;) {
     const text = jsonScalar(value);
-    if (text === null) {
-      const array = Array.isArray(value);
-      stack.push({ value, array, keys: array ? null : Object.keys(value), i: 0, parts: [] });
+    const frame = stack[stack.length - 1];
+    if (text === undefined) {
+      if (!frame) return undefined;
+      if (frame.array) out.push(frame.written++ > 0 ? ",null" : "null");
     } else {
-      const frame = stack[stack.length - 1];
-      if (!frame) return text;
-      if (frame.array) frame.parts.push(text === undefined ? "null" : text);
-      else if (text !== undefined) frame.parts.push(`${JSON.stringify(key)}:${text}`);
+      if (frame) {
+        if (frame.written++ > 0) out.push(",");
+        if (!frame.array) out.push(JSON.stringify(key), ":");
+      }
+      if (text !== null) {
+        out.push(text);
+      } else {
+        if (open.has(value)) throw new TypeError("Converting circular structure to JSON");
+        open.add(value);
+        const array = Array.isArray(value);
+        out.push(array ? "[" : "{");
+        stack.push({ value, array, keys: array ? null : Object.keys(value), i: 0, written: 0 });
+      }
     }
     for (;;) {
-      const frame = stack[stack.length - 1];
-      if (frame.i < (frame.array ? frame.value.length : frame.keys.length)) {
-        key = frame.array ? String(frame.i) : frame.keys[frame.i];
-        frame.i++;
-        value = jsonPrepare(frame.value[key], key);
+      const top = stack[stack.length - 1];
+      if (!top) return out.join("");
+      if (top.i < (top.array ? top.value.length : top.keys.length)) {
+        key = top.array ? String(top.i) : top.keys[top.i];
+        top.i++;
+        value = jsonPrepare(top.value[key], key);
         break;
       }
       stack.pop();
-      const closed = frame.array ? `[${frame.parts.join(",")}]` : `{${frame.parts.join(",")}}`;
-      const parent = stack[stack.length - 1];
-      if (!parent) return closed;
-      if (parent.array) parent.parts.push(closed);
-      else parent.parts.push(`${JSON.stringify(parent.keys[parent.i - 1])}:${closed}`);
+      open.delete(top.value);
+      out.push(top.array ? "]" : "}");
     }
   }
 }

@@ -73,6 +73,8 @@ extern "C" {
     ) -> JsValue;
     #[wasm_bindgen(catch, js_name = jsonCopy)]
     fn json_copy(v: &JsValue) -> Result<Option<String>, JsValue>;
+    #[wasm_bindgen(catch)]
+    fn stringify(v: &JsValue) -> Result<Option<String>, JsValue>;
     #[wasm_bindgen(js_name = takeCopy)]
     fn take_copy() -> JsValue;
     #[wasm_bindgen(js_name = bindFirst)]
@@ -582,11 +584,11 @@ impl Host for JsHost {
     }
 
     fn json_stringify(&self, v: &JsValue, pretty: bool) -> Result<Option<String>, JsValue> {
-        let text = if pretty {
-            js_sys::JSON::stringify_with_replacer_and_space(v, &JsValue::NULL, &JsValue::from_f64(2.0))?
-        } else {
-            js_sys::JSON::stringify(v)?
-        };
+        if !pretty {
+            // Any depth JS holds (a snapshot of a transcript holding deep tool arguments, issue 13).
+            return stringify(v);
+        }
+        let text = js_sys::JSON::stringify_with_replacer_and_space(v, &JsValue::NULL, &JsValue::from_f64(2.0))?;
         Ok(JsValue::from(text).as_string())
     }
     fn json_parse(&self, text: &str) -> Result<JsValue, JsValue> {
