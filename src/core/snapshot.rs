@@ -170,6 +170,27 @@ mod tests {
         assert_eq!(Value::Object(migrated), fixture());
     }
 
+    /// Issue 13: a snapshot holding lone surrogates (stand-ins) and values of any depth migrates and prints back
+    /// exactly; a rejected one of any depth is dropped without recursion.
+    #[test]
+    fn d8_3_deep_values_and_lone_surrogates_survive() {
+        use crate::core::{validate::js_json_stringify, wtf};
+        let deep = format!("{}1{}", "[".repeat(200_000), "]".repeat(200_000));
+        let mut text = js_json_stringify(&fixture());
+        text = text.replacen(r#""content":"hi""#, &format!(r#""content":"h\ud800","details":{deep}"#), 1);
+        assert!(text.contains(r#""content":"h\ud800","details":[[["#));
+        let migrated = migrate(wtf::parse(&text).unwrap()).unwrap();
+        let migrated = Value::Object(migrated);
+        assert_eq!(js_json_stringify(&migrated), text);
+        wtf::drop_deep(migrated);
+        assert_eq!(migrate(wtf::parse(&deep).unwrap()).unwrap_err(), "Agent.restore: not an agent-loop-wasm snapshot");
+        let bad = text.replacen(r#""thinkingLevel":"off""#, r#""thinkingLevel":1"#, 1);
+        assert_eq!(
+            migrate(wtf::parse(&bad).unwrap()).unwrap_err(),
+            "Agent.restore: invalid snapshot: thinkingLevel: expected a string"
+        );
+    }
+
     #[test]
     fn d8_3_envelope_errors_are_exact() {
         assert_eq!(migrate(json!([])).unwrap_err(), "Agent.restore: not an agent-loop-wasm snapshot");
