@@ -9,9 +9,12 @@ use super::agent_loop::{
 use super::args::{ArgError, CONFIG_HOOKS, Checker};
 use super::checkpoint;
 use super::declare::{declaration, role};
+use super::fxhash::FxSet;
 use super::host::{Host, Kind};
 use super::run::{Emitter, NativeSink, Run};
 use super::transcript::current_system_message;
+use super::validate::js_json_stringify;
+use super::wtf;
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
 use std::rc::Rc;
@@ -882,32 +885,100 @@ fn finish_run<H: Host>(h: &H, st: &H::V) {
 // ---- snapshots (D8)
 
 /// Walks a value the way `JSON.stringify` would and names the first part it cannot hold
-/// (a function, symbol, BigInt, or a cycle), as `messages[3].details.fn`.
-fn unserializable<H: Host>(h: &H, v: &H::V, path: &str, ancestors: &mut Vec<H::V>) -> Option<String> {
-    match h.kind(v) {
-        Kind::Function | Kind::Other => return Some(path.to_string()),
-        Kind::Array | Kind::Object => {}
-        _ => return None,
+/// (a function, symbol, BigInt, or a cycle), as `messages[3].details.fn`. Iterative, with no
+/// depth limit of its own: a transcript holds whatever JS can hold (issue 13).
+fn unserializable<H: Host>(h: &H, root: &H::V, prefix: &str) -> Option<String> {
+    /// One node seen: its parent's index and its key or index there.
+    enum Seg {
+        Root,
+        Key(usize, String),
+        Index(usize, usize),
     }
-    if ancestors.iter().any(|a| h.same(a, v)) || ancestors.len() >= 512 {
-        return Some(path.to_string());
+    enum Step<V> {
+        Visit(V, usize),
+        Leave(Option<u64>),
     }
-    ancestors.push(v.clone());
-    let found = if h.kind(v) == Kind::Array {
-        let list = h.array_items(v).unwrap_or_default();
-        list.iter().enumerate().find_map(|(i, item)| unserializable(h, item, &format!("{path}[{i}]"), ancestors))
-    } else {
-        let fields = match h.entries(v) {
-            Ok(fields) => fields,
-            Err(_) => return Some(path.to_string()),
-        };
-        fields.iter().filter(|(_, value)| h.kind(value) != Kind::Undefined).find_map(|(key, value)| {
-            let child = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
-            unserializable(h, value, &child, ancestors)
-        })
+    let mut nodes: Vec<Seg> = vec![Seg::Root];
+    let path_of = |nodes: &[Seg], mut at: usize| -> String {
+        let mut parts: Vec<String> = Vec::new();
+        loop {
+            match nodes.get(at) {
+                Some(Seg::Key(parent, key)) => {
+                    parts.push(key.clone());
+                    at = *parent;
+                }
+                Some(Seg::Index(parent, i)) => {
+                    parts.push(format!("[{i}]"));
+                    at = *parent;
+                }
+                _ => break,
+            }
+        }
+        let mut path = prefix.to_string();
+        for part in parts.iter().rev() {
+            if !part.starts_with('[') && !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(part);
+        }
+        path
     };
-    ancestors.pop();
-    found
+    // The objects on the current path: by identity number when the host has one, else by `same`.
+    let mut ancestor_ids: FxSet<u64> = FxSet::default();
+    let mut ancestors: Vec<H::V> = Vec::new();
+    let mut steps = vec![Step::Visit(root.clone(), 0)];
+    while let Some(step) = steps.pop() {
+        let (v, at) = match step {
+            Step::Visit(v, at) => (v, at),
+            Step::Leave(Some(id)) => {
+                ancestor_ids.remove(&id);
+                continue;
+            }
+            Step::Leave(None) => {
+                ancestors.pop();
+                continue;
+            }
+        };
+        match h.kind(&v) {
+            Kind::Function | Kind::Other => return Some(path_of(&nodes, at)),
+            Kind::Array | Kind::Object => {}
+            _ => continue,
+        }
+        let id = h.object_id(&v).map(|id| id as u64);
+        let cyclic = match id {
+            Some(id) => !ancestor_ids.insert(id),
+            None => ancestors.iter().any(|a| h.same(a, &v)),
+        };
+        if cyclic {
+            return Some(path_of(&nodes, at));
+        }
+        if id.is_none() {
+            ancestors.push(v.clone());
+        }
+        steps.push(Step::Leave(id));
+        let first_child = steps.len();
+        if h.kind(&v) == Kind::Array {
+            for (i, item) in h.array_items(&v).unwrap_or_default().into_iter().enumerate() {
+                nodes.push(Seg::Index(at, i));
+                steps.push(Step::Visit(item, nodes.len() - 1));
+            }
+        } else {
+            let Ok(fields) = h.entries(&v) else {
+                return Some(path_of(&nodes, at));
+            };
+            for (key, value) in fields {
+                if h.kind(&value) != Kind::Undefined {
+                    nodes.push(Seg::Key(at, key));
+                    steps.push(Step::Visit(value, nodes.len() - 1));
+                }
+            }
+        }
+        // Children in order: the first one is visited first.
+        if let Some(children) = steps.get_mut(first_child..) {
+            children.reverse();
+        }
+    }
+    None
 }
 
 /// `agent.snapshot()` (D8.1): a JSON-compatible deep copy of the committed state.
@@ -948,7 +1019,7 @@ pub fn snapshot<H: Host>(h: &H, agent: &H::V, st: &H::V) -> Result<H::V, H::V> {
         }
     }
     let picture = h.object(&entries);
-    if let Some(path) = unserializable(h, &picture, "", &mut Vec::new()) {
+    if let Some(path) = unserializable(h, &picture, "") {
         return Err(h.error(&format!("Agent.snapshot: {path} is not JSON-serializable"), true));
     }
     let text = h.json_stringify(&picture, false)?.unwrap_or_default();
@@ -970,17 +1041,19 @@ pub fn parse_snapshot<H: Host>(h: &H, input: &H::V) -> Result<H::V, H::V> {
             if !h.kind(input).is_object_like() {
                 return Err(h.error("Agent.restore: not an agent-loop-wasm snapshot", false));
             }
-            if let Some(path) = unserializable(h, input, "", &mut Vec::new()) {
+            if let Some(path) = unserializable(h, input, "") {
                 return Err(h.error(&format!("Agent.restore: invalid snapshot: {path}: not JSON-serializable"), false));
             }
             h.json_stringify(input, false)?.unwrap_or_default()
         }
     };
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| h.error(&format!("Agent.restore: snapshot is not valid JSON: {e}"), false))?;
+    // Lone surrogates and any depth survive (issue 13): `restore` takes whatever `snapshot()` made.
+    let value =
+        wtf::parse(&text).map_err(|e| h.error(&format!("Agent.restore: snapshot is not valid JSON: {e}"), false))?;
     let migrated = super::snapshot::migrate(value).map_err(|message| h.error(&message, false))?;
-    let text =
-        serde_json::to_string(&serde_json::Value::Object(migrated)).map_err(|e| h.error(&e.to_string(), false))?;
+    let migrated = serde_json::Value::Object(migrated);
+    let text = js_json_stringify(&migrated);
+    wtf::drop_deep(migrated);
     h.json_parse(&text)
 }
 

@@ -41,3 +41,4 @@ impl Hasher for FxHasher {
 
 pub type FxBuild = BuildHasherDefault<FxHasher>;
 pub type FxMap<K, V> = HashMap<K, V, FxBuild>;
+pub type FxSet<K> = std::collections::HashSet<K, FxBuild>;

@@ -109,6 +109,10 @@ pub trait Host: Clone + 'static {
     fn bind_first(&self, f: &Self::V, first: &Self::V) -> Self::V;
     /// A JS `TypeError` (or `Error` when `type_error` is false) with this message.
     fn error(&self, message: &str, type_error: bool) -> Self::V;
+    /// A JS `RangeError` with this message: what the reference throws for a depth its stack cannot take.
+    fn range_error(&self, message: &str) -> Self::V {
+        self.error(message, false)
+    }
 
     // ---- inspecting values
     fn kind(&self, v: &Self::V) -> Kind;
@@ -168,8 +172,9 @@ pub trait Host: Clone + 'static {
     /// `JSON.stringify(v)` or `JSON.stringify(v, null, 2)`; `Ok(None)` when the result is undefined.
     fn json_stringify(&self, v: &Self::V, pretty: bool) -> Result<Option<String>, Self::V>;
     fn json_parse(&self, text: &str) -> Result<Self::V, Self::V>;
-    /// `JSON.stringify(v)` and a fresh `JSON.parse` of that same text (`null` when the text is
-    /// undefined), reading `v` once. (A host may make the copy without the text crossing back.)
+    /// A copy of `v` and its `JSON.stringify` text, reading `v` once. The JS host copies with
+    /// `structuredClone` as the reference does (throwing its errors) and stringifies the clone;
+    /// this default makes a fresh `JSON.parse` of the text (`null` when the text is undefined).
     fn json_copy(&self, v: &Self::V) -> Result<(Option<String>, Self::V), Self::V> {
         let text = self.json_stringify(v, false)?;
         let copy = match &text {

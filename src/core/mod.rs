@@ -15,6 +15,7 @@ pub mod tools;
 pub mod transcript;
 pub mod validate;
 pub mod validate_call;
+pub mod wtf;
 
 #[cfg(test)]
 pub mod test_host;

@@ -3,6 +3,7 @@
 //! snapshot from live values and applying it are in `agent`; this module is pure JSON.
 
 use super::validate::js_number_to_string;
+use super::wtf::drop_deep;
 use serde_json::{Map, Value};
 
 pub const FORMAT: &str = "agent-loop-wasm/agent-snapshot";
@@ -26,10 +27,26 @@ fn invalid(path: &str, problem: &str) -> String {
 
 /// Checks the envelope, migrates to `VERSION` and checks every field. `Err` is the exact message
 /// of the `Error` `Agent.restore` throws; nothing has been applied at that point.
-pub fn migrate(value: Value) -> Result<Map<String, Value>, String> {
-    let Value::Object(mut snapshot) = value else {
-        return Err(restore_error("not an agent-loop-wasm snapshot"));
+pub fn migrate(mut value: Value) -> Result<Map<String, Value>, String> {
+    // Checked in place, so a rejected snapshot (of any depth) is dropped without recursion.
+    let outcome = match &mut value {
+        Value::Object(snapshot) => migrate_map(snapshot),
+        _ => Err(restore_error("not an agent-loop-wasm snapshot")),
     };
+    match (outcome, value) {
+        (Ok(()), Value::Object(snapshot)) => Ok(snapshot),
+        (Ok(()), other) => {
+            drop_deep(other);
+            Err(restore_error("not an agent-loop-wasm snapshot"))
+        }
+        (Err(e), other) => {
+            drop_deep(other);
+            Err(e)
+        }
+    }
+}
+
+fn migrate_map(snapshot: &mut Map<String, Value>) -> Result<(), String> {
     if snapshot.get("format").and_then(Value::as_str) != Some(FORMAT) {
         return Err(restore_error("not an agent-loop-wasm snapshot"));
     }
@@ -53,18 +70,17 @@ pub fn migrate(value: Value) -> Result<Map<String, Value>, String> {
         let Some(step) = MIGRATIONS.get(current - 1) else {
             return Err(restore_error(&format!("unknown snapshot version {current}")));
         };
-        snapshot = step(snapshot)?;
+        *snapshot = step(std::mem::take(snapshot))?;
         current += 1;
         snapshot.insert("version".into(), Value::from(current));
     }
-    check(&snapshot)?;
-    Ok(snapshot)
+    check(snapshot)
 }
 
 fn describe(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
-        other => other.to_string(),
+        other => super::validate::js_json_stringify(other),
     }
 }
 
@@ -166,6 +182,27 @@ mod tests {
     fn d8_3_current_version_passes_unchanged() {
         let migrated = migrate(fixture()).unwrap();
         assert_eq!(Value::Object(migrated), fixture());
+    }
+
+    /// Issue 13: a snapshot holding lone surrogates (stand-ins) and values of any depth migrates and prints back
+    /// exactly; a rejected one of any depth is dropped without recursion.
+    #[test]
+    fn d8_3_deep_values_and_lone_surrogates_survive() {
+        use crate::core::{validate::js_json_stringify, wtf};
+        let deep = format!("{}1{}", "[".repeat(200_000), "]".repeat(200_000));
+        let mut text = js_json_stringify(&fixture());
+        text = text.replacen(r#""content":"hi""#, &format!(r#""content":"h\ud800","details":{deep}"#), 1);
+        assert!(text.contains(r#""content":"h\ud800","details":[[["#));
+        let migrated = migrate(wtf::parse(&text).unwrap()).unwrap();
+        let migrated = Value::Object(migrated);
+        assert_eq!(js_json_stringify(&migrated), text);
+        wtf::drop_deep(migrated);
+        assert_eq!(migrate(wtf::parse(&deep).unwrap()).unwrap_err(), "Agent.restore: not an agent-loop-wasm snapshot");
+        let bad = text.replacen(r#""thinkingLevel":"off""#, r#""thinkingLevel":1"#, 1);
+        assert_eq!(
+            migrate(wtf::parse(&bad).unwrap()).unwrap_err(),
+            "Agent.restore: invalid snapshot: thinkingLevel: expected a string"
+        );
     }
 
     #[test]

@@ -3,7 +3,11 @@
 
 use super::fxhash::FxMap;
 use super::host::{Host, Kind};
-use super::validate::{PatternMatcher, coerce_and_validate_changes, format_validation_error, schema_problem};
+use super::validate::{
+    MAX_SCHEMA_DEPTH, PatternMatcher, TOO_DEEP, coerce_and_validate_changes, depth_exceeds, format_validation_error,
+    is_too_deep, js_json_stringify, schema_problem,
+};
+use super::wtf;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -16,22 +20,21 @@ impl<H: Host> PatternMatcher for HostPatterns<'_, H> {
     }
 }
 
-/// JSON text as serde_json sees it (no text, from `undefined`, → `null`).
+/// JSON text as the validator sees it (no text, from `undefined`, → `null`): lone surrogates as stand-ins, any depth.
 fn parse_json<H: Host>(h: &H, text: Option<&str>) -> Result<serde_json::Value, H::V> {
     match text {
-        Some(text) => serde_json::from_str(text).map_err(|e| h.error(&e.to_string(), false)),
+        Some(text) => wtf::parse(text).map_err(|e| h.error(&e, false)),
         None => Ok(serde_json::Value::Null),
     }
 }
 
-/// A JSON copy of a host value as serde_json sees it (`undefined` → `null`).
+/// A JSON copy of a host value as the validator sees it (`undefined` → `null`).
 fn to_json<H: Host>(h: &H, v: &H::V) -> Result<serde_json::Value, H::V> {
     parse_json(h, h.json_stringify(v, false)?.as_deref())
 }
 
 fn from_json<H: Host>(h: &H, v: &serde_json::Value) -> Result<H::V, H::V> {
-    let text = serde_json::to_string(v).map_err(|e| h.error(&e.to_string(), false))?;
-    h.json_parse(&text)
+    h.json_parse(&js_json_stringify(v))
 }
 
 /// A schema as JSON and what is wrong with it, if anything (checked once per schema object).
@@ -136,6 +139,11 @@ fn heap_size(v: &serde_json::Value) -> usize {
 
 fn prepare_schema<H: Host>(h: &H, parameters: &H::V) -> Result<PreparedSchema, H::V> {
     let schema = to_json(h, parameters)?;
+    if depth_exceeds(&schema, MAX_SCHEMA_DEPTH) {
+        // Never used, and never dropped recursively (from the cache, at any time).
+        wtf::drop_deep(schema);
+        return Ok((serde_json::Value::Null, Some(TOO_DEEP.to_string())));
+    }
     let problem = schema_problem(&schema, &HostPatterns(h));
     Ok((schema, problem))
 }
@@ -185,14 +193,23 @@ pub fn validate_tool_call<H: Host>(h: &H, tool: &H::V, call: &H::V, args: &H::V)
     };
     let (schema, problem) = (&schema.0, &schema.1);
     if let Some(problem) = problem {
-        return Err(h.error(problem, false));
+        // The reference's stack overflow (in pi-schema's `compile`) is a RangeError; every other problem an Error.
+        return Err(if problem == TOO_DEEP { h.range_error(problem) } else { h.error(problem, false) });
     }
     // The copy `execute` gets is the JS engine's own JSON round trip unless coercion changed something.
     let (text, copy) = h.json_copy(args)?;
     let value = parse_json(h, text.as_deref())?;
-    match coerce_and_validate_changes(schema, &value, &HostPatterns(h)) {
+    let outcome = coerce_and_validate_changes(schema, &value, &HostPatterns(h));
+    // The copy may nest far deeper than serde_json's recursive `Drop` can take.
+    wtf::drop_deep(value);
+    match outcome {
         Ok(None) => Ok(copy),
-        Ok(Some(coerced)) => from_json(h, &coerced),
+        Ok(Some(coerced)) => {
+            let result = from_json(h, &coerced);
+            wtf::drop_deep(coerced);
+            result
+        }
+        Err(errors) if is_too_deep(&errors) => Err(h.range_error(TOO_DEEP)),
         Err(mut errors) => {
             if h.kind(args) == Kind::Undefined {
                 // JSON has no undefined: the copy saw null, the message names what was given.

@@ -38,14 +38,137 @@ export function object6(k1, v1, k2, v2, k3, v3, k4, v4, k5, v5, k6, v6) {
   return { [k1]: v1, [k2]: v2, [k3]: v3, [k4]: v4, [k5]: v5, [k6]: v6 };
 }
 
-// `Host::json_copy`: the text goes to Rust, the parsed copy waits here for `takeCopy` (the next
-// call of the binding), so it never crosses as text.
+// `Host::json_copy`: the text goes to Rust, the copy waits here for `takeCopy` (the next call of
+// the binding), so it never crosses as text. The copy is a `structuredClone`, as the reference's
+// `validateToolArguments` makes it (T-4.3): what it cannot clone (a promise, a function) throws
+// the reference's own `DataCloneError`. Nesting too deep for the engine's recursive clone and
+// `JSON.stringify` is copied and written again without recursion (issue 13): any depth JS holds.
 let copied = null;
 
 export function jsonCopy(v) {
-  const text = JSON.stringify(v);
-  copied = text === undefined ? null : JSON.parse(text);
-  return text;
+  let clone;
+  try {
+    clone = structuredClone(v);
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+    clone = cloneDeep(v);
+  }
+  copied = clone;
+  return stringify(clone);
+}
+
+/** `JSON.stringify(v)`, at any depth. */
+export function stringify(v) {
+  try {
+    return JSON.stringify(v);
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+    return stringifyDeep(v);
+  }
+}
+
+const isPlainContainer = (v) =>
+  v !== null && typeof v === "object" && (Array.isArray(v) || Object.getPrototypeOf(v) === Object.prototype);
+
+/**
+ * `structuredClone(root)` with an explicit stack for plain objects and arrays (what deep tool
+ * arguments are made of); anything else is left to `structuredClone` (and its errors), and shared
+ * or cyclic containers stay shared or cyclic.
+ */
+function cloneDeep(root) {
+  if (!isPlainContainer(root)) return structuredClone(root);
+  const fresh = (v) => (Array.isArray(v) ? new Array(v.length) : {});
+  const copies = new Map([[root, fresh(root)]]);
+  const stack = [root];
+  while (stack.length > 0) {
+    const source = stack.pop();
+    const target = copies.get(source);
+    for (const key of Object.keys(source)) {
+      const value = source[key];
+      if (!isPlainContainer(value)) {
+        target[key] = structuredClone(value);
+        continue;
+      }
+      let copy = copies.get(value);
+      if (copy === undefined) {
+        copy = fresh(value);
+        copies.set(value, copy);
+        stack.push(value);
+      }
+      target[key] = copy;
+    }
+  }
+  return copies.get(root);
+}
+
+/** A value's `JSON.stringify` text for what `JSON.stringify` writes as a primitive; `null` for a container. */
+function jsonScalar(v) {
+  switch (typeof v) {
+    case "string":
+      return JSON.stringify(v);
+    case "number":
+      return Number.isFinite(v) ? String(v) : "null";
+    case "boolean":
+      return v ? "true" : "false";
+    case "bigint":
+      throw new TypeError("Do not know how to serialize a BigInt");
+    case "object":
+      return v === null ? "null" : null;
+    default:
+      return undefined; // undefined, functions, symbols: left out
+  }
+}
+
+function jsonPrepare(v, key) {
+  if (v !== null && (typeof v === "object" || typeof v === "bigint") && typeof v.toJSON === "function") v = v.toJSON(key);
+  if (v instanceof Number) return Number(v);
+  if (v instanceof String) return String(v);
+  if (v instanceof Boolean) return v.valueOf();
+  return v;
+}
+
+/** `JSON.stringify(root)` with an explicit stack, writing tokens once (linear at any depth). */
+function stringifyDeep(root) {
+  const out = [];
+  const stack = [];
+  const open = new Set(); // the containers being written: one met again closes a cycle
+  let value = jsonPrepare(root, "");
+  let key = "";
+  for (;;) {
+    const text = jsonScalar(value);
+    const frame = stack[stack.length - 1];
+    if (text === undefined) {
+      if (!frame) return undefined;
+      if (frame.array) out.push(frame.written++ > 0 ? ",null" : "null");
+    } else {
+      if (frame) {
+        if (frame.written++ > 0) out.push(",");
+        if (!frame.array) out.push(JSON.stringify(key), ":");
+      }
+      if (text !== null) {
+        out.push(text);
+      } else {
+        if (open.has(value)) throw new TypeError("Converting circular structure to JSON");
+        open.add(value);
+        const array = Array.isArray(value);
+        out.push(array ? "[" : "{");
+        stack.push({ value, array, keys: array ? null : Object.keys(value), i: 0, written: 0 });
+      }
+    }
+    for (;;) {
+      const top = stack[stack.length - 1];
+      if (!top) return out.join("");
+      if (top.i < (top.array ? top.value.length : top.keys.length)) {
+        key = top.array ? String(top.i) : top.keys[top.i];
+        top.i++;
+        value = jsonPrepare(top.value[key], key);
+        break;
+      }
+      stack.pop();
+      open.delete(top.value);
+      out.push(top.array ? "]" : "}");
+    }
+  }
 }
 
 export function takeCopy() {

@@ -5,6 +5,7 @@
 
 use crate::core::fxhash::FxMap;
 use crate::core::host::{EventCode, Host, HostFuture, Kind, NativeFn, Pumped, ToolChanges};
+use crate::core::wtf;
 use futures::FutureExt;
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};
@@ -74,6 +75,8 @@ extern "C" {
     ) -> JsValue;
     #[wasm_bindgen(catch, js_name = jsonCopy)]
     fn json_copy(v: &JsValue) -> Result<Option<String>, JsValue>;
+    #[wasm_bindgen(catch)]
+    fn stringify(v: &JsValue) -> Result<Option<String>, JsValue>;
     #[wasm_bindgen(js_name = takeCopy)]
     fn take_copy() -> JsValue;
     #[wasm_bindgen(js_name = bindFirst)]
@@ -140,6 +143,8 @@ extern "C" {
     fn variadic(f: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = regexTest)]
     fn regex_test(pattern: &str, text: &str) -> JsValue;
+    #[wasm_bindgen(js_name = regexTest)]
+    fn regex_test_values(pattern: &JsValue, text: &JsValue) -> JsValue;
     fn now() -> f64;
     fn timer(ms: f64) -> JsValue;
     #[wasm_bindgen(catch, js_name = onAbort)]
@@ -333,6 +338,25 @@ thread_local! {
     static KEYS: RefCell<KeyCache> = RefCell::new(FxMap::default());
 }
 
+/// A JS string from Rust text, lone surrogates (as `wtf` stand-ins) restored.
+pub fn js_string(s: &str) -> JsValue {
+    if wtf::has_stand_in(s) { js_sys::JsString::from_char_code(&wtf::to_utf16(s)).into() } else { JsValue::from_str(s) }
+}
+
+/// A JS string as Rust text without loss: wasm-bindgen turns a lone surrogate into U+FFFD, so a string showing one is
+/// read again through `JSON.stringify`, which escapes lone surrogates (they become `wtf` stand-ins).
+pub fn rust_string(v: &JsValue) -> Option<String> {
+    let s = v.as_string()?;
+    if !s.contains('\u{FFFD}') {
+        return Some(s);
+    }
+    let text = js_sys::JSON::stringify(v).ok().and_then(|t| t.as_string());
+    match text.map(|t| wtf::parse(&t)) {
+        Some(Ok(serde_json::Value::String(exact))) => Some(exact),
+        _ => Some(s),
+    }
+}
+
 /// The cached JS string for `k`, shared (an `Rc` clone costs no externref table slot).
 fn key(k: &str) -> Rc<JsValue> {
     let slot = (k.as_ptr() as usize, k.len());
@@ -340,7 +364,7 @@ fn key(k: &str) -> Rc<JsValue> {
     if let Some(value) = cached {
         return value;
     }
-    let value = Rc::new(JsValue::from_str(k));
+    let value = Rc::new(js_string(k));
     KEYS.with(|keys| {
         let mut keys = keys.borrow_mut();
         if keys.len() >= KEY_CACHE_LIMIT {
@@ -391,7 +415,7 @@ impl Host for JsHost {
         JsValue::from_f64(n)
     }
     fn string(&self, s: &str) -> JsValue {
-        JsValue::from_str(s)
+        js_string(s)
     }
     fn constant(&self, s: &'static str) -> JsValue {
         (*key(s)).clone()
@@ -441,8 +465,17 @@ impl Host for JsHost {
     fn bind_first(&self, f: &JsValue, first: &JsValue) -> JsValue {
         bind_first(f, first)
     }
+    fn range_error(&self, message: &str) -> JsValue {
+        js_sys::RangeError::new(message).into()
+    }
     fn error(&self, message: &str, type_error: bool) -> JsValue {
-        if type_error { js_sys::TypeError::new(message).into() } else { js_sys::Error::new(message).into() }
+        let error: JsValue =
+            if type_error { js_sys::TypeError::new(message).into() } else { js_sys::Error::new(message).into() };
+        if wtf::has_stand_in(message) {
+            // A name or value quoted in the message holds a lone surrogate: the message keeps it.
+            let _ = Reflect::set(&error, &key("message"), &js_string(message));
+        }
+        error
     }
 
     fn kind(&self, v: &JsValue) -> Kind {
@@ -459,7 +492,7 @@ impl Host for JsHost {
         }
     }
     fn as_string(&self, v: &JsValue) -> Option<String> {
-        v.as_string()
+        rust_string(v)
     }
     fn as_number(&self, v: &JsValue) -> Option<f64> {
         v.as_f64()
@@ -505,7 +538,7 @@ impl Host for JsHost {
             .iter()
             .map(|pair| {
                 let pair: Array = pair.unchecked_into();
-                (pair.get(0).as_string().unwrap_or_default(), pair.get(1))
+                (rust_string(&pair.get(0)).unwrap_or_default(), pair.get(1))
             })
             .collect())
     }
@@ -553,14 +586,22 @@ impl Host for JsHost {
     }
 
     fn json_stringify(&self, v: &JsValue, pretty: bool) -> Result<Option<String>, JsValue> {
-        let text = if pretty {
-            js_sys::JSON::stringify_with_replacer_and_space(v, &JsValue::NULL, &JsValue::from_f64(2.0))?
-        } else {
-            js_sys::JSON::stringify(v)?
-        };
+        if !pretty {
+            // Any depth JS holds (a snapshot of a transcript holding deep tool arguments, issue 13).
+            return stringify(v);
+        }
+        let text = js_sys::JSON::stringify_with_replacer_and_space(v, &JsValue::NULL, &JsValue::from_f64(2.0))?;
         Ok(JsValue::from(text).as_string())
     }
     fn json_parse(&self, text: &str) -> Result<JsValue, JsValue> {
+        if wtf::has_stand_in(text) {
+            // Raw stand-ins (from text read with `as_string`) are lone surrogates: escape them first.
+            if let Ok(value) = wtf::parse(text) {
+                let escaped = crate::core::validate::js_json_stringify(&value);
+                wtf::drop_deep(value);
+                return js_sys::JSON::parse(&escaped);
+            }
+        }
         js_sys::JSON::parse(text)
     }
     fn json_copy(&self, v: &JsValue) -> Result<(Option<String>, JsValue), JsValue> {
@@ -568,6 +609,9 @@ impl Host for JsHost {
         Ok((text, take_copy()))
     }
     fn regex_test(&self, pattern: &str, text: &str) -> Option<bool> {
+        if wtf::has_stand_in(pattern) || wtf::has_stand_in(text) {
+            return regex_test_values(&js_string(pattern), &js_string(text)).as_bool();
+        }
         regex_test(pattern, text).as_bool()
     }
 

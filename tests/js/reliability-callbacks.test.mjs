@@ -127,9 +127,13 @@ function expected(site, b) {
   const toolError = (t) => ({ final: "stop", requests: 2, tool: { isError: true, text: t } });
   if (kind === "throws") return toolError(BEHAVIOURS[b].failure(site));
   if (kind === "rejects" || kind === "never") {
-    // prepareArguments is synchronous: a returned promise/thenable is the (object) arguments, which the empty
-    // object schema accepts; nothing awaits it, so it never aborts anything.
-    if (site === "prepareArguments") return OK;
+    // prepareArguments is synchronous: a returned promise/thenable is the arguments, which nothing awaits (so it
+    // never aborts anything); validation copies them with structuredClone, as the reference does, and that throws:
+    // a promise as `#<Promise> could not be cloned.`, a thenable for its `then` function (issue 13).
+    if (site === "prepareArguments") {
+      const promise = b === "reject" || b === "rejectUndefined" || b === "neverPromise";
+      return toolError(promise ? "#<Promise> could not be cloned." : /^then\(\) \{[^]*\} could not be cloned\.$/);
+    }
     if (kind === "never") return { final: "toolResult", requests: 1, tool: { isError: true, text: "Operation aborted" } };
     return toolError(BEHAVIOURS[b].failure(site));
   }

@@ -6,12 +6,13 @@ const N = Number(process.argv[3] ?? 2000);
 const rnd = () => { seed |= 0; seed = (seed + 0x6D2B79F5) | 0; let t = Math.imul(seed ^ (seed >>> 15), 1 | seed); t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t; return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
 const pick = (a) => a[Math.floor(rnd() * a.length)];
 const chance = (p) => rnd() < p;
-const KEYS = ["a", "b", "c", "n", "tags", "1", "x-y", "a/b", "kind", "10", "~t", "é"];
-const STRINGS = ["", " ", "42", "42.7", " 12 ", "0x10", "1e3", "12n", "-5", "true", "TRUE", "false", "False", "1", "0", "null", "NULL", "undefined", "abc", "Infinity", "2020-02-29", "2021-02-29", "12:00:00Z", "2020-01-01T00:00:00+01:00", "P1Y2M", "P1W", "PT", "a@b.co", "x@", "example.com", "-bad.com", "1.2.3.4", "01.2.3.4", "::1", "1::2::3", "http://a.com/x?y#z", "a:b", "//x", "/p", "550e8400-e29b-41d4-a716-446655440000", "/a~1b", "/a~2", "[a-", "é", "text", "one", "2020-12-31T23:59:60Z", "23:59:60+00:00", "P1Y1D", "PT1H1S", "P3W", "\"q\"@x.org", "a@[1.2.3.4]", "xn--nxasmq6b.com", "a..b", "1:2:3:4:5:6:7:8", "::ffff:1.2.3.4", "mailto:x@y", "urn:isbn:1", "http://[::1]:80/", "http://a b", "#frag", "?q", "g;x=1/../y", "3", "-0", "0.5", " ", "1e400", "-Infinity", "0b11", "0o7", "9007199254740993n", "+5", ".5", "5."];
+// Lone surrogates (text cut mid-emoji) in keys, strings, enums and patterns: issue 13.
+const KEYS = ["a", "b", "c", "n", "tags", "1", "x-y", "a/b", "kind", "10", "~t", "é", "k\uD800", "\uDFFF"];
+const STRINGS = ["", " ", "42", "42.7", " 12 ", "0x10", "1e3", "12n", "-5", "true", "TRUE", "false", "False", "1", "0", "null", "NULL", "undefined", "abc", "Infinity", "2020-02-29", "2021-02-29", "12:00:00Z", "2020-01-01T00:00:00+01:00", "P1Y2M", "P1W", "PT", "a@b.co", "x@", "example.com", "-bad.com", "1.2.3.4", "01.2.3.4", "::1", "1::2::3", "http://a.com/x?y#z", "a:b", "//x", "/p", "550e8400-e29b-41d4-a716-446655440000", "/a~1b", "/a~2", "[a-", "é", "text", "one", "2020-12-31T23:59:60Z", "23:59:60+00:00", "P1Y1D", "PT1H1S", "P3W", "\"q\"@x.org", "a@[1.2.3.4]", "xn--nxasmq6b.com", "a..b", "1:2:3:4:5:6:7:8", "::ffff:1.2.3.4", "mailto:x@y", "urn:isbn:1", "http://[::1]:80/", "http://a b", "#frag", "?q", "g;x=1/../y", "3", "-0", "0.5", " ", "1e400", "-Infinity", "0b11", "0o7", "9007199254740993n", "+5", ".5", "5.", "x\uD800", "\uDBFF", "\uD83D\uDE00", "\uDC00\uD800", "\uD83D"];
 const NUMBERS = [0, 1, -1, 2, 3, 3.5, 42, 42.7, 0.1, 0.3, 1e21, -0.5, 100, 7];
 const TYPES = ["string", "number", "integer", "boolean", "null", "array", "object"];
 const FORMATS = ["date", "date-time", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uri", "uri-reference", "uuid", "json-pointer", "unknown-format"];
-const PATTERNS = ["^a", "b$", "^[0-9]+$", "x", "^$"];
+const PATTERNS = ["^a", "b$", "^[0-9]+$", "x", "^$", "^x\uD800", "\uDBFF$", "^.$"];
 function prim() {
   const r = rnd();
   if (r < 0.35) return pick(STRINGS);

@@ -1613,3 +1613,58 @@ fn e_8_4_3_run_tool_call_inside_a_running_tool() {
     assert_eq!(w.end_of("c1").get("durationMs").as_num(), Some(5.0));
     w.assert_clean();
 }
+
+/// Issue 13: nesting a JS engine takes (past serde_json's 128 levels) validates; past the limits the call fails with
+/// exactly the reference's stack-overflow message, never a validation error or a trap; lone surrogates (stand-ins on
+/// the Rust side) name distinct tools.
+#[test]
+fn t_4_3_deep_schemas_and_arguments_and_lone_surrogate_names() {
+    use crate::core::validate::{MAX_DEPTH, MAX_SCHEMA_DEPTH, TOO_DEEP};
+    let nest = |n: usize, leaf: serde_json::Value, wrap: &dyn Fn(serde_json::Value) -> serde_json::Value| {
+        (0..n).fold(leaf, |v, _| wrap(v))
+    };
+    let items = |v| json!({"type": "array", "items": v});
+    let (exec, executed) = counted(|_, args| {
+        // The depth `execute` received, counted without recursion.
+        let mut v = args[1].get("x");
+        let mut depth = 0;
+        while v.items().len() == 1 {
+            v = v.at(0);
+            depth += 1;
+        }
+        Ok(ok_result(&depth.to_string()))
+    });
+    let within = nest(MAX_DEPTH / 2 - 2, json!({"type": "integer"}), &items);
+    let shallow = tool_with(
+        "deep",
+        exec.clone(),
+        &[("parameters", TV::from_json(&json!({"type": "object", "properties": {"x": within}})))],
+    );
+    let too_deep = nest(MAX_SCHEMA_DEPTH + 1, json!({}), &items);
+    let refused = tool_with("refused", exec.clone(), &[("parameters", TV::from_json(&too_deep))]);
+    let (first, second) = (tool("x\u{10F800}", exec.clone()), tool("x\u{10FBFF}", exec));
+    let arg = |n| json!({"x": nest(n, json!(1), &|v| json!([v]))});
+    let (w, _) = run(
+        vec![
+            reply_calls(vec![
+                call("c1", "deep", arg(MAX_DEPTH / 2 - 2)),
+                call("c2", "deep", arg(MAX_DEPTH / 2 - 1)),
+                call("c3", "refused", json!({})),
+                call("c4", "x\u{10FBFF}", arg(3)),
+                call("c5", "x\u{10F800}", arg(2)),
+            ]),
+            reply("ok"),
+        ],
+        vec![shallow, refused, first, second],
+        &[],
+    );
+    assert_eq!(first_text(&w.end_of("c1").get("result")), (MAX_DEPTH / 2 - 2).to_string());
+    let wrong = first_text(&w.end_of("c2").get("result"));
+    assert!(wrong.starts_with("Validation failed for tool \"deep\":\n  - x."), "{}", &wrong[..80]);
+    assert!(wrong.contains(": expected integer, got array\n"));
+    assert_eq!(first_text(&w.end_of("c3").get("result")), TOO_DEEP);
+    assert_eq!(w.end_of("c3").get("isError").as_bool(), Some(true));
+    assert_eq!(first_text(&w.end_of("c4").get("result")), "3");
+    assert_eq!(first_text(&w.end_of("c5").get("result")), "2");
+    assert_eq!(executed.get(), 3);
+}

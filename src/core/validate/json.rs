@@ -157,7 +157,11 @@ fn write_string(out: &mut String, s: &str) {
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
+            // A lone surrogate's stand-in, escaped as well-formed `JSON.stringify` writes it.
+            c => match crate::core::wtf::surrogate_of(c) {
+                Some(unit) => out.push_str(&format!("\\u{unit:04x}")),
+                None => out.push(c),
+            },
         }
     }
     out.push('"');
@@ -269,7 +273,7 @@ pub(crate) fn dotted_path(pointer: &str) -> String {
 }
 
 /// The nesting depth of a value (a scalar is 1), counted without recursion; stops counting past `limit`.
-pub(crate) fn depth_exceeds(value: &Value, limit: usize) -> bool {
+pub fn depth_exceeds(value: &Value, limit: usize) -> bool {
     let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
     while let Some((v, d)) = stack.pop() {
         if d > limit {

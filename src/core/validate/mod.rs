@@ -1,7 +1,7 @@
 //! Tool-argument validation (SPEC §4.3, `validateToolArguments`): coerce a model's arguments towards a tool's JSON
 //! Schema in three passes (T-4.3.3), then check them and explain failures (T-4.3.4–T-4.3.6), with pi-schema's
 //! semantics, messages and order. Pure Rust on `serde_json::Value`: no JS types; ECMAScript regexes are the host's
-//! (`PatternMatcher`). Nothing here may panic: recursion stops at depth 512 with `nesting too deep` (E-8.4.1).
+//! (`PatternMatcher`). Nothing here may panic: recursion stops at `MAX_DEPTH` with `TOO_DEEP` (E-8.4.1).
 
 mod check;
 mod coerce;
@@ -28,17 +28,32 @@ use crate::core::fxhash::FxMap as HashMap;
 
 use serde_json::Value;
 
-pub use json::{js_json_stringify, js_json_stringify_pretty};
+pub use json::{depth_exceeds, js_json_stringify, js_json_stringify_pretty};
 pub use number::js_number_to_string;
 pub(crate) use number::parse_f64;
 
 use resolve::{BaseId, Resolver};
 
-/// How deep any recursion (schema, `$ref`, coercion, value) may go before it stops with `nesting too deep`.
-pub const MAX_DEPTH: usize = 512;
+/// How deep the validator's recursion (schema levels, `$ref`s, coercion) may go before it stops with `TOO_DEEP`.
+///
+/// Wasm frames share V8's native stack with JS (984 KiB on Node), and a stack overflow inside wasm unwinds the
+/// instance mid-call (its shadow stack pointer and borrows are never restored), so this limit must be reached
+/// first, whatever the caller's own depth. The heaviest path (coercion wrapping a value into arrays level by level)
+/// overflowed V8's stack between 1,800 and 2,200 levels called from the top of a stack, lighter paths near 4,000:
+/// 1,200 keeps a third of the stack for callers. The reference reaches 834 `properties` levels, 1,073 `allOf`s and
+/// 1,523 `items` (its JS stack). Unoptimised builds have frames ~30× larger, so their limit is lower.
+pub const MAX_DEPTH: usize = if cfg!(debug_assertions) { 300 } else { 1_200 };
 
-/// The message of the error reported when the schema, the value or a `$ref` chain nests deeper than `MAX_DEPTH`.
-pub const TOO_DEEP: &str = "nesting too deep";
+/// How deeply a schema's JSON may nest (`properties` and `allOf` take two JSON levels per schema level).
+pub const MAX_SCHEMA_DEPTH: usize = 2 * MAX_DEPTH + 8;
+
+/// How deeply a value taking the full path (not the shortcut) may nest: its members are copied recursively (cheap
+/// frames: a release build copied 12,000 levels). `structuredClone` stops near 3,300 on Node's default stack.
+pub const MAX_VALUE_DEPTH: usize = if cfg!(debug_assertions) { 300 } else { 10_000 };
+
+/// What is reported when the schema, the value or a `$ref` chain nests deeper than the limits: what the reference
+/// throws for a depth it cannot take (V8's stack overflow, from `structuredClone` or pi-schema's `compile`).
+pub const TOO_DEEP: &str = "Maximum call stack size exceeded";
 
 /// ECMAScript regex matching is done by the host (js_sys::RegExp in wasm). None = invalid pattern.
 ///
@@ -88,11 +103,16 @@ pub fn coerce_and_validate_changes(
     args: &Value,
     re: &dyn PatternMatcher,
 ) -> Result<Option<Value>, Vec<SchemaError>> {
-    if json::depth_exceeds(schema, MAX_DEPTH) || json::depth_exceeds(args, MAX_DEPTH) {
+    if json::depth_exceeds(schema, MAX_SCHEMA_DEPTH) {
         return Err(too_deep());
     }
+    // The shortcut reads the value only as deep as the schema reaches, so a value of any depth may take it; the full
+    // path copies whole members (recursively), so there the value's own depth is bounded.
     if plain::accepts_as_is(schema, args) {
         return Ok(None);
+    }
+    if json::depth_exceeds(args, MAX_VALUE_DEPTH) {
+        return Err(too_deep());
     }
     coerce_then_check(schema, args, re)
 }
@@ -100,6 +120,12 @@ pub fn coerce_and_validate_changes(
 /// The one error of a value, schema or `$ref` chain nested deeper than `MAX_DEPTH`.
 fn too_deep() -> Vec<SchemaError> {
     vec![SchemaError { path: "root".to_string(), message: TOO_DEEP.to_string() }]
+}
+
+/// Whether `errors` is the one error of `too_deep`: the reference then throws its stack overflow, not a validation
+/// error, so callers throw `TOO_DEEP` as it is.
+pub fn is_too_deep(errors: &[SchemaError]) -> bool {
+    matches!(errors, [e] if e.path == "root" && e.message == TOO_DEEP)
 }
 
 /// The three coercion passes, then the check (or the explanation of why it fails).
@@ -137,7 +163,7 @@ pub fn schema_problem(schema: &Value, re: &dyn PatternMatcher) -> Option<String>
         // pi-ai caches validators in a WeakMap keyed by the schema, which throws for a primitive key (V8's words).
         return Some("Invalid value used as weak map key".to_string());
     }
-    if json::depth_exceeds(schema, MAX_DEPTH) {
+    if json::depth_exceeds(schema, MAX_SCHEMA_DEPTH) {
         return Some(TOO_DEEP.to_string());
     }
     problems::find(schema, re)
@@ -154,8 +180,12 @@ pub fn validate_tool_arguments(
     if let Some(problem) = schema_problem(schema, re) {
         return Err(problem);
     }
-    coerce_and_validate(schema, original, re)
-        .map_err(|errors| format_validation_error(tool_name, &errors, &js_json_stringify_pretty(original)))
+    coerce_and_validate(schema, original, re).map_err(|errors| {
+        if is_too_deep(&errors) {
+            return TOO_DEEP.to_string();
+        }
+        format_validation_error(tool_name, &errors, &js_json_stringify_pretty(original))
+    })
 }
 
 /// An error before its path is dotted: the path is a JSON Pointer (its length ranks union branches).
@@ -180,7 +210,7 @@ pub(crate) struct Ctx<'a> {
     pub resolver: Resolver<'a>,
     pub re: &'a dyn PatternMatcher,
     depth: usize,
-    /// Set when any recursion reached `MAX_DEPTH`: the call then fails with `nesting too deep`.
+    /// Set when any recursion reached `MAX_DEPTH`: the call then fails with `TOO_DEEP`.
     pub too_deep: bool,
     /// (schema node, value) pairs pass 2 is converting through a re-entry point (`$ref` or a wrap).
     entered: Vec<(usize, EnteredValue)>,

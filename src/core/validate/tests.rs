@@ -12,17 +12,20 @@ use super::*;
 #[ignore = "run by scripts/test on cases recorded from the reference by tests/validate/gen.mjs"]
 fn differential_against_recorded_reference() {
     let path = std::env::var("VALIDATE_CASES").expect("VALIDATE_CASES");
-    let cases: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    // Parsed as the validator's own copies are: lone surrogates (escaped by JSON.stringify) as stand-ins.
+    let Value::Array(cases) = crate::core::wtf::parse(&std::fs::read_to_string(path).unwrap()).unwrap() else {
+        panic!("VALIDATE_CASES holds no array");
+    };
     let mut failures = 0;
     for (i, case) in cases.iter().enumerate() {
         let (schema, args, expected) = (&case["schema"], &case["args"], &case["expected"]);
-        // Where the reference overflows its stack, this implementation stops with `nesting too deep` instead.
+        // Where the reference overflows its stack, this implementation stops at its own limits instead.
         if expected["err"].as_str().is_some_and(|e| e.contains("Maximum call stack size exceeded")) {
             continue;
         }
         let got = validate_tool_arguments("t", schema, args, &TestRegex);
         // The reference swallows a stack overflow inside coercion (its `passes` catches), so its result depends on
-        // the stack it had; here the call fails with `nesting too deep` either way.
+        // the stack it had; here the call fails with `TOO_DEEP` either way.
         if got.as_ref().is_err_and(|e| e.contains(TOO_DEEP)) {
             continue;
         }
@@ -136,11 +139,26 @@ fn too_deep() -> Vec<SchemaError> {
 
 #[test]
 fn e_8_4_1_deep_values_and_schemas_stop_with_an_error() {
-    let deep_value = nested(600, json!(1), |v| Value::Array(vec![v]));
-    assert_eq!(coerce_and_validate(&json!({}), &deep_value, &TestRegex), Err(too_deep()));
-    let deep_schema = nested(600, json!({}), |s| json!({"items": s}));
+    // The shortcut reads a value only as deep as the schema reaches: any depth passes `{}` unchanged, as in the
+    // reference (whose only limit is its stack, in `structuredClone`).
+    let deepest = nested(100_000, json!(1), |v| Value::Array(vec![v]));
+    assert_eq!(coerce_and_validate_changes(&json!({}), &deepest, &TestRegex), Ok(None));
+    assert_eq!(coerce_and_validate_changes(&json!({"type": "array"}), &deepest, &TestRegex), Ok(None));
+    crate::core::wtf::drop_deep(deepest);
+    // The full path copies members recursively: past `MAX_VALUE_DEPTH` it stops with the reference's error.
+    let deep_value = nested(MAX_VALUE_DEPTH, json!(1), |v| Value::Array(vec![v]));
+    assert_eq!(coerce_and_validate(&json!({"minItems": 1}), &deep_value, &TestRegex), Err(too_deep()));
+    let within = nested(MAX_VALUE_DEPTH - 1, json!(1), |v| Value::Array(vec![v]));
+    assert_eq!(coerce_and_validate_changes(&json!({"minItems": 1}), &within, &TestRegex), Ok(None));
+    // A schema's JSON past `MAX_SCHEMA_DEPTH`, or recursion past `MAX_DEPTH`, stops with the reference's error.
+    let deep_schema = nested(MAX_SCHEMA_DEPTH, json!({}), |s| json!({"items": s}));
     assert_eq!(coerce_and_validate(&deep_schema, &json!([]), &TestRegex), Err(too_deep()));
     assert_eq!(schema_problem(&deep_schema, &TestRegex).as_deref(), Some(TOO_DEEP));
+    let typed = |n| nested(n, json!({"type": "integer"}), |s| json!({"type": "array", "items": s}));
+    let strings = |n| nested(n, json!("7"), |v| json!([v]));
+    assert_eq!(coerce_and_validate(&typed(MAX_DEPTH + 5), &strings(MAX_DEPTH + 5), &TestRegex), Err(too_deep()));
+    assert_eq!(schema_problem(&typed(MAX_DEPTH + 5), &TestRegex).as_deref(), Some(TOO_DEEP));
+    assert_eq!(schema_problem(&typed(MAX_DEPTH - 5), &TestRegex), None);
     // Within the limit, a deep schema walks a deep value.
     let schema = nested(150, json!({"type": "integer"}), |s| json!({"type": "array", "items": s}));
     let value = nested(150, json!("7"), |v| json!([v]));
