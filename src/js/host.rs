@@ -20,6 +20,10 @@ use wasm_bindgen::prelude::*;
 extern "C" {
     #[wasm_bindgen(catch, js_name = toolChanges)]
     fn tool_changes(messages: &JsValue, extra: Vec<JsValue>, tools: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = firstBadMessage)]
+    fn first_bad_message(list: &JsValue) -> Result<f64, JsValue>;
+    #[wasm_bindgen(js_name = defaultConvertToLlm)]
+    fn default_convert_to_llm() -> JsValue;
     #[wasm_bindgen(js_name = pumpQueued)]
     fn pump_queued(source: &JsValue, messages: &JsValue, index: f64, sink: &JsValue) -> u8;
     #[wasm_bindgen(js_name = pumpEvent)]
@@ -497,6 +501,10 @@ impl Host for JsHost {
         let len = Reflect::get(arr, &key("length"))?;
         Ok(len.as_f64().filter(|n| n.is_finite() && *n >= 0.0).map(|n| n as usize).unwrap_or(0))
     }
+    fn array_get(&self, arr: &JsValue, index: usize) -> Result<JsValue, JsValue> {
+        let index = u32::try_from(index).map_err(|_| JsValue::from_str("array index out of range"))?;
+        Reflect::get_u32(arr, index)
+    }
     fn entries(&self, obj: &JsValue) -> Result<Vec<(String, JsValue)>, JsValue> {
         let pairs = entries(obj)?;
         Ok(pairs
@@ -656,6 +664,17 @@ impl Host for JsHost {
         }
         let changes = Array::from(&changes);
         Ok((Array::from(&changes.get(0)).to_vec(), Array::from(&changes.get(1)).to_vec()))
+    }
+    fn first_bad_message(&self, list: &JsValue) -> Result<Option<(usize, bool)>, JsValue> {
+        let code = first_bad_message(list)?;
+        if code < 0.0 {
+            return Ok(None);
+        }
+        let code = code as usize;
+        Ok(Some((code / 2, code.is_multiple_of(2))))
+    }
+    fn default_convert_to_llm(&self) -> Option<JsValue> {
+        Some(default_convert_to_llm())
     }
     fn object_id(&self, v: &JsValue) -> Option<f64> {
         object_id(v).as_f64()
