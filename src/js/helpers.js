@@ -311,7 +311,8 @@ export function firstBadMessage(list) {
 
 /** The agent's default `convertToLlm` (A-5.1.2): the messages with one of the four LLM roles. Never
  *  throws: a non-array gives `[]`, an entry that is not an object or whose `role` getter throws is
- *  left out. One function for every agent, so an agent keeps no closure of its own for it. */
+ *  left out. One function for every agent, so an agent keeps no closure of its own for it. Reads
+ *  each `role` once; a transcript of LLM messages only (the usual case) costs one copy and one pass. */
 function convertToLlm(messages) {
   let list;
   try {
@@ -319,18 +320,30 @@ function convertToLlm(messages) {
   } catch {
     return [];
   }
-  const kept = [];
-  for (const m of list) {
-    if (m === null || (typeof m !== "object" && typeof m !== "function")) continue;
-    let role;
+  const n = list.length;
+  let i = 0;
+  let threw = false;
+  try {
+    while (i < n && isLlmMessage(list[i])) i++;
+  } catch {
+    threw = true;
+  }
+  if (i === n) return list;
+  const kept = list.slice(0, i);
+  for (let j = threw ? i + 1 : i; j < n; j++) {
     try {
-      role = m.role;
+      if (isLlmMessage(list[j])) kept.push(list[j]);
     } catch {
-      continue;
+      // a throwing role getter: left out
     }
-    if (role === "user" || role === "assistant" || role === "toolResult" || role === "system") kept.push(m);
   }
   return kept;
+}
+
+function isLlmMessage(m) {
+  if (m === null || (typeof m !== "object" && typeof m !== "function")) return false;
+  const role = m.role;
+  return role === "user" || role === "assistant" || role === "toolResult" || role === "system";
 }
 
 export function defaultConvertToLlm() {

@@ -113,6 +113,14 @@ test("the default convertToLlm skips entries that are not messages and roles tha
   const s = { role: "system", content: "", timestamp: 0 };
   const hostile = { get role() { throw new Error("no"); } };
   assert.deepEqual(await agent.convertToLlm([null, 3, u, hostile, { role: "custom" }, s, [u]]), [u, s]);
+  const list = [u, s];
+  const all = await agent.convertToLlm(list);
+  assert.deepEqual(all, list);
+  assert.notEqual(all, list, "a new array");
+  let reads = 0;
+  const counted = { get role() { reads++; throw new Error("no"); } };
+  assert.deepEqual(await agent.convertToLlm([u, counted, s, { role: "custom" }, u]), [u, s, u]);
+  assert.equal(reads, 1, "each role is read once");
   assert.deepEqual(await agent.convertToLlm("not an array"), []);
   assert.deepEqual(await agent.convertToLlm(undefined), []);
   assert.equal(agent.convertToLlm, makeAgent(createFaux([])).convertToLlm, "one default function for every agent");
