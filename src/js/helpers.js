@@ -235,7 +235,8 @@ function resumable(scan, list) {
   return true;
 }
 
-/** The system messages of `list` (an array copy) as `[index, message, …]`, reusing an earlier scan. */
+/** The system messages of the array `list` as `[index, message, …]`, reusing an earlier scan. Read
+ *  in place (no copy of a long transcript): only the entries after the resumed point are read. */
 function systemMessages(list) {
   const n = list.length;
   let start = 0;
@@ -274,7 +275,7 @@ function systemMessages(list) {
 export function toolChanges(messages, extra, tools) {
   const declared = new Map();
   if (Array.isArray(messages)) {
-    const systems = systemMessages(Array.from(messages));
+    const systems = systemMessages(messages);
     for (let i = 1; i < systems.length; i += 2) replay(declared, systems[i].toolsRemoved, systems[i].toolsAdded);
   }
   for (let i = 0; i + 1 < extra.length; i += 2) replay(declared, extra[i], extra[i + 1]);
