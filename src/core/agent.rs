@@ -599,9 +599,7 @@ fn loop_config<H: Host + Clone>(
     let level = get(h, st, "thinkingLevel")?;
     let reasoning = if h.as_string(&level).as_deref() == Some("off") { h.undefined() } else { level };
     let config = h.object(&[("model", get(h, st, "model")?), ("reasoning", reasoning)]);
-    for field in FORWARDED {
-        h.set(&config, field, &get(h, agent, field)?)?;
-    }
+    h.copy_fields(agent, &config, &FORWARDED)?;
     let with_context = get(h, agent, "prepareNextTurnWithContext")?;
     let legacy = get(h, agent, "prepareNextTurn")?;
     if h.truthy(&with_context) || h.truthy(&legacy) {
@@ -643,9 +641,7 @@ fn loop_config<H: Host + Clone>(
     }));
     h.set(&config, "getSteeringMessages", &steering)?;
     h.set(&config, "getFollowUpMessages", &follow_up)?;
-    for field in ["headers", "fetch"] {
-        h.set(&config, field, &get(h, agent, field)?)?;
-    }
+    h.copy_fields(agent, &config, &["headers", "fetch"])?;
     Ok(config)
 }
 

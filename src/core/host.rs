@@ -132,6 +132,14 @@ pub trait Host: Clone + 'static {
     /// Replaces `arr[index]`; `index` must be below the length.
     fn array_set(&self, arr: &Self::V, index: usize, value: &Self::V) -> Result<(), Self::V>;
     fn array_len(&self, arr: &Self::V) -> Result<usize, Self::V>;
+    /// `to[key] = from[key]` for each key in order (getters and setters run as they would).
+    /// (A host may do it in one crossing.)
+    fn copy_fields(&self, from: &Self::V, to: &Self::V, keys: &'static [&'static str]) -> Result<(), Self::V> {
+        for key in keys {
+            self.set(to, key, &self.get(from, key)?)?;
+        }
+        Ok(())
+    }
     /// `arr[index]`. (The default snapshots the whole array; hosts read the one element.)
     fn array_get(&self, arr: &Self::V, index: usize) -> Result<Self::V, Self::V> {
         Ok(self.array_items(arr)?.get(index).cloned().unwrap_or_else(|| self.undefined()))

@@ -297,6 +297,11 @@ export function toolChanges(messages, extra, tools) {
   return added.length === 0 && removed.length === 0 ? null : [added, removed];
 }
 
+/** `Host::copy_fields`: `to[key] = from[key]` for each key, as `Reflect.set` (a getter's throw throws through). */
+export function copyFields(from, to, keys) {
+  for (let i = 0; i < keys.length; i++) Reflect.set(to, keys[i], from[keys[i]]);
+}
+
 /** `Host::first_bad_message` (E-8.1) in one step: `-1` when every entry of the array `list` is a
  *  message (an object or function with a string `role`), else `2 * index`, plus 1 when the entry is
  *  an object whose `role` is not a string. A throwing getter throws through. */
