@@ -264,7 +264,8 @@ pub trait Host: Clone + 'static {
     /// `messages` (an array; anything else declares nothing), then the pairs `(toolsRemoved,
     /// toolsAdded)` of `extra`, and compares the declared tools with `tools` (`context.tools`) by
     /// declaration text. Returns the declarations to add and the `{name}` objects to remove, both
-    /// empty when nothing changed. (A host may do it without a crossing per tool.)
+    /// empty when nothing changed. (A host may do it without a crossing per tool, and may resume
+    /// from a remembered scan of the same transcript when it can tell its prefix is unchanged.)
     fn tool_changes(&self, messages: &Self::V, extra: &[(Self::V, Self::V)], tools: &Self::V) -> ToolChanges<Self::V>
     where
         Self: Sized,
