@@ -99,6 +99,18 @@ fn items<H: Host>(h: &H, obj: &H::V, key: &str) -> Result<Vec<H::V>, H::V> {
     if h.kind(&v) == Kind::Array { h.array_items(&v) } else { Ok(Vec::new()) }
 }
 
+/// `st[key]` when it is an array, else a new empty one.
+fn list_or_empty<H: Host>(h: &H, st: &H::V, key: &str) -> Result<H::V, H::V> {
+    let v = h.get(st, key)?;
+    if h.kind(&v) == Kind::Array { Ok(v) } else { Ok(h.array(&[])) }
+}
+
+/// A copy of the array `st[key]` (a new empty one when it is not an array), made in one call.
+fn copied<H: Host>(h: &H, st: &H::V, key: &str) -> Result<H::V, H::V> {
+    let v = h.get(st, key)?;
+    if h.kind(&v) == Kind::Array { h.shallow_copy(&v) } else { Ok(h.array(&[])) }
+}
+
 /// The default `convertToLlm`: keeps the four LLM roles.
 fn default_convert_to_llm<H: Host + Clone>(h: &H) -> H::V {
     let host = h.clone();
@@ -236,7 +248,9 @@ pub fn init<H: Host + Clone>(
     for field in FIELDS {
         let value = get(h, &options, field)?;
         let value = match (field, h.kind(&value)) {
-            ("convertToLlm", k) if k.is_nullish() => default_convert_to_llm(h),
+            ("convertToLlm", k) if k.is_nullish() => {
+                h.default_convert_to_llm().unwrap_or_else(|| default_convert_to_llm(h))
+            }
             ("transport", k) if k.is_nullish() => h.constant("auto"),
             ("toolExecution", k) if k.is_nullish() => h.constant("parallel"),
             _ => value,
@@ -513,19 +527,22 @@ pub fn continue_run<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V) -> Result<R
     if h.truthy(&get(h, st, "active")?) {
         return Err(h.error(CONTINUE_BUSY, false));
     }
-    let messages = items(h, st, "messages")?;
+    // Element by element, stopping at the first non-system message: no copy of the transcript.
+    let messages = list_or_empty(h, st, "messages")?;
+    let count = h.array_len(&messages)?;
     let mut all_system = true;
-    for m in &messages {
-        if role(h, m)?.as_deref() != Some("system") {
+    for i in 0..count {
+        if role(h, &h.array_get(&messages, i)?)?.as_deref() != Some("system") {
             all_system = false;
             break;
         }
     }
-    let Some(last) = messages.last().filter(|_| !all_system) else {
+    if count == 0 || all_system {
         return Err(h.error(NOTHING_TO_CONTINUE, false));
-    };
+    }
+    let last = h.array_get(&messages, count - 1)?;
     check_state(h, agent, st, "Agent.continue").map_err(|e| e.into_thrown(h))?;
-    if role(h, last)?.as_deref() == Some("assistant") {
+    if role(h, &last)?.as_deref() == Some("assistant") {
         let steering = drain(h, st, Queue::Steering)?;
         if !steering.is_empty() {
             return Ok(start_run(h, agent, st, Some(steering), true, None));
@@ -643,9 +660,7 @@ fn loop_config<H: Host + Clone>(
     let level = get(h, st, "thinkingLevel")?;
     let reasoning = if h.as_string(&level).as_deref() == Some("off") { h.undefined() } else { level };
     let config = h.object(&[("model", get(h, st, "model")?), ("reasoning", reasoning)]);
-    for field in FORWARDED {
-        h.set(&config, field, &get(h, agent, field)?)?;
-    }
+    h.copy_fields(agent, &config, &FORWARDED)?;
     let with_context = get(h, agent, "prepareNextTurnWithContext")?;
     let legacy = get(h, agent, "prepareNextTurn")?;
     if h.truthy(&with_context) || h.truthy(&legacy) {
@@ -687,9 +702,7 @@ fn loop_config<H: Host + Clone>(
     }));
     h.set(&config, "getSteeringMessages", &steering)?;
     h.set(&config, "getFollowUpMessages", &follow_up)?;
-    for field in ["headers", "fetch"] {
-        h.set(&config, field, &get(h, agent, field)?)?;
-    }
+    h.copy_fields(agent, &config, &["headers", "fetch"])?;
     Ok(config)
 }
 
@@ -714,8 +727,9 @@ fn start_run<H: Host + Clone>(
         h.set(st, "streamingMessage", &h.undefined())?;
         h.set(st, "errorMessage", &h.undefined())?;
         h.set(st, "interrupted", &h.boolean(false))?;
-        let context =
-            h.object(&[("messages", h.array(&items(h, st, "messages")?)), ("tools", h.array(&items(h, st, "tools")?))]);
+        // Each `start_*` makes the working copy of the transcript (D6) in one host call, so the
+        // transcript itself goes in here: no crossing per message (issue 17).
+        let context = h.object(&[("messages", list_or_empty(h, st, "messages")?), ("tools", copied(h, st, "tools")?)]);
         let config = loop_config(h, agent, st, &signal, skip_initial_steering)?;
         let stream_fn = get(h, agent, "streamFunction")?;
         let start = match (&prompts, resumed) {

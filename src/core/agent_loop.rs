@@ -44,31 +44,41 @@ pub fn start_prompt_run<H: Host>(h: &H, prompts: &H::V, context: &H::V) -> Resul
     let prompts = h.array_items(prompts)?;
     let initial = declare_tool_changes(h, context, &prompts)?;
     let working = h.shallow_copy(context)?;
-    let mut messages = h.array_items(&h.get(context, "messages")?)?;
-    messages.extend(initial.iter().cloned());
-    h.set(&working, "messages", &h.array(&messages))?;
+    let messages = working_copy(h, context)?;
+    for message in &initial {
+        h.array_push(&messages, message)?;
+    }
+    h.set(&working, "messages", &messages)?;
     Ok(Start { context: working, initial: Some(initial), resumed: None })
+}
+
+/// The D6 copy of `context.messages`: one host call for an array (a long transcript crosses no
+/// boundary element by element, issue 17), the items of anything else as before.
+fn working_copy<H: Host>(h: &H, context: &H::V) -> Result<H::V, H::V> {
+    let messages = h.get(context, "messages")?;
+    if h.kind(&messages) == Kind::Array { h.shallow_copy(&messages) } else { Ok(h.array(&h.array_items(&messages)?)) }
 }
 
 /// L-3.1.4: the continuation guards (exact texts, plain `Error`) and the D6 copy.
 pub fn start_continue_run<H: Host>(h: &H, context: &H::V) -> Result<Start<H::V>, H::V> {
-    let messages = h.array_items(&h.get(context, "messages")?)?;
-    let Some(last) = messages.last() else {
+    let messages = working_copy(h, context)?;
+    let count = h.array_len(&messages)?;
+    if count == 0 {
         return Err(h.error("Cannot continue: no messages in context", false));
-    };
-    if super::declare::role(h, last)?.as_deref() == Some("assistant") {
+    }
+    if super::declare::role(h, &h.array_get(&messages, count - 1)?)?.as_deref() == Some("assistant") {
         return Err(h.error("Cannot continue from message role: assistant", false));
     }
     let working = h.shallow_copy(context)?;
-    h.set(&working, "messages", &h.array(&messages))?;
+    h.set(&working, "messages", &messages)?;
     Ok(Start { context: working, initial: None, resumed: None })
 }
 
 /// A continuation that first finishes an interrupted tool batch (the D6 copy, no tail guard).
 pub fn start_resumed_run<H: Host>(h: &H, context: &H::V, resumed: Resumed<H::V>) -> Result<Start<H::V>, H::V> {
-    let messages = h.array_items(&h.get(context, "messages")?)?;
+    let messages = working_copy(h, context)?;
     let working = h.shallow_copy(context)?;
-    h.set(&working, "messages", &h.array(&messages))?;
+    h.set(&working, "messages", &messages)?;
     Ok(Start { context: working, initial: None, resumed: Some(resumed) })
 }
 
@@ -783,5 +793,8 @@ pub fn zero_usage<H: Host>(h: &H) -> H::V {
 
 /// `array[index]`, if it can be read.
 fn read_index<H: Host>(h: &H, array: &H::V, index: usize) -> Option<H::V> {
-    h.array_items(array).ok().and_then(|items| items.get(index).cloned())
+    if index >= h.array_len(array).ok()? {
+        return None;
+    }
+    h.array_get(array, index).ok()
 }

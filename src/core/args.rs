@@ -83,11 +83,17 @@ impl<'a, H: Host> Checker<'a, H> {
         Ok(())
     }
 
+    /// Every entry a message (`message`), checked by the host in one step: a long transcript is
+    /// checked at every run start (issue 17).
     pub fn messages(&self, v: &H::V, path: &str) -> Result<(), ArgError<H::V>> {
-        for (i, m) in self.array(v, path)?.iter().enumerate() {
-            self.message(m, &format!("{path}[{i}]"))?;
+        if self.h.kind(v) != Kind::Array {
+            return Err(self.bad(path, "an array"));
         }
-        Ok(())
+        match self.h.first_bad_message(v)? {
+            None => Ok(()),
+            Some((i, true)) => Err(self.bad(&format!("{path}[{i}]"), "an object")),
+            Some((i, false)) => Err(self.bad(&format!("{path}[{i}].role"), "a string")),
+        }
     }
 
     /// A tool: an object with a string `name`, a function `execute`, an object `parameters` if present.

@@ -136,6 +136,18 @@ pub trait Host: Clone + 'static {
     /// Replaces `arr[index]`; `index` must be below the length.
     fn array_set(&self, arr: &Self::V, index: usize, value: &Self::V) -> Result<(), Self::V>;
     fn array_len(&self, arr: &Self::V) -> Result<usize, Self::V>;
+    /// `to[key] = from[key]` for each key in order (getters and setters run as they would).
+    /// (A host may do it in one crossing.)
+    fn copy_fields(&self, from: &Self::V, to: &Self::V, keys: &'static [&'static str]) -> Result<(), Self::V> {
+        for key in keys {
+            self.set(to, key, &self.get(from, key)?)?;
+        }
+        Ok(())
+    }
+    /// `arr[index]`. (The default snapshots the whole array; hosts read the one element.)
+    fn array_get(&self, arr: &Self::V, index: usize) -> Result<Self::V, Self::V> {
+        Ok(self.array_items(arr)?.get(index).cloned().unwrap_or_else(|| self.undefined()))
+    }
     /// `Object.entries(obj)`.
     fn entries(&self, obj: &Self::V) -> Result<Vec<(String, Self::V)>, Self::V>;
     /// `new Set(items)`.
@@ -257,12 +269,32 @@ pub trait Host: Clone + 'static {
     /// `messages` (an array; anything else declares nothing), then the pairs `(toolsRemoved,
     /// toolsAdded)` of `extra`, and compares the declared tools with `tools` (`context.tools`) by
     /// declaration text. Returns the declarations to add and the `{name}` objects to remove, both
-    /// empty when nothing changed. (A host may do it without a crossing per tool.)
+    /// empty when nothing changed. (A host may do it without a crossing per tool, and may resume
+    /// from a remembered scan of the same transcript when it can tell its prefix is unchanged.)
     fn tool_changes(&self, messages: &Self::V, extra: &[(Self::V, Self::V)], tools: &Self::V) -> ToolChanges<Self::V>
     where
         Self: Sized,
     {
         super::declare::tool_changes(self, messages, extra, tools)
+    }
+    /// E-8.1 over a list of messages (an array): the index of the first entry that is not a
+    /// message, with `true` when it is not even an object (else its `role` is not a string).
+    /// Errors are values thrown by caller getters. (A host may check without a crossing per message.)
+    fn first_bad_message(&self, list: &Self::V) -> Result<Option<(usize, bool)>, Self::V> {
+        for (i, m) in self.array_items(list)?.iter().enumerate() {
+            if !matches!(self.kind(m), Kind::Object | Kind::Function) {
+                return Ok(Some((i, true)));
+            }
+            if self.kind(&self.get(m, "role")?) != Kind::String {
+                return Ok(Some((i, false)));
+            }
+        }
+        Ok(None)
+    }
+    /// The agent's default `convertToLlm` as a host function, when the host has one
+    /// (one filter in the engine instead of a crossing per message); `None` builds it natively.
+    fn default_convert_to_llm(&self) -> Option<Self::V> {
+        None
     }
     /// A number identifying the object `v` for as long as it lives (never reused), for caches
     /// keyed by identity like the reference's `WeakMap`s; `None` for primitives or when unsupported.

@@ -350,17 +350,70 @@ function replay(declared, removed, added) {
   if (Array.isArray(added)) for (const tool of Array.from(added)) declared.set(tool.name, tool);
 }
 
+// Issue 17: a long session must not re-read its whole transcript every turn. Each scan for system
+// messages is remembered under the transcript's last message: `{ index, systems }`, `systems` being
+// `[index, message, index, message, …]` of the system messages up to it (never mutated once stored).
+// The next scan resumes from the newest remembered message found at its remembered index within the
+// last SCAN_LOOKBACK entries, provided every remembered system message is still a system message at
+// its index (a replaced `state.messages` or an edited message falls back to a full scan). Only the
+// role of the messages after that point is read; the tool fields of the system messages are read
+// every time, so an edited `toolsAdded` is seen as before. Keys are weak: nothing outlives its message.
+const scans = new WeakMap();
+const SCAN_LOOKBACK = 64;
+
+const isObject = (m) => m !== null && (typeof m === "object" || typeof m === "function");
+
+function resumable(scan, list) {
+  const systems = scan.systems;
+  for (let i = 0; i < systems.length; i += 2) {
+    const m = list[systems[i]];
+    if (m !== systems[i + 1] || m.role !== "system") return false;
+  }
+  return true;
+}
+
+/** The system messages of the array `list` as `[index, message, …]`, reusing an earlier scan. Read
+ *  in place (no copy of a long transcript): only the entries after the resumed point are read. */
+function systemMessages(list) {
+  const n = list.length;
+  let start = 0;
+  let systems = [];
+  for (let i = n - 1; i >= 0 && i >= n - SCAN_LOOKBACK; i--) {
+    const m = list[i];
+    const scan = isObject(m) ? scans.get(m) : undefined;
+    if (scan !== undefined && scan.index === i && resumable(scan, list)) {
+      start = i + 1;
+      systems = scan.systems;
+      break;
+    }
+  }
+  let owned = false;
+  for (let i = start; i < n; i++) {
+    const m = list[i];
+    if (isObject(m) && m.role === "system") {
+      if (!owned) {
+        systems = systems.slice();
+        owned = true;
+      }
+      systems.push(i, m);
+    }
+  }
+  const last = list[n - 1];
+  if (n > 0 && isObject(last)) {
+    const scan = scans.get(last);
+    if (scan === undefined || scan.index !== n - 1 || scan.systems !== systems) scans.set(last, { index: n - 1, systems });
+  }
+  return systems;
+}
+
 /** `Host::tool_changes` (L-3.4.2) in one step: the tools the system messages of `messages` and then
  *  the pairs of `extra` declare, against `tools` by declaration text. `null` when nothing changed,
  *  else `[toolsAdded, toolsRemoved]`. */
 export function toolChanges(messages, extra, tools) {
   const declared = new Map();
   if (Array.isArray(messages)) {
-    for (const m of Array.from(messages)) {
-      if (m !== null && (typeof m === "object" || typeof m === "function") && m.role === "system") {
-        replay(declared, m.toolsRemoved, m.toolsAdded);
-      }
-    }
+    const systems = systemMessages(messages);
+    for (let i = 1; i < systems.length; i += 2) replay(declared, systems[i].toolsRemoved, systems[i].toolsAdded);
   }
   for (let i = 0; i + 1 < extra.length; i += 2) replay(declared, extra[i], extra[i + 1]);
   const executable = Array.isArray(tools) ? Array.from(tools, declarationParts) : [];
@@ -379,6 +432,65 @@ export function toolChanges(messages, extra, tools) {
     if (p === undefined || !sameDeclaration(d, p)) removed.push({ name });
   }
   return added.length === 0 && removed.length === 0 ? null : [added, removed];
+}
+
+/** `Host::copy_fields`: `to[key] = from[key]` for each key, as `Reflect.set` (a getter's throw throws through). */
+export function copyFields(from, to, keys) {
+  for (let i = 0; i < keys.length; i++) Reflect.set(to, keys[i], from[keys[i]]);
+}
+
+/** `Host::first_bad_message` (E-8.1) in one step: `-1` when every entry of the array `list` is a
+ *  message (an object or function with a string `role`), else `2 * index`, plus 1 when the entry is
+ *  an object whose `role` is not a string. A throwing getter throws through. */
+export function firstBadMessage(list) {
+  const n = list.length;
+  for (let i = 0; i < n; i++) {
+    const m = list[i];
+    if (typeof m !== "function" && (typeof m !== "object" || m === null || Array.isArray(m))) return 2 * i;
+    if (typeof m.role !== "string") return 2 * i + 1;
+  }
+  return -1;
+}
+
+/** The agent's default `convertToLlm` (A-5.1.2): the messages with one of the four LLM roles. Never
+ *  throws: a non-array gives `[]`, an entry that is not an object or whose `role` getter throws is
+ *  left out. One function for every agent, so an agent keeps no closure of its own for it. Reads
+ *  each `role` once; a transcript of LLM messages only (the usual case) costs one copy and one pass. */
+function convertToLlm(messages) {
+  let list;
+  try {
+    list = Array.from(messages);
+  } catch {
+    return [];
+  }
+  const n = list.length;
+  let i = 0;
+  let threw = false;
+  try {
+    while (i < n && isLlmMessage(list[i])) i++;
+  } catch {
+    threw = true;
+  }
+  if (i === n) return list;
+  const kept = list.slice(0, i);
+  for (let j = threw ? i + 1 : i; j < n; j++) {
+    try {
+      if (isLlmMessage(list[j])) kept.push(list[j]);
+    } catch {
+      // a throwing role getter: left out
+    }
+  }
+  return kept;
+}
+
+function isLlmMessage(m) {
+  if (m === null || (typeof m !== "object" && typeof m !== "function")) return false;
+  const role = m.role;
+  return role === "user" || role === "assistant" || role === "toolResult" || role === "system";
+}
+
+export function defaultConvertToLlm() {
+  return convertToLlm;
 }
 
 /** An object from `[key, value, key, value, …]` (shapes larger than `object6`). */

@@ -21,6 +21,12 @@ use wasm_bindgen::prelude::*;
 extern "C" {
     #[wasm_bindgen(catch, js_name = toolChanges)]
     fn tool_changes(messages: &JsValue, extra: Vec<JsValue>, tools: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = copyFields)]
+    fn copy_fields(from: &JsValue, to: &JsValue, keys: &JsValue) -> Result<(), JsValue>;
+    #[wasm_bindgen(catch, js_name = firstBadMessage)]
+    fn first_bad_message(list: &JsValue) -> Result<f64, JsValue>;
+    #[wasm_bindgen(js_name = defaultConvertToLlm)]
+    fn default_convert_to_llm() -> JsValue;
     #[wasm_bindgen(js_name = pumpQueued)]
     fn pump_queued(source: &JsValue, messages: &JsValue, index: f64, sink: &JsValue) -> u8;
     #[wasm_bindgen(js_name = pumpEvent)]
@@ -357,6 +363,21 @@ pub fn rust_string(v: &JsValue) -> Option<String> {
     }
 }
 
+thread_local! {
+    /// JS arrays of static key lists (`Host::copy_fields`), by the list's address: a few entries.
+    static KEY_LISTS: RefCell<FxMap<(usize, usize), Rc<JsValue>>> = RefCell::new(FxMap::default());
+}
+
+fn key_list(keys: &'static [&'static str]) -> Rc<JsValue> {
+    let slot = (keys.as_ptr() as usize, keys.len());
+    if let Some(list) = KEY_LISTS.with(|lists| lists.borrow().get(&slot).cloned()) {
+        return list;
+    }
+    let list: Rc<JsValue> = Rc::new(keys.iter().map(|k| JsValue::from_str(k)).collect::<Array>().into());
+    KEY_LISTS.with(|lists| lists.borrow_mut().insert(slot, list.clone()));
+    list
+}
+
 /// The cached JS string for `k`, shared (an `Rc` clone costs no externref table slot).
 fn key(k: &str) -> Rc<JsValue> {
     let slot = (k.as_ptr() as usize, k.len());
@@ -532,6 +553,13 @@ impl Host for JsHost {
         let len = Reflect::get(arr, &key("length"))?;
         Ok(len.as_f64().filter(|n| n.is_finite() && *n >= 0.0).map(|n| n as usize).unwrap_or(0))
     }
+    fn copy_fields(&self, from: &JsValue, to: &JsValue, keys: &'static [&'static str]) -> Result<(), JsValue> {
+        copy_fields(from, to, &key_list(keys))
+    }
+    fn array_get(&self, arr: &JsValue, index: usize) -> Result<JsValue, JsValue> {
+        let index = u32::try_from(index).map_err(|_| JsValue::from_str("array index out of range"))?;
+        Reflect::get_u32(arr, index)
+    }
     fn entries(&self, obj: &JsValue) -> Result<Vec<(String, JsValue)>, JsValue> {
         let pairs = entries(obj)?;
         Ok(pairs
@@ -702,6 +730,17 @@ impl Host for JsHost {
         }
         let changes = Array::from(&changes);
         Ok((Array::from(&changes.get(0)).to_vec(), Array::from(&changes.get(1)).to_vec()))
+    }
+    fn first_bad_message(&self, list: &JsValue) -> Result<Option<(usize, bool)>, JsValue> {
+        let code = first_bad_message(list)?;
+        if code < 0.0 {
+            return Ok(None);
+        }
+        let code = code as usize;
+        Ok(Some((code / 2, code.is_multiple_of(2))))
+    }
+    fn default_convert_to_llm(&self) -> Option<JsValue> {
+        Some(default_convert_to_llm())
     }
     fn object_id(&self, v: &JsValue) -> Option<f64> {
         object_id(v).as_f64()

@@ -1,0 +1,104 @@
+// Issue 17, long sessions: one Agent turn (a user prompt, a reply streamed in a few text deltas by
+// a custom stream function) when the transcript already holds N = 100, 1,000 and 10,000 messages,
+// ours against pi-agent-core 1.6.0, in one process, alternating. Prints the median per turn, the
+// growth t(10,000) / t(100) per side and ours/pi at every N. No assertions; not a test.
+//
+//   node --expose-gc bench/long-session.mjs [--turns 60] [--rounds 3]
+import { median, now, settle } from "./harness.mjs";
+import { loadOurs } from "./impl.mjs";
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const TURNS = arg("turns", 60); // timed turns per agent and round (after 5 untimed ones)
+const ROUNDS = arg("rounds", 3);
+const SIZES = [100, 1_000, 10_000];
+
+const ours = await import((await loadOurs()).entry);
+const core = await import("@earendil-works/pi-agent-core");
+const ai = await import("@earendil-works/pi-ai");
+const sides = [
+  { name: "ours", Agent: ours.Agent, createStream: ours.createAssistantMessageEventStream },
+  { name: "pi", Agent: core.Agent, createStream: ai.createAssistantMessageEventStream },
+];
+
+const cost = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+const usage = () => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { ...cost, total: 0 } });
+const model = { id: "m", name: "m", api: "faux", provider: "faux", baseUrl: "", reasoning: false, input: ["text"], cost, contextWindow: 1e6, maxTokens: 1e5 };
+const assistant = (text) => ({ role: "assistant", content: [{ type: "text", text }], api: "faux", provider: "faux", model: "m", usage: usage(), stopReason: "stop", timestamp: 1 });
+const PIECES = ["a reply ", "of a few ", "words, as ", "a model ", "would give"];
+
+/** A stream function replying with PIECES as text deltas, from a macrotask like a response would. */
+function streamFnFor(createStream) {
+  return (m) => {
+    const stream = createStream();
+    setImmediate(() => {
+      const live = { type: "text", text: "" };
+      const partial = { role: "assistant", content: [live], api: m.api, provider: m.provider, model: m.id, usage: usage(), stopReason: "stop", timestamp: Date.now() };
+      stream.push({ type: "start", partial });
+      stream.push({ type: "text_start", contentIndex: 0, partial });
+      for (const piece of PIECES) {
+        live.text += piece;
+        stream.push({ type: "text_delta", contentIndex: 0, delta: piece, partial });
+      }
+      stream.push({ type: "text_end", contentIndex: 0, content: live.text, partial });
+      stream.push({ type: "done", reason: "stop", message: partial });
+      stream.end();
+    });
+    return stream;
+  };
+}
+
+const history = (n) =>
+  Array.from({ length: n }, (_, i) =>
+    i % 2 ? assistant(`answer ${i} with some ordinary length of text to stand for a real message`) : { role: "user", content: `question ${i} of a long session`, timestamp: i },
+  );
+
+const tool = { name: "read", label: "read", description: "reads a file", parameters: { type: "object", properties: { path: { type: "string" } } }, execute: async () => ({ content: [{ type: "text", text: "" }], details: {} }) };
+
+/** Median ms per turn of one agent whose transcript starts with `n` messages. */
+async function measure(side, n) {
+  const agent = new side.Agent({
+    streamFn: streamFnFor(side.createStream),
+    initialState: { model, systemPrompt: "You are a bench.", tools: [tool], messages: history(n) },
+  });
+  let events = 0;
+  agent.subscribe(() => void events++);
+  const times = [];
+  for (let i = 0; i < TURNS + 5; i++) {
+    const t = now();
+    await agent.prompt(`turn ${i}`);
+    if (i >= 5) times.push(now() - t);
+  }
+  if (agent.state.errorMessage) throw new Error(`${side.name}: ${agent.state.errorMessage}`);
+  return { ms: median(times), events, length: agent.state.messages.length };
+}
+
+const load0 = (await import("node:os")).loadavg()[0];
+const results = Object.fromEntries(sides.map((s) => [s.name, Object.fromEntries(SIZES.map((n) => [n, []]))]));
+for (let r = 0; r < ROUNDS; r++) {
+  for (const n of SIZES) {
+    for (const side of r % 2 ? [...sides].reverse() : sides) {
+      await settle(1);
+      const m = await measure(side, n);
+      results[side.name][n].push(m.ms);
+    }
+  }
+}
+const load1 = (await import("node:os")).loadavg()[0];
+
+const f = (ms) => `${ms < 1 ? ms.toFixed(3) : ms.toFixed(2)} ms`.padStart(10);
+console.log(`one turn after N prior messages, median per turn (${TURNS} turns × ${ROUNDS} rounds per side and N); load average ${load0.toFixed(2)} → ${load1.toFixed(2)}`);
+console.log(`${"N".padStart(7)} ${"ours".padStart(10)} ${"pi".padStart(10)}  ours/pi   rounds ours | pi`);
+const med = {};
+for (const s of sides) med[s.name] = Object.fromEntries(SIZES.map((n) => [n, median(results[s.name][n])]));
+for (const n of SIZES) {
+  const rounds = (name) => results[name][n].map((x) => x.toFixed(3)).join(" ");
+  console.log(`${String(n).padStart(7)} ${f(med.ours[n])} ${f(med.pi[n])}  ${(med.ours[n] / med.pi[n]).toFixed(2).padStart(6)}×   ${rounds("ours")} | ${rounds("pi")}`);
+}
+const big = SIZES[SIZES.length - 1];
+const small = SIZES[0];
+for (const s of sides) {
+  console.log(`growth ${s.name}: t(${big}) / t(${small}) = ${(med[s.name][big] / med[s.name][small]).toFixed(2)}`);
+}
