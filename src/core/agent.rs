@@ -543,15 +543,10 @@ pub fn continue_run<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V) -> Result<R
     let last = h.array_get(&messages, count - 1)?;
     check_state(h, agent, st, "Agent.continue").map_err(|e| e.into_thrown(h))?;
     if role(h, &last)?.as_deref() == Some("assistant") {
-        let steering = drain(h, st, Queue::Steering)?;
-        if !steering.is_empty() {
-            return Ok(start_run(h, agent, st, Some(steering), true, None));
-        }
-        let follow_ups = drain(h, st, Queue::FollowUp)?;
-        if !follow_ups.is_empty() {
-            return Ok(start_run(h, agent, st, Some(follow_ups), false, None));
-        }
-        return Err(h.error(ASSISTANT_TAIL, false));
+        return match run_queued(h, agent, st)? {
+            Some(run) => Ok(run),
+            None => Err(h.error(ASSISTANT_TAIL, false)),
+        };
     }
     Ok(start_run(h, agent, st, None, false, None))
 }
@@ -615,15 +610,24 @@ pub fn resume<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFutu
         return Ok(start_run(h, agent, st, None, false, None));
     }
     // The turn was complete: deliver what is queued, as the interrupted run would have.
+    match run_queued(h, agent, st)? {
+        Some(run) => Ok(run),
+        None => idle(h),
+    }
+}
+
+/// after an assistant message: a run of the queued steering (its initial poll skipped),
+/// else of the queued follow-ups; `None` when both queues are empty.
+fn run_queued<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V) -> Result<Option<RunFuture<H::V>>, H::V> {
     let steering = drain(h, st, Queue::Steering)?;
     if !steering.is_empty() {
-        return Ok(start_run(h, agent, st, Some(steering), true, None));
+        return Ok(Some(start_run(h, agent, st, Some(steering), true, None)));
     }
     let follow_ups = drain(h, st, Queue::FollowUp)?;
     if !follow_ups.is_empty() {
-        return Ok(start_run(h, agent, st, Some(follow_ups), false, None));
+        return Ok(Some(start_run(h, agent, st, Some(follow_ups), false, None)));
     }
-    idle(h)
+    Ok(None)
 }
 
 /// E-8.1 for the state a run would start from: tools, messages, hooks, numbers.
