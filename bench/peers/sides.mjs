@@ -1,15 +1,14 @@
-// The four agent loops of the peer table, each behind the same five workload functions, with a
-// scripted model that does identical work on every side: ours and pi-agent-core get the bench's
-// faux stream function (bench/faux.mjs); the Vercel AI SDK 7 a custom LanguageModelV4 driven by
-// `streamText` + tools + `stopWhen`; OpenAI Agents JS a custom `Model` driven by
-// `run(agent, input, { stream: true })`. Import once per side (`sides.mjs?side=NAME`, see
-// `loadSide`) so each side's caller code keeps its own JIT type feedback.
+// The four agent loops of the peer table (ours, pi, Vercel AI SDK 7, OpenAI Agents JS 0.20) behind
+// one `runPlans(plans, toolNames, history)`, each driven by a scripted model doing the same work.
+// Measures nothing itself; bench/peers/run.mjs times it.
 //
-// Identical work per workload, on every side: the same number of text deltas (same strings), the
-// same tool calls (`{}` arguments) of the same no-op tools run in parallel within a step, one
-// short final answer, every event of the run consumed with `for await`. What cannot be identical:
-// OpenAI Agents' normalized model stream has no tool-argument delta event, so its tool calls
-// arrive whole in `response_done` (the cheaper side of the difference).
+// ours and pi get the bench's faux stream function (bench/faux.mjs); the AI SDK a custom
+// LanguageModelV4 under `streamText` + tools + `stopWhen`; OpenAI Agents a custom `Model` under
+// `run(agent, input, { stream: true })`. Same delta strings, same `{}` tool calls of the same no-op
+// tools run in parallel within a step, one short final answer, every event consumed with
+// `for await`. Not identical: OpenAI Agents' model stream has no tool-argument delta event, so its
+// tool calls arrive whole in `response_done` (the cheaper side of the difference). Import once per
+// side (`loadSide`: `sides.mjs?side=NAME`) so each side's caller code keeps its own JIT feedback.
 
 export const SIDES = ["ours", "pi", "aisdk", "agents"];
 export const SIDE_LABEL = { ours: "ours", pi: "pi", aisdk: "AI SDK", agents: "OpenAI Agents" };
