@@ -1,0 +1,42 @@
+// Child process: memory one side retains after 1,000 concurrent runs (5 steps × 3 tools) finished.
+// Usage: node --expose-gc --no-flush-bytecode bench/peers/memory.mjs SIDE → one JSON line.
+// Retained = JS heap after a full GC (median of 3 settled samples) minus the same before the
+// batch, plus for ours the growth of the wasm linear memory (it never shrinks back).
+import { captureWasmInstances } from "../impl.mjs";
+import { median, settle } from "../harness.mjs";
+import { loadSide, plans, toolNames } from "./sides.mjs";
+
+if (typeof globalThis.gc !== "function") throw new Error("run with --expose-gc");
+const name = process.argv[2];
+const RUNS = Number(process.argv[3] ?? 1000);
+captureWasmInstances(); // before loading: the Node glue exports neither its memory nor its instance
+const side = await loadSide(name);
+const wasm = side.wasmMemory ? await side.wasmMemory() : null;
+const names = toolNames(3);
+const batch = (n, tag) => Promise.all(Array.from({ length: n }, (_, k) => side.runPlans(plans.tools(names, 5, `${tag}${k}`), names)));
+
+async function sample() {
+  const s = [];
+  for (let i = 0; i < 3; i++) {
+    await settle(4);
+    s.push(process.memoryUsage().heapUsed);
+  }
+  return { heapUsed: median(s), wasmBytes: wasm ? wasm.memory.buffer.byteLength : null };
+}
+
+// Warm-up: JIT code, feedback and caches of every code path the batch uses, on small batches, so
+// what remains afterwards is what the 1,000 runs themselves left behind.
+for (let i = 0; i < 5; i++) await batch(20, `w${i}_`);
+const before = await sample();
+let peak = 0;
+const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 5);
+const results = await batch(RUNS, "m");
+clearInterval(timer);
+peak = Math.max(peak, process.memoryUsage().heapUsed);
+const tools = results.reduce((a, r) => a + r.tools, 0);
+results.length = 0;
+const after = await sample();
+const wasmGrowth = wasm ? after.wasmBytes - before.wasmBytes : null;
+process.stdout.write(
+  `${JSON.stringify({ name, runs: RUNS, tools, before, after, heapGrowth: after.heapUsed - before.heapUsed, wasmGrowth, retained: after.heapUsed - before.heapUsed + (wasmGrowth ?? 0), peakHeapGrowth: peak - before.heapUsed })}\n`,
+);
