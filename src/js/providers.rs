@@ -8,6 +8,7 @@ use super::host::{JsHost, silence};
 use crate::core::agent_loop::empty_assistant;
 use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
+use crate::core::wtf;
 use crate::providers::json::parse_data;
 use crate::providers::marker;
 use crate::providers::partial_json::{Patch, PatchOp, PathSeg};
@@ -94,22 +95,17 @@ fn js(v: &Value) -> JsValue {
         Value::Number(n) => JsValue::from_f64(n.as_f64().unwrap_or(0.0)),
         Value::Bool(b) => JsValue::from_bool(*b),
         Value::Null => JsValue::NULL,
+        // The host's JSON.parse restores the stand-ins of lone surrogates.
         other => serde_json::to_string(other)
             .ok()
-            .map(|text| if marker::has_lone(&text) { marker::escape_lone_in_json(&text) } else { text })
-            .and_then(|text| js_sys::JSON::parse(&text).ok())
+            .and_then(|text| JsHost.json_parse(&text).ok())
             .unwrap_or(JsValue::UNDEFINED),
     }
 }
 
-/// A provider string as JS: lone surrogates (encoded by the parsers, `marker::LONE`) made from
-/// UTF-16 units; everything else the usual UTF-8 decode.
+/// A provider string as JS, lone surrogates (the parsers' `wtf` stand-ins) restored.
 fn js_str(text: &str) -> JsValue {
-    if marker::has_lone(text) {
-        JsString::from_char_code(&marker::utf16_units(text)).into()
-    } else {
-        JsValue::from_str(text)
-    }
+    super::host::js_string(text)
 }
 
 /// Entry point of `streamBuiltin`: fills `stream` (an AssistantMessageEventStream).
@@ -855,7 +851,7 @@ impl Texts {
             });
         }
         // Offsets are counted on the Rust text, so a batch with encoded lone surrogates goes one by one.
-        let joined = (count > 1 && !marker::has_lone(&joined)).then(|| JsString::from(joined.as_str()));
+        let joined = (count > 1 && !wtf::has_stand_in(&joined)).then(|| JsString::from(joined.as_str()));
         Texts { joined, at: 0 }
     }
 

@@ -571,7 +571,7 @@ mod tests {
     fn p_6_3_2_fallback_values_are_kept() {
         // A lone surrogate: serde_json refuses, JSON.parse keeps it (and so do we, encoded).
         let data = parse_data(r#"{"s":"a\ud800b"}"#).unwrap();
-        assert_eq!(crate::providers::marker::utf16_units(data.str("s")), [0x61, 0xD800, 0x62]);
+        assert_eq!(crate::core::wtf::to_utf16(data.str("s")), [0x61, 0xD800, 0x62]);
         assert!(parse_data("[DONE]").is_none());
     }
 

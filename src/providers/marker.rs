@@ -100,68 +100,13 @@ pub fn marked_strings(value: &serde_json::Value) -> Vec<(Vec<Step<'_>>, &str)> {
 }
 
 /// Provider text the other way round: a lone surrogate escape (`"\\ud83d"`, which `JSON.parse`
-/// keeps) is decoded as `LONE` + the plane-15 private-use character U+F0000 + (unit − 0xD800), and
-/// the binding makes the JS string from UTF-16 units when it sees `LONE` (else the fast path). A
-/// provider text holding U+FDEF right before U+F0000–U+F07FF reads as a lone surrogate too.
-pub const LONE: char = '\u{FDEF}';
-const LONE_BASE: u32 = 0xF0000;
-
-/// Appends the encoding of the lone surrogate `unit` (0xD800..=0xDFFF; others are pushed as is).
+/// keeps) is decoded as the host's stand-in for it (`core::wtf`), so the binding restores it
+/// wherever Rust text becomes a JS string; other units are pushed as they are.
 pub fn push_lone_surrogate(out: &mut String, unit: u16) {
-    match unit {
-        0xD800..=0xDFFF => {
-            out.push(LONE);
-            out.push(char::from_u32(LONE_BASE + u32::from(unit - 0xD800)).unwrap_or('\u{FFFD}'));
-        }
-        _ => out.push(char::from_u32(u32::from(unit)).unwrap_or('\u{FFFD}')),
+    match crate::core::wtf::stand_in(unit) {
+        Some(c) => out.push(c),
+        None => out.push(char::from_u32(u32::from(unit)).unwrap_or('\u{FFFD}')),
     }
-}
-
-/// The lone surrogate a character after `LONE` stands for.
-fn lone_unit(c: char) -> Option<u16> {
-    let offset = u32::from(c).checked_sub(LONE_BASE).filter(|o| *o < 0x800)?;
-    u16::try_from(offset + 0xD800).ok()
-}
-
-/// Whether `text` may hold an encoded lone surrogate (the binding's slow path).
-pub fn has_lone(text: &str) -> bool {
-    text.contains(LONE)
-}
-
-/// The UTF-16 units of `text` with encoded lone surrogates decoded.
-pub fn utf16_units(text: &str) -> Vec<u16> {
-    let mut out = Vec::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut buf = [0u16; 2];
-    while let Some(c) = chars.next() {
-        if c == LONE
-            && let Some(unit) = chars.peek().copied().and_then(lone_unit)
-        {
-            chars.next();
-            out.push(unit);
-            continue;
-        }
-        out.extend_from_slice(c.encode_utf16(&mut buf));
-    }
-    out
-}
-
-/// JSON text with its encoded lone surrogates written as `\uXXXX` escapes, as `JSON.stringify`
-/// writes them (for `JSON.parse` to make the JS value).
-pub fn escape_lone_in_json(json: &str) -> String {
-    let mut out = String::with_capacity(json.len());
-    let mut chars = json.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == LONE
-            && let Some(unit) = chars.peek().copied().and_then(lone_unit)
-        {
-            chars.next();
-            out.push_str(&format!("\\u{unit:04x}"));
-            continue;
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// A string marker as the binding writes it (for tests of the wire formats).
@@ -272,19 +217,17 @@ mod tests {
     }
 
     #[test]
-    fn lone_surrogates_round_trip_as_utf16_units_and_json_escapes() {
+    fn lone_surrogates_decode_to_the_hosts_stand_ins() {
+        use crate::core::wtf;
         let mut text = String::from("a");
         push_lone_surrogate(&mut text, 0xD83D);
         text.push('b');
         push_lone_surrogate(&mut text, 0xDFFF);
-        assert!(has_lone(&text));
-        assert_eq!(utf16_units(&text), [0x61, 0xD83D, 0x62, 0xDFFF]);
-        assert_eq!(escape_lone_in_json(&format!("[\"{text}\"]")), "[\"a\\ud83db\\udfff\"]");
-        // `LONE` before anything else is itself; a well-formed pair stays one character.
-        let plain = format!("{LONE}x😀");
-        assert!(!has_lone("x😀"));
-        assert_eq!(utf16_units(&plain), [0xFDEF, 0x78, 0xD83D, 0xDE00]);
-        assert_eq!(escape_lone_in_json(&plain), plain);
+        assert!(wtf::has_stand_in(&text));
+        assert_eq!(wtf::to_utf16(&text), [0x61, 0xD83D, 0x62, 0xDFFF]);
+        // A well-formed pair stays one character.
+        assert!(!wtf::has_stand_in("x😀"));
+        assert_eq!(wtf::to_utf16("x😀"), [0x78, 0xD83D, 0xDE00]);
     }
 
     #[test]

@@ -752,7 +752,7 @@ mod tests {
 
     #[test]
     fn p_6_4_2_lone_surrogates_are_kept() {
-        let units = |v: &Value, key: &str| crate::providers::marker::utf16_units(v[key].as_str().unwrap());
+        let units = |v: &Value, key: &str| crate::core::wtf::to_utf16(v[key].as_str().unwrap());
         assert_eq!(units(&parse_partial(r#"{"s": "\uD800"}"#), "s"), [0xD800]);
         assert_eq!(units(&parse_partial(r#"{"s": "\uDC00x"}"#), "s"), [0xDC00, 0x78]);
         assert_eq!(units(&parse_partial(r#"{"s": "\uD800\uD800\uDC00"}"#), "s"), [0xD800, 0xD800, 0xDC00]);
@@ -760,7 +760,7 @@ mod tests {
         assert_eq!(units(&parse_partial(r#"{"s": "\uD800\u0041"}"#), "s"), [0xD800, 0x41]);
         let keyed = parse_partial(r#"{"\uD800": 1}"#);
         let key = keyed.as_object().unwrap().keys().next().unwrap();
-        assert_eq!(crate::providers::marker::utf16_units(key), [0xD800]);
+        assert_eq!(crate::core::wtf::to_utf16(key), [0xD800]);
     }
 
     #[test]
@@ -773,7 +773,7 @@ mod tests {
         assert_eq!(parse_partial(r#"{"s": "\u"}"#), json!({"s": "\\u"}));
         assert_eq!(parse_partial(r#"{"s": "\u\"}"#), json!({"s": "\\u\"}"}));
         let lone = parse_partial(r#"{"s": "\uD83D\q"}"#);
-        assert_eq!(crate::providers::marker::utf16_units(lone["s"].as_str().unwrap()), [0xD83D, 0x5C, 0x71]);
+        assert_eq!(crate::core::wtf::to_utf16(lone["s"].as_str().unwrap()), [0xD83D, 0x5C, 0x71]);
         assert_eq!(parse_partial(r#"{"s": "\é"}"#), json!({"s": "\\é"}));
     }
 

@@ -762,12 +762,8 @@ pub(crate) mod tests {
     #[test]
     fn p_6_4_3_values_js_keeps_but_serde_cannot() {
         let lone = parse_json(r#"["\ud800", "\udc00x", "\ud83d\ude00", "\ud83d\ud83d"]"#).unwrap();
-        let units: Vec<Vec<u16>> = lone
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| crate::providers::marker::utf16_units(s.as_str().unwrap()))
-            .collect();
+        let units: Vec<Vec<u16>> =
+            lone.as_array().unwrap().iter().map(|s| crate::core::wtf::to_utf16(s.as_str().unwrap())).collect();
         assert_eq!(units, [vec![0xD800], vec![0xDC00, 0x78], vec![0xD83D, 0xDE00], vec![0xD83D, 0xD83D]]);
         assert_eq!(parse_json("[1e400, -1e400, 1e-400]"), Ok(json!([null, null, 0.0])));
         assert_eq!(parse_json("-0"), Ok(json!(-0.0)));
