@@ -1,6 +1,6 @@
 // The `Agent` facade (§5): a subclassable class whose methods forward to the Rust core. The
 // agent's values live in a plain state object kept in a WeakMap, handed to every core call.
-import core, { track } from "./trap.js";
+import core, { unlessTrapped } from "./trap.js";
 import { failureMessage, getDefaultStreamFn } from "./api.js";
 
 const internals = new WeakMap();
@@ -93,24 +93,8 @@ function guardRun(st, before, start) {
   const promise = start();
   const active = st.active;
   if (active === undefined || active === before) return promise; // refused before it started
-  return new Promise((resolve, reject) => {
-    const untrack = track(async (text) => {
-      try {
-        await failRun(st, active, text);
-      } finally {
-        resolve();
-      }
-    });
-    promise.then(
-      (value) => {
-        untrack();
-        resolve(value);
-      },
-      (error) => {
-        untrack();
-        reject(error);
-      },
-    );
+  return unlessTrapped(promise, async (text) => {
+    await failRun(st, active, text);
   });
 }
 

@@ -1,6 +1,6 @@
 // The public API: each export gives a Rust function its public name and arity, and hands it the
 // JS-side objects it needs (the result stream, the built-in stream function). No loop logic here.
-import core, { track } from "./trap.js";
+import core, { track, unlessTrapped } from "./trap.js";
 import { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream } from "./streams.js";
 
 export { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream };
@@ -252,21 +252,7 @@ export function runAgentLoopContinue(context, config, emit, signal, streamFn) {
 export function runToolCall(toolCall, options) {
   const promise = core.runToolCall(toolCall, options);
   // The call gets its one result even if the instance fails while it runs (an error outcome).
-  return new Promise((resolve, reject) => {
-    const untrack = track((text) => {
-      resolve({ toolCall, result: { content: [{ type: "text", text }], details: {} }, isError: true });
-    });
-    promise.then(
-      (value) => {
-        untrack();
-        resolve(value);
-      },
-      (error) => {
-        untrack();
-        reject(error);
-      },
-    );
-  });
+  return unlessTrapped(promise, (text) => ({ toolCall, result: { content: [{ type: "text", text }], details: {} }, isError: true }));
 }
 
 export function validateToolArguments(tool, toolCall) {

@@ -92,6 +92,32 @@ export function track(end) {
   };
 }
 
+/**
+ * Settles as `promise` does, unless the instance fails first: then with what `onTrap(text)` gives (a throw of its own
+ * resolves with undefined), so a call that must always answer still answers after a trap.
+ */
+export function unlessTrapped(promise, onTrap) {
+  return new Promise((resolve, reject) => {
+    const untrack = track(async (text) => {
+      try {
+        resolve(await onTrap(text));
+      } catch {
+        resolve(undefined);
+      }
+    });
+    promise.then(
+      (value) => {
+        untrack();
+        resolve(value);
+      },
+      (error) => {
+        untrack();
+        reject(error);
+      },
+    );
+  });
+}
+
 const core = new Proxy(rawCore, {
   get(target, key) {
     const value = target[key];
