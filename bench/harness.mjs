@@ -1,7 +1,11 @@
 // Measurement machinery: alternating repetitions, warm-up, medians (GC forced only between workloads),
-// a repetition count fitted to a time budget, and a monitor of the CPU other processes used.
+// a repetition count fitted to a time budget, a monitor of the CPU other processes used, and child processes.
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 export const now = () => performance.now();
 
@@ -141,4 +145,28 @@ export function table(header, rows) {
   const widths = header.map((_, i) => Math.max(...all.map((r) => r[i].length)));
   const line = (r) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
   return [line(all[0]), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...all.slice(1).map(line)].join("\n");
+}
+
+/**
+ * Runs `node [...flags] ...argv` from the repository root and resolves with the JSON object its last stdout line
+ * holds, plus `wallMs`; rejects with the tail of stderr on a non-zero exit.
+ */
+export function child(argv, { flags = [] } = {}) {
+  return new Promise((resolve, reject) => {
+    const t0 = now();
+    const p = spawn(process.execPath, [...flags, ...argv], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.stderr.on("data", (d) => (err += d));
+    p.on("exit", (code) => {
+      const wallMs = now() - t0;
+      if (code !== 0) return reject(new Error(`${argv.join(" ")} exited ${code}: ${err.trim().split("\n").slice(-3).join(" | ")}`));
+      try {
+        resolve({ ...JSON.parse(out.trim().split("\n").pop()), wallMs });
+      } catch (e) {
+        reject(new Error(`${argv.join(" ")}: no JSON (${e.message}): ${out} ${err}`));
+      }
+    });
+  });
 }

@@ -5,11 +5,11 @@
 // (a)–(c) run in this process with alternating repetitions; (d) and (e) in fresh child processes;
 // (f) against a loopback SSE server in a child process; (g) bundles with esbuild. Prints one table;
 // --write also replaces the figures block of bench/RESULTS.md. Never used by tests; no assertions.
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { fmtBytes, fmtMs, compare, loadMonitor, median, now, spread, table } from "./harness.mjs";
+import { child, fmtBytes, fmtMs, compare, loadMonitor, median, now, spread, table } from "./harness.mjs";
 import { ROOT, loadOurs, loadReference, ourNodeEntry, ourWasmFile } from "./impl.mjs";
 import { workloadsFor } from "./workloads.mjs";
 import { benchProviders } from "./providers.mjs";
@@ -163,26 +163,6 @@ async function inProcess(impls) {
 }
 
 // ---- (d) cold start, (e) memory: child processes
-
-function child(argv, { flags = [] } = {}) {
-  return new Promise((resolve, reject) => {
-    const t0 = now();
-    const p = spawn(process.execPath, [...flags, ...argv], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    p.stdout.on("data", (d) => (out += d));
-    p.stderr.on("data", (d) => (err += d));
-    p.on("exit", (code) => {
-      const wallMs = now() - t0;
-      if (code !== 0) return reject(new Error(`${argv.join(" ")} exited ${code}: ${err.trim().split("\n").slice(-3).join(" | ")}`));
-      try {
-        resolve({ ...JSON.parse(out.trim().split("\n").pop()), wallMs });
-      } catch (e) {
-        reject(new Error(`${argv.join(" ")}: no JSON (${e.message}): ${out} ${err}`));
-      }
-    });
-  });
-}
 
 async function coldStart() {
   const reps = QUICK ? 3 : 7;

@@ -7,10 +7,9 @@
 //
 // Each run appends its medians to bench/peers/runs.jsonl (git-ignored); --write renders the latest
 // run plus the spread of the medians over the recent runs on the same build into bench/RESULTS.md.
-import { spawn } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compare, fmtBytes, loadMonitor, median, now, spread, table } from "../harness.mjs";
+import { child, compare, fmtBytes, loadMonitor, median, now, spread, table } from "../harness.mjs";
 import { ROOT, ourWasmFile } from "../impl.mjs";
 import { SIDES, SIDE_LABEL, SMALL, deltaPieces, loadSide, plans, toolNames } from "./sides.mjs";
 
@@ -139,26 +138,6 @@ async function inProcess() {
 
 // ---- child processes
 
-function child(argv, flags = []) {
-  return new Promise((resolve, reject) => {
-    const t0 = now();
-    const p = spawn(process.execPath, [...flags, ...argv], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    p.stdout.on("data", (d) => (out += d));
-    p.stderr.on("data", (d) => (err += d));
-    p.on("exit", (code) => {
-      const wallMs = now() - t0;
-      if (code !== 0) return reject(new Error(`${argv.join(" ")} exited ${code}: ${err.trim().split("\n").slice(-3).join(" | ")}`));
-      try {
-        resolve({ ...JSON.parse(out.trim().split("\n").pop()), wallMs });
-      } catch (e) {
-        reject(new Error(`${argv.join(" ")}: no JSON (${e.message}): ${out} ${err}`));
-      }
-    });
-  });
-}
-
 async function memory() {
   // One child per side per run (the AI SDK's and OpenAI Agents' take ~40 s each on 2 cores); the
   // spread comes from the repeated full runs.
@@ -167,7 +146,7 @@ async function memory() {
   log(`memory retained after ${runs.toLocaleString("en")} concurrent runs: ${reps} child process per side`);
   const res = Object.fromEntries(SIDES.map((s) => [s, []]));
   for (let r = 0; r < reps; r++) {
-    for (const s of r % 2 ? [...SIDES].reverse() : SIDES) res[s].push(await child(["bench/peers/memory.mjs", s, String(runs)], ["--expose-gc", "--no-flush-bytecode"]));
+    for (const s of r % 2 ? [...SIDES].reverse() : SIDES) res[s].push(await child(["bench/peers/memory.mjs", s, String(runs)], { flags: ["--expose-gc", "--no-flush-bytecode"] }));
   }
   details.memory = res;
   const mb = (s) => median(res[s].map((x) => x.retained)) / 1e6;
