@@ -1030,6 +1030,20 @@ mod tests {
         proptest::collection::vec(atom, 0..40).prop_map(|v| v.concat())
     }
 
+    /// `bytes` cut at the given offsets (taken modulo its length + 1, in order).
+    fn cut_at(bytes: &[u8], cuts: Vec<usize>) -> Vec<&[u8]> {
+        let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (bytes.len() + 1)).collect();
+        cuts.sort_unstable();
+        let mut chunks = Vec::new();
+        let mut prev = 0;
+        for c in cuts {
+            chunks.push(&bytes[prev..c]);
+            prev = c;
+        }
+        chunks.push(&bytes[prev..]);
+        chunks
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
@@ -1048,15 +1062,7 @@ mod tests {
                 bytes.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, *len));
                 bytes.extend_from_slice(end.as_bytes());
             }
-            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (bytes.len() + 1)).collect();
-            cuts.sort_unstable();
-            let mut chunks = Vec::new();
-            let mut prev = 0;
-            for c in cuts {
-                chunks.push(&bytes[prev..c]);
-                prev = c;
-            }
-            chunks.push(&bytes[prev..]);
+            let chunks = cut_at(&bytes, cuts);
             prop_assert_eq!(decode_chunks(&chunks), reference(&bytes));
         }
 
@@ -1065,15 +1071,7 @@ mod tests {
             bytes in prop_oneof![sse_bytes(), proptest::collection::vec(any::<u8>(), 0..200)],
             cuts in proptest::collection::vec(any::<usize>(), 0..8),
         ) {
-            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (bytes.len() + 1)).collect();
-            cuts.sort_unstable();
-            let mut chunks = Vec::new();
-            let mut prev = 0;
-            for c in cuts {
-                chunks.push(&bytes[prev..c]);
-                prev = c;
-            }
-            chunks.push(&bytes[prev..]);
+            let chunks = cut_at(&bytes, cuts);
             let expected = reference(&bytes);
             prop_assert_eq!(&decode_chunks(&chunks), &expected);
             prop_assert_eq!(&decode_bytewise(&bytes), &expected);
