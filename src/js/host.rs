@@ -585,17 +585,19 @@ impl Host for JsHost {
     }
 
     fn call(&self, f: &JsValue, this: &JsValue, args: &[JsValue]) -> HostFuture<Result<JsValue, JsValue>> {
-        let value = match self.call_sync(f, this, args) {
-            Ok(value) => value,
-            Err(e) => return futures::future::ready(Err(e)).boxed_local(),
-        };
+        match self.call_sync(f, this, args) {
+            Ok(value) => self.settle(&value),
+            Err(e) => futures::future::ready(Err(e)).boxed_local(),
+        }
+    }
+    fn settle(&self, value: &JsValue) -> HostFuture<Result<JsValue, JsValue>> {
         // An abandoned wait (D4) leaves only the helper's reaction on the promise: a small JS
         // closure that dies with it, holding no Rust memory (the slot goes with the future).
         let mut awaiting = Ok(false);
-        let awaited = Awaited::start(|slot| awaiting = await_thenable(&value, slot));
+        let awaited = Awaited::start(|slot| awaiting = await_thenable(value, slot));
         match awaiting {
             Err(e) => futures::future::ready(Err(e)).boxed_local(),
-            Ok(false) => futures::future::ready(Ok(value)).boxed_local(),
+            Ok(false) => futures::future::ready(Ok(value.clone())).boxed_local(),
             Ok(true) => awaited.map(into_result).boxed_local(),
         }
     }
