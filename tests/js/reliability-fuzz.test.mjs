@@ -20,6 +20,8 @@ const lib = IS_REFERENCE ? impl : await import("../../pkg/dist/node/index.mjs");
 const KNOWN_STREAM_BUG = new Set();
 const watch = watchProcess({ uncaught: true, ignore: (r) => KNOWN_STREAM_BUG.has(r) });
 const SEED = Number(process.env.FUZZ_SEED ?? (Date.now() % 0x7fffffff));
+// Printed first, so that a run that hangs (and never reaches its own report) can still be reproduced.
+process.stderr.write(`# reliability-fuzz seed ${SEED} (rerun with FUZZ_SEED=${SEED})\n`);
 const BUDGET_MS = Number(process.env.FUZZ_MS ?? 10000);
 
 function mulberry32(a) {
