@@ -360,10 +360,12 @@ impl Driver {
                 Err(_) if self.aborted() => return Err(End::Aborted),
                 Err((message, retryable)) => {
                     // A bad URL, header or init fails the same way every time (issue 13).
-                    if !retryable || attempt >= max_retries {
+                    // P-6.2.6: a wait above maxRetryDelayMs is not retried, whatever failed.
+                    let wait = backoff(attempt);
+                    if !retryable || attempt >= max_retries || (max_delay > 0.0 && wait > max_delay) {
                         return Err(End::Error(message));
                     }
-                    backoff(attempt)
+                    wait
                 }
                 Ok(response) => {
                     let status = h.get(&response, "status").ok().and_then(|s| s.as_f64()).unwrap_or(0.0);

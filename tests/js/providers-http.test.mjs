@@ -142,6 +142,17 @@ test("P-6.2.6 a network error (socket closed before the headers) is retried, the
   assert.equal(x.result.errorMessage, "fetch failed: other side closed (UND_ERR_SOCKET)");
 });
 
+test("P-6.2.6 a network error whose backoff is above maxRetryDelayMs is not retried either", P, async () => {
+  // The first backoff is 400-600 ms: a cap of 300 ends the request at once; the default cap still retries it.
+  let x = await run([{ dropBeforeHeaders: true }, { sse: wire[API].text("never") }], { maxRetries: 5, maxRetryDelayMs: 300 });
+  assert.equal(x.requests.length, 1);
+  assert.equal(x.result.errorMessage, "fetch failed: other side closed (UND_ERR_SOCKET)");
+  assert.ok(x.ms < 350, `took ${x.ms} ms`);
+  x = await run([{ dropBeforeHeaders: true }, { sse: wire[API].text("again") }], { maxRetries: 5 });
+  assert.equal(x.requests.length, 2);
+  assert.equal(x.result.content[0].text, "again");
+});
+
 for (const api of APIS) {
   test(`P-6.2.6 ${api}: never retried after the first event — connection dropped mid-stream → error, partial kept`, P, async () => {
     const sse = wire[api].text("A fairly long answer that will be cut off in the middle of the stream.");

@@ -149,7 +149,15 @@ const BUILTIN_SSE = [
   'event: message_stop\ndata: {"type":"message_stop"}\n\n',
 ].join("");
 const builtinModel = () => ({ ...model(), api: "anthropic-messages", provider: "anthropic", baseUrl: "http://127.0.0.1:9" });
-const builtinOptions = () => ({ apiKey: "k", maxRetries: 0, fetch: async () => new Response(BUILTIN_SSE, { status: 200, headers: { "content-type": "text/event-stream" } }) });
+// Each carries a signal the harness aborts when the call is still busy after 1 s: a fuzzed `maxRetries: 2**31` with a
+// failing `fetch` retries (with backoff) for as long as P-6.2.6 allows, which is a long run, not a hang — but the
+// abort must end it at once. It also lets the test process exit instead of sleeping between retries.
+const builtinAborts = [];
+const builtinOptions = () => {
+  const controller = new AbortController();
+  builtinAborts.push(controller);
+  return { apiKey: "k", maxRetries: 0, signal: controller.signal, fetch: async () => new Response(BUILTIN_SSE, { status: 200, headers: { "content-type": "text/event-stream" } }) };
+};
 
 const faux = () => createFaux([assistant(toolCall("c1", "t", { n: 1 })), assistant("done")]).streamFn;
 
@@ -382,7 +390,13 @@ async function settleResult(value, where) {
   if (!IS_REFERENCE && where.startsWith("streamBuiltin") && safely(() => value instanceof lib.EventStream)) {
     stats.runs++;
     const types = [];
-    await bounded((async () => { for await (const e of value) types.push(e?.type); })(), 2000, where);
+    const aborts = builtinAborts.splice(0);
+    const stop = setTimeout(() => aborts.forEach((c) => c.abort()), 1000);
+    try {
+      await bounded((async () => { for await (const e of value) types.push(e?.type); })(), 2000, where);
+    } finally {
+      clearTimeout(stop);
+    }
     const terminal = types.filter((t) => t === "done" || t === "error").length;
     if (terminal !== 1 || (types.at(-1) !== "done" && types.at(-1) !== "error")) problems.push(`${where}: events ${types.join(",")}`);
     const message = await bounded(value.result(), 1000, `${where} result()`);
