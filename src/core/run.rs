@@ -9,6 +9,7 @@ use futures::future::{Either, select};
 use futures::lock::Mutex;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::task::Poll;
 
 /// Why the normal flow of a run stopped early.
 #[derive(Debug, Clone, PartialEq)]
@@ -295,7 +296,11 @@ impl<'h, H: Host> Run<'h, H> {
 }
 
 /// Awaits `fut`, abandoning it (`None`) `grace_ms` after `signal` aborts (D4).
-pub async fn guarded<H: Host, T>(h: &H, signal: &H::V, grace_ms: f64, fut: HostFuture<T>) -> Option<T> {
+pub async fn guarded<H: Host, T>(h: &H, signal: &H::V, grace_ms: f64, mut fut: HostFuture<T>) -> Option<T> {
+    // A callback that answered synchronously (most hooks) needs no deadline: no abort listener, no promise.
+    if let Poll::Ready(v) = futures::poll!(&mut fut) {
+        return Some(v);
+    }
     match select(fut, abandon_deadline(h, signal, grace_ms)).await {
         Either::Left((v, _)) => Some(v),
         Either::Right(((), _)) => None,
