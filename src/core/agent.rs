@@ -225,7 +225,7 @@ pub fn init<H: Host + Clone>(
         ("steeringLeftByAbort", h.array(&[])),
         ("steeringMode", h.string(modes.first().map_or("one-at-a-time", |m| m.as_str()))),
         ("followUpMode", h.string(modes.get(1).map_or("one-at-a-time", |m| m.as_str()))),
-        ("listeners", h.array(&[])),
+        ("listeners", h.new_set(&[])),
         ("active", h.undefined()),
         // Durability (checkpoint.rs): drained messages and ended tool calls not yet in the
         // transcript, and whether a restored agent was interrupted mid-run.
@@ -415,16 +415,12 @@ pub fn take_queued<H: Host>(h: &H, st: &H::V, predicate: &H::V) -> Result<H::V, 
 /// Adds a listener (once, like a `Set`) and returns the function that removes it.
 pub fn subscribe<H: Host + Clone>(h: &H, st: &H::V, listener: &H::V) -> Result<H::V, ArgError<H::V>> {
     Checker::new(h, "Agent.subscribe").function(listener, "listener")?;
-    let listeners = get(h, st, "listeners")?;
-    if !h.array_items(&listeners)?.iter().any(|l| h.same(l, listener)) {
-        h.array_push(&listeners, listener)?;
-    }
+    h.set_add(&get(h, st, "listeners")?, listener)?;
     let (host, st, listener) = (h.clone(), st.clone(), listener.clone());
     Ok(h.function(Rc::new(move |_args: &[H::V]| {
         let h = &host;
-        if let Ok(current) = items(h, &st, "listeners") {
-            let kept: Vec<H::V> = current.into_iter().filter(|l| !h.same(l, &listener)).collect();
-            let _ = h.set(&st, "listeners", &h.array(&kept));
+        if let Ok(listeners) = get(h, &st, "listeners") {
+            let _ = h.set_delete(&listeners, &listener);
         }
         h.undefined()
     })))
@@ -779,13 +775,37 @@ fn event_sink<H: Host + Clone>(h: &H, st: &H::V, signal: &H::V) -> NativeSink<H:
                 let agent = get(&h, &st, "agent")?;
                 checkpoint::flush(&h, &agent, &st).await?;
             }
-            for listener in items(&h, &st, "listeners")? {
-                h.call(&listener, &h.undefined(), &[event.clone(), signal.clone()]).await?;
-            }
-            Ok(())
+            call_listeners(&h, &st, &event, &signal).await
         }
         .boxed_local()
     })
+}
+
+/// `for (const listener of listeners) await listener(event, signal)` over the agent's `Set` of listeners, as
+/// the reference dispatches: live (one subscribed during the dispatch hears this event, one removed before its
+/// turn does not), each awaited before the next is called.
+async fn call_listeners<H: Host>(h: &H, st: &H::V, event: &H::V, signal: &H::V) -> Result<(), H::V> {
+    let listeners = get(h, st, "listeners")?;
+    if !h.kind(&listeners).is_object_like() {
+        return Ok(());
+    }
+    let mut cursor = None;
+    while let Some(returned) = h.call_listeners(&listeners, &mut cursor, event, signal)? {
+        h.settle(&returned).await?;
+    }
+    Ok(())
+}
+
+/// The listeners now, in order (the failure path's dispatch, A-5.6.2, and tests).
+fn listener_list<H: Host>(h: &H, st: &H::V) -> Vec<H::V> {
+    let Ok(listeners) = get(h, st, "listeners") else {
+        return Vec::new();
+    };
+    match h.kind(&listeners) {
+        Kind::Array => h.array_items(&listeners).unwrap_or_default(),
+        Kind::Object => h.set_items(&listeners).unwrap_or_default(),
+        _ => Vec::new(),
+    }
 }
 
 /// Drops the entries of the list `st[key]` that `keep` rejects (only when one does).
@@ -802,8 +822,9 @@ fn retain<H: Host>(h: &H, st: &H::V, key: &str, keep: impl Fn(&H::V) -> bool) ->
 /// call ended) when the agent writes checkpoints.
 fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H::V> {
     let kind = h.as_string(&get(h, event, "type")?).unwrap_or_default();
+    let kind = kind.as_str();
     let durable = h.kind(&get(h, st, "ck")?).is_object_like();
-    match kind.as_str() {
+    match kind {
         "message_start" | "message_update" => h.set(st, "streamingMessage", &get(h, event, "message")?)?,
         "message_end" => {
             h.set(st, "streamingMessage", &h.undefined())?;
@@ -877,7 +898,7 @@ async fn handle_run_failure<H: Host + Clone>(h: &H, st: &H::V, signal: &H::V, th
         if let Ok(true) = reduce(h, st, &event) {
             let _ = checkpoint::flush(h, &agent, st).await;
         }
-        for listener in items(h, st, "listeners").unwrap_or_default() {
+        for listener in listener_list(h, st) {
             let _ = h.call(&listener, &h.undefined(), &[event.clone(), signal.clone()]).await;
         }
     }

@@ -176,6 +176,37 @@ pub trait Host: Clone + 'static {
     }
     /// Calls `f` synchronously, without awaiting what it returns (used for observational sinks).
     fn call_sync(&self, f: &Self::V, this: &Self::V, args: &[Self::V]) -> Result<Self::V, Self::V>;
+    /// Adds `v` to the JS `Set` `set` (once, as `Set.prototype.add`).
+    fn set_add(&self, set: &Self::V, v: &Self::V) -> Result<(), Self::V>;
+    /// Removes `v` from the JS `Set` `set`.
+    fn set_delete(&self, set: &Self::V, v: &Self::V) -> Result<(), Self::V>;
+    /// `for (const f of listeners) await f(a, b)`, one stretch at a time: calls the functions of the `Set` (or
+    /// array) `listeners` in order, iterating it live as `for … of` does (one subscribed meanwhile is called, one
+    /// removed before its turn is not), and stops at the first that returns something to await:
+    /// `Some(value)`, which the caller awaits (`settle`) before calling again with the same `cursor`; `None` once
+    /// every one was called. `cursor` starts `None` and carries the iteration. A throw ends it with `Err`. This
+    /// default re-reads the listeners at every step and calls the first one not called yet (a `Set`'s order and
+    /// liveness, except that one removed and added again is not called twice), stopping after every call
+    /// (awaiting a plain value is immediate); the JS host walks the `Set`'s own iterator and stops only at thenables.
+    fn call_listeners(
+        &self,
+        listeners: &Self::V,
+        cursor: &mut Option<Self::V>,
+        a: &Self::V,
+        b: &Self::V,
+    ) -> Result<Option<Self::V>, Self::V> {
+        let called = cursor.get_or_insert_with(|| self.array(&[])).clone();
+        let done = self.array_items(&called)?;
+        let current = match self.kind(listeners) {
+            Kind::Array => self.array_items(listeners)?,
+            _ => self.set_items(listeners)?,
+        };
+        let Some(f) = current.into_iter().find(|f| !done.iter().any(|d| self.same(d, f))) else {
+            return Ok(None);
+        };
+        self.array_push(&called, &f)?;
+        Ok(Some(self.call_sync(&f, &self.undefined(), &[a.clone(), b.clone()])?))
+    }
     /// The message of a thrown value (E-8.3.1): `value.message` for errors and error-like objects
     /// (string `message` and `name`), else `String(value)`.
     fn error_message(&self, err: &Self::V) -> String;

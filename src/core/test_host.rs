@@ -1494,6 +1494,33 @@ impl Host for TestHost {
         }
         TV::Obj(Object::new(Class::Set(RefCell::new(unique)), Vec::new()))
     }
+    fn set_add(&self, set: &TV, v: &TV) -> Result<(), TV> {
+        match set {
+            TV::Obj(o) => match &o.class {
+                Class::Set(items) => {
+                    let mut items = items.borrow_mut();
+                    if !items.iter().any(|u| u.same(v)) {
+                        items.push(v.clone());
+                    }
+                    Ok(())
+                }
+                _ => Err(TV::type_error("set.add is not a function")),
+            },
+            _ => Err(TV::type_error("set.add is not a function")),
+        }
+    }
+    fn set_delete(&self, set: &TV, v: &TV) -> Result<(), TV> {
+        match set {
+            TV::Obj(o) => match &o.class {
+                Class::Set(items) => {
+                    items.borrow_mut().retain(|u| !u.same(v));
+                    Ok(())
+                }
+                _ => Err(TV::type_error("set.delete is not a function")),
+            },
+            _ => Err(TV::type_error("set.delete is not a function")),
+        }
+    }
     fn set_items(&self, set: &TV) -> Result<Vec<TV>, TV> {
         match set {
             TV::Obj(o) => match &o.class {

@@ -617,6 +617,42 @@ export function apply2(f, self, a, b) {
     failed(e);
   }
 }
+export function setAdd(set, v) {
+  set.add(v);
+}
+
+export function setDelete(set, v) {
+  set.delete(v);
+}
+
+// `Host::call_listeners`: `for (const f of listeners) await f(a, b)` a stretch at a time. `cursor` is undefined at
+// first (the iterator is made here, live over the Set as `for … of` is) and then the iterator this returned. Calls
+// until one returns a thenable, which waits for `takeListened`; returns the iterator to go on with, or undefined
+// when every listener was called. A throw (a listener's, or a non-iterable list) sets the failure flag.
+let listened;
+
+export function callListeners(listeners, cursor, a, b) {
+  try {
+    const it = cursor === undefined ? listeners[Symbol.iterator]() : cursor;
+    for (let step = it.next(); !step.done; step = it.next()) {
+      const r = Reflect.apply(step.value, undefined, [a, b]);
+      if (r !== null && (typeof r === "object" || typeof r === "function") && typeof r.then === "function") {
+        listened = r;
+        return it;
+      }
+    }
+  } catch (e) {
+    failed(e);
+  }
+  return undefined;
+}
+
+export function takeListened() {
+  const v = listened;
+  listened = undefined;
+  return v;
+}
+
 export function apply4(f, self, a, b, c, d) {
   try {
     return Reflect.apply(f, self, [a, b, c, d]);

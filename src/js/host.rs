@@ -33,6 +33,14 @@ extern "C" {
     fn pump_event(event: &JsValue, messages: &JsValue, index: f64, sink: &JsValue) -> u8;
     #[wasm_bindgen(js_name = takePumped)]
     fn take_pumped() -> JsValue;
+    #[wasm_bindgen(js_name = callListeners)]
+    fn call_listeners(listeners: &JsValue, cursor: &JsValue, a: &JsValue, b: &JsValue) -> JsValue;
+    #[wasm_bindgen(catch, js_name = setAdd)]
+    fn set_add(set: &JsValue, v: &JsValue) -> Result<(), JsValue>;
+    #[wasm_bindgen(catch, js_name = setDelete)]
+    fn set_delete(set: &JsValue, v: &JsValue) -> Result<(), JsValue>;
+    #[wasm_bindgen(js_name = takeListened)]
+    fn take_listened() -> JsValue;
     #[wasm_bindgen(js_name = objectId)]
     fn object_id(v: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = takeCollected)]
@@ -183,7 +191,7 @@ thread_local! {
 }
 
 /// Runs a checked helper call: `Err(thrown)` when the helper reported a throw.
-fn checked(call: impl FnOnce() -> JsValue) -> Result<JsValue, JsValue> {
+fn checked<T>(call: impl FnOnce() -> T) -> Result<T, JsValue> {
     if !FLAG_INSTALLED.with(Cell::get) {
         set_failure_flag(&wasm_bindgen::memory(), CALL_FAILED.as_ptr() as usize as u32);
         FLAG_INSTALLED.with(|i| i.set(true));
@@ -610,6 +618,27 @@ impl Host for JsHost {
             [a, b, c, d] => checked(|| apply4(f, this, a, b, c, d)),
             _ => apply(f, this, args.to_vec()),
         }
+    }
+    fn set_add(&self, set: &JsValue, v: &JsValue) -> Result<(), JsValue> {
+        set_add(set, v)
+    }
+    fn set_delete(&self, set: &JsValue, v: &JsValue) -> Result<(), JsValue> {
+        set_delete(set, v)
+    }
+    fn call_listeners(
+        &self,
+        listeners: &JsValue,
+        cursor: &mut Option<JsValue>,
+        a: &JsValue,
+        b: &JsValue,
+    ) -> Result<Option<JsValue>, JsValue> {
+        let from = cursor.take().unwrap_or(JsValue::UNDEFINED);
+        let it = checked(|| call_listeners(listeners, &from, a, b))?;
+        if it.is_undefined() {
+            return Ok(None);
+        }
+        *cursor = Some(it);
+        Ok(Some(take_listened()))
     }
     fn error_message(&self, err: &JsValue) -> String {
         error_message(err)

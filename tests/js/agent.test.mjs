@@ -213,6 +213,27 @@ test("AC-A8 reset() restores the transcript baseline [initial system message]", 
   assert.equal(agent.state.systemPrompt, "You are terse.");
 });
 
+test("AC-A9 a dispatch iterates the listeners live, as the reference's Set: one subscribed meanwhile hears the same event, one removed before its turn does not", T, async () => {
+  const agent = makeAgent(createFaux([assistant("ok")]));
+  const log = [];
+  let first = true;
+  let offB;
+  agent.subscribe(async (e) => {
+    log.push(`A:${e.type}`);
+    if (first) {
+      first = false;
+      agent.subscribe((e2) => log.push(`C:${e2.type}`));
+      offB();
+    }
+    await sleep(1);
+    log.push(`A-done:${e.type}`);
+  });
+  offB = agent.subscribe((e) => log.push(`B:${e.type}`));
+  await agent.prompt("hi");
+  assert.deepEqual(log.slice(0, 6), ["A:agent_start", "A-done:agent_start", "C:agent_start", "A:turn_start", "A-done:turn_start", "C:turn_start"]);
+  assert.equal(log.filter((x) => x.startsWith("B:")).length, 0);
+});
+
 test("AC-A9 subscribe: no initial event, setters emit nothing, unsubscribe stops delivery", T, async () => {
   const faux = createFaux([assistant("ok")]);
   const agent = makeAgent(faux);

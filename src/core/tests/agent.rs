@@ -539,7 +539,7 @@ fn a_5_4_5_subscribe_unsubscribe_and_listener_calls() {
     });
     let unsubscribe = w.subscribe(listener.clone());
     w.subscribe(listener.clone());
-    assert_eq!(w.state("listeners").len(), 1, "a listener is added once");
+    assert_eq!(w.h.set_items(&w.state("listeners")).unwrap().len(), 1, "a listener is added once");
     assert!(calls.get().is_empty(), "no initial event");
     w.st.set("model", model());
     assert!(calls.get().is_empty(), "setters emit nothing");
@@ -571,6 +571,40 @@ fn a_5_4_5_unsubscribing_during_a_run_stops_delivery_from_the_next_event() {
     unsubscribe.replace(off);
     w.prompt_text("go");
     assert_eq!(seen.get(), strs(&["agent_start", "turn_start"]));
+}
+
+#[test]
+fn a_5_4_5_dispatch_iterates_the_listeners_live_as_the_reference_does() {
+    // The reference's `for (const l of this.listeners) await l(event, signal)` over a Set: a listener subscribed
+    // during a dispatch hears that same event; one unsubscribed before its turn does not.
+    let w = AgentWorld::new(&[], &[]);
+    w.push(vec![reply("r1")]);
+    let log = Log::new();
+    let off_b = Rc::new(RefCell::new(TV::Undefined));
+    let once = Rc::new(Cell::new(false));
+    let (l, ob, o, st, h2) = (log.clone(), off_b.clone(), once.clone(), w.st.clone(), w.h.clone());
+    let late = {
+        let l = log.clone();
+        TV::func(move |_h, _this, args| {
+            l.push(format!("C:{}", args[0].str_at("type")));
+            Ok(TV::Undefined)
+        })
+    };
+    w.subscribe(TV::func(move |h, _this, args| {
+        l.push(format!("A:{}", args[0].str_at("type")));
+        if !o.replace(true) {
+            agent::subscribe(&h2, &st, &late).map_err(|e| arg_error_text(&h2, e)).map_err(TV::Str)?;
+            h.call_sync(&ob.borrow(), &TV::Undefined, &[])?;
+        }
+        Ok(TV::Undefined)
+    }));
+    let b = log.clone();
+    off_b.replace(w.subscribe(TV::func(move |_h, _this, args| {
+        b.push(format!("B:{}", args[0].str_at("type")));
+        Ok(TV::Undefined)
+    })));
+    w.prompt_text("go");
+    assert_eq!(log.get()[..4], strs(&["A:agent_start", "C:agent_start", "A:turn_start", "C:turn_start"]));
 }
 
 // ---------------------------------------------------------------------------------------------
