@@ -63,15 +63,23 @@ async function failRun(st, active, text) {
     } catch {
       // a state replaced by a caller: the listeners still hear the event
     }
-    let listeners = [];
+    // The live Set, as every other dispatch walks it (a listener subscribed meanwhile hears the event).
+    let listeners;
     try {
-      listeners = [...st.listeners];
+      listeners = st.listeners[Symbol.iterator]();
     } catch {
-      // no listener list to read
+      continue; // no listener list to read
     }
-    for (const listener of listeners) {
+    for (;;) {
+      let step;
       try {
-        await listener(event, active.signal);
+        step = listeners.next();
+      } catch {
+        break;
+      }
+      if (step.done) break;
+      try {
+        await step.value(event, active.signal);
       } catch {
         //
       }

@@ -796,15 +796,26 @@ async fn call_listeners<H: Host>(h: &H, st: &H::V, event: &H::V, signal: &H::V) 
     Ok(())
 }
 
-/// The listeners now, in order (the failure path's dispatch, A-5.6.2, and tests).
-fn listener_list<H: Host>(h: &H, st: &H::V) -> Vec<H::V> {
+/// The failure events' dispatch: the same live walk, each listener's throw or rejection swallowed so
+/// that every listener hears every failure event.
+async fn call_listeners_swallowing<H: Host>(h: &H, st: &H::V, event: &H::V, signal: &H::V) {
     let Ok(listeners) = get(h, st, "listeners") else {
-        return Vec::new();
+        return;
     };
-    match h.kind(&listeners) {
-        Kind::Array => h.array_items(&listeners).unwrap_or_default(),
-        Kind::Object => h.set_items(&listeners).unwrap_or_default(),
-        _ => Vec::new(),
+    if !h.kind(&listeners).is_object_like() {
+        return;
+    }
+    let mut cursor = None;
+    loop {
+        match h.call_listeners(&listeners, &mut cursor, event, signal) {
+            Ok(Some(returned)) => {
+                let _ = h.settle(&returned).await;
+            }
+            Ok(None) => return,
+            // A listener threw: the walk goes on after it; nothing to go on with (the list itself failed): done.
+            Err(_) if cursor.is_some() => {}
+            Err(_) => return,
+        }
     }
 }
 
@@ -898,9 +909,7 @@ async fn handle_run_failure<H: Host + Clone>(h: &H, st: &H::V, signal: &H::V, th
         if let Ok(true) = reduce(h, st, &event) {
             let _ = checkpoint::flush(h, &agent, st).await;
         }
-        for listener in listener_list(h, st) {
-            let _ = h.call(&listener, &h.undefined(), &[event.clone(), signal.clone()]).await;
-        }
+        call_listeners_swallowing(h, st, &event, signal).await;
     }
     let _ = h.set(st, "errorMessage", &h.string(&message));
 }

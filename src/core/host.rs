@@ -184,7 +184,9 @@ pub trait Host: Clone + 'static {
     /// array) `listeners` in order, iterating it live as `for … of` does (one subscribed meanwhile is called, one
     /// removed before its turn is not), and stops at the first that returns something to await:
     /// `Some(value)`, which the caller awaits (`settle`) before calling again with the same `cursor`; `None` once
-    /// every one was called. `cursor` starts `None` and carries the iteration. A throw ends it with `Err`. This
+    /// every one was called. `cursor` starts `None` and carries the iteration. A listener's throw is `Err` with the
+    /// cursor kept, so a caller that swallows it can go on with the next listener; a failure of the list itself is
+    /// `Err` with the cursor `None`. This
     /// default re-reads the listeners at every step and calls the first one not called yet (a `Set`'s order and
     /// liveness, except that one removed and added again is not called twice), stopping after every call
     /// (awaiting a plain value is immediate); the JS host walks the `Set`'s own iterator and stops only at thenables.
@@ -195,12 +197,13 @@ pub trait Host: Clone + 'static {
         a: &Self::V,
         b: &Self::V,
     ) -> Result<Option<Self::V>, Self::V> {
-        let called = cursor.get_or_insert_with(|| self.array(&[])).clone();
+        let called = cursor.take().unwrap_or_else(|| self.array(&[]));
         let done = self.array_items(&called)?;
         let current = match self.kind(listeners) {
             Kind::Array => self.array_items(listeners)?,
             _ => self.set_items(listeners)?,
         };
+        *cursor = Some(called.clone());
         let Some(f) = current.into_iter().find(|f| !done.iter().any(|d| self.same(d, f))) else {
             return Ok(None);
         };

@@ -628,23 +628,40 @@ export function setDelete(set, v) {
 // `Host::call_listeners`: `for (const f of listeners) await f(a, b)` a stretch at a time. `cursor` is undefined at
 // first (the iterator is made here, live over the Set as `for … of` is) and then the iterator this returned. Calls
 // until one returns a thenable, which waits for `takeListened`; returns the iterator to go on with, or undefined
-// when every listener was called. A throw (a listener's, or a non-iterable list) sets the failure flag.
+// when every listener was called. A throw sets the failure flag; when a listener threw, `takeListened` gives the
+// iterator (to go on after it), when the list itself failed, undefined.
 let listened;
 
 export function callListeners(listeners, cursor, a, b) {
+  listened = undefined;
+  let it;
   try {
-    const it = cursor === undefined ? listeners[Symbol.iterator]() : cursor;
-    for (let step = it.next(); !step.done; step = it.next()) {
+    it = cursor === undefined ? listeners[Symbol.iterator]() : cursor;
+  } catch (e) {
+    failed(e);
+    return undefined;
+  }
+  for (;;) {
+    let step;
+    try {
+      step = it.next();
+      if (step.done) return undefined;
+    } catch (e) {
+      failed(e);
+      return undefined;
+    }
+    try {
       const r = Reflect.apply(step.value, undefined, [a, b]);
       if (r !== null && (typeof r === "object" || typeof r === "function") && typeof r.then === "function") {
         listened = r;
         return it;
       }
+    } catch (e) {
+      listened = it;
+      failed(e);
+      return undefined;
     }
-  } catch (e) {
-    failed(e);
   }
-  return undefined;
 }
 
 export function takeListened() {

@@ -633,7 +633,15 @@ impl Host for JsHost {
         b: &JsValue,
     ) -> Result<Option<JsValue>, JsValue> {
         let from = cursor.take().unwrap_or(JsValue::UNDEFINED);
-        let it = checked(|| call_listeners(listeners, &from, a, b))?;
+        let it = match checked(|| call_listeners(listeners, &from, a, b)) {
+            Ok(it) => it,
+            Err(e) => {
+                // A listener threw: the helper left the iterator to go on with after it.
+                let rest = take_listened();
+                *cursor = (!rest.is_undefined()).then_some(rest);
+                return Err(e);
+            }
+        };
         if it.is_undefined() {
             return Ok(None);
         }

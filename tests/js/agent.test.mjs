@@ -1325,6 +1325,34 @@ test("A-5.6.1 a listener throws: the run stops; failure events pass reducer and 
   assert.equal(agent.state.errorMessage, undefined);
 });
 
+test("A-5.6.1 a listener subscribed during a failure event hears that event: the failure events walk the live Set too", T, async () => {
+  const agent = makeAgent(createFaux([]));
+  const log = [];
+  let thrown = false;
+  let added = false;
+  agent.subscribe((e) => {
+    if (e.type === "message_end" && e.message.role === "user" && !thrown) {
+      thrown = true;
+      throw new Error("listener boom");
+    }
+  });
+  agent.subscribe(async (e) => {
+    log.push(`B:${e.type}`);
+    if (thrown && !added) {
+      added = true;
+      agent.subscribe((e2) => log.push(`C:${e2.type}`));
+    }
+    await sleep(1);
+  });
+  await agent.prompt("hi");
+  // The user's message_end failed at the first listener, so B never heard it; the failure events follow.
+  assert.deepEqual(log, [
+    "B:agent_start", "B:turn_start", "B:message_start", "B:message_start", "C:message_start",
+    "B:message_end", "C:message_end", "B:turn_end", "C:turn_end", "B:agent_end", "C:agent_end",
+  ]);
+  assert.equal(agent.state.errorMessage, "listener boom");
+});
+
 test("A-5.6.1 a listener aborts then throws: the failure message has stopReason aborted, the state model", T, async () => {
   const faux = createFaux([assistant("never")]);
   const m = model({ id: "other-model", api: "other-api", provider: "other-provider" });

@@ -607,6 +607,43 @@ fn a_5_4_5_dispatch_iterates_the_listeners_live_as_the_reference_does() {
     assert_eq!(log.get()[..4], strs(&["A:agent_start", "C:agent_start", "A:turn_start", "C:turn_start"]));
 }
 
+#[test]
+fn a_5_6_2_failure_events_reach_every_listener_live_past_a_throwing_one() {
+    // A throws on every event: the run fails at agent_start. Its failure events still reach B (after A), and C,
+    // which B subscribes during the first of them, hears that one too.
+    let w = AgentWorld::new(&[], &[]);
+    w.push(vec![reply("r1")]);
+    let log = Log::new();
+    let a = log.clone();
+    w.subscribe(TV::func(move |_h, _this, args| {
+        a.push(format!("A:{}", args[0].str_at("type")));
+        Err(TV::Str("A fails".into()))
+    }));
+    let (b, st, h2, once) = (log.clone(), w.st.clone(), w.h.clone(), Rc::new(Cell::new(false)));
+    let late = {
+        let l = log.clone();
+        TV::func(move |_h, _this, args| {
+            l.push(format!("C:{}", args[0].str_at("type")));
+            Ok(TV::Undefined)
+        })
+    };
+    w.subscribe(TV::func(move |_h, _this, args| {
+        b.push(format!("B:{}", args[0].str_at("type")));
+        if !once.replace(true) {
+            agent::subscribe(&h2, &st, &late).map_err(|e| arg_error_text(&h2, e)).map_err(TV::Str)?;
+        }
+        Ok(TV::Undefined)
+    }));
+    w.prompt_text("go");
+    let kinds = ["message_start", "message_end", "turn_end", "agent_end"];
+    let mut expected = vec!["A:agent_start".to_string()];
+    for kind in kinds {
+        expected.extend([format!("A:{kind}"), format!("B:{kind}"), format!("C:{kind}")]);
+    }
+    assert_eq!(log.get(), expected);
+    assert_eq!(w.state("errorMessage").js_string(), "A fails");
+}
+
 // ---------------------------------------------------------------------------------------------
 // reducer, A-5.5 lifecycle, L-3.10.2 barrier
 // ---------------------------------------------------------------------------------------------
