@@ -15,11 +15,11 @@
 // Children alternate ours, pi, ours, … after one untimed start of each.
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { median } from "./harness.mjs";
+import { median, writeBlock } from "./harness.mjs";
 import { PKG, ROOT } from "./impl.mjs";
 
 const args = process.argv.slice(2);
@@ -189,13 +189,8 @@ const kib = (b) => `${(b / 1024).toFixed(0)} KiB`;
 say(`| workerd | the worker uploaded (bundle + .wasm, raw) | ${kib(bundles.ours.bytes)} | ${kib(bundles.pi.bytes)} | ${(bundles.ours.bytes / bundles.pi.bytes).toFixed(2)}× |`);
 if (args.includes("--json")) console.log(JSON.stringify(report));
 if (args.includes("--write")) {
-  const file = join(ROOT, "bench/RESULTS.md");
-  const text = readFileSync(file, "utf8");
   const begin = "<!-- bench:cold:begin (written by scripts/bench) -->";
   const end = "<!-- bench:cold:end -->";
-  const i = text.indexOf(begin);
-  const j = text.indexOf(end);
-  if (i < 0 || j < i) throw new Error(`bench/RESULTS.md has no ${begin} … ${end} block`);
   const stamp = `Measured ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC with \`node bench/cold-runtimes.mjs --runs ${RUNS}\`.`;
-  writeFileSync(file, `${text.slice(0, i + begin.length)}\n\n${stamp}\n\n${lines.join("\n")}\n\n${text.slice(j)}`);
+  writeBlock(join(ROOT, "bench/RESULTS.md"), begin, end, `${begin}\n\n${stamp}\n\n${lines.join("\n")}\n\n${end}`, "## Cold start\n\n");
 }

@@ -1,13 +1,29 @@
 // Measurement machinery: alternating repetitions, warm-up, medians (GC forced only between workloads),
 // a repetition count fitted to a time budget, a monitor of the CPU other processes used, and child processes.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 export const now = () => performance.now();
+
+/**
+ * Puts `block` (a text that starts with the marker `begin` and ends with `end`) in place of the block between those
+ * markers in `file`, or, when the file lacks them, appends it after `heading`. The figures blocks of
+ * bench/RESULTS.md are written this way by bench/run.mjs, bench/peers/run.mjs and bench/cold-runtimes.mjs.
+ */
+export function writeBlock(file, begin, end, block, heading = "") {
+  const text = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const a = text.indexOf(begin);
+  const b = text.indexOf(end);
+  const next =
+    a >= 0 && b > a
+      ? text.slice(0, a) + block + text.slice(b + end.length)
+      : `${text.trim() ? `${text.trimEnd()}\n\n` : ""}${heading}${block}\n`;
+  writeFileSync(file, next);
+}
 
 export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);

@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { child, fmtBytes, fmtMs, compare, loadMonitor, median, now, spread, table } from "./harness.mjs";
+import { child, fmtBytes, fmtMs, compare, loadMonitor, median, now, spread, table, writeBlock } from "./harness.mjs";
 import { ROOT, loadOurs, loadReference, ourNodeEntry, ourWasmFile } from "./impl.mjs";
 import { workloadsFor } from "./workloads.mjs";
 import { benchProviders } from "./providers.mjs";
@@ -336,10 +336,6 @@ if (WRITE) {
     "",
     END,
   ].join("\n");
-  const text = existsSync(file) ? readFileSync(file, "utf8") : `# Benchmarks\n\n${BEGIN}\n${END}\n`;
-  const a = text.indexOf(BEGIN);
-  const b = text.indexOf(END);
-  const next = a >= 0 && b > a ? text.slice(0, a) + block + text.slice(b + END.length) : `${text.trimEnd()}\n\n${block}\n`;
-  writeFileSync(file, next);
+  writeBlock(file, BEGIN, END, block, existsSync(file) ? "" : "# Benchmarks\n\n");
   log("bench/RESULTS.md figures updated");
 }

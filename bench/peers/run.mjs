@@ -9,7 +9,7 @@
 // run plus the spread of the medians over the recent runs on the same build into bench/RESULTS.md.
 import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { child, compare, fmtBytes, loadMonitor, median, now, spread, table } from "../harness.mjs";
+import { child, compare, fmtBytes, loadMonitor, median, now, spread, table, writeBlock } from "../harness.mjs";
 import { ROOT, ourWasmFile } from "../impl.mjs";
 import { SIDES, SIDE_LABEL, SMALL, deltaPieces, loadSide, plans, toolNames } from "./sides.mjs";
 
@@ -244,12 +244,6 @@ function writeResults(latest) {
     "<!-- bench:peers:end -->",
   ].join("\n");
   const file = join(ROOT, "bench/RESULTS.md");
-  const text = readFileSync(file, "utf8");
-  const BEGIN = "<!-- bench:peers:begin (written by scripts/bench) -->";
-  const END = "<!-- bench:peers:end -->";
-  const a = text.indexOf(BEGIN);
-  const b = text.indexOf(END);
-  const next = a >= 0 && b > a ? text.slice(0, a) + block + text.slice(b + END.length) : `${text.trimEnd()}\n\n## Peers\n\n${block}\n`;
-  writeFileSync(file, next);
+  writeBlock(file, "<!-- bench:peers:begin (written by scripts/bench) -->", "<!-- bench:peers:end -->", block, "## Peers\n\n");
   log("bench/RESULTS.md peer figures updated");
 }
