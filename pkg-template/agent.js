@@ -64,25 +64,16 @@ async function failRun(st, active, text) {
       // a state replaced by a caller: the listeners still hear the event
     }
     // The live Set, as every other dispatch walks it (a listener subscribed meanwhile hears the event).
-    let listeners;
     try {
-      listeners = st.listeners[Symbol.iterator]();
+      for (const listener of st.listeners) {
+        try {
+          await listener(event, active.signal);
+        } catch {
+          //
+        }
+      }
     } catch {
-      continue; // no listener list to read
-    }
-    for (;;) {
-      let step;
-      try {
-        step = listeners.next();
-      } catch {
-        break;
-      }
-      if (step.done) break;
-      try {
-        await step.value(event, active.signal);
-      } catch {
-        //
-      }
+      // no listener list to walk
     }
   }
   st.errorMessage = text;

@@ -775,7 +775,7 @@ fn event_sink<H: Host + Clone>(h: &H, st: &H::V, signal: &H::V) -> NativeSink<H:
                 let agent = get(&h, &st, "agent")?;
                 checkpoint::flush(&h, &agent, &st).await?;
             }
-            call_listeners(&h, &st, &event, &signal).await
+            call_listeners(&h, &st, &event, &signal, false).await
         }
         .boxed_local()
     })
@@ -783,38 +783,25 @@ fn event_sink<H: Host + Clone>(h: &H, st: &H::V, signal: &H::V) -> NativeSink<H:
 
 /// `for (const listener of listeners) await listener(event, signal)` over the agent's `Set` of listeners, as
 /// the reference dispatches: live (one subscribed during the dispatch hears this event, one removed before its
-/// turn does not), each awaited before the next is called.
-async fn call_listeners<H: Host>(h: &H, st: &H::V, event: &H::V, signal: &H::V) -> Result<(), H::V> {
+/// turn does not), each awaited before the next is called. The first throw or rejection ends it, unless
+/// `swallow` (the failure events of ): then the walk goes on after the listener that failed.
+async fn call_listeners<H: Host>(h: &H, st: &H::V, event: &H::V, signal: &H::V, swallow: bool) -> Result<(), H::V> {
     let listeners = get(h, st, "listeners")?;
     if !h.kind(&listeners).is_object_like() {
         return Ok(());
     }
     let mut cursor = None;
-    while let Some(returned) = h.call_listeners(&listeners, &mut cursor, event, signal)? {
-        h.settle(&returned).await?;
-    }
-    Ok(())
-}
-
-/// The failure events' dispatch: the same live walk, each listener's throw or rejection swallowed so
-/// that every listener hears every failure event.
-async fn call_listeners_swallowing<H: Host>(h: &H, st: &H::V, event: &H::V, signal: &H::V) {
-    let Ok(listeners) = get(h, st, "listeners") else {
-        return;
-    };
-    if !h.kind(&listeners).is_object_like() {
-        return;
-    }
-    let mut cursor = None;
     loop {
-        match h.call_listeners(&listeners, &mut cursor, event, signal) {
-            Ok(Some(returned)) => {
-                let _ = h.settle(&returned).await;
-            }
-            Ok(None) => return,
-            // A listener threw: the walk goes on after it; nothing to go on with (the list itself failed): done.
-            Err(_) if cursor.is_some() => {}
-            Err(_) => return,
+        let failed = match h.call_listeners(&listeners, &mut cursor, event, signal) {
+            Ok(Some(returned)) => h.settle(&returned).await.err(),
+            Ok(None) => return Ok(()),
+            Err(e) => Some(e),
+        };
+        match failed {
+            Some(e) if !swallow => return Err(e),
+            // Nothing to go on with: the list itself failed.
+            Some(_) if cursor.is_none() => return Ok(()),
+            _ => {}
         }
     }
 }
@@ -833,9 +820,8 @@ fn retain<H: Host>(h: &H, st: &H::V, key: &str, keep: impl Fn(&H::V) -> bool) ->
 /// call ended) when the agent writes checkpoints.
 fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H::V> {
     let kind = h.as_string(&get(h, event, "type")?).unwrap_or_default();
-    let kind = kind.as_str();
     let durable = h.kind(&get(h, st, "ck")?).is_object_like();
-    match kind {
+    match kind.as_str() {
         "message_start" | "message_update" => h.set(st, "streamingMessage", &get(h, event, "message")?)?,
         "message_end" => {
             h.set(st, "streamingMessage", &h.undefined())?;
@@ -909,7 +895,7 @@ async fn handle_run_failure<H: Host + Clone>(h: &H, st: &H::V, signal: &H::V, th
         if let Ok(true) = reduce(h, st, &event) {
             let _ = checkpoint::flush(h, &agent, st).await;
         }
-        call_listeners_swallowing(h, st, &event, signal).await;
+        let _ = call_listeners(h, st, &event, signal, true).await;
     }
     let _ = h.set(st, "errorMessage", &h.string(&message));
 }
