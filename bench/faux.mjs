@@ -32,6 +32,31 @@ export function zeroUsage() {
   };
 }
 
+/**
+ * A stream function whose reply is `pieces` as text deltas of one live partial, all pushed by one call of `defer`
+ * (default: at once, inside the stream function; pass `setImmediate` for a reply from a macrotask). The small
+ * reply of bench/long-session.mjs and bench/fixed-cost.mjs.
+ */
+export function textReplyStreamFn(createStream, pieces, defer = (f) => f()) {
+  return (m) => {
+    const stream = createStream();
+    defer(() => {
+      const live = { type: "text", text: "" };
+      const partial = { role: "assistant", content: [live], api: m.api, provider: m.provider, model: m.id, usage: zeroUsage(), stopReason: "stop", timestamp: Date.now() };
+      stream.push({ type: "start", partial });
+      stream.push({ type: "text_start", contentIndex: 0, partial });
+      for (const piece of pieces) {
+        live.text += piece;
+        stream.push({ type: "text_delta", contentIndex: 0, delta: piece, partial });
+      }
+      stream.push({ type: "text_end", contentIndex: 0, content: live.text, partial });
+      stream.push({ type: "done", reason: "stop", message: partial });
+      stream.end();
+    });
+    return stream;
+  };
+}
+
 export function model() {
   return {
     id: "bench-1",

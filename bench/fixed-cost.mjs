@@ -7,6 +7,7 @@
 //   node bench/fixed-cost.mjs [--rounds 5] [--count 2000]
 import { median } from "./harness.mjs";
 import { loadOurs } from "./impl.mjs";
+import { textReplyStreamFn } from "./faux.mjs";
 
 const arg = (name, fallback) => (process.argv.includes(`--${name}`) ? Number(process.argv[process.argv.indexOf(`--${name}`) + 1]) : fallback);
 const ROUNDS = arg("rounds", 5);
@@ -21,28 +22,13 @@ const SIDES = {
 };
 
 const cost = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
-const usage = () => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { ...cost, total: 0 } });
 const model = { id: "m", name: "m", api: "faux", provider: "faux", baseUrl: "", reasoning: false, input: ["text"], cost, contextWindow: 1e6, maxTokens: 1e5 };
 const PIECES = ["a reply ", "of a few ", "words, as ", "a model ", "would give"];
 const tool = { name: "read", label: "read", description: "reads a file", parameters: { type: "object", properties: { path: { type: "string" } } }, execute: async () => ({ content: [{ type: "text", text: "" }], details: {} }) };
 const LLM = new Set(["user", "assistant", "toolResult"]);
 const convertToLlm = (messages) => messages.filter((m) => LLM.has(m.role));
 
-const streamFnFor = (createStream) => (m) => {
-  const stream = createStream();
-  const live = { type: "text", text: "" };
-  const partial = { role: "assistant", content: [live], api: m.api, provider: m.provider, model: m.id, usage: usage(), stopReason: "stop", timestamp: Date.now() };
-  stream.push({ type: "start", partial });
-  stream.push({ type: "text_start", contentIndex: 0, partial });
-  for (const piece of PIECES) {
-    live.text += piece;
-    stream.push({ type: "text_delta", contentIndex: 0, delta: piece, partial });
-  }
-  stream.push({ type: "text_end", contentIndex: 0, content: live.text, partial });
-  stream.push({ type: "done", reason: "stop", message: partial });
-  stream.end();
-  return stream;
-};
+const streamFnFor = (createStream) => textReplyStreamFn(createStream, PIECES);
 
 const agents = {};
 for (const [name, side] of Object.entries(SIDES)) {

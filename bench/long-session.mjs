@@ -6,6 +6,7 @@
 //   node --expose-gc bench/long-session.mjs [--turns 60] [--rounds 3]
 import { median, now, settle } from "./harness.mjs";
 import { loadOurs } from "./impl.mjs";
+import { textReplyStreamFn } from "./faux.mjs";
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -30,25 +31,7 @@ const assistant = (text) => ({ role: "assistant", content: [{ type: "text", text
 const PIECES = ["a reply ", "of a few ", "words, as ", "a model ", "would give"];
 
 /** A stream function replying with PIECES as text deltas, from a macrotask like a response would. */
-function streamFnFor(createStream) {
-  return (m) => {
-    const stream = createStream();
-    setImmediate(() => {
-      const live = { type: "text", text: "" };
-      const partial = { role: "assistant", content: [live], api: m.api, provider: m.provider, model: m.id, usage: usage(), stopReason: "stop", timestamp: Date.now() };
-      stream.push({ type: "start", partial });
-      stream.push({ type: "text_start", contentIndex: 0, partial });
-      for (const piece of PIECES) {
-        live.text += piece;
-        stream.push({ type: "text_delta", contentIndex: 0, delta: piece, partial });
-      }
-      stream.push({ type: "text_end", contentIndex: 0, content: live.text, partial });
-      stream.push({ type: "done", reason: "stop", message: partial });
-      stream.end();
-    });
-    return stream;
-  };
-}
+const streamFnFor = (createStream) => textReplyStreamFn(createStream, PIECES, setImmediate);
 
 const history = (n) =>
   Array.from({ length: n }, (_, i) =>
