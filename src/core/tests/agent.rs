@@ -573,6 +573,15 @@ fn a_5_4_5_unsubscribing_during_a_run_stops_delivery_from_the_next_event() {
     assert_eq!(seen.get(), strs(&["agent_start", "turn_start"]));
 }
 
+/// A listener that logs `"<tag>:<event type>"`.
+fn logging(log: &Log, tag: &'static str) -> TV {
+    let log = log.clone();
+    TV::func(move |_h, _this, args| {
+        log.push(format!("{tag}:{}", args[0].str_at("type")));
+        Ok(TV::Undefined)
+    })
+}
+
 #[test]
 fn a_5_4_5_dispatch_iterates_the_listeners_live_as_the_reference_does() {
     // The reference's `for (const l of this.listeners) await l(event, signal)` over a Set: a listener subscribed
@@ -583,13 +592,7 @@ fn a_5_4_5_dispatch_iterates_the_listeners_live_as_the_reference_does() {
     let off_b = Rc::new(RefCell::new(TV::Undefined));
     let once = Rc::new(Cell::new(false));
     let (l, ob, o, st, h2) = (log.clone(), off_b.clone(), once.clone(), w.st.clone(), w.h.clone());
-    let late = {
-        let l = log.clone();
-        TV::func(move |_h, _this, args| {
-            l.push(format!("C:{}", args[0].str_at("type")));
-            Ok(TV::Undefined)
-        })
-    };
+    let late = logging(&log, "C");
     w.subscribe(TV::func(move |h, _this, args| {
         l.push(format!("A:{}", args[0].str_at("type")));
         if !o.replace(true) {
@@ -598,11 +601,7 @@ fn a_5_4_5_dispatch_iterates_the_listeners_live_as_the_reference_does() {
         }
         Ok(TV::Undefined)
     }));
-    let b = log.clone();
-    off_b.replace(w.subscribe(TV::func(move |_h, _this, args| {
-        b.push(format!("B:{}", args[0].str_at("type")));
-        Ok(TV::Undefined)
-    })));
+    off_b.replace(w.subscribe(logging(&log, "B")));
     w.prompt_text("go");
     assert_eq!(log.get()[..4], strs(&["A:agent_start", "C:agent_start", "A:turn_start", "C:turn_start"]));
 }
@@ -620,13 +619,7 @@ fn a_5_6_2_failure_events_reach_every_listener_live_past_a_throwing_one() {
         Err(TV::Str("A fails".into()))
     }));
     let (b, st, h2, once) = (log.clone(), w.st.clone(), w.h.clone(), Rc::new(Cell::new(false)));
-    let late = {
-        let l = log.clone();
-        TV::func(move |_h, _this, args| {
-            l.push(format!("C:{}", args[0].str_at("type")));
-            Ok(TV::Undefined)
-        })
-    };
+    let late = logging(&log, "C");
     w.subscribe(TV::func(move |_h, _this, args| {
         b.push(format!("B:{}", args[0].str_at("type")));
         if !once.replace(true) {
