@@ -71,13 +71,23 @@ async function freePort() {
   return port;
 }
 
+/** esbuild's `build(options)`; a failed build removes the folder it was to write in. */
+async function buildOrClean(dir, build, options) {
+  try {
+    await build(options);
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+}
+
 /** Bundles the worker of `side` (or none) into its own folder; returns the folder. */
 async function bundleWorker(side) {
   const { build } = await import("esbuild");
   const dir = mkdtempSync(join(tmpdir(), `cold-workerd-${side}-`));
   if (side !== "none") writeFileSync(join(dir, "side.mjs"), SIDE_ENTRY[side]);
   writeFileSync(join(dir, "src.mjs"), WORKER(side !== "none"));
-  await build({
+  await buildOrClean(dir, build, {
     entryPoints: [join(dir, "src.mjs")],
     outfile: join(dir, "worker.mjs"),
     bundle: true,
