@@ -200,7 +200,9 @@ function invoke(copy, dirs, args, steps) {
     child.stderr.on("data", (d) => (stderr += d));
     const killer = setTimeout(() => child.kill("SIGKILL"), 240000);
     child.on("error", reject);
-    child.on("exit", (code, signal) => {
+    // "close", not "exit": after "exit" the pipes may still deliver the last output (a print-mode answer
+    // written just before the process ends was lost that way, now and then).
+    child.on("close", (code, signal) => {
       clearTimeout(killer);
       waiter?.();
       resolve({ code, signal, stdout, stderr });
