@@ -4,8 +4,8 @@
 use super::fxhash::FxMap;
 use super::host::{Host, Kind};
 use super::validate::{
-    MAX_SCHEMA_DEPTH, PatternMatcher, TOO_DEEP, coerce_and_validate_changes, depth_exceeds, format_validation_error,
-    is_too_deep, js_json_stringify, schema_problem,
+    MARK, MAX_SCHEMA_DEPTH, PatternMatcher, TOO_DEEP, WEAK_MAP_KEY, coerce_and_validate_changes,
+    coerce_and_validate_view, depth_exceeds, format_validation_error, is_too_deep, js_json_stringify, schema_problem,
 };
 use super::wtf;
 use std::cell::RefCell;
@@ -33,8 +33,76 @@ fn to_json<H: Host>(h: &H, v: &H::V) -> Result<serde_json::Value, H::V> {
     parse_json(h, h.json_stringify(v, false)?.as_deref())
 }
 
-fn from_json<H: Host>(h: &H, v: &serde_json::Value) -> Result<H::V, H::V> {
-    h.json_parse(&js_json_stringify(v))
+/// Coercion's -0 (`Math.trunc(-0.5)`, `+"-0"`) as the `z` marker, which `Host::patch_copy` turns back into -0: JSON
+/// text has no -0 (`JSON.stringify(-0)` is `0`). Iterative.
+fn mark_negative_zeros(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Number(n) if n.as_f64().is_some_and(|x| x == 0.0 && x.is_sign_negative()) => {
+                *v = Value::String(format!("{MARK}z"));
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Object(map) => stack.extend(map.values_mut()),
+            _ => {}
+        }
+    }
+}
+
+/// What coercion changed from the view `old` to `new`, as `Host::patch_copy` takes it: `[path, value]` to set,
+/// `[path]` to delete, `[path, 0, 0]` to wrap the value into a one-item array (patches inside it follow). Iterative (a path is rebuilt from parent links only for a change), so any depth is fine.
+fn patches(old: &serde_json::Value, new: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    // (parent link, key) of every container member visited; `usize::MAX` is the root.
+    let mut links: Vec<(usize, Value)> = Vec::new();
+    let path = |links: &[(usize, Value)], mut at: usize| {
+        let mut keys = Vec::new();
+        while let Some((parent, key)) = links.get(at) {
+            keys.push(key.clone());
+            at = *parent;
+        }
+        keys.reverse();
+        Value::Array(keys)
+    };
+    let mut out = Vec::new();
+    let mut stack = vec![(old, new, usize::MAX)];
+    while let Some((old, new, at)) = stack.pop() {
+        match (old, new) {
+            (Value::Object(before), Value::Object(after)) => {
+                for (key, next) in after {
+                    links.push((at, Value::String(key.clone())));
+                    let link = links.len().saturating_sub(1);
+                    match before.get(key) {
+                        Some(prev) => stack.push((prev, next, link)),
+                        None => out.push(Value::Array(vec![path(&links, link), next.clone()])),
+                    }
+                }
+                for key in before.keys().filter(|key| !after.contains_key(*key)) {
+                    links.push((at, Value::String(key.clone())));
+                    out.push(Value::Array(vec![path(&links, links.len().saturating_sub(1))]));
+                }
+            }
+            (Value::Array(before), Value::Array(after)) if before.len() == after.len() => {
+                for (i, (prev, next)) in before.iter().zip(after).enumerate() {
+                    links.push((at, Value::from(i)));
+                    stack.push((prev, next, links.len().saturating_sub(1)));
+                }
+            }
+            // A value coercion wrapped into a one-item array: the array is new, the item is the value (converted).
+            (old, Value::Array(after)) if !old.is_array() && after.len() == 1 => {
+                out.push(Value::Array(vec![path(&links, at), Value::from(0), Value::from(0)]));
+                if let Some(item) = after.first() {
+                    links.push((at, Value::from(0)));
+                    stack.push((old, item, links.len().saturating_sub(1)));
+                }
+            }
+            // Leaves, or containers of another kind or length (whose `==` stops at once).
+            _ if old == new => {}
+            _ => out.push(Value::Array(vec![path(&links, at), new.clone()])),
+        }
+    }
+    Value::Array(out)
 }
 
 /// A schema as JSON and what is wrong with it, if anything (checked once per schema object).
@@ -194,21 +262,49 @@ pub fn validate_tool_call<H: Host>(h: &H, tool: &H::V, call: &H::V, args: &H::V)
     let (schema, problem) = (&schema.0, &schema.1);
     if let Some(problem) = problem {
         // The reference's stack overflow (in pi-schema's `compile`) is a RangeError; every other problem an Error.
-        return Err(if problem == TOO_DEEP { h.range_error(problem) } else { h.error(problem, false) });
+        // pi-ai's validator cache, a WeakMap, throws V8's TypeError for a boolean schema (`schema_problem`).
+        return Err(match problem.as_str() {
+            TOO_DEEP => h.range_error(problem),
+            WEAK_MAP_KEY => h.error(problem, true),
+            _ => h.error(problem, false),
+        });
     }
     // The copy `execute` gets is the JS engine's own JSON round trip unless coercion changed something.
     let (text, copy) = h.json_copy(args)?;
-    let value = parse_json(h, text.as_deref())?;
-    let outcome = coerce_and_validate_changes(schema, &value, &HostPatterns(h));
+    // A view that holds values JSON cannot (NaN, BigInts, undefined items, Dates, ...) starts with `MARK`.
+    let view = text.as_deref().and_then(|text| text.strip_prefix(MARK));
+    let value = parse_json(h, view.or(text.as_deref()))?;
+    let outcome = match view {
+        Some(_) => coerce_and_validate_view(schema, &value, &HostPatterns(h)),
+        None => coerce_and_validate_changes(schema, &value, &HostPatterns(h)),
+    };
+    let outcome = match outcome {
+        Ok(None) => Ok(Ok(copy)),
+        // Plain JSON is rebuilt from the coerced value; a view's copy keeps what JSON cannot hold, changed in place.
+        Ok(Some(coerced)) => {
+            let edits = match view {
+                Some(_) => {
+                    let edits = patches(&value, &coerced);
+                    wtf::drop_deep(coerced);
+                    edits
+                }
+                None => serde_json::Value::Array(vec![serde_json::Value::Array(vec![
+                    serde_json::Value::Array(Vec::new()),
+                    coerced,
+                ])]),
+            };
+            let mut edits = edits;
+            mark_negative_zeros(&mut edits);
+            let patched = h.patch_copy(&copy, &js_json_stringify(&edits));
+            wtf::drop_deep(edits);
+            Ok(patched)
+        }
+        Err(errors) => Err(errors),
+    };
     // The copy may nest far deeper than serde_json's recursive `Drop` can take.
     wtf::drop_deep(value);
     match outcome {
-        Ok(None) => Ok(copy),
-        Ok(Some(coerced)) => {
-            let result = from_json(h, &coerced);
-            wtf::drop_deep(coerced);
-            result
-        }
+        Ok(result) => result,
         Err(errors) if is_too_deep(&errors) => Err(h.range_error(TOO_DEEP)),
         Err(mut errors) => {
             if h.kind(args) == Kind::Undefined {
@@ -233,6 +329,40 @@ mod tests {
 
     fn schema(v: serde_json::Value) -> Rc<PreparedSchema> {
         Rc::new((v, None))
+    }
+
+    #[test]
+    fn issue_13_patches_name_only_what_coercion_changed() {
+        let old = json!({"a": "1", "b": {"c": [1, "2"], "d": null}, "e": "x", "keep": {"deep": [true]}});
+        let new = json!({"a": 1, "b": {"c": [1, 2]}, "e": ["x"], "keep": {"deep": [true]}});
+        let mut got: Vec<String> = patches(&old, &new).as_array().unwrap().iter().map(js_json_stringify).collect();
+        got.sort();
+        assert_eq!(got, vec![r#"[["a"],1]"#, r#"[["b","c",1],2]"#, r#"[["b","d"]]"#, r#"[["e"],0,0]"#]);
+        // A wrap keeps the item (the caller's value), patched inside when it was converted too.
+        let got = patches(&json!({"n": "5"}), &json!([{"n": 5}]));
+        assert_eq!(js_json_stringify(&got), r#"[[[],0,0],[[0,"n"],5]]"#);
+        assert_eq!(js_json_stringify(&patches(&json!("x"), &json!(1))), r#"[[[],1]]"#);
+        assert_eq!(js_json_stringify(&patches(&json!([1]), &json!([1, 2]))), r#"[[[],[1,2]]]"#);
+        assert_eq!(patches(&json!({"a": [1]}), &json!({"a": [1]})), json!([]));
+        // Any depth: no recursion.
+        let (mut old, mut new) = (json!("1"), json!(1));
+        for _ in 0..50_000 {
+            old = serde_json::Value::Array(vec![old]);
+            new = serde_json::Value::Array(vec![new]);
+        }
+        let got = patches(&old, &new);
+        assert_eq!(got[0][0].as_array().unwrap().len(), 50_000);
+        wtf::drop_deep(got);
+        wtf::drop_deep(old);
+        wtf::drop_deep(new);
+    }
+
+    #[test]
+    fn issue_13_negative_zero_crosses_as_a_marker() {
+        let mut v = json!({"a": [1.5, 0, 2]});
+        v["a"][1] = serde_json::Value::Number(serde_json::Number::from_f64(-0.0).unwrap());
+        mark_negative_zeros(&mut v);
+        assert_eq!(v, json!({"a": [1.5, format!("{MARK}z"), 2]}));
     }
 
     #[test]

@@ -30,6 +30,11 @@ pub fn surrogate_of(c: char) -> Option<u16> {
     u16::try_from(c - STAND_IN_BASE + SURROGATE_BASE).ok()
 }
 
+/// `s.length` in JS: UTF-16 units, a stand-in counting as the one lone surrogate it is.
+pub fn utf16_len(s: &str) -> usize {
+    s.chars().map(|c| if surrogate_of(c).is_some() { 1 } else { c.len_utf16() }).sum()
+}
+
 /// Whether `s` holds a stand-in (a cheap byte test: every stand-in is `F4 8F [A0-BF] ..` in UTF-8).
 pub fn has_stand_in(s: &str) -> bool {
     let b = s.as_bytes();
@@ -331,6 +336,15 @@ mod tests {
     use super::*;
     use crate::core::validate::js_json_stringify;
     use serde_json::json;
+
+    #[test]
+    fn utf16_len_counts_a_stand_in_as_one_unit() {
+        let lone = parse(r#""/\udfff""#).unwrap();
+        assert_eq!(utf16_len(lone.as_str().unwrap()), 2);
+        assert_eq!(utf16_len("/é"), 2);
+        assert_eq!(utf16_len("😀"), 2);
+        assert_eq!(utf16_len(""), 0);
+    }
 
     #[test]
     fn parses_what_serde_json_parses() {

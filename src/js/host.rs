@@ -93,6 +93,8 @@ extern "C" {
     fn stringify(v: &JsValue) -> Result<Option<String>, JsValue>;
     #[wasm_bindgen(js_name = takeCopy)]
     fn take_copy() -> JsValue;
+    #[wasm_bindgen(catch, js_name = patchCopy)]
+    fn patch_copy(copy: &JsValue, patches: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = bindFirst)]
     fn bind_first(f: &JsValue, first: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = typeMessage)]
@@ -674,6 +676,9 @@ impl Host for JsHost {
     fn json_copy(&self, v: &JsValue) -> Result<(Option<String>, JsValue), JsValue> {
         let text = json_copy(v)?;
         Ok((text, take_copy()))
+    }
+    fn patch_copy(&self, copy: &JsValue, patches: &str) -> Result<JsValue, JsValue> {
+        patch_copy(copy, patches)
     }
     fn regex_test(&self, pattern: &str, text: &str) -> Option<bool> {
         if wtf::has_stand_in(pattern) || wtf::has_stand_in(text) {

@@ -8,11 +8,15 @@ use serde_json::{Map, Value};
 use super::Ctx;
 use super::format;
 use super::json::{is_primitive, js_property_key, json_equal};
-use super::number::{as_f64, is_integer, is_multiple};
+use super::number::{as_f64, is_bigint_multiple, is_integer, is_multiple};
 use super::resolve::{BaseId, Target, address};
+use super::special::{Special, bytes_len, special};
 
 /// Whether `v` has the type `name` (`integer`: a number without fraction; unknown names never match).
 pub(crate) fn has_type(name: &str, v: &Value) -> bool {
+    if let Some(value) = special(v) {
+        return value.has_type(name);
+    }
     match name {
         "string" => v.is_string(),
         "number" => v.is_number(),
@@ -23,6 +27,27 @@ pub(crate) fn has_type(name: &str, v: &Value) -> bool {
         "object" => v.is_object(),
         _ => false,
     }
+}
+
+/// Whether `v` is the marker of `undefined`: a property set to it counts as absent unless it is required, and
+/// then its schema decides whether `undefined` is a value of it (pi-schema, as TypeBox's `Type.Undefined`).
+pub(crate) fn is_undefined(v: &Value) -> bool {
+    special(v) == Some(Special::Undefined)
+}
+
+/// Whether `required` lists `key`.
+pub(crate) fn is_required(o: &Map<String, Value>, key: &str) -> bool {
+    matches!(o.kw("required"), Some(Value::Array(list)) if list.iter().any(|r| r.as_str() == Some(key)))
+}
+
+/// `type: "bytes"`: then `minLength` and `maxLength` count a Uint8Array's bytes (and no string keyword applies).
+pub(crate) fn is_bytes_type(o: &Map<String, Value>) -> bool {
+    o.kw("type").and_then(Value::as_str) == Some("bytes")
+}
+
+fn valid_bytes(o: &Map<String, Value>, len: usize) -> bool {
+    let len = len as f64;
+    num(o, "minLength").is_none_or(|m| len >= m) && num(o, "maxLength").is_none_or(|m| len <= m)
 }
 
 /// Whether `v` matches the `type` keyword's value (a name or a list of names).
@@ -82,8 +107,13 @@ impl<'a> Ctx<'a> {
             return false;
         }
         let typed = match v {
-            Value::String(s) => self.valid_string(o, s),
-            Value::Number(n) => valid_number(o, as_f64(n)),
+            Value::String(s) => match special(v) {
+                // pi-schema applies the number keywords to every `typeof` number and to BigInts: NaN fails them all.
+                Some(Special::Bytes(list)) => !is_bytes_type(o) || valid_bytes(o, bytes_len(list)),
+                Some(value) => value.numeric().is_none_or(|x| valid_number(o, x, value.digits())),
+                None => self.valid_string(o, s),
+            },
+            Value::Number(n) => valid_number(o, as_f64(n), None),
             Value::Object(m) => self.valid_members(o, b, m, v),
             Value::Array(items) => self.valid_items(o, b, items),
             _ => true,
@@ -205,6 +235,7 @@ impl<'a> Ctx<'a> {
         if let Some(props) = properties {
             for (k, s) in props {
                 if let Some(x) = m.kw(k)
+                    && (!is_undefined(x) || is_required(o, k))
                     && !self.valid(s, b, x)
                 {
                     return false;
@@ -313,12 +344,28 @@ impl<'a> Ctx<'a> {
     }
 }
 
-fn valid_number(o: &Map<String, Value>, x: f64) -> bool {
-    !(num(o, "minimum").is_some_and(|m| x < m)
-        || num(o, "maximum").is_some_and(|m| x > m)
-        || num(o, "exclusiveMinimum").is_some_and(|m| x <= m)
-        || num(o, "exclusiveMaximum").is_some_and(|m| x >= m)
-        || num(o, "multipleOf").is_some_and(|m| !is_multiple(x, m)))
+/// Every bound holds, as pi-schema's number check compares: `min <= x <= max`, `xmin < x < xmax`, with absent
+/// bounds as ±Infinity. So when any number keyword is present, NaN and the infinities fail (`-Infinity > -Infinity`
+/// is false); for a finite `x` the absent bounds hold.
+/// `big`: the digits when the value is a BigInt (whose `multipleOf` is exact integer arithmetic).
+fn valid_number(o: &Map<String, Value>, x: f64, big: Option<&str>) -> bool {
+    const KEYWORDS: [&str; 5] = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
+    if !x.is_finite() && KEYWORDS.iter().any(|k| num(o, k).is_some()) {
+        return false;
+    }
+    num(o, "minimum").is_none_or(|m| x >= m)
+        && num(o, "maximum").is_none_or(|m| x <= m)
+        && num(o, "exclusiveMinimum").is_none_or(|m| x > m)
+        && num(o, "exclusiveMaximum").is_none_or(|m| x < m)
+        && num(o, "multipleOf").is_none_or(|m| multiple(x, big, m))
+}
+
+/// `isMultiple` of a number, or of a BigInt by its digits.
+pub(crate) fn multiple(x: f64, big: Option<&str>, m: f64) -> bool {
+    match big {
+        Some(digits) => is_bigint_multiple(digits, m),
+        None => is_multiple(x, m),
+    }
 }
 
 /// `uniqueItems`: no two items are JSON-equal.

@@ -12,6 +12,7 @@ use super::check::has_type;
 use super::json::{js_entries, js_keys, strict_equal};
 use super::number::{as_f64, is_integer, js_number_to_string, js_string_to_number, js_trim, number_value};
 use super::resolve::BaseId;
+use super::special::{Special, bytes_members, special};
 
 /// `Some(new)` unless `new === old`.
 pub(crate) fn changed(new: Value, old: &Value) -> Option<Value> {
@@ -186,12 +187,24 @@ impl<'a> Ctx<'a> {
         };
         let current = next.as_ref().unwrap_or(value);
         let matches_member = types.len() > 1 && types.iter().any(|t| has_type(t, current));
-        if !matches_member && let Some(coerced) = types.iter().find_map(|t| coerce_primitive(current, t)) {
-            next = Some(coerced);
+        if !matches_member {
+            if special(current) == Some(Special::NaN) {
+                // pi-schema stops at the first type whose coercion gives a value `!==` the input: for NaN, the first.
+                if types.first() == Some(&"string") {
+                    next = Some(Value::String("NaN".to_string()));
+                }
+            } else if let Some(coerced) = types.iter().find_map(|t| coerce_primitive(current, t)) {
+                next = Some(coerced);
+            }
         }
         let current = next.as_ref().unwrap_or(value);
         let coerced = match current {
             Value::Object(m) if types.contains(&"object") => self.coerce_properties(m, o, b),
+            // A Uint8Array is an object to pi-schema's coercion (see `convert_object`).
+            Value::String(_) if types.contains(&"object") => match special(current) {
+                Some(Special::Bytes(list)) => self.coerce_properties(&bytes_members(list), o, b),
+                _ => None,
+            },
             Value::Array(items) if types.contains(&"array") => self.coerce_items(items, o, b),
             _ => None,
         };
@@ -265,6 +278,14 @@ impl<'a> Ctx<'a> {
 
 /// Ajv's primitive coercion of `value` to `type`; `None` when it stays.
 fn coerce_primitive(value: &Value, t: &str) -> Option<Value> {
+    if let Some(value) = special(value) {
+        // Of the values JSON cannot hold, only a `typeof` number becomes text (NaN is the caller's).
+        return match (t, value) {
+            ("string", Special::Infinity) => Some(Value::String("Infinity".to_string())),
+            ("string", Special::NegInfinity) => Some(Value::String("-Infinity".to_string())),
+            _ => None,
+        };
+    }
     let coerced = match (t, value) {
         ("number" | "integer", Value::Null) => Some(Value::from(0)),
         ("number" | "integer", Value::String(s)) if !js_trim(s).is_empty() => {

@@ -9,6 +9,7 @@ use super::coerce::{additional, changed, patterns, set, set_item};
 use super::json::{is_primitive, js_entries, json_equal, strict_equal};
 use super::number::{as_f64, js_number_to_string, js_string_to_number, number_value};
 use super::resolve::{BaseId, Target, address};
+use super::special::{self, Special, special};
 use super::{Ctx, EnteredValue};
 
 /// The key the pass-2 memo files a value under: an address for objects and arrays (checked by content on a hit,
@@ -115,6 +116,8 @@ impl<'a> Ctx<'a> {
                 "integer" => try_number(value).and_then(|x| number_value(x.trunc())).and_then(|n| changed(n, value)),
                 "boolean" => try_boolean(value).and_then(|x| changed(Value::Bool(x), value)),
                 "null" => try_null(value).and_then(|()| changed(Value::Null, value)),
+                "bigint" => try_bigint(value).and_then(|n| changed(n, value)),
+                "undefined" => try_undefined(value).and_then(|()| changed(special::undefined(), value)),
                 "array" => self.convert_array(o, b, value),
                 "object" => self.convert_object(o, b, value),
                 _ => None,
@@ -213,14 +216,27 @@ impl<'a> Ctx<'a> {
     }
 
     fn convert_object(&mut self, o: &'a Map<String, Value>, b: BaseId, value: &Value) -> Option<Value> {
-        let Value::Object(m) = value else {
-            return None;
+        let bytes;
+        let m = match value {
+            Value::Object(m) => m,
+            // pi-schema's coercion takes a Uint8Array for an object: one member changed makes it a plain copy.
+            _ => match special(value) {
+                Some(Special::Bytes(list)) => {
+                    bytes = special::bytes_members(list);
+                    &bytes
+                }
+                _ => return None,
+            },
         };
         let properties = o.kw("properties").and_then(Value::as_object);
         let patterns = patterns(o);
         let additional = additional(o);
         let mut out: Option<Map<String, Value>> = None;
         for (key, x) in js_entries(m) {
+            // An undefined property counts as absent.
+            if special(x) == Some(Special::Undefined) {
+                continue;
+            }
             let mut next: Option<Value> = None;
             let mut matched = false;
             if let Some(schema) = properties.and_then(|p| p.kw(key)) {
@@ -259,13 +275,21 @@ fn convert_literal(literal: &Value, value: &Value) -> Option<Value> {
         _ => None,
     };
     match converted {
-        Some(c) if strict_equal(&c, literal) => Some(literal.clone()),
+        // The converted value (`+"-0"` is -0, which `===` 0).
+        Some(c) if strict_equal(&c, literal) => Some(c),
         _ => None,
     }
 }
 
-/// TypeBox's TryString: numbers and booleans as text, `null` as "null".
+/// TypeBox's TryString: numbers, BigInts and booleans as text, `null` as "null", `undefined` as "".
 fn try_string(value: &Value) -> Option<String> {
+    if let Some(value) = special(value) {
+        return match value {
+            Special::BigInt(digits) => Some(digits.to_string()),
+            Special::Undefined => Some(String::new()),
+            _ => None,
+        };
+    }
     match value {
         Value::Bool(b) => Some(b.to_string()),
         Value::Number(n) => Some(js_number_to_string(as_f64(n))),
@@ -275,8 +299,15 @@ fn try_string(value: &Value) -> Option<String> {
     }
 }
 
-/// TypeBox's TryNumber: numeric text (`+text`), "true"/"false" in any case, `12n`, booleans, `null` as 0.
+/// TypeBox's TryNumber: numeric text (`+text`), "true"/"false" in any case, `12n`, booleans, `null` and
+/// `undefined` as 0, safe-integer BigInts.
 fn try_number(value: &Value) -> Option<f64> {
+    if let Some(value) = special(value) {
+        return match value {
+            Special::Undefined => Some(0.0),
+            other => other.safe_number(),
+        };
+    }
     match value {
         Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
         Value::Number(n) => Some(as_f64(n)).filter(|x| x.is_finite()),
@@ -314,8 +345,16 @@ fn big_int_text(s: &str) -> Option<f64> {
     Some(if negative { -x } else { x })
 }
 
-/// TypeBox's TryBoolean: "true"/"false" in any case, "1"/"0", 1/0, `null` as false.
+/// TypeBox's TryBoolean: "true"/"false" in any case, "1"/"0", 1/0 (and 1n/0n), `null` and `undefined` as false.
 fn try_boolean(value: &Value) -> Option<bool> {
+    if let Some(value) = special(value) {
+        return match value {
+            Special::Undefined => Some(false),
+            other if other.is_bigint(0) => Some(false),
+            other if other.is_bigint(1) => Some(true),
+            _ => None,
+        };
+    }
     match value {
         Value::Bool(b) => Some(*b),
         Value::Number(n) => {
@@ -335,12 +374,83 @@ fn try_boolean(value: &Value) -> Option<bool> {
     }
 }
 
-/// TypeBox's TryNull: "null"/"undefined" in any case, "", "0", 0, false.
+/// TypeBox's TryNull: "null"/"undefined" in any case, "", "0", 0, 0n, false, `undefined`.
 fn try_null(value: &Value) -> Option<()> {
+    if let Some(value) = special(value) {
+        return (value == Special::Undefined || value.is_bigint(0)).then_some(());
+    }
     let yes = match value {
         Value::Bool(b) => !*b,
         Value::Number(n) => as_f64(n) == 0.0,
         Value::Null => true,
+        Value::String(s) => {
+            s.is_empty() || s == "0" || s.eq_ignore_ascii_case("null") || s.eq_ignore_ascii_case("undefined")
+        }
+        _ => false,
+    };
+    yes.then_some(())
+}
+
+/// TypeBox's TryBigInt (pi-schema's `bigint` type): booleans as 1n/0n, numbers truncated, `null` and `undefined` as
+/// 0n, integer texts (`12n`, `12`, `12.5` truncated), "true"/"false" in any case. A marker of the BigInt.
+fn try_bigint(value: &Value) -> Option<Value> {
+    if let Some(value) = special(value) {
+        return match value {
+            Special::BigInt(digits) => Some(special::bigint(digits)),
+            Special::Undefined => Some(special::bigint("0")),
+            _ => None,
+        };
+    }
+    let digits = match value {
+        Value::Bool(b) => u8::from(*b).to_string(),
+        Value::Number(n) => integer_digits(as_f64(n))?,
+        Value::Null => "0".to_string(),
+        Value::String(s) => match big_int_of_text(s) {
+            Some(digits) => digits,
+            None if s.eq_ignore_ascii_case("false") => "0".to_string(),
+            None if s.eq_ignore_ascii_case("true") => "1".to_string(),
+            None => return None,
+        },
+        _ => return None,
+    };
+    Some(special::bigint(&digits))
+}
+
+/// `BigInt(Math.trunc(x))` as decimal digits (`None` for NaN and the infinities).
+fn integer_digits(x: f64) -> Option<String> {
+    if !x.is_finite() {
+        return None;
+    }
+    let digits = format!("{:.0}", x.trunc());
+    Some(if digits == "-0" { "0".to_string() } else { digits })
+}
+
+/// pi-schema's `bigIntOfString`: `-?(0|[1-9]\d*)` optionally followed by `n` or by a fraction (truncated).
+fn big_int_of_text(s: &str) -> Option<String> {
+    let body = s.strip_suffix('n').unwrap_or_else(|| {
+        s.split_once('.').map_or(s, |(whole, fraction)| {
+            if !fraction.is_empty() && fraction.bytes().all(|c| c.is_ascii_digit()) { whole } else { "" }
+        })
+    });
+    let digits = body.strip_prefix('-').unwrap_or(body);
+    let valid = !digits.is_empty()
+        && digits.bytes().all(|c| c.is_ascii_digit())
+        && (digits.len() == 1 || !digits.starts_with('0'));
+    if !valid {
+        return None;
+    }
+    Some(if digits == "0" { "0".to_string() } else { body.to_string() })
+}
+
+/// TypeBox's TryUndefined: `undefined`, `null`, 0n, false, 0, "undefined"/"null" in any case, "" and "0".
+fn try_undefined(value: &Value) -> Option<()> {
+    if let Some(value) = special(value) {
+        return (value == Special::Undefined || value.is_bigint(0)).then_some(());
+    }
+    let yes = match value {
+        Value::Null => true,
+        Value::Bool(b) => !*b,
+        Value::Number(n) => as_f64(n) == 0.0,
         Value::String(s) => {
             s.is_empty() || s == "0" || s.eq_ignore_ascii_case("null") || s.eq_ignore_ascii_case("undefined")
         }

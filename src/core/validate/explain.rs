@@ -5,14 +5,15 @@
 use super::json::Kw;
 use serde_json::{Map, Value};
 
-use super::check::{contains_bounds, item_schemas, num, type_matches, unique};
+use super::check::{contains_bounds, is_bytes_type, is_undefined, item_schemas, multiple, num, type_matches, unique};
 use super::format;
 use super::json::{
     is_primitive, js_entries, js_join_element, js_json_stringify, js_keys, js_order, js_property_key, json_equal,
     list_values, pointer, pointer_index, strict_equal, type_name,
 };
-use super::number::{as_f64, is_multiple, js_number_to_string};
+use super::number::{as_f64, js_number_to_string};
 use super::resolve::{BaseId, Target, address};
+use super::special::{Special, bytes_len, special};
 use super::{Ctx, RawError};
 
 fn err(out: &mut Vec<RawError>, path: &str, message: String) {
@@ -21,7 +22,7 @@ fn err(out: &mut Vec<RawError>, path: &str, message: String) {
 
 /// A path's length as JavaScript counts it (UTF-16 units), which ranks union branches.
 fn utf16_len(s: &str) -> usize {
-    s.encode_utf16().count()
+    crate::core::wtf::utf16_len(s)
 }
 
 fn n(x: f64) -> String {
@@ -81,8 +82,24 @@ impl<'a> Ctx<'a> {
             err(out, path, format!("expected {}", js_json_stringify(c)));
         }
         match v {
-            Value::String(s) => self.walk_string(o, s, path, out),
-            Value::Number(x) => walk_number(o, as_f64(x), path, out),
+            Value::String(s) => match special(v) {
+                Some(Special::Bytes(list)) if is_bytes_type(o) => {
+                    let len = bytes_len(list) as f64;
+                    if let Some(min) = num(o, "minLength").filter(|min| len < *min) {
+                        err(out, path, format!("expected at least {} bytes", n(min)));
+                    }
+                    if let Some(max) = num(o, "maxLength").filter(|max| len > *max) {
+                        err(out, path, format!("expected at most {} bytes", n(max)));
+                    }
+                }
+                Some(value) => {
+                    if let Some(x) = value.numeric() {
+                        walk_number(o, x, value.digits(), path, out);
+                    }
+                }
+                None => self.walk_string(o, s, path, out),
+            },
+            Value::Number(x) => walk_number(o, as_f64(x), None, path, out),
             Value::Object(m) => self.walk_members(o, b, m, v, path, out),
             Value::Array(items) => self.walk_items(o, b, items, path, out),
             _ => {}
@@ -174,12 +191,19 @@ impl<'a> Ctx<'a> {
     ) {
         let properties = o.kw("properties").and_then(Value::as_object);
         for r in o.kw("required").and_then(Value::as_array).into_iter().flatten() {
-            if let Some(k) = r.as_str().filter(|k| !m.contains_key(*k)) {
+            let Some(k) = r.as_str() else { continue };
+            // Present and `undefined`: missing unless its declared schema takes `undefined`.
+            let missing = match m.kw(k) {
+                None => true,
+                Some(x) if is_undefined(x) => !properties.and_then(|p| p.kw(k)).is_some_and(|s| self.valid(s, b, x)),
+                Some(_) => false,
+            };
+            if missing {
                 err(out, &pointer(path, k), "missing".to_string());
             }
         }
         for (k, s) in properties.map(js_entries).unwrap_or_default() {
-            if let Some(x) = m.kw(k) {
+            if let Some(x) = m.kw(k).filter(|x| !is_undefined(x)) {
                 self.walk(s, b, x, &pointer(path, k), out);
             }
         }
@@ -364,7 +388,7 @@ impl<'a> Ctx<'a> {
     }
 }
 
-fn walk_number(o: &Map<String, Value>, x: f64, path: &str, out: &mut Vec<RawError>) {
+fn walk_number(o: &Map<String, Value>, x: f64, big: Option<&str>, path: &str, out: &mut Vec<RawError>) {
     if let Some(m) = num(o, "minimum").filter(|m| x < *m) {
         err(out, path, format!("expected >= {}", n(m)));
     }
@@ -377,7 +401,7 @@ fn walk_number(o: &Map<String, Value>, x: f64, path: &str, out: &mut Vec<RawErro
     if let Some(m) = num(o, "exclusiveMaximum").filter(|m| x >= *m) {
         err(out, path, format!("expected < {}", n(m)));
     }
-    if let Some(m) = num(o, "multipleOf").filter(|m| !is_multiple(x, *m)) {
+    if let Some(m) = num(o, "multipleOf").filter(|m| !multiple(x, big, *m)) {
         err(out, path, format!("expected a multiple of {}", n(m)));
     }
 }

@@ -214,11 +214,11 @@ fn is_email(s: &str) -> bool {
 
 /// `hostname`: labels of letters, digits and inner hyphens (or `xn--` labels with valid punycode), at most 253 long.
 fn is_hostname(s: &str, re: &dyn PatternMatcher) -> bool {
-    if s.is_empty() || s.encode_utf16().count() > 253 || s.ends_with('.') {
+    if s.is_empty() || crate::core::wtf::utf16_len(s) > 253 || s.ends_with('.') {
         return false;
     }
     s.split('.').all(|label| {
-        let len = label.encode_utf16().count();
+        let len = crate::core::wtf::utf16_len(label);
         len > 0 && len <= 63 && (is_puny_label(label, re) || is_ascii_label(label))
     })
 }

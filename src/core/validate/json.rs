@@ -197,6 +197,9 @@ pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
 
 /// The type named in `expected …, got <type>`.
 pub(crate) fn type_name(v: &Value) -> &'static str {
+    if let Some(value) = super::special::special(v) {
+        return value.type_name();
+    }
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",

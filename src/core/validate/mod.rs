@@ -13,6 +13,7 @@ mod number;
 mod plain;
 mod problems;
 mod resolve;
+mod special;
 mod uri;
 
 #[cfg(test)]
@@ -31,6 +32,7 @@ use serde_json::Value;
 pub use json::{depth_exceeds, js_json_stringify, js_json_stringify_pretty};
 pub use number::js_number_to_string;
 pub(crate) use number::parse_f64;
+pub use special::MARK;
 
 use resolve::{BaseId, Resolver};
 
@@ -54,6 +56,9 @@ pub const MAX_VALUE_DEPTH: usize = if cfg!(debug_assertions) { 300 } else { 10_0
 /// What is reported when the schema, the value or a `$ref` chain nests deeper than the limits: what the reference
 /// throws for a depth it cannot take (V8's stack overflow, from `structuredClone` or pi-schema's `compile`).
 pub const TOO_DEEP: &str = "Maximum call stack size exceeded";
+
+/// What pi-ai's validator cache (a `WeakMap`) throws, as a TypeError, for a schema that is a boolean (V8's words).
+pub const WEAK_MAP_KEY: &str = "Invalid value used as weak map key";
 
 /// ECMAScript regex matching is done by the host (js_sys::RegExp in wasm). None = invalid pattern.
 ///
@@ -111,7 +116,16 @@ pub fn coerce_and_validate_changes(
     if plain::accepts_as_is(schema, args) {
         return Ok(None);
     }
-    if json::depth_exceeds(args, MAX_VALUE_DEPTH) {
+    coerce_and_validate_view(schema, args, re)
+}
+
+/// `coerce_and_validate_changes` for a view with markers (`special.rs`): never the shortcut, which reads only JSON.
+pub fn coerce_and_validate_view(
+    schema: &Value,
+    args: &Value,
+    re: &dyn PatternMatcher,
+) -> Result<Option<Value>, Vec<SchemaError>> {
+    if json::depth_exceeds(schema, MAX_SCHEMA_DEPTH) || json::depth_exceeds(args, MAX_VALUE_DEPTH) {
         return Err(too_deep());
     }
     coerce_then_check(schema, args, re)
@@ -161,7 +175,7 @@ pub fn format_validation_error(tool_name: &str, errors: &[SchemaError], received
 pub fn schema_problem(schema: &Value, re: &dyn PatternMatcher) -> Option<String> {
     if schema.is_boolean() {
         // pi-ai caches validators in a WeakMap keyed by the schema, which throws for a primitive key (V8's words).
-        return Some("Invalid value used as weak map key".to_string());
+        return Some(WEAK_MAP_KEY.to_string());
     }
     if json::depth_exceeds(schema, MAX_SCHEMA_DEPTH) {
         return Some(TOO_DEEP.to_string());

@@ -80,6 +80,10 @@ pub(crate) fn as_f64(n: &Number) -> f64 {
 
 /// A JSON value for a finite `x`: an integer when it has no fraction and fits, else a float. `None` for NaN/Infinity.
 pub(crate) fn number_value(x: f64) -> Option<Value> {
+    if x == 0.0 && x.is_sign_negative() {
+        // `Math.trunc(-0.5)` and `+"-0"` are -0 in JS: kept as a float, which JSON text writes as 0.
+        return Number::from_f64(x).map(Value::Number);
+    }
     if is_integer(x) && x.abs() < 9_007_199_254_740_992.0 {
         // In range and without fraction: the cast is exact (and turns -0 into 0, which JSON prints as 0 anyway).
         return Some(Value::from(x as i64));
@@ -240,6 +244,22 @@ fn parse_radix(digits: &str, radix: u32) -> f64 {
 }
 
 /// Whether `v` is a multiple of `d`, exactly for decimals (0.0075 is a multiple of 0.0001), as pi-schema decides it.
+/// `isMultiple(v, d)` for a BigInt `v` (its decimal digits): exact, and false for a fractional or zero `d`.
+pub(crate) fn is_bigint_multiple(digits: &str, d: f64) -> bool {
+    if !is_integer(d) || d == 0.0 {
+        return false;
+    }
+    let magnitude = digits.trim_start_matches('-');
+    if d.abs() >= 1.7e38 {
+        return magnitude == "0";
+    }
+    let d = d.abs() as u128;
+    let rest = magnitude
+        .bytes()
+        .fold(0u128, |r, c| (r.saturating_mul(10).saturating_add(u128::from(c.saturating_sub(b'0')))) % d);
+    rest == 0
+}
+
 pub(crate) fn is_multiple(v: f64, d: f64) -> bool {
     let q = v / d;
     if is_integer(q) {
@@ -518,7 +538,8 @@ mod tests {
     #[test]
     fn number_values() {
         assert_eq!(number_value(42.0).unwrap(), serde_json::json!(42));
-        assert_eq!(number_value(-0.0).unwrap(), serde_json::json!(0));
+        let zero = number_value(-0.0).unwrap();
+        assert!(zero.as_f64().unwrap().is_sign_negative() && zero.as_f64() == Some(0.0));
         assert_eq!(number_value(1.5).unwrap(), serde_json::json!(1.5));
         assert!(number_value(f64::NAN).is_none());
     }

@@ -410,3 +410,16 @@ fn t_4_3_4_unlisted_formats_pass() {
         assert!(coerce_and_validate(&schema, &json!("%% not anything %%"), &TestRegex).is_ok(), "{format}");
     }
 }
+
+#[test]
+fn issue_13_a_lone_surrogate_key_is_one_utf16_unit_when_union_branches_are_ranked() {
+    // pi-schema blames the branch whose first error is deepest by `path.length`: "/\udfff" is 2 units, as "/é" is,
+    // so the tie keeps the first branch.
+    let schema = crate::core::wtf::parse(
+        r#"{"oneOf":[{"properties":{"é":{}},"required":["é"],"additionalProperties":false},
+                     {"properties":{"\udfff":{}},"required":["\udfff"],"additionalProperties":false}]}"#,
+    )
+    .unwrap();
+    let errors = coerce_and_validate(&schema, &j(r#"{"x":1}"#), &TestRegex).unwrap_err();
+    assert_eq!(errors.first().map(|e| e.path.as_str()), Some("é"));
+}
