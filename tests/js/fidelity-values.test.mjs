@@ -151,6 +151,11 @@ test("schemas nested past 125 levels validate; far past the reference's depth, i
   assert.equal(depthOf(validate(items(1000), deepArray(1000))), 1000);
   assert.match(message(() => validate(items(1000), deepArray(1001))), /^Validation failed for tool "t":\n {2}- (0\.){999}0: expected integer, got array\n/);
   assert.equal(message(() => validate(props(100000), {})), STACK);
+  // Past the reference's own depth on its first call (790 `properties`, 1,206–1,321 `items` here), ours validates.
+  if (!IS_REFERENCE) {
+    assert.deepEqual(validate(props(1350), {}), {});
+    assert.equal(depthOf(validate(items(1350), deepArray(1350))), 1350);
+  }
 });
 
 test("two tools named x\\uD800 and x\\uDBFF: each call runs its own tool", T, async () => {
