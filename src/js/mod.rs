@@ -5,6 +5,7 @@
 mod agent;
 mod executor;
 mod host;
+#[cfg(feature = "providers")]
 mod providers;
 
 use crate::core::agent_loop::{Start, drive, start_continue_run, start_prompt_run};
@@ -297,6 +298,7 @@ pub fn get_default_stream_fn() -> JsValue {
 }
 
 /// Fills `stream` (an `AssistantMessageEventStream`) for a request; never throws (P-6.1.2).
+#[cfg(feature = "providers")]
 #[wasm_bindgen(js_name = streamBuiltin)]
 pub fn stream_builtin(model: JsValue, context: JsValue, options: JsValue, stream: JsValue) {
     providers::stream_builtin(model, context, options, stream);
