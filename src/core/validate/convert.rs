@@ -416,13 +416,62 @@ fn try_bigint(value: &Value) -> Option<Value> {
     Some(special::bigint(&digits))
 }
 
-/// `BigInt(Math.trunc(x))` as decimal digits (`None` for NaN and the infinities).
+/// `BigInt(Math.trunc(x))` as decimal digits (`None` for NaN and the infinities). Exact for every f64, without
+/// float formatting (`{:.0}` would add core's exact-mode float printing): an integral f64 is `mantissa × 2^exp`.
 fn integer_digits(x: f64) -> Option<String> {
     if !x.is_finite() {
         return None;
     }
-    let digits = format!("{:.0}", x.trunc());
-    Some(if digits == "-0" { "0".to_string() } else { digits })
+    let t = x.trunc();
+    let magnitude = t.abs();
+    let digits = if magnitude < 18_446_744_073_709_551_616.0 {
+        (magnitude as u64).to_string()
+    } else {
+        let bits = magnitude.to_bits();
+        let exponent = ((bits >> 52) & 0x7ff) as u32;
+        let mantissa = (bits & ((1u64 << 52) - 1)) | (1u64 << 52);
+        // Limbs of 10^9, least significant first: the mantissa, then doubled `exponent - 1075` times.
+        let mut limbs: Vec<u64> = vec![
+            mantissa % 1_000_000_000,
+            mantissa / 1_000_000_000 % 1_000_000_000,
+            mantissa / 1_000_000_000_000_000_000,
+        ];
+        for _ in 0..exponent.saturating_sub(1075) {
+            let mut carry = 0;
+            for limb in &mut limbs {
+                let doubled = *limb * 2 + carry;
+                *limb = doubled % 1_000_000_000;
+                carry = doubled / 1_000_000_000;
+            }
+            if carry > 0 {
+                limbs.push(carry);
+            }
+        }
+        while limbs.len() > 1 && limbs.last() == Some(&0) {
+            limbs.pop();
+        }
+        let mut text = limbs.last().map(u64::to_string).unwrap_or_default();
+        for limb in limbs.iter().rev().skip(1) {
+            let part = limb.to_string();
+            text.push_str(&"0".repeat(9usize.saturating_sub(part.len())));
+            text.push_str(&part);
+        }
+        text
+    };
+    Some(if t < 0.0 && digits != "0" { format!("-{digits}") } else { digits })
+}
+
+#[cfg(test)]
+#[test]
+fn integer_digits_are_exact_for_every_f64() {
+    assert_eq!(integer_digits(-0.5).as_deref(), Some("0"));
+    assert_eq!(integer_digits(-7.9).as_deref(), Some("-7"));
+    assert_eq!(integer_digits(1e21).as_deref(), Some("1000000000000000000000"));
+    assert_eq!(integer_digits(2f64.powi(70)).as_deref(), Some("1180591620717411303424"));
+    assert_eq!(integer_digits(-18_446_744_073_709_551_616.0).as_deref(), Some("-18446744073709551616"));
+    assert_eq!(integer_digits(f64::MAX).map(|d| d.len()), Some(309));
+    assert_eq!(integer_digits(f64::MAX).as_deref().map(|d| &d[..12]), Some("179769313486"));
+    assert_eq!(integer_digits(f64::NAN), None);
 }
 
 /// pi-schema's `bigIntOfString`: `-?(0|[1-9]\d*)` optionally followed by `n` or by a fraction (truncated).

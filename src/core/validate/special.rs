@@ -95,7 +95,8 @@ impl<'a> Special<'a> {
             Special::NaN => Some(f64::NAN),
             Special::Infinity => Some(f64::INFINITY),
             Special::NegInfinity => Some(f64::NEG_INFINITY),
-            Special::BigInt(digits) => Some(digits.parse::<f64>().unwrap_or(f64::NAN)),
+            // Our decimal parser: `str::parse::<f64>` would add core's (~12 KB).
+            Special::BigInt(digits) => Some(super::parse_f64(digits).unwrap_or(f64::NAN)),
             _ => None,
         }
     }
