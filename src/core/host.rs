@@ -231,19 +231,20 @@ pub trait Host: Clone + 'static {
     }
     /// The validated arguments: `copy` (the clone `json_copy` made) with `patches` applied. `patches` is the JSON
     /// text of a list of `[path, value]` (set), `[path]` (delete) and `[path, 0, 0]` (wrap into a one-item array)
-    /// entries; a path is a list of keys and indices, and the empty path is the whole copy. Values may hold markers (`validate::special`), which the JS host
-    /// turns back into the values they stand for. This default reads and writes through `get`/`set`/`delete`.
+    /// entries; a path is a list of keys and indices, and the empty path is the whole copy. Values may hold markers
+    /// (`validate::special`), which the JS host turns back into the values they stand for. This default reads and
+    /// writes through `get`/`set`/`delete`.
     fn patch_copy(&self, copy: &Self::V, patches: &str) -> Result<Self::V, Self::V> {
         use serde_json::Value;
         let parsed = crate::core::wtf::parse(patches).map_err(|e| self.error(&e, false))?;
+        let key = |k: &Value| k.as_str().map_or_else(|| k.to_string(), str::to_string);
+        let parse = |v: &Value| self.json_parse(&crate::core::validate::js_json_stringify(v));
         let mut root = copy.clone();
         for patch in parsed.as_array().map(Vec::as_slice).unwrap_or_default() {
             let Value::Array(patch) = patch else { continue };
             let (Some(Value::Array(path)), value, wrap) = (patch.first(), patch.get(1), patch.len() == 3) else {
                 continue;
             };
-            let key = |k: &Value| k.as_str().map_or_else(|| k.to_string(), str::to_string);
-            let parse = |v: &Value| self.json_parse(&crate::core::validate::js_json_stringify(v));
             let Some((last, parents)) = path.split_last() else {
                 root = match value {
                     _ if wrap => self.array(&[root]),

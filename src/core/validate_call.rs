@@ -51,7 +51,8 @@ fn mark_negative_zeros(v: &mut serde_json::Value) {
 }
 
 /// What coercion changed from the view `old` to `new`, as `Host::patch_copy` takes it: `[path, value]` to set,
-/// `[path]` to delete, `[path, 0, 0]` to wrap the value into a one-item array (patches inside it follow). Iterative (a path is rebuilt from parent links only for a change), so any depth is fine.
+/// `[path]` to delete, `[path, 0, 0]` to wrap the value into a one-item array (patches inside it follow).
+/// Iterative (a path is rebuilt from parent links only for a change), so any depth is fine.
 fn patches(old: &serde_json::Value, new: &serde_json::Value) -> serde_json::Value {
     use serde_json::Value;
     // (parent link, key) of every container member visited; `usize::MAX` is the root.
@@ -282,7 +283,7 @@ pub fn validate_tool_call<H: Host>(h: &H, tool: &H::V, call: &H::V, args: &H::V)
         Ok(None) => Ok(Ok(copy)),
         // Plain JSON is rebuilt from the coerced value; a view's copy keeps what JSON cannot hold, changed in place.
         Ok(Some(coerced)) => {
-            let edits = match view {
+            let mut edits = match view {
                 Some(_) => {
                     let edits = patches(&value, &coerced);
                     wtf::drop_deep(coerced);
@@ -293,7 +294,6 @@ pub fn validate_tool_call<H: Host>(h: &H, tool: &H::V, call: &H::V, args: &H::V)
                     coerced,
                 ])]),
             };
-            let mut edits = edits;
             mark_negative_zeros(&mut edits);
             let patched = h.patch_copy(&copy, &js_json_stringify(&edits));
             wtf::drop_deep(edits);

@@ -172,8 +172,7 @@ function viewText(root) {
     } else {
       if (top.i < top.keys.length) {
         const key = top.keys[top.i++];
-        out.push((top.first ? "," : "") + JSON.stringify(key) + ":");
-        top.first = true;
+        out.push((top.i > 1 ? "," : "") + JSON.stringify(key) + ":");
         write(top.v[key]);
         continue;
       }

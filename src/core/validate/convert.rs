@@ -117,7 +117,8 @@ impl<'a> Ctx<'a> {
                 "boolean" => try_boolean(value).and_then(|x| changed(Value::Bool(x), value)),
                 "null" => try_null(value).and_then(|()| changed(Value::Null, value)),
                 "bigint" => try_bigint(value).and_then(|n| changed(n, value)),
-                "undefined" => try_undefined(value).and_then(|()| changed(special::undefined(), value)),
+                // TypeBox's TryUndefined takes exactly the values its TryNull takes.
+                "undefined" => try_null(value).and_then(|()| changed(special::undefined(), value)),
                 "array" => self.convert_array(o, b, value),
                 "object" => self.convert_object(o, b, value),
                 _ => None,
@@ -329,20 +330,9 @@ fn try_number(value: &Value) -> Option<f64> {
     }
 }
 
-/// A `-?(0|[1-9]\d*)n` text within the safe integers (other integer texts already passed `+text`, or are too large).
+/// A BigInt text (`bigIntOfString`) within the safe integers (texts that are plain numbers already passed `+text`).
 fn big_int_text(s: &str) -> Option<f64> {
-    let body = s.strip_suffix('n')?;
-    let (negative, digits) = match body.strip_prefix('-') {
-        Some(d) => (true, d),
-        None => (false, body),
-    };
-    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) || (digits.len() > 1 && digits.starts_with('0'))
-    {
-        return None;
-    }
-    let magnitude: u64 = digits.parse().ok().filter(|m| *m <= 9_007_199_254_740_991)?;
-    let x = magnitude as f64;
-    Some(if negative { -x } else { x })
+    special::safe_integer(&big_int_of_text(s)?)
 }
 
 /// TypeBox's TryBoolean: "true"/"false" in any case, "1"/"0", 1/0 (and 1n/0n), `null` and `undefined` as false.
@@ -489,21 +479,4 @@ fn big_int_of_text(s: &str) -> Option<String> {
         return None;
     }
     Some(if digits == "0" { "0".to_string() } else { body.to_string() })
-}
-
-/// TypeBox's TryUndefined: `undefined`, `null`, 0n, false, 0, "undefined"/"null" in any case, "" and "0".
-fn try_undefined(value: &Value) -> Option<()> {
-    if let Some(value) = special(value) {
-        return (value == Special::Undefined || value.is_bigint(0)).then_some(());
-    }
-    let yes = match value {
-        Value::Null => true,
-        Value::Bool(b) => !*b,
-        Value::Number(n) => as_f64(n) == 0.0,
-        Value::String(s) => {
-            s.is_empty() || s == "0" || s.eq_ignore_ascii_case("null") || s.eq_ignore_ascii_case("undefined")
-        }
-        _ => false,
-    };
-    yes.then_some(())
 }

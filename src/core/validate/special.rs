@@ -83,6 +83,12 @@ pub(crate) fn bytes_members(bytes: &str) -> Map<String, Value> {
         .collect()
 }
 
+/// Integer digits (`-?[0-9]+`) as a number when within the safe integers `±(2^53 - 1)`.
+pub(crate) fn safe_integer(digits: &str) -> Option<f64> {
+    let n: i64 = digits.parse().ok()?;
+    (n.unsigned_abs() <= 9_007_199_254_740_991).then_some(n as f64)
+}
+
 /// How many bytes a `Bytes` marker holds.
 pub(crate) fn bytes_len(bytes: &str) -> usize {
     bytes.bytes().filter(|c| *c == b',').count()
@@ -140,11 +146,7 @@ impl<'a> Special<'a> {
 
     /// The value as a safe-integer number, for a BigInt in `±(2^53 - 1)` (TypeBox's TryNumber).
     pub(crate) fn safe_number(self) -> Option<f64> {
-        let Special::BigInt(digits) = self else {
-            return None;
-        };
-        let n: i64 = digits.parse().ok()?;
-        (n.unsigned_abs() <= 9_007_199_254_740_991).then_some(n as f64)
+        safe_integer(self.digits()?)
     }
 }
 
