@@ -292,14 +292,14 @@ pub enum Queue {
 }
 
 impl Queue {
-    fn keys(self) -> (&'static str, &'static str) {
+    pub fn keys(self) -> (&'static str, &'static str) {
         match self {
             Queue::Steering => ("steering", "steeringMode"),
             Queue::FollowUp => ("followUp", "followUpMode"),
         }
     }
     /// Where drained messages wait until they are in the transcript (checkpoint.rs).
-    fn transit(self) -> &'static str {
+    pub fn transit(self) -> &'static str {
         match self {
             Queue::Steering => "transitSteering",
             Queue::FollowUp => "transitFollowUp",
@@ -341,6 +341,19 @@ pub fn peek<H: Host>(h: &H, st: &H::V, queue: Queue) -> Result<Vec<H::V>, H::V> 
         return Ok(all);
     }
     Ok(all.into_iter().take(1).collect())
+}
+
+/// `Host::queue_poller` built from `drain`: a getter's throw gives an empty poll.
+pub fn native_queue_poller<H: Host + Clone + 'static>(h: &H, st: &H::V, queue: Queue, skip: bool) -> H::V {
+    let skip = std::cell::Cell::new(skip);
+    let (host, st) = (h.clone(), st.clone());
+    h.function(Rc::new(move |_args: &[H::V]| {
+        let h = &host;
+        if skip.replace(false) {
+            return h.array(&[]);
+        }
+        h.array(&drain(h, &st, queue).unwrap_or_default())
+    }))
 }
 
 pub fn drain<H: Host>(h: &H, st: &H::V, queue: Queue) -> Result<Vec<H::V>, H::V> {
@@ -686,22 +699,8 @@ fn loop_config<H: Host + Clone>(
         }));
         h.set(&config, "prepareNextTurn", &wrapper)?;
     }
-    let skip = Rc::new(std::cell::Cell::new(skip_initial_steering));
-    let (host, queue_st) = (h.clone(), st.clone());
-    let steering = h.function(Rc::new(move |_args: &[H::V]| {
-        let h = &host;
-        if skip.replace(false) {
-            return h.array(&[]);
-        }
-        h.array(&drain(h, &queue_st, Queue::Steering).unwrap_or_default())
-    }));
-    let (host, queue_st) = (h.clone(), st.clone());
-    let follow_up = h.function(Rc::new(move |_args: &[H::V]| {
-        let h = &host;
-        h.array(&drain(h, &queue_st, Queue::FollowUp).unwrap_or_default())
-    }));
-    h.set(&config, "getSteeringMessages", &steering)?;
-    h.set(&config, "getFollowUpMessages", &follow_up)?;
+    h.set(&config, "getSteeringMessages", &h.queue_poller(st, Queue::Steering, skip_initial_steering))?;
+    h.set(&config, "getFollowUpMessages", &h.queue_poller(st, Queue::FollowUp, false))?;
     h.copy_fields(agent, &config, &["headers", "fetch"])?;
     Ok(config)
 }
@@ -771,7 +770,7 @@ fn event_sink<H: Host + Clone>(h: &H, st: &H::V, signal: &H::V) -> NativeSink<H:
     Rc::new(move |event: H::V| {
         let (h, st, signal) = (h.clone(), st.clone(), signal.clone());
         async move {
-            if reduce(&h, &st, &event)? {
+            if h.reduce_agent_event(&st, &event)? {
                 let agent = get(&h, &st, "agent")?;
                 checkpoint::flush(&h, &agent, &st).await?;
             }
@@ -818,7 +817,7 @@ fn retain<H: Host>(h: &H, st: &H::V, key: &str, keep: impl Fn(&H::V) -> bool) ->
 
 /// Applies an event to the state; `true` at a durable point (a message in the transcript, a tool
 /// call ended) when the agent writes checkpoints.
-fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H::V> {
+pub fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H::V> {
     let kind = h.as_string(&get(h, event, "type")?).unwrap_or_default();
     let durable = h.kind(&get(h, st, "ck")?).is_object_like();
     match kind.as_str() {

@@ -351,6 +351,24 @@ pub trait Host: Clone + 'static {
     {
         super::declare::tool_changes(self, messages, extra, tools)
     }
+    /// The Agent's reducer on one event: `true` at a durable point. (A host may apply
+    /// it in one crossing.)
+    fn reduce_agent_event(&self, st: &Self::V, event: &Self::V) -> Result<bool, Self::V>
+    where
+        Self: Sized,
+    {
+        super::agent::reduce(self, st, event)
+    }
+    /// The function a run polls for the agent's steering (or follow-up) queue: each call
+    /// drains the selection of `queue` and returns it as an array; with `skip`, the first call
+    /// returns an empty array instead. (A host may make it a function of its own, so a poll never
+    /// crosses into the core.)
+    fn queue_poller(&self, st: &Self::V, queue: super::agent::Queue, skip: bool) -> Self::V
+    where
+        Self: Sized + Clone + 'static,
+    {
+        super::agent::native_queue_poller(self, st, queue, skip)
+    }
     /// E-8.1 over a list of messages (an array): the index of the first entry that is not a
     /// message, with `true` when it is not even an object (else its `role` is not a string).
     /// Errors are values thrown by caller getters. (A host may check without a crossing per message.)

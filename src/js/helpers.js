@@ -646,6 +646,112 @@ export function toolChanges(messages, extra, tools) {
   return added.length === 0 && removed.length === 0 ? null : [added, removed];
 }
 
+/** `Array.from(v)` for an array, else `[]` (the core's `items`). */
+const listOf = (v) => (Array.isArray(v) ? Array.from(v) : []);
+
+/** A string `role` of an object-like message, else undefined (the core's `role`). */
+function roleOf(m) {
+  if (!isObject(m)) return undefined;
+  const role = Reflect.get(m, "role");
+  return typeof role === "string" ? role : undefined;
+}
+
+/** Drops the entries of the list `st[key]` that `keep` rejects, only when one does (the core's `retain`). */
+function retainList(st, key, keep) {
+  const list = listOf(Reflect.get(st, key));
+  if (!list.every(keep)) Reflect.set(st, key, list.filter(keep));
+}
+
+function toolCallIdOf(record) {
+  try {
+    return Reflect.get(record, "toolCallId");
+  } catch {
+    return undefined;
+  }
+}
+
+/** `Host::reduce_agent_event`: the Agent's reducer (A-5.2.2), the core's `agent::reduce` read for read
+ *  and write for write, in one crossing per event. `true` at a durable point of an agent that writes
+ *  checkpoints. A getter's or setter's throw throws through. */
+export function reduceAgentEvent(st, event) {
+  const type = Reflect.get(event, "type");
+  const durable = isObject(Reflect.get(st, "ck"));
+  switch (typeof type === "string" ? type : "") {
+    case "message_start":
+    case "message_update":
+      Reflect.set(st, "streamingMessage", Reflect.get(event, "message"));
+      break;
+    case "message_end": {
+      Reflect.set(st, "streamingMessage", undefined);
+      const message = Reflect.get(event, "message");
+      push(Reflect.get(st, "messages"), message);
+      if (!durable) break;
+      retainList(st, "transitSteering", (m) => !Object.is(m, message));
+      retainList(st, "transitFollowUp", (m) => !Object.is(m, message));
+      if (roleOf(message) === "toolResult") {
+        const id = Reflect.get(message, "toolCallId");
+        retainList(st, "completedTools", (r) => !Object.is(toolCallIdOf(r), id));
+      }
+      return true;
+    }
+    case "tool_execution_start":
+    case "tool_execution_end": {
+      const id = Reflect.get(event, "toolCallId");
+      const ids = [...Reflect.get(st, "pendingToolCalls")].filter((x) => !Object.is(x, id));
+      if (type === "tool_execution_start") ids.push(id);
+      Reflect.set(st, "pendingToolCalls", new Set(ids));
+      if (!durable || type !== "tool_execution_end") break;
+      // Ended, but its result message may come later (a parallel batch emits them at its end).
+      const record = {
+        toolCallId: id,
+        toolName: Reflect.get(event, "toolName"),
+        result: Reflect.get(event, "result"),
+        isError: Reflect.get(event, "isError"),
+      };
+      push(Reflect.get(st, "completedTools"), record);
+      push(Reflect.get(st, "endedTools"), record);
+      return true;
+    }
+    case "turn_end": {
+      const message = Reflect.get(event, "message");
+      if (roleOf(message) === "assistant") {
+        const error = Reflect.get(message, "errorMessage");
+        if (error) Reflect.set(st, "errorMessage", error);
+      }
+      break;
+    }
+    case "agent_end":
+      Reflect.set(st, "streamingMessage", undefined);
+      break;
+  }
+  return false;
+}
+
+/** `Host::queue_poller`: the function a run polls for the queue `st[list]` (A-5.5.1), the core's
+ *  `agent::drain` in JS: the selection (`st[mode] === "all"`: all, else the first), the rest left
+ *  queued, the selection also kept in `st[transit]` while the agent writes checkpoints. A throw
+ *  gives an empty poll. With `skip`, the first poll is empty. */
+export function queuePoller(st, list, mode, transit, skip) {
+  return () => {
+    if (skip) {
+      skip = false;
+      return [];
+    }
+    try {
+      const all = listOf(Reflect.get(st, list));
+      const selected = Reflect.get(st, mode) === "all" ? all : all.slice(0, 1);
+      Reflect.set(st, list, listOf(Reflect.get(st, list)).slice(selected.length));
+      if (selected.length > 0 && isObject(Reflect.get(st, "ck"))) {
+        const waiting = Reflect.get(st, transit);
+        if (Array.isArray(waiting)) for (const m of selected) push(waiting, m);
+      }
+      return selected;
+    } catch {
+      return [];
+    }
+  };
+}
+
 /** `Host::copy_fields`: `to[key] = from[key]` for each key, as `Reflect.set` (a getter's throw throws through). */
 export function copyFields(from, to, keys) {
   for (let i = 0; i < keys.length; i++) Reflect.set(to, keys[i], from[keys[i]]);

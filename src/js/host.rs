@@ -3,6 +3,7 @@
 //! pump) reporting the throw itself through `checked` or a code, so a throwing getter or proxy
 //! becomes `Err`, never an unwind or a trap.
 
+use crate::core::agent::Queue;
 use crate::core::fxhash::FxMap;
 use crate::core::host::{EventCode, Host, HostFuture, Kind, NativeFn, Pumped, ToolChanges};
 use crate::core::wtf;
@@ -19,6 +20,10 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/js/helpers.js")]
 extern "C" {
+    #[wasm_bindgen(catch, js_name = reduceAgentEvent)]
+    fn reduce_agent_event(st: &JsValue, event: &JsValue) -> Result<bool, JsValue>;
+    #[wasm_bindgen(js_name = queuePoller)]
+    fn queue_poller(st: &JsValue, list: &JsValue, mode: &JsValue, transit: &JsValue, skip: bool) -> JsValue;
     #[wasm_bindgen(catch, js_name = toolChanges)]
     fn tool_changes(messages: &JsValue, extra: Vec<JsValue>, tools: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = copyFields)]
@@ -774,6 +779,13 @@ impl Host for JsHost {
         }
         let changes = Array::from(&changes);
         Ok((Array::from(&changes.get(0)).to_vec(), Array::from(&changes.get(1)).to_vec()))
+    }
+    fn reduce_agent_event(&self, st: &JsValue, event: &JsValue) -> Result<bool, JsValue> {
+        reduce_agent_event(st, event)
+    }
+    fn queue_poller(&self, st: &JsValue, queue: Queue, skip: bool) -> JsValue {
+        let (list, mode) = queue.keys();
+        queue_poller(st, &key(list), &key(mode), &key(queue.transit()), skip)
     }
     fn first_bad_message(&self, list: &JsValue) -> Result<Option<(usize, bool)>, JsValue> {
         let code = first_bad_message(list)?;
