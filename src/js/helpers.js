@@ -551,9 +551,60 @@ function plainField(v) {
 function sameDeclaration(a, b) {
   if (plainField(a.name) && plainField(b.name) && plainField(a.description) && plainField(b.description) &&
       plainField(a.cs) && plainField(b.cs)) {
-    return a.name === b.name && a.description === b.description && a.cs === b.cs && parametersText(a) === parametersText(b);
+    if (a.name !== b.name || a.description !== b.description || a.cs !== b.cs) return false;
+    const same = sameJsonData(a.parameters, b.parameters);
+    return same === UNKNOWN ? parametersText(a) === parametersText(b) : same;
   }
   return JSON.stringify(declaration(a)) === JSON.stringify(declaration(b));
+}
+
+// Whether two values' JSON texts are equal, found without building them: exact for JSON data (strings,
+// booleans, finite numbers, null, and arrays and objects of Object.prototype or null with only such values),
+// UNKNOWN for anything else (a value `JSON.stringify` skips or transforms, `toJSON`, a deep or cyclic
+// structure), which the caller compares by text. Both values are read whole, as building the texts would.
+const UNKNOWN = 2;
+const SAME_JSON_DEPTH = 48;
+
+function sameJsonData(a, b) {
+  if (Object.prototype.toJSON !== undefined || Array.prototype.toJSON !== undefined) return UNKNOWN;
+  return sameJson(a, b, 0);
+}
+
+function sameJson(a, b, depth) {
+  const type = typeof a;
+  if (type !== typeof b) return UNKNOWN;
+  if (type === "string" || type === "boolean") return a === b;
+  if (type === "number") return Number.isFinite(a) && Number.isFinite(b) ? a === b : UNKNOWN;
+  if (type !== "object" || depth >= SAME_JSON_DEPTH) return UNKNOWN;
+  if (a === null || b === null) return a === b ? true : UNKNOWN;
+  const array = Array.isArray(a);
+  if (array !== Array.isArray(b)) return UNKNOWN;
+  const proto = array ? Array.prototype : Object.prototype;
+  const pa = Object.getPrototypeOf(a);
+  const pb = Object.getPrototypeOf(b);
+  if ((pa !== proto && (array || pa !== null)) || (pb !== proto && (array || pb !== null))) return UNKNOWN;
+  let same = true;
+  if (array) {
+    const n = a.length;
+    if (n !== b.length) return UNKNOWN;
+    for (let i = 0; i < n; i++) {
+      const r = sameJson(a[i], b[i], depth + 1);
+      if (r === UNKNOWN) return UNKNOWN;
+      same &&= r;
+    }
+    return same;
+  }
+  const keys = Object.keys(a);
+  const other = Object.keys(b);
+  if (keys.length !== other.length) return UNKNOWN;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (key !== other[i] || key === "toJSON") return UNKNOWN;
+    const r = sameJson(a[key], b[key], depth + 1);
+    if (r === UNKNOWN) return UNKNOWN;
+    same &&= r;
+  }
+  return same;
 }
 
 /** Replays a `(toolsRemoved, toolsAdded)` pair into `declared` (a Map by name, as the reference keeps it). */
@@ -572,6 +623,9 @@ function replay(declared, removed, added) {
 // every time, so an edited `toolsAdded` is seen as before. Keys are weak: nothing outlives its message.
 const scans = new WeakMap();
 const SCAN_LOOKBACK = 64;
+// A shorter transcript is scanned whole: cheaper than the weak-map lookups (and the ephemerons the
+// collector walks: a thousand concurrent runs each left one per turn), and it reads what the reference reads.
+const SCAN_CACHED_FROM = 256;
 
 const isObject = (m) => m !== null && (typeof m === "object" || typeof m === "function");
 
@@ -590,6 +644,13 @@ function systemMessages(list) {
   const n = list.length;
   let start = 0;
   let systems = [];
+  if (n < SCAN_CACHED_FROM) {
+    for (let i = 0; i < n; i++) {
+      const m = list[i];
+      if (isObject(m) && m.role === "system") systems.push(i, m);
+    }
+    return systems;
+  }
   for (let i = n - 1; i >= 0 && i >= n - SCAN_LOOKBACK; i--) {
     const m = list[i];
     const scan = isObject(m) ? scans.get(m) : undefined;

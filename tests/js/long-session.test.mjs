@@ -9,50 +9,70 @@ import { assistant, createFaux, userMessage } from "./faux.mjs";
 import { T, deviation, makeAgent, replayedTools, roles, toolViews, decl } from "./agent-helpers.mjs";
 import { tool } from "./faux.mjs";
 
-/** An agent with `tools` that already ran two prompts (so a scan of its transcript is remembered). */
-async function warmAgent(tools, replies = 6, initialState = {}) {
+/** An agent with `tools` that already ran two prompts (so a scan of its transcript is remembered), after `pad`
+ *  prior user/assistant messages (a transcript this long is where the scan is remembered at all). */
+async function warmAgent(tools, pad, replies = 6, initialState = {}) {
   const faux = createFaux(Array.from({ length: replies }, (_, i) => assistant(`reply ${i}`)));
-  const agent = makeAgent(faux, { initialState: { tools, ...initialState } });
+  const history = Array.from({ length: pad }, (_, i) => (i % 2 ? assistant(`a${i}`) : userMessage(`q${i}`)));
+  const agent = makeAgent(faux, { initialState: { tools, messages: history, ...initialState } });
   await agent.prompt("p1");
   await agent.prompt("p2");
-  return { agent, faux };
+  // p1 declared the tools; where that system message went is the reference's business (checked elsewhere).
+  const at = agent.state.messages.findIndex((m) => m.role === "system");
+  assert.ok(at >= 0);
+  return { agent, faux, at };
 }
 
-test("a system message's role edited in place: its declarations no longer count, the tool is declared again", T, async () => {
-  const first = tool("first");
-  const { agent, faux } = await warmAgent([first]);
-  assert.deepEqual(faux.calls.map(toolViews), [["+first"], ["+first"]]);
-  agent.state.messages[0].role = "custom";
-  await agent.prompt("p3");
-  assert.deepEqual(toolViews(faux.calls[2]), ["+first"]);
-  assert.deepEqual(roles(agent.state.messages), ["custom", "user", "assistant", "user", "assistant", "system", "user", "assistant"]);
-  assert.deepEqual(agent.state.messages[5].toolsAdded, [decl(first)]);
-  await agent.prompt("p4");
-  assert.equal(agent.state.messages.filter((m) => m.role === "system").length, 1, "nothing more to declare");
-});
+// Each edit on a short transcript (scanned whole every turn) and after 300 prior messages (the remembered scan).
+for (const pad of [0, 300]) {
+  const after = pad ? ` (after ${pad} prior messages)` : "";
 
-test("a system message's toolsAdded edited in place is seen by the next request", T, async () => {
-  const first = tool("first");
-  const { agent, faux } = await warmAgent([first]);
-  agent.state.messages[0].toolsAdded = [];
-  await agent.prompt("p3");
-  assert.deepEqual(toolViews(faux.calls[2]), ["+first"]);
-  assert.deepEqual(replayedTools(agent.state.messages), ["first"]);
-  assert.equal(agent.state.messages.filter((m) => m.role === "system").length, 2);
-});
+  test(`a system message's role edited in place: its declarations no longer count, the tool is declared again${after}`, T, async () => {
+    const first = tool("first");
+    const { agent, faux, at } = await warmAgent([first], pad);
+    assert.deepEqual(faux.calls.map(toolViews), [["+first"], ["+first"]]);
+    agent.state.messages[at].role = "custom";
+    await agent.prompt("p3");
+    assert.deepEqual(toolViews(faux.calls[2]), ["+first"]);
+    const list = agent.state.messages;
+    assert.deepEqual(roles([list[at], ...list.slice(-7)]), ["custom", "user", "assistant", "user", "assistant", "system", "user", "assistant"]);
+    assert.deepEqual(list.at(-3).toolsAdded, [decl(first)]);
+    await agent.prompt("p4");
+    assert.equal(agent.state.messages.filter((m) => m.role === "system").length, 1, "nothing more to declare");
+  });
 
-test("state.messages replaced by one of the same length ending in the same message: a full replay decides", T, async () => {
-  const first = tool("first");
-  const { agent, faux } = await warmAgent([first]);
-  const before = agent.state.messages;
-  const last = before[before.length - 1];
-  // The head that declared `first` becomes a system message declaring nothing; everything after it is the same.
-  agent.state.messages = [{ role: "system", content: "", timestamp: 0 }, ...before.slice(1)];
-  assert.equal(agent.state.messages[before.length - 1], last);
-  await agent.prompt("p3");
-  assert.deepEqual(toolViews(faux.calls[2]), ["+first"]);
-  assert.deepEqual(replayedTools(agent.state.messages), ["first"]);
-});
+  test(`a system message's toolsAdded edited in place is seen by the next request${after}`, T, async () => {
+    const first = tool("first");
+    const { agent, faux, at } = await warmAgent([first], pad);
+    agent.state.messages[at].toolsAdded = [];
+    await agent.prompt("p3");
+    assert.deepEqual(toolViews(faux.calls[2]), ["+first"]);
+    assert.deepEqual(replayedTools(agent.state.messages), ["first"]);
+    assert.equal(agent.state.messages.filter((m) => m.role === "system").length, 2);
+  });
+
+  test(`state.messages replaced by one of the same length ending in the same message: a full replay decides${after}`, T, async () => {
+    const first = tool("first");
+    const { agent, faux, at } = await warmAgent([first], pad);
+    const before = agent.state.messages;
+    const last = before[before.length - 1];
+    // The message that declared `first` becomes a system message declaring nothing; everything else is the same.
+    agent.state.messages = [...before.slice(0, at), { role: "system", content: "", timestamp: 0 }, ...before.slice(at + 1)];
+    assert.equal(agent.state.messages[before.length - 1], last);
+    await agent.prompt("p3");
+    assert.deepEqual(toolViews(faux.calls[2]), ["+first"]);
+    assert.deepEqual(replayedTools(agent.state.messages), ["first"]);
+  });
+
+  test(`a system message inserted into the middle of the transcript (later messages shift) is replayed${after}`, T, async () => {
+    const first = tool("first");
+    const { agent, faux, at } = await warmAgent([first], pad);
+    agent.state.messages.splice(at + 2, 0, { role: "system", content: "", timestamp: 3, toolsRemoved: [{ name: "first" }] });
+    await agent.prompt("p3");
+    assert.deepEqual(toolViews(faux.calls[2]), ["+first", "-first", "+first"]);
+    assert.deepEqual(replayedTools(agent.state.messages), ["first"]);
+  });
+}
 
 test("a long transcript: a middle system message's declaration is replayed, and splicing out the head re-declares", T, async () => {
   const first = tool("first");
@@ -75,15 +95,6 @@ test("a long transcript: a middle system message's declaration is replayed, and 
   assert.deepEqual(toolViews(faux.calls[2]), ["+second", "-second", "+first"]);
   assert.deepEqual(replayedTools(agent.state.messages), ["first"]);
   assert.equal(agent.state.messages.length, 301 + 2 + 6, "301 kept, 2 declaring system messages, 3 turns");
-});
-
-test("a system message inserted into the middle of the transcript (later messages shift) is replayed", T, async () => {
-  const first = tool("first");
-  const { agent, faux } = await warmAgent([first]);
-  agent.state.messages.splice(2, 0, { role: "system", content: "", timestamp: 3, toolsRemoved: [{ name: "first" }] });
-  await agent.prompt("p3");
-  assert.deepEqual(toolViews(faux.calls[2]), ["+first", "-first", "+first"]);
-  assert.deepEqual(replayedTools(agent.state.messages), ["first"]);
 });
 
 test("E-8.1 over a long transcript: the first entry that is not a message is named by its index", deviation("the reference does not check state.messages"), async () => {
@@ -125,3 +136,44 @@ test("the default convertToLlm skips entries that are not messages and roles tha
   assert.deepEqual(await agent.convertToLlm(undefined), []);
   assert.equal(agent.convertToLlm, makeAgent(createFaux([])).convertToLlm, "one default function for every agent");
 });
+
+// L-3.4.1: a declared tool is the same as the executable one when their declarations' JSON texts are equal. The
+// loop decides most of these without building the texts (src/js/helpers.js `sameJson`); each case here is one
+// where a structural comparison and the texts could disagree. `same` is what the texts say (the reference agrees).
+const DECLARATION_CASES = [
+  ["0 and -0", { a: 0 }, { a: -0 }, true],
+  ["keys in another order", { a: 1, b: 2 }, { b: 2, a: 1 }, false],
+  ["an undefined property and none", { a: undefined, b: 1 }, { b: 1 }, true],
+  ["NaN and null", { n: NaN }, { n: null }, true],
+  ["Infinity and -Infinity", { n: Infinity }, { n: -Infinity }, true],
+  ["equal nested arrays", { e: [1, [2, "x"], true] }, { e: [1, [2, "x"], true] }, true],
+  ["nested arrays differing deep inside", { e: [1, [2, "x"]] }, { e: [1, [2, "y"]] }, false],
+  ["a hole and null", { e: [1, , 2] }, { e: [1, null, 2] }, true], // eslint-disable-line no-sparse-arrays
+  ["a function property and none", { a: 1, f() {} }, { a: 1 }, true],
+  ["an own toJSON", { x: 1, toJSON: () => ({ y: 1 }) }, { y: 1 }, true],
+  ["a null-prototype object", Object.assign(Object.create(null), { a: 1 }), { a: 1 }, true],
+  ["a Date and its ISO text", { d: new Date(0) }, { d: "1970-01-01T00:00:00.000Z" }, true],
+  ["a Map and an empty object", { m: new Map([[1, 2]]) }, { m: {} }, true],
+  ["a string and a number", { a: "1" }, { a: 1 }, false],
+  ["true and 1", { a: true }, { a: 1 }, false],
+  ["an empty array and an empty object", { a: [] }, { a: {} }, false],
+  ["equal 60 levels deep", nest(60, "leaf"), nest(60, "leaf"), true],
+  ["differing 60 levels deep", nest(60, "leaf"), nest(60, "other"), false],
+  ["a differing value before a hole", { a: [1, , 2], b: "x" }, { a: [1, null, 2], b: "y" }, false], // eslint-disable-line no-sparse-arrays
+];
+
+function nest(depth, leaf) {
+  let v = { leaf };
+  for (let i = 0; i < depth; i++) v = { type: "object", properties: { inner: v } };
+  return v;
+}
+
+for (const [name, declared, executable, same] of DECLARATION_CASES) {
+  test(`L-3.4.1 declaration compared by its JSON text: ${name} → ${same ? "the same tool" : "declared again"}`, T, async () => {
+    const head = { role: "system", content: "", timestamp: 1, toolsAdded: [{ name: "x", description: "x tool", parameters: declared }] };
+    const faux = createFaux([assistant("done")]);
+    const agent = makeAgent(faux, { initialState: { tools: [tool("x", undefined, { parameters: executable })], messages: [head] } });
+    await agent.prompt("p");
+    assert.deepEqual(toolViews(faux.calls[0]), same ? ["+x"] : ["+x", "+x", "-x"]);
+  });
+}
