@@ -86,6 +86,18 @@ const FORWARDED: [&str; 23] = [
     "temperature",
 ];
 
+/// The agent's optional hooks a run checks (E-8.1), in the order it reads them.
+pub const AGENT_HOOKS: [&str; 8] = [
+    "transformContext",
+    "getApiKey",
+    "beforeToolCall",
+    "afterToolCall",
+    "finishTurn",
+    "prepareRequest",
+    "prepareNextTurn",
+    "prepareNextTurnWithContext",
+];
+
 const MODES: [&str; 2] = ["all", "one-at-a-time"];
 
 type Thrown<V> = V;
@@ -640,24 +652,23 @@ fn run_queued<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V) -> Result<Option<
 }
 
 /// E-8.1 for the state a run would start from: tools, messages, hooks, numbers.
+/// A host that finds every field valid in one step skips the reads below; anything else is checked
+/// here, which names what is wrong.
 fn check_state<H: Host>(h: &H, agent: &H::V, st: &H::V, function: &str) -> Result<(), ArgError<H::V>> {
+    if h.agent_state_valid(agent, st)? {
+        return Ok(());
+    }
     let c = Checker::new(h, function);
     c.tools(&get(h, st, "tools")?, "state.tools")?;
     c.messages(&get(h, st, "messages")?, "state.messages")?;
     c.object(&get(h, st, "model")?, "state.model")?;
     c.function(&get(h, agent, "convertToLlm")?, "agent.convertToLlm")?;
     c.function(&get(h, agent, "streamFunction")?, "agent.streamFunction")?;
-    for hook in [
-        "transformContext",
-        "getApiKey",
-        "beforeToolCall",
-        "afterToolCall",
-        "finishTurn",
-        "prepareRequest",
-        "prepareNextTurn",
-        "prepareNextTurnWithContext",
-    ] {
-        c.optional_function(&get(h, agent, hook)?, &format!("agent.{hook}"))?;
+    for hook in AGENT_HOOKS {
+        let f = get(h, agent, hook)?;
+        if !h.kind(&f).is_nullish() {
+            c.function(&f, &format!("agent.{hook}"))?;
+        }
     }
     c.limits(agent, "agent")
 }

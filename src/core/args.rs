@@ -33,6 +33,9 @@ pub struct Checker<'a, H: Host> {
 
 const MAX_TIMER_MS: f64 = 2_147_483_647.0;
 
+/// The D3–D5 timer fields `limits` checks, in order (`timeoutMs` not on a loop config).
+pub const TIMERS: [&str; 4] = ["toolTimeoutMs", "streamIdleTimeoutMs", "abortGraceMs", "timeoutMs"];
+
 pub const CONFIG_HOOKS: [&str; 9] = [
     "transformContext",
     "getApiKey",
@@ -142,7 +145,7 @@ impl<'a, H: Host> Checker<'a, H> {
     /// maxParallelTools is a positive integer.
     pub fn limits(&self, owner: &H::V, prefix: &str) -> Result<(), ArgError<H::V>> {
         let h = self.h;
-        for key in ["toolTimeoutMs", "streamIdleTimeoutMs", "abortGraceMs", "timeoutMs"] {
+        for key in TIMERS {
             if key == "timeoutMs" && prefix.ends_with("config") {
                 continue; // the stream option of the same name belongs to providers
             }

@@ -369,6 +369,13 @@ pub trait Host: Clone + 'static {
     {
         super::agent::native_queue_poller(self, st, queue, skip)
     }
+    /// `true` when every field a run of the Agent checks (E-8.1: the state's tools, messages and model,
+    /// the agent's functions, hooks and numbers) is valid, read in the order the check reads them;
+    /// `false` sends the run through the check itself, which names what is wrong. (A host may look in
+    /// one step; the default always checks.)
+    fn agent_state_valid(&self, _agent: &Self::V, _st: &Self::V) -> Result<bool, Self::V> {
+        Ok(false)
+    }
     /// E-8.1 over a list of messages (an array): the index of the first entry that is not a
     /// message, with `true` when it is not even an object (else its `role` is not a string).
     /// Errors are values thrown by caller getters. (A host may check without a crossing per message.)

@@ -4,6 +4,7 @@
 //! becomes `Err`, never an unwind or a trap.
 
 use crate::core::agent::Queue;
+use crate::core::args;
 use crate::core::fxhash::FxMap;
 use crate::core::host::{EventCode, Host, HostFuture, Kind, NativeFn, Pumped, ToolChanges};
 use crate::core::wtf;
@@ -20,6 +21,22 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/js/helpers.js")]
 extern "C" {
+    #[wasm_bindgen(catch, js_name = agentStateValid)]
+    fn agent_state_valid(agent: &JsValue, st: &JsValue, hooks: &JsValue, timers: &JsValue) -> Result<bool, JsValue>;
+    #[wasm_bindgen(catch, js_name = loopArgsValid)]
+    #[allow(clippy::too_many_arguments)]
+    fn loop_args_valid(
+        prompts: &JsValue,
+        has_prompts: bool,
+        context: &JsValue,
+        config: &JsValue,
+        emit: &JsValue,
+        has_emit: bool,
+        signal: &JsValue,
+        stream_fn: &JsValue,
+        hooks: &JsValue,
+        timers: &JsValue,
+    ) -> Result<bool, JsValue>;
     #[wasm_bindgen(catch, js_name = reduceAgentEvent)]
     fn reduce_agent_event(st: &JsValue, event: &JsValue) -> Result<bool, JsValue>;
     #[wasm_bindgen(js_name = queuePoller)]
@@ -391,6 +408,24 @@ fn key_list(keys: &'static [&'static str]) -> Rc<JsValue> {
     let list: Rc<JsValue> = Rc::new(keys.iter().map(|k| JsValue::from_str(k)).collect::<Array>().into());
     KEY_LISTS.with(|lists| lists.borrow_mut().insert(slot, list.clone()));
     list
+}
+
+/// `true` when every argument of `agentLoop`/`agentLoopContinue`/`runAgentLoop*` that E-8.1 checks is valid (read
+/// in the order `Checker` reads them; an absent `prompts` or `emit` is not checked); `false` means: check them
+/// with `Checker`, which names what is wrong.
+pub fn loop_args_look_valid(
+    prompts: Option<&JsValue>,
+    context: &JsValue,
+    config: &JsValue,
+    emit: Option<&JsValue>,
+    signal: &JsValue,
+    stream_fn: &JsValue,
+) -> Result<bool, JsValue> {
+    let (hooks, timers) = (key_list(&args::CONFIG_HOOKS), key_list(&args::TIMERS));
+    let none = JsValue::UNDEFINED;
+    let (prompts, has_prompts) = (prompts.unwrap_or(&none), prompts.is_some());
+    let (emit, has_emit) = (emit.unwrap_or(&none), emit.is_some());
+    loop_args_valid(prompts, has_prompts, context, config, emit, has_emit, signal, stream_fn, &hooks, &timers)
 }
 
 /// The cached JS string for `k`, shared (an `Rc` clone costs no externref table slot).
@@ -779,6 +814,9 @@ impl Host for JsHost {
         }
         let changes = Array::from(&changes);
         Ok((Array::from(&changes.get(0)).to_vec(), Array::from(&changes.get(1)).to_vec()))
+    }
+    fn agent_state_valid(&self, agent: &JsValue, st: &JsValue) -> Result<bool, JsValue> {
+        agent_state_valid(agent, st, &key_list(&crate::core::agent::AGENT_HOOKS), &key_list(&args::TIMERS))
     }
     fn reduce_agent_event(&self, st: &JsValue, event: &JsValue) -> Result<bool, JsValue> {
         reduce_agent_event(st, event)

@@ -49,6 +49,9 @@ struct LoopArgs<'a> {
 }
 
 fn check_loop_args(a: &LoopArgs<'_>) -> Result<(), ArgError<JsValue>> {
+    if host::loop_args_look_valid(a.prompts, a.context, a.config, a.emit, a.signal, a.stream_fn)? {
+        return Ok(());
+    }
     let c = Checker::new(&JsHost, a.function);
     if let Some(prompts) = a.prompts {
         c.messages(prompts, "prompts")?;

@@ -920,6 +920,41 @@ test("E-8.1 misuse rejects prompt()/continue() with a TypeError before any event
   assert.deepEqual(roles(agent.state.messages), ["user", "assistant"]);
 });
 
+test("E-8.1 every field a run checks, set after construction: the exact TypeError, or the run when valid", deviation("E-8.1 TypeErrors"), async () => {
+  const faux = createFaux(Array.from({ length: 8 }, () => assistant("ok")));
+  const agent = makeAgent(faux);
+  const bad = [
+    ["toolTimeoutMs", -1, "agent.toolTimeoutMs must be a finite number between 0 and 2147483647"],
+    ["streamIdleTimeoutMs", Infinity, "agent.streamIdleTimeoutMs must be a finite number between 0 and 2147483647"],
+    ["abortGraceMs", NaN, "agent.abortGraceMs must be a number between 0 and 2147483647, or Infinity"],
+    ["timeoutMs", "5", "agent.timeoutMs must be a finite number between 0 and 2147483647"],
+    ["maxParallelTools", 1.5, "agent.maxParallelTools must be a positive integer"],
+    ["maxParallelTools", 0, "agent.maxParallelTools must be a positive integer"],
+    ["finishTurn", 7, "agent.finishTurn must be a function"],
+    ["prepareNextTurnWithContext", {}, "agent.prepareNextTurnWithContext must be a function"],
+    ["streamFunction", null, "agent.streamFunction must be a function"],
+  ];
+  for (const [key, value, message] of bad) {
+    const before = agent[key];
+    agent[key] = value;
+    await assert.rejects(agent.prompt("hi"), (e) => e instanceof TypeError && e.message === `Agent.prompt: ${message}`, key);
+    agent[key] = before;
+  }
+  agent.state.model = [];
+  await assert.rejects(agent.prompt("hi"), (e) => e instanceof TypeError && e.message === "Agent.prompt: state.model must be an object");
+  agent.state.model = model();
+  agent.state.tools = [tool("t", undefined, { parameters: "schema" })];
+  await assert.rejects(agent.prompt("hi"), (e) => e instanceof TypeError && e.message === "Agent.prompt: state.tools[0].parameters must be an object");
+  agent.state.tools = [];
+  assert.equal(faux.calls.length, 0);
+  for (const [key, value] of [["abortGraceMs", Infinity], ["toolTimeoutMs", -0], ["maxParallelTools", 3], ["finishTurn", null]]) {
+    agent[key] = value;
+    await agent.prompt("hi");
+  }
+  assert.equal(faux.calls.length, 4);
+  assert.equal(agent.state.errorMessage, undefined);
+});
+
 // ---------------------------------------------------------------------------------------------
 // A-5.2 state
 // ---------------------------------------------------------------------------------------------
