@@ -665,10 +665,7 @@ fn check_state<H: Host>(h: &H, agent: &H::V, st: &H::V, function: &str) -> Resul
     c.function(&get(h, agent, "convertToLlm")?, "agent.convertToLlm")?;
     c.function(&get(h, agent, "streamFunction")?, "agent.streamFunction")?;
     for hook in AGENT_HOOKS {
-        let f = get(h, agent, hook)?;
-        if !h.kind(&f).is_nullish() {
-            c.function(&f, &format!("agent.{hook}"))?;
-        }
+        c.optional_function(&get(h, agent, hook)?, &format!("agent.{hook}"))?;
     }
     c.limits(agent, "agent")
 }

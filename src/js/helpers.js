@@ -735,10 +735,10 @@ function hooksValid(owner, hooks) {
   return true;
 }
 
-/** `Checker::limits`; `timeoutMs` (the last timer) only when `withTimeout`. */
+/** `Checker::limits`; `timeoutMs` only when `withTimeout` (not on a loop config). */
 function limitsValid(owner, timers, withTimeout) {
-  const n = withTimeout ? timers.length : timers.length - 1;
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < timers.length; i++) {
+    if (!withTimeout && timers[i] === "timeoutMs") continue;
     const v = owner[timers[i]];
     if (v === undefined) continue;
     if (typeof v !== "number") return false;
