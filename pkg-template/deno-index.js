@@ -1,13 +1,23 @@
-// `agent-loop-wasm` on Deno (export condition "deno"): the wasm travels inside ./wasm.js as base64, so loading it
-// needs no `--allow-read`/`--allow-net` (a `fetch` of a `file:` URL would) and no Deno 2 feature
-// (`import source` of .wasm works without flags in Deno 2.9, but not in the 1.x floor of SPEC K-9.2.2). It shares
-// the instance holder of dist/web/, so `agent-loop-wasm/web` in the same program is this very instance.
+// `agent-loop-wasm` on Deno (export condition "deno"). Two ways to the wasm, both without `--allow-read` or
+// `--allow-net` (a `fetch` of a `file:` URL would need one):
+// - A Deno with source-phase Wasm imports (2.9 here) imports the .wasm itself through ./wasm-source.js (`import
+//   source`): its module loader reads and compiles it, so this entry neither decodes nor compiles anything, which
+//   halves the import (issue 17's cold start).
+// - Older ones (the SPEC K-9.2.2 floor is 1.40) cannot parse `import source`: that dynamic import fails, and the
+//   wasm comes from ./wasm.js as base64, decoded here and compiled by `initSync`.
+// Either way it shares the instance holder of dist/web/, so `agent-loop-wasm/web` in the same program is this very
+// instance.
 import { initSync } from "../web/core.js";
-import { wasmBase64 } from "./wasm.js";
 
 export * from "../web/api.js";
 
-const text = atob(wasmBase64);
-const bytes = new Uint8Array(text.length);
-for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-initSync({ module: bytes });
+let module;
+try {
+  ({ wasmModule: module } = await import("./wasm-source.js"));
+} catch {
+  const { wasmBase64 } = await import("./wasm.js");
+  const text = atob(wasmBase64);
+  module = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) module[i] = text.charCodeAt(i);
+}
+initSync({ module });

