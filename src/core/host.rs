@@ -107,6 +107,13 @@ pub trait Host: Clone + 'static {
     /// A JS function that calls `f` (with `this` undefined) with `first` before its own
     /// arguments and returns what `f` returns: one native function serves many callers.
     fn bind_first(&self, f: &Self::V, first: &Self::V) -> Self::V;
+    /// The native function `make()` as a value that the host may keep and hand out again for the same `name`
+    /// (`make` must then not capture per-call state). The default makes a new one every time; the JS host keeps
+    /// one per name, so no closure, and no finalizer entry, is made per use.
+    fn shared_function(&self, name: &'static str, make: &dyn Fn() -> NativeFn<Self::V>) -> Self::V {
+        let _ = name;
+        self.function(make())
+    }
     /// A JS `TypeError` (or `Error` when `type_error` is false) with this message.
     fn error(&self, message: &str, type_error: bool) -> Self::V;
     /// A JS `RangeError` with this message: what the reference throws for a depth its stack cannot take.

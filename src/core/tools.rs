@@ -37,18 +37,75 @@ pub struct ToolEnv<'a, H: Host> {
     pub updates: Updates<H::V>,
 }
 
-/// The `onUpdate` functions of one batch's executions: one native function routes every call by
-/// the execution's number, which each execution's function passes first (binding a number is far
-/// cheaper than a native function per execution). An execution's route closes when it settles.
+/// The `onUpdate` functions of every execution: one native function (`Host::shared_function`, so on the JS host
+/// one for the whole instance) routes each call by the execution's number, which that execution's function passes
+/// first (binding a number is far cheaper than a native function per execution, or per batch). An execution's
+/// route closes when it settles.
 pub struct Updates<V> {
     dispatch: std::cell::OnceCell<V>,
-    routes: Rc<RefCell<FxMap<u64, mpsc::UnboundedSender<V>>>>,
-    next: Cell<u32>,
 }
 
 impl<V> Default for Updates<V> {
     fn default() -> Self {
-        Updates { dispatch: Default::default(), routes: Default::default(), next: Cell::new(0) }
+        Updates { dispatch: Default::default() }
+    }
+}
+
+thread_local! {
+    /// The open routes of all executions (of every batch and run on this thread), by number: each an
+    /// `mpsc::UnboundedSender<H::V>` of the host that opened it, boxed as `Any` because a thread-local
+    /// cannot be generic. Never borrowed across a call into JS.
+    static ROUTES: RefCell<FxMap<u64, Box<dyn std::any::Any>>> = RefCell::new(FxMap::default());
+    /// The next route number; exact in an f64 up to 2^53.
+    static NEXT_ROUTE: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many `onUpdate` routes are open on this thread (each open route is an execution not yet settled).
+#[cfg(test)]
+pub fn open_routes() -> usize {
+    ROUTES.with(|routes| routes.borrow().len())
+}
+
+/// An open route; dropping it closes the route (also when an execution is dropped unfinished).
+struct Route(u64);
+
+impl Route {
+    /// Opens a route for `sender`.
+    fn open<V: 'static>(sender: mpsc::UnboundedSender<V>) -> Route {
+        let route = NEXT_ROUTE.with(|n| {
+            let route = n.get();
+            n.set(route.wrapping_add(1) & ((1 << 53) - 1));
+            route
+        });
+        ROUTES.with(|routes| routes.borrow_mut().insert(route, Box::new(sender)));
+        Route(route)
+    }
+}
+
+impl Drop for Route {
+    /// The table gives its memory back once it is empty again: nothing per run is left in it.
+    fn drop(&mut self) {
+        // `try_with`: a route dropped while the thread's locals are torn down has nowhere to go
+        let _ = ROUTES.try_with(|routes| {
+            if let Ok(mut routes) = routes.try_borrow_mut() {
+                routes.remove(&self.0);
+                if routes.is_empty() && routes.capacity() > 64 {
+                    routes.shrink_to_fit();
+                }
+            }
+        });
+    }
+}
+
+/// `(number, partial)`: `partial` goes to that route's execution while the route is open, else nowhere.
+fn route_update<V: Clone + 'static>(args: &[V], number: Option<f64>, undefined: V) {
+    let Some(route) = number.filter(|n| n.fract() == 0.0 && *n >= 0.0).map(|n| n as u64) else {
+        return;
+    };
+    let sender = ROUTES
+        .with(|routes| routes.borrow().get(&route).and_then(|s| s.downcast_ref::<mpsc::UnboundedSender<V>>()).cloned());
+    if let Some(sender) = sender {
+        let _ = sender.unbounded_send(args.get(1).cloned().unwrap_or(undefined));
     }
 }
 
@@ -243,11 +300,9 @@ impl<'a, H: Host> ToolEnv<'a, H> {
     pub fn start(&self, call: &Call<H::V>, tool: &H::V, args: &H::V) -> Execution<H> {
         let h = self.h;
         let (tx, rx) = mpsc::unbounded::<H::V>();
-        let number = f64::from(self.updates.next.get());
-        self.updates.next.set(self.updates.next.get().wrapping_add(1));
-        let route = number.to_bits();
-        self.updates.routes.borrow_mut().insert(route, tx);
-        let on_update = h.bind_first(self.update_dispatch(), &h.number(number));
+        let route = Route::open(tx);
+        #[allow(clippy::cast_precision_loss)] // route numbers stay below 2^53
+        let on_update = h.bind_first(self.update_dispatch(), &h.number(route.0 as f64));
         // D3.1: `tool.timeoutMs ?? toolTimeoutMs`; with one, execute gets a child signal.
         let own = h.get(tool, "timeoutMs").unwrap_or_else(|_| h.undefined());
         let ms = if h.kind(&own).is_nullish() { self.tool_timeout_ms } else { timeout_ms(h, tool, "timeoutMs") };
@@ -269,16 +324,14 @@ impl<'a, H: Host> ToolEnv<'a, H> {
     /// updates while its route is open, and is dropped silently after.
     fn update_dispatch(&self) -> &H::V {
         self.updates.dispatch.get_or_init(|| {
-            let (h, routes) = (self.h.clone(), self.updates.routes.clone());
-            self.h.function(Rc::new(move |args: &[H::V]| {
-                let undefined = h.undefined();
-                let route = args.first().and_then(|n| h.as_number(n)).map(f64::to_bits);
-                let sender = route.and_then(|route| routes.borrow().get(&route).cloned());
-                if let Some(sender) = sender {
-                    let _ = sender.unbounded_send(args.get(1).cloned().unwrap_or_else(|| undefined.clone()));
-                }
-                undefined
-            }))
+            let h = self.h.clone();
+            self.h.shared_function("onUpdate", &move || {
+                let h = h.clone();
+                Rc::new(move |args: &[H::V]| {
+                    route_update(args, args.first().and_then(|n| h.as_number(n)), h.undefined());
+                    h.undefined()
+                })
+            })
         })
     }
 
@@ -316,7 +369,7 @@ impl<'a, H: Host> ToolEnv<'a, H> {
             }
         };
         let duration = round_ms(h.now() - started_at);
-        self.updates.routes.borrow_mut().remove(&route);
+        drop(route);
         let abandoned = matches!(settled, Settled::Abandoned);
         while let Ok(partial) = updates.try_recv() {
             if matches!(settled, Settled::Done(_)) {
@@ -415,8 +468,8 @@ fn read_result<H: Host>(h: &H, result: &H::V) -> Result<H::V, H::V> {
 pub struct Execution<H: Host> {
     running: HostFuture<Result<H::V, H::V>>,
     updates: mpsc::UnboundedReceiver<H::V>,
-    /// The key of this execution's `onUpdate` route.
-    route: u64,
+    /// This execution's `onUpdate` route, open until it settles.
+    route: Route,
     started_at: f64,
     /// D3.1: the timeout and the controller of the child signal `execute` got.
     timeout: Option<(f64, H::V)>,

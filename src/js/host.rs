@@ -398,6 +398,8 @@ pub fn rust_string(v: &JsValue) -> Option<String> {
 thread_local! {
     /// JS arrays of static key lists (`Host::copy_fields`), by the list's address: a few entries.
     static KEY_LISTS: RefCell<FxMap<(usize, usize), Rc<JsValue>>> = RefCell::new(FxMap::default());
+    /// `Host::shared_function`'s functions, made once per name for the life of the instance.
+    static SHARED_FUNCTIONS: RefCell<FxMap<&'static str, JsValue>> = RefCell::new(FxMap::default());
 }
 
 fn key_list(keys: &'static [&'static str]) -> Rc<JsValue> {
@@ -535,6 +537,14 @@ impl Host for JsHost {
     }
     fn bind_first(&self, f: &JsValue, first: &JsValue) -> JsValue {
         bind_first(f, first)
+    }
+    fn shared_function(&self, name: &'static str, make: &dyn Fn() -> NativeFn<JsValue>) -> JsValue {
+        if let Some(f) = SHARED_FUNCTIONS.with(|fs| fs.borrow().get(name).cloned()) {
+            return f;
+        }
+        let f = self.function(make());
+        SHARED_FUNCTIONS.with(|fs| fs.borrow_mut().insert(name, f.clone()));
+        f
     }
     fn range_error(&self, message: &str) -> JsValue {
         js_sys::RangeError::new(message).into()

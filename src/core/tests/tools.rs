@@ -1212,6 +1212,7 @@ fn t_4_8_1_update_payload_delivered_before_the_end_late_calls_ignored() {
     let labels = w.all_labels();
     let pos = |l: &str| labels.iter().position(|x| x == l).unwrap();
     assert!(pos("tool_execution_update:c1") < pos("tool_execution_end:c1"));
+    assert_eq!(crate::core::tools::open_routes(), 0, "the settled execution's route is closed");
     // After the run the function is still callable: no effect, no panic.
     let before = w.rec.len();
     let out = w.h.call_sync(&late.borrow(), &TV::Undefined, &[ok_result("too late")]).unwrap();
@@ -1565,53 +1566,42 @@ fn t_4_8_1_updates_of_an_abandoned_call_are_ignored() {
     let updates: Vec<String> =
         w.events("tool_execution_update").iter().map(|e| first_text(&e.get("partialResult"))).collect();
     assert_eq!(updates, strs(&["u0", "u1"]), "delivered while running, none after abandonment");
+    assert_eq!(crate::core::tools::open_routes(), 0, "the abandoned execution's route is closed");
     let n = w.rec.len();
     w.h.settle();
     assert_eq!(w.rec.len(), n);
     assert_eq!(w.h.pending_timers(), 0);
 }
 
-/// E-8.4.3 / API-1.3.6: a tool may call `runToolCall` from inside its own execution.
+/// Issue 17: an execution dropped before it settles (its run's future dropped mid-batch) closes its route too.
 #[test]
-fn e_8_4_3_run_tool_call_inside_a_running_tool() {
-    let inner = tool("inner", exec_after(5.0, ok_result("inner result")));
-    let inner_tools = TV::arr(vec![inner]);
-    let outer = tool(
-        "outer",
-        TV::async_func(move |h, _this, args| {
-            let (h, tools, signal) = (h.clone(), inner_tools.clone(), args[2].clone());
-            async move {
-                let options = TV::obj(&[
-                    ("tools", tools),
-                    ("assistantMessage", reply_calls(vec![])),
-                    ("context", ctx(vec![])),
-                    ("signal", signal),
-                ]);
-                let call = Call::read(&h, &call("nested", "inner", json!({}))).unwrap();
-                let env = ToolEnv {
-                    h: &h,
-                    tools: options.get("tools"),
-                    assistant: options.get("assistantMessage"),
-                    context: options.get("context"),
-                    hooks: options.clone(),
-                    signal: options.get("signal"),
-                    grace_ms: 5000.0,
-                    tool_timeout_ms: 0.0,
-                    halted: None,
-                    tool_index: Default::default(),
-                    updates: Default::default(),
-                };
-                let outcome = env.run_call(&call, |_p| futures::future::ready(()).boxed_local()).await;
-                let object = outcome_object(&h, &outcome);
-                Ok(ok_result(&format!("outer saw: {}", first_text(&object.get("result")))))
-            }
-            .boxed_local()
-        }),
-    );
-    let (w, _) = run(vec![reply_calls(vec![call("c1", "outer", json!({}))]), reply("done")], vec![outer], &[]);
-    assert_eq!(first_text(&w.end_of("c1").get("result")), "outer saw: inner result");
-    assert_eq!(w.end_of("c1").get("durationMs").as_num(), Some(5.0));
-    w.assert_clean();
+fn t_4_8_1_a_dropped_execution_closes_its_route() {
+    use crate::core::tools::{Call, ToolEnv, open_routes};
+    let h = TestHost::new();
+    let t = tool("t", exec_after(1000.0, ok_result("late")));
+    let env = ToolEnv {
+        h: &h,
+        tools: TV::arr(vec![t.clone()]),
+        assistant: reply_calls(vec![]),
+        context: ctx_tools(vec![], vec![t.clone()]),
+        hooks: config(&[]),
+        signal: TV::Undefined,
+        grace_ms: 0.0,
+        tool_timeout_ms: 0.0,
+        halted: None,
+        tool_index: Default::default(),
+        updates: Default::default(),
+    };
+    let executions: Vec<_> = ["c1", "c2"]
+        .iter()
+        .map(|id| {
+            let c = Call::read(&h, &call(id, "t", json!({}))).unwrap();
+            env.start(&c, &t, &TV::from_json(&json!({})))
+        })
+        .collect();
+    assert_eq!(open_routes(), 2, "two executions started");
+    drop(executions);
+    assert_eq!(open_routes(), 0);
 }
 
 /// Issue 13: nesting a JS engine takes (past serde_json's 128 levels) validates; past the limits the call fails with
