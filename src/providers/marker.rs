@@ -25,18 +25,25 @@ fn parse(text: &str) -> Option<(u8, usize, usize)> {
     Some((kind, len, START.len_utf8() + end + END.len_utf8()))
 }
 
+/// `text.encode_utf16().count()` without decoding: one unit per character (every byte that does not continue
+/// a UTF-8 sequence) and a second for each 4-byte one (its lead byte is 0xF0 or above). A counting loop the
+/// compiler turns into wide compares, where decoding went character by character.
+pub fn utf16_count(text: &str) -> usize {
+    text.bytes().map(|b| usize::from((b & 0xC0) != 0x80) + usize::from(b >= 0xF0)).sum()
+}
+
 /// The UTF-16 length of JSON `text` as JS sees it once the markers' originals are back: a string
 /// marker counts as its original's escaped length, a value marker with its two quotes as its
 /// original's JSON length (P-6.2.7 `est`).
 pub fn json_len(text: &str) -> usize {
     if !text.contains(START) {
-        return if text.is_ascii() { text.len() } else { text.encode_utf16().count() };
+        return utf16_count(text);
     }
     let mut total = 0usize;
     let mut rest = text;
     while let Some(at) = rest.find(START) {
         let (head, tail) = rest.split_at(at);
-        total += head.encode_utf16().count();
+        total += utf16_count(head);
         match parse(tail) {
             Some((kind, len, size)) => {
                 let quoted = head.ends_with('"') && tail.get(size..).is_some_and(|t| t.starts_with('"'));
@@ -53,7 +60,7 @@ pub fn json_len(text: &str) -> usize {
             }
         }
     }
-    total + rest.encode_utf16().count()
+    total + utf16_count(rest)
 }
 
 /// One step from a JSON value to a member.
@@ -124,6 +131,31 @@ pub fn value_marker(index: usize, len: usize) -> String {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
+
+    #[test]
+    fn utf16_count_is_encode_utf16_count() {
+        for text in [
+            "",
+            "ascii only",
+            "é",
+            "naïve café",
+            "日本語",
+            "😀",
+            "a😀b\u{10F800}c",
+            "\u{FDD0}v1.2\u{FDD1}",
+            "\u{7F}\u{80}\u{7FF}\u{800}\u{FFFF}\u{10000}",
+        ] {
+            assert_eq!(super::utf16_count(text), text.encode_utf16().count(), "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn utf16_count_matches_any_string(text in proptest::prelude::any::<String>()) {
+            proptest::prop_assert_eq!(super::utf16_count(&text), text.encode_utf16().count());
+        }
+    }
+
     use super::*;
     use crate::providers::{RequestInput, wire_format};
     use serde_json::{Value, json};

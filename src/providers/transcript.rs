@@ -205,9 +205,10 @@ fn transform(
             }
         }
         "assistant" => {
-            let same = is_same_model(&Value::Object(message.clone()), model);
-            let content = match message.get("content") {
-                Some(Value::Array(content)) => content.clone(),
+            let same = same_model(&message, model);
+            // Taken out of the copy (it is put back in its place below), not copied again.
+            let content = match message.get_mut("content") {
+                Some(Value::Array(content)) => std::mem::take(content),
                 _ => Vec::new(),
             };
             let mut kept = Vec::with_capacity(content.len());
@@ -274,10 +275,17 @@ fn text_block(text: &str) -> Value {
 
 /// Whether an assistant message came from this model (same provider, api and id).
 pub fn is_same_model(message: &Value, model: &Value) -> bool {
-    let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-    field(message, "provider") == field(model, "provider")
-        && field(message, "api") == field(model, "api")
-        && field(message, "model") == field(model, "id")
+    message.as_object().is_some_and(|m| same_model(m, model))
+}
+
+/// `is_same_model` on the message's fields (a missing or non-string field equals only another such).
+fn same_model(message: &Map<String, Value>, model: &Value) -> bool {
+    fn field(v: Option<&Value>) -> Option<&str> {
+        v.and_then(Value::as_str)
+    }
+    field(message.get("provider")) == field(model.get("provider"))
+        && field(message.get("api")) == field(model.get("api"))
+        && field(message.get("model")) == field(model.get("id"))
 }
 
 /// The message's `role`, or "".
@@ -287,7 +295,7 @@ pub fn role(message: &Value) -> &str {
 
 /// The message's content blocks (empty for a string or missing content).
 pub fn blocks(message: &Value) -> &[Value] {
-    message.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[])
+    field(message, "content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[])
 }
 
 /// A block's `type`, or "".
@@ -297,7 +305,17 @@ pub fn block_type(block: &Value) -> &str {
 
 /// A string field, or "" when missing or not a string.
 pub fn str_field<'a>(value: &'a Value, key: &str) -> &'a str {
-    value.get(key).and_then(Value::as_str).unwrap_or("")
+    field(value, key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// `value.get(key)` for an object: a message or block has a few short keys, and comparing them in order costs
+/// less than hashing `key` (serde_json's ordered map hashes with SipHash on every lookup).
+pub fn field<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    let map = value.as_object()?;
+    if map.len() > 16 {
+        return map.get(key);
+    }
+    map.iter().find_map(|(k, v)| (k == key).then_some(v))
 }
 
 /// A string content itself, else its text blocks joined with `separator`.

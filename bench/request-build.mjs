@@ -1,0 +1,122 @@
+// The built-in providers' request building against `JSON.stringify` of the same messages (issue 17: "only the
+// provider request itself may be O(N), and the built-in providers' request building must then cost ≤
+// JSON.stringify of the same messages"). For each wire format and N prior messages (user / assistant text, an
+// assistant tool call and its result every tenth pair), `streamBuiltin` is called with an `options.fetch` that notes
+// the time and answers 400 at once: the span from the call to the fetch is the request's building (the context read
+// from JS, the provider's message projection, the JSON body as one string). Alternating with `JSON.stringify` of the
+// context's messages, medians of 15 rounds after 3 untimed. pi-ai 1.6.0's own providers are timed the same way
+// (their SDKs call `globalThis.fetch`, replaced for the run). Not a test; prints a table.
+//   node --expose-gc bench/request-build.mjs [--ns 100,1000,10000] [--rounds 15]
+import { loadOurs } from "./impl.mjs";
+import { median } from "./harness.mjs";
+
+const arg = (name, dflt) => (process.argv.includes(`--${name}`) ? process.argv[process.argv.indexOf(`--${name}`) + 1] : dflt);
+const NS = arg("ns", "100,1000,10000").split(",").map(Number);
+const ROUNDS = Number(arg("rounds", "15"));
+const APIS = ["openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai"];
+
+const ours = await loadOurs();
+const piStream = {};
+for (const api of APIS) piStream[api] = (await import(`@earendil-works/pi-ai/api/${api}`)).stream;
+const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+
+function modelFor(api) {
+  return {
+    id: "bench-model",
+    name: "bench",
+    api,
+    provider: api.startsWith("anthropic") ? "anthropic" : api.startsWith("google") ? "google" : "openai",
+    baseUrl: "http://127.0.0.1:9/v1",
+    reasoning: false,
+    input: ["text"],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: 1_000_000,
+    maxTokens: 1000,
+  };
+}
+
+/** N messages of about 60 characters of text each; every tenth pair is a tool call and its result instead. */
+function messages(n, api) {
+  const out = [];
+  for (let i = 0; out.length < n; i++) {
+    const text = `message ${i}: some earlier words of the session, kept as is.`;
+    if (i % 10 === 9) {
+      const id = `call_${i}`;
+      out.push({ role: "assistant", content: [{ type: "toolCall", id, name: "read", arguments: { path: `src/file_${i}.ts` } }], api, provider: "bench", model: "bench-model", usage, stopReason: "toolUse", timestamp: i });
+      out.push({ role: "toolResult", toolCallId: id, toolName: "read", content: [{ type: "text", text }], isError: false, timestamp: i });
+    } else if (i % 2 === 0) {
+      out.push({ role: "user", content: text, timestamp: i });
+    } else {
+      out.push({ role: "assistant", content: [{ type: "text", text }], api, provider: "bench", model: "bench-model", usage, stopReason: "stop", timestamp: i });
+    }
+  }
+  out.length = n;
+  if (out.at(-1).role !== "user") out.push({ role: "user", content: "go on", timestamp: n });
+  return out;
+}
+
+const tools = [{ name: "read", description: "Reads a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }];
+
+/** ms from the streamBuiltin call to its fetch. */
+async function build(api, context) {
+  let fetched = 0;
+  const t0 = performance.now();
+  const stream = ours.streamBuiltin(modelFor(api), context, {
+    apiKey: "bench",
+    fetch: async () => {
+      fetched = performance.now();
+      return new Response('{"error":{"message":"bench"}}', { status: 400, headers: { "content-type": "application/json" } });
+    },
+  });
+  for await (const _ of stream);
+  if (!fetched) throw new Error(`${api}: no request was made`);
+  return { ms: fetched - t0 };
+}
+
+/** The same for pi-ai's provider: ms from its `stream` call to the (global) fetch. */
+async function buildPi(api, context) {
+  let fetched = 0;
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = async () => {
+    fetched = performance.now();
+    return new Response('{"error":{"message":"bench"}}', { status: 400, headers: { "content-type": "application/json" } });
+  };
+  try {
+    const t0 = performance.now();
+    const stream = piStream[api](modelFor(api), context, { apiKey: "bench", maxRetries: 0 });
+    for await (const _ of stream);
+    if (!fetched) throw new Error(`pi-ai ${api}: no request was made`);
+    return { ms: fetched - t0 };
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+}
+
+function stringify(context) {
+  const t0 = performance.now();
+  JSON.stringify(context.messages);
+  return { ms: performance.now() - t0 };
+}
+
+console.log(`request building vs JSON.stringify of the same messages (ms, medians of ${ROUNDS}); Node ${process.version}`);
+console.log("| wire format | N | ours: request built | pi-ai: request built | JSON.stringify(messages) | ours / stringify | pi-ai / stringify | ours / pi-ai |");
+console.log("|---|---|---|---|---|---|---|---|");
+for (const api of APIS) {
+  for (const n of NS) {
+    const context = { systemPrompt: "You are a bench.", messages: messages(n, api), tools };
+    const t = { build: [], pi: [], json: [] };
+    for (let r = 0; r < ROUNDS + 3; r++) {
+      const b = await build(api, context);
+      const p = await buildPi(api, context);
+      const j = stringify(context);
+      if (r >= 3) {
+        t.build.push(b.ms);
+        t.pi.push(p.ms);
+        t.json.push(j.ms);
+      }
+    }
+    const [b, p, j] = [median(t.build), median(t.pi), median(t.json)];
+    const ms = (x) => x.toFixed(x < 1 ? 3 : 2);
+    console.log(`| ${api} | ${n.toLocaleString("en")} | ${ms(b)} | ${ms(p)} | ${ms(j)} | ${(b / j).toFixed(2)}× | ${(p / j).toFixed(2)}× | ${(b / p).toFixed(2)}× |`);
+  }
+}
