@@ -73,6 +73,8 @@ const CREDENTIAL_HEADERS: [&str; 6] =
 /// What a request is built from (`Driver::project`).
 struct Projected {
     messages: Vec<Value>,
+    /// `marker::json_len` of the messages' JSON text as JS wrote it (P-6.2.7's estimate).
+    messages_json_len: usize,
     /// The JS originals the markers in the other fields stand for.
     table: JsValue,
     model: Value,
@@ -231,14 +233,20 @@ impl Driver {
         let Some(raw) = raw.filter(js_sys::Array::is_array) else {
             return Err(End::Error("streamBuiltin: context.messages must be an array".into()));
         };
-        let Projected { messages, table, model, mut options } = self.project(&raw)?;
+        let Projected { messages, messages_json_len, table, model, mut options } = self.project(&raw)?;
         if let Value::Object(map) = &mut options {
             // Generated tool-call ids (Google) take the request's start time.
             map.insert("timestamp".into(), Value::from(h.date_now()));
         }
         let provider = model.get("provider").and_then(Value::as_str).unwrap_or_default().to_string();
         let key = self.api_key(&provider)?;
-        let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: key.as_deref() };
+        let input = RequestInput {
+            model: &model,
+            messages: &messages,
+            options: &options,
+            api_key: key.as_deref(),
+            messages_json_len: Some(messages_json_len),
+        };
         let mut request = format.build_request(&input).map_err(End::Error)?;
         if request.url.contains(marker::START) {
             // A URL is text for fetch, which writes a lone surrogate as U+FFFD: so does the lossy copy.
@@ -270,9 +278,12 @@ impl Driver {
             }
             let part = |i: u32| Reflect::get_u32(&projected, i).ok().and_then(|t| t.as_string());
             let parse = |i: u32| part(i).and_then(|t| serde_json::from_str::<Value>(&t).ok()).unwrap_or(Value::Null);
-            if let Some(messages) = part(0).and_then(|t| serde_json::from_str::<Vec<Value>>(&t).ok()) {
+            let text = part(0);
+            if let Some(messages) = text.as_deref().and_then(|t| serde_json::from_str::<Vec<Value>>(t).ok()) {
                 let table = Reflect::get_u32(&projected, 1).map_err(fail)?;
-                return Ok(Projected { messages, table, model: parse(2), options: parse(3) });
+                // P-6.2.7's JSON length of the messages is that of this text (JS wrote it): no second writing.
+                let messages_json_len = text.as_deref().map_or(0, marker::json_len);
+                return Ok(Projected { messages, messages_json_len, table, model: parse(2), options: parse(3) });
             }
         }
         Err(End::Error("streamBuiltin: context.messages cannot be read as JSON".into()))

@@ -810,7 +810,13 @@ mod tests {
     }
 
     fn build(model: &Value, messages: &[Value], options: Value, key: Option<&str>) -> Result<HttpRequest, String> {
-        GoogleGenerativeAi.build_request(&RequestInput { model, messages, options: &options, api_key: key })
+        GoogleGenerativeAi.build_request(&RequestInput {
+            model,
+            messages,
+            options: &options,
+            api_key: key,
+            messages_json_len: None,
+        })
     }
 
     #[test]
@@ -1050,7 +1056,7 @@ mod tests {
         fn p_6_1_2_mapper_never_panics(chunks in proptest::collection::vec(arb_json(KEYS), 0..24),
                                        options in arb_json(KEYS)) {
             let model = model();
-            let input = RequestInput { model: &model, messages: &[], options: &options, api_key: None };
+            let input = RequestInput { model: &model, messages: &[], options: &options, api_key: None, messages_json_len: None };
             let mut mapper = GoogleGenerativeAi.mapper(&input);
             let mut asm = Assembler::for_model(&model, false);
             let mut message = test_driver::initial_message(&model);
@@ -1066,7 +1072,7 @@ mod tests {
         #[test]
         fn p_6_1_2_request_never_panics(model in arb_json(KEYS), messages in proptest::collection::vec(arb_json(KEYS), 0..6),
                                         options in arb_json(KEYS), key in proptest::option::of("[a-z]{0,3}")) {
-            let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: key.as_deref() };
+            let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: key.as_deref(), messages_json_len: None };
             let _ = GoogleGenerativeAi.build_request(&input);
         }
     }

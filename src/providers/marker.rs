@@ -187,7 +187,13 @@ mod tests {
         for api in ["openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai"] {
             let model = json!({"id": "m", "api": api, "provider": "p", "input": ["text"], "maxTokens": 8000, "contextWindow": 0});
             let options = json!({});
-            let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: Some("k") };
+            let input = RequestInput {
+                model: &model,
+                messages: &messages,
+                options: &options,
+                api_key: Some("k"),
+                messages_json_len: None,
+            };
             let body = wire_format(api).unwrap().build_request(&input).unwrap().body;
             let mut sent = Vec::new();
             strings(&body, &mut sent);
@@ -241,7 +247,8 @@ mod tests {
         let est = |messages: &[Value]| crate::providers::request::estimate_tokens(messages);
         assert_eq!(est(&with_marker), est(&plain));
         let cap = |messages: &[Value]| {
-            let input = RequestInput { model: &model, messages, options: &options, api_key: None };
+            let input =
+                RequestInput { model: &model, messages, options: &options, api_key: None, messages_json_len: None };
             crate::providers::request::max_tokens(&input)
         };
         assert_eq!(cap(&with_marker), cap(&plain));

@@ -33,6 +33,10 @@ pub struct RequestInput<'a> {
     pub options: &'a Value,
     /// The resolved API key (P-6.2.3), if any. Never echoed into errors or events.
     pub api_key: Option<&'a str>,
+    /// The UTF-16 length of `messages` as JSON, as the binding got it from JS (`marker::json_len` of the projection's
+    /// text), when it has it: the P-6.2.7 estimate then need not write the whole transcript again. `None`: the
+    /// estimate serialises `messages`.
+    pub messages_json_len: Option<usize>,
 }
 
 /// An HTTP request ready for `fetch` (method POST, JSON body).

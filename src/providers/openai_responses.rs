@@ -1239,7 +1239,7 @@ mod tests {
     }
 
     fn build(model: &Value, messages: &[Value], options: Value, key: Option<&str>) -> HttpRequest {
-        let input = RequestInput { model, messages, options: &options, api_key: key };
+        let input = RequestInput { model, messages, options: &options, api_key: key, messages_json_len: None };
         OpenAiResponses.build_request(&input).unwrap()
     }
 
@@ -1476,7 +1476,7 @@ mod tests {
             (proptest::option::of(proptest::sample::select(KEYS)), arb_json(KEYS)), 0..24)) {
             let model = model();
             let options = json!({});
-            let input = RequestInput { model: &model, messages: &[], options: &options, api_key: None };
+            let input = RequestInput { model: &model, messages: &[], options: &options, api_key: None, messages_json_len: None };
             let mut mapper = OpenAiResponses.mapper(&input);
             let mut asm = Assembler::for_model(&model, false);
             let mut message = test_driver::initial_message(&model);
@@ -1493,7 +1493,7 @@ mod tests {
         #[test]
         fn p_6_1_2_request_never_panics(model in arb_json(KEYS), messages in proptest::collection::vec(arb_json(KEYS), 0..6),
                                         options in arb_json(KEYS)) {
-            let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: Some("k") };
+            let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: Some("k"), messages_json_len: None };
             let _ = OpenAiResponses.build_request(&input);
         }
     }

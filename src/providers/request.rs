@@ -77,7 +77,10 @@ pub fn estimate_tokens(messages: &[Value]) -> u64 {
 /// `model.contextWindow` is not positive.
 pub fn context_cap(input: &RequestInput<'_>) -> Option<u64> {
     let window = tokens(input.model.get("contextWindow").and_then(Value::as_f64)).filter(|w| *w > 0)?;
-    let est = estimate_tokens(input.messages);
+    let est = match input.messages_json_len {
+        Some(len) => (len as u64).div_ceil(4),
+        None => estimate_tokens(input.messages),
+    };
     let margin = 4096u64.max((est.saturating_mul(15)).div_ceil(100));
     Some(window.saturating_sub(est).saturating_sub(margin).max(1))
 }
@@ -367,7 +370,7 @@ pub(crate) mod test_driver {
         shortcut: bool,
     ) -> (Value, Vec<String>) {
         let messages: Vec<Value> = Vec::new();
-        let input = RequestInput { model, messages: &messages, options, api_key: Some("k") };
+        let input = RequestInput { model, messages: &messages, options, api_key: Some("k"), messages_json_len: None };
         let mut mapper = format.mapper(&input);
         let mut asm = Assembler::for_model(model, keep_open(model));
         for event in decode(sse, seed) {
@@ -548,7 +551,7 @@ mod tests {
     use serde_json::json;
 
     fn input<'a>(model: &'a Value, messages: &'a [Value], options: &'a Value) -> RequestInput<'a> {
-        RequestInput { model, messages, options, api_key: None }
+        RequestInput { model, messages, options, api_key: None, messages_json_len: None }
     }
 
     #[test]

@@ -343,7 +343,7 @@ mod tests {
     }
 
     fn input<'a>(model: &'a Value, messages: &'a [Value], options: &'a Value) -> RequestInput<'a> {
-        RequestInput { model, messages, options, api_key: None }
+        RequestInput { model, messages, options, api_key: None, messages_json_len: None }
     }
 
     fn tool(name: &str, description: &str) -> Value {

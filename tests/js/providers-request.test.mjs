@@ -373,6 +373,27 @@ test("P-6.2.7 maxTokens: options over model, 0 omits the field (Anthropic: 4096)
   }
 });
 
+test("P-6.2.7 est is the JSON length of the messages as JS writes them: tool-call arguments, non-BMP text, a tiny number", P, async () => {
+  const field = { "openai-completions": "max_completion_tokens", "openai-responses": "max_output_tokens", "anthropic-messages": "max_tokens" };
+  const read = (api, body) => (api === "google-generative-ai" ? body.generationConfig?.maxOutputTokens : body[field[api]]);
+  for (const api of APIS) {
+    const { provider, id } = providerModel(api, "");
+    const messages = [];
+    for (let i = 0; i < 30; i++) {
+      // 0.000001 is "0.000001" in JS's JSON (8 characters) where Rust's shortest form is "1e-6" (4)
+      messages.push({ role: "user", content: `question ${i} 🦀 “quoted” \n`, timestamp: 0.000001 });
+      const call = { type: "toolCall", id: `call_${i}`, name: "look", arguments: { q: `x${i}`, n: [1, 2.5, -0.000001] } };
+      messages.push({ role: "assistant", content: [{ type: "text", text: "looking" }, call], api, provider, model: id, stopReason: "toolUse", timestamp: 0.000001 });
+      messages.push({ role: "toolResult", toolCallId: `call_${i}`, toolName: "look", content: [{ type: "text", text: `seen ${i}` }], isError: false, timestamp: 0.000001 });
+    }
+    messages.push({ role: "user", content: "go on", timestamp: 0.000001 });
+    const est = Math.ceil(JSON.stringify(messages).length / 4);
+    const { request, run } = await send(api, { model: { contextWindow: 20000, maxTokens: 19000 }, context: { systemPrompt: "s", messages } });
+    assert.equal(run.final.type, "done", run.final.error?.errorMessage);
+    assert.equal(read(api, request.body), 20000 - est - 4096, api);
+  }
+});
+
 test("§6.6–§6.9 reasoning models with a level: developer role, effort, budgets (P-6.2.7)", P, async () => {
   const model = { reasoning: true, maxTokens: 32000 };
   const context = ctx({ role: "system", content: "Sys.", timestamp: 0 }, userMsg("hi"));
