@@ -43,6 +43,9 @@ extern "C" {
     #[wasm_bindgen(js_name = headerEntries)]
     fn header_entries(headers: &JsValue) -> Array;
     fn random() -> f64;
+    /// `JSON.stringify` at any depth (helpers.js), the text kept in JS: the request body is never copied into wasm.
+    #[wasm_bindgen(catch, js_name = stringify)]
+    fn stringify_in_js(v: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = projectMessages)]
     fn project_messages(
         messages: &JsValue,
@@ -323,8 +326,8 @@ impl Driver {
         }
         let headers = self.headers(request);
         // A payload `onPayload` made unsendable ends the request with JSON.stringify's error (it was sent as "null").
-        let body_text = h.json_stringify(body, false).map_err(|e| End::Error(h.error_message(&e)))?;
-        let body_text = body_text.unwrap_or_else(|| "null".into());
+        let body_text = stringify_in_js(body).map_err(|e| End::Error(h.error_message(&e)))?;
+        let body_text = if body_text.is_undefined() { h.constant("null") } else { body_text };
         let max_retries =
             self.option("maxRetries").as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(2.0) as u32;
         let max_delay =
@@ -346,7 +349,7 @@ impl Driver {
             let init = h.object(&[
                 ("method", h.constant("POST")),
                 ("headers", headers.clone()),
-                ("body", h.string(&body_text)),
+                ("body", body_text.clone()),
                 ("signal", signal),
             ]);
             let sent = h.call(&fetch, &JsValue::UNDEFINED, &[h.string(&request.url), init]);
