@@ -218,6 +218,31 @@ fn apply_update<H: Host>(
     Ok(messages)
 }
 
+/// A finished turn. Its `{message, toolResults, context, newMessages}` object is built the first time a hook gets it
+/// (finishTurn, then the next turn's prepareNextTurn, both the same object), and not at all without those hooks.
+/// Building it reads nothing from JS: the context and `newMessages` are the run's, so a late build sees what an
+/// early one would (only prepareNextTurn and prepareRequest replace the context, and they come after).
+struct Turn<V> {
+    message: V,
+    results: Vec<V>,
+    object: Option<V>,
+}
+
+impl<V: Clone> Turn<V> {
+    fn new(message: V, results: Vec<V>) -> Self {
+        Turn { message, results, object: None }
+    }
+
+    fn object<H: Host<V = V>>(&mut self, run: &Run<'_, H>) -> V {
+        if let Some(object) = &self.object {
+            return object.clone();
+        }
+        let object = turn_context(run, &self.message, &self.results);
+        self.object = Some(object.clone());
+        object
+    }
+}
+
 /// `{message, toolResults, context, newMessages}` handed to finishTurn and prepareNextTurn.
 fn turn_context<H: Host>(run: &Run<'_, H>, message: &H::V, results: &[H::V]) -> H::V {
     let h = run.h;
@@ -260,7 +285,7 @@ async fn run_loop<H: Host>(run: &Run<'_, H>, mut resumed: Option<Resumed<H::V>>)
         // A resumed turn polls at S1, after its tool batch, as the interrupted run would have.
         poll(run, "getSteeringMessages").await?; // S0
     }
-    let mut last_turn: Option<H::V> = None;
+    let mut last_turn: Option<Turn<H::V>> = None;
     let mut continue_once = false;
     loop {
         let mut more_tool_calls = true;
@@ -269,7 +294,7 @@ async fn run_loop<H: Host>(run: &Run<'_, H>, mut resumed: Option<Resumed<H::V>>)
             let resuming = resumed.take();
             let message = match &resuming {
                 Some(r) => r.assistant.clone(),
-                None => next_assistant_message(run, &last_turn).await?,
+                None => next_assistant_message(run, &mut last_turn).await?,
             };
 
             let reason = stop_reason(run, &message);
@@ -301,11 +326,14 @@ async fn run_loop<H: Host>(run: &Run<'_, H>, mut resumed: Option<Resumed<H::V>>)
             if run.aborted() {
                 return hard_exit(run, &message, &results).await; // D2.3
             }
-            let turn = turn_context(run, &message, &results);
-            last_turn = Some(turn.clone());
-            let decision = run.call_hook("finishTurn", &[turn, run.signal.clone()]).await?;
+            let mut turn = Turn::new(message, results);
+            let decision = match run.hook("finishTurn")? {
+                Some(f) => Some(run.call_fn(&f, &[turn.object(run), run.signal.clone()]).await?),
+                None => None,
+            };
             let action = decision_action(run, &decision)?;
-            run.emit_turn_end(&message, &results).await?;
+            run.emit_turn_end(&turn.message, &turn.results).await?;
+            last_turn = Some(turn);
             if action.as_deref() == Some("end") {
                 return run.emit_agent_end().await;
             }
@@ -331,14 +359,17 @@ async fn run_loop<H: Host>(run: &Run<'_, H>, mut resumed: Option<Resumed<H::V>>)
 
 /// The start of a turn up to its assistant message: prepareNextTurn and S2 after the first turn,
 /// the pending messages, prepareRequest, the request and its stream (in newMessages on return).
-async fn next_assistant_message<H: Host>(run: &Run<'_, H>, last_turn: &Option<H::V>) -> Result<H::V, Stop> {
+async fn next_assistant_message<H: Host>(run: &Run<'_, H>, last_turn: &mut Option<Turn<H::V>>) -> Result<H::V, Stop> {
     let h = run.h;
     {
         {
             if let Some(turn) = last_turn {
                 run.check_abort()?;
                 let queued = run.ending.borrow().undelivered.clone();
-                let update = run.call_hook("prepareNextTurn", std::slice::from_ref(turn)).await?;
+                let update = match run.hook("prepareNextTurn")? {
+                    Some(f) => Some(run.call_fn(&f, &[turn.object(run)]).await?),
+                    None => None,
+                };
                 let prepared = apply_update(run, "prepareNextTurn", update, true)?;
                 if !prepared.is_empty() {
                     let mut all = prepared;
@@ -352,12 +383,19 @@ async fn next_assistant_message<H: Host>(run: &Run<'_, H>, last_turn: &Option<H:
             }
             inject_pending(run).await?;
             run.check_abort()?;
-            let request = h.object(&[
-                ("context", run.context()),
-                ("model", h.get(&run.config(), "model").map_err(|e| run.fail(&e))?),
-                ("thinkingLevel", thinking_level(run)),
-            ]);
-            let update = run.call_hook("prepareRequest", &[request, run.signal.clone()]).await?;
+            // `config.prepareRequest?.({context, model, thinkingLevel}, signal)`: the hook is read first, and the
+            // model and level only when it exists.
+            let update = match run.hook("prepareRequest")? {
+                Some(f) => {
+                    let request = h.object(&[
+                        ("context", run.context()),
+                        ("model", h.get(&run.config(), "model").map_err(|e| run.fail(&e))?),
+                        ("thinkingLevel", thinking_level(run)),
+                    ]);
+                    Some(run.call_fn(&f, &[request, run.signal.clone()]).await?)
+                }
+                None => None,
+            };
             apply_update(run, "prepareRequest", update, false)?;
 
             let message = stream_assistant_response(run).await?;
@@ -369,9 +407,10 @@ async fn next_assistant_message<H: Host>(run: &Run<'_, H>, last_turn: &Option<H:
 
 /// L-3.7.1 / D2.3: finishTurn with its decision ignored, then `turn_end`, `agent_end`.
 async fn hard_exit<H: Host>(run: &Run<'_, H>, message: &H::V, results: &[H::V]) -> Result<(), Stop> {
-    let turn = turn_context(run, message, results);
     // The decision is ignored and the run ends either way; a failing finishTurn changes nothing.
-    let _ = run.call_hook("finishTurn", &[turn, run.signal.clone()]).await;
+    if let Ok(Some(f)) = run.hook("finishTurn") {
+        let _ = run.call_fn(&f, &[turn_context(run, message, results), run.signal.clone()]).await;
+    }
     run.emit_turn_end(message, results).await?;
     run.emit_agent_end().await
 }

@@ -281,9 +281,15 @@ impl<'h, H: Host> Run<'h, H> {
         let Some(f) = self.hook(name)? else {
             return Ok(None);
         };
+        self.call_fn(&f, args).await.map(Some)
+    }
+
+    /// Calls a hook already read with `hook` (`this` = the current config) under the D4 deadline: for arguments
+    /// that are built only when the hook exists, as `config.hook?.(args)` evaluates them.
+    pub async fn call_fn(&self, f: &H::V, args: &[H::V]) -> Result<H::V, Stop> {
         let config = self.config();
-        match self.guarded(self.h.call(&f, &config, args)).await {
-            Some(Ok(v)) => Ok(Some(v)),
+        match self.guarded(self.h.call(f, &config, args)).await {
+            Some(Ok(v)) => Ok(v),
             Some(Err(e)) => Err(self.fail(&e)),
             None => Err(Stop::Failed("Operation aborted".into())),
         }

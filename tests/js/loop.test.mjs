@@ -1455,3 +1455,34 @@ test("API-1.5.4 the loop stream completes on agent_end with result agent_end.mes
   assert.equal(events.at(-1).type, "agent_end");
   assert.equal(result, events.at(-1).messages);
 });
+
+// ---------------------------------------------------------------------------------------------
+// Hook reads in the reference's order
+// ---------------------------------------------------------------------------------------------
+
+test("L-3.5.1 a turn reads config hooks as `config.hook?.(args)` does: prepareRequest first, its model and level only when it exists", T, async () => {
+  const KEYS = new Set(["prepareRequest", "prepareNextTurn", "finishTurn", "model", "reasoning"]);
+  const reads = async (hooks) => {
+    const log = [];
+    const base = { model: model(), convertToLlm, reasoning: "low", ...hooks };
+    const cfg = new Proxy(base, {
+      get(t, k, r) {
+        if (KEYS.has(k)) log.push(k);
+        return Reflect.get(t, k, r);
+      },
+    });
+    const faux = createFaux([assistant([toolCall("c1", "echo", {})], "toolUse"), assistant([text("done")])]);
+    const stream = agentLoop([userMessage("go")], { systemPrompt: "", messages: [], tools: [tool("echo")] }, cfg, undefined, faux.streamFn);
+    log.length = 0; // what agentLoop reads before it returns (our E-8.1 argument checks) is not a turn's
+    for await (const _ of stream);
+    return log;
+  };
+  // two turns: finishTurn after each, prepareNextTurn before the second, prepareRequest before each request
+  const turn = ["model", "model", "reasoning", "reasoning"];
+  assert.deepEqual(await reads({}), ["prepareRequest", ...turn, "finishTurn", "prepareNextTurn", "prepareRequest", ...turn, "finishTurn"]);
+  // with the hooks: prepareRequest and its arguments; `config.model` for the stream call; the stream options' copy of
+  // the config (its own keys in order: model, reasoning, prepareRequest, finishTurn); the level recorded on the
+  // message; then finishTurn itself
+  const withHooks = ["prepareRequest", "model", "reasoning", "model", "model", "reasoning", "prepareRequest", "finishTurn", "reasoning", "finishTurn"];
+  assert.deepEqual(await reads({ prepareRequest: () => undefined, finishTurn: () => undefined }), [...withHooks, "prepareNextTurn", ...withHooks]);
+});
