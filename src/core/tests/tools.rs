@@ -1604,6 +1604,49 @@ fn t_4_8_1_a_dropped_execution_closes_its_route() {
     assert_eq!(open_routes(), 0);
 }
 
+/// E-8.4.3 / API-1.3.6: a tool may call `runToolCall` from inside its own execution.
+#[test]
+fn e_8_4_3_run_tool_call_inside_a_running_tool() {
+    let inner = tool("inner", exec_after(5.0, ok_result("inner result")));
+    let inner_tools = TV::arr(vec![inner]);
+    let outer = tool(
+        "outer",
+        TV::async_func(move |h, _this, args| {
+            let (h, tools, signal) = (h.clone(), inner_tools.clone(), args[2].clone());
+            async move {
+                let options = TV::obj(&[
+                    ("tools", tools),
+                    ("assistantMessage", reply_calls(vec![])),
+                    ("context", ctx(vec![])),
+                    ("signal", signal),
+                ]);
+                let call = Call::read(&h, &call("nested", "inner", json!({}))).unwrap();
+                let env = ToolEnv {
+                    h: &h,
+                    tools: options.get("tools"),
+                    assistant: options.get("assistantMessage"),
+                    context: options.get("context"),
+                    hooks: options.clone(),
+                    signal: options.get("signal"),
+                    grace_ms: 5000.0,
+                    tool_timeout_ms: 0.0,
+                    halted: None,
+                    tool_index: Default::default(),
+                    updates: Default::default(),
+                };
+                let outcome = env.run_call(&call, |_p| futures::future::ready(()).boxed_local()).await;
+                let object = outcome_object(&h, &outcome);
+                Ok(ok_result(&format!("outer saw: {}", first_text(&object.get("result")))))
+            }
+            .boxed_local()
+        }),
+    );
+    let (w, _) = run(vec![reply_calls(vec![call("c1", "outer", json!({}))]), reply("done")], vec![outer], &[]);
+    assert_eq!(first_text(&w.end_of("c1").get("result")), "outer saw: inner result");
+    assert_eq!(w.end_of("c1").get("durationMs").as_num(), Some(5.0));
+    w.assert_clean();
+}
+
 /// Issue 13: nesting a JS engine takes (past serde_json's 128 levels) validates; past the limits the call fails with
 /// exactly the reference's stack-overflow message, never a validation error or a trap; lone surrogates (stand-ins on
 /// the Rust side) name distinct tools.
