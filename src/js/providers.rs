@@ -874,7 +874,7 @@ impl Texts {
     /// The next string, which is `text`.
     fn next(&mut self, text: &str) -> JsValue {
         let Some(joined) = &self.joined else { return js_str(text) };
-        let len = if text.is_ascii() { text.len() } else { text.encode_utf16().count() };
+        let len = marker::utf16_count(text);
         let end = self.at.saturating_add(u32::try_from(len).unwrap_or(u32::MAX));
         let slice = joined.slice(self.at, end);
         self.at = end;
