@@ -13,6 +13,7 @@ use super::strict;
 use super::transcript::{self, is_same_model, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 
 pub struct GoogleGenerativeAi;
 
@@ -177,7 +178,7 @@ fn text_part(text: &str) -> Value {
 }
 
 /// The `contents` turns of the transcript (§6.9).
-fn contents(model: &Value, messages: &[Value]) -> Vec<Value> {
+fn contents(model: &Value, messages: &[Cow<'_, Value>]) -> Vec<Value> {
     let mut turns: Vec<Value> = Vec::new();
     // Tool results in a row share one user turn; their images follow it.
     let mut responses: Vec<Value> = Vec::new();

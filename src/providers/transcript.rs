@@ -23,13 +23,16 @@
 use super::RequestInput;
 use super::request::{object, put};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// What a wire format sends: see the module documentation.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Transcript {
+pub struct Transcript<'a> {
     pub system_prompt: String,
     pub tools: Vec<Value>,
-    pub messages: Vec<Value>,
+    /// The caller's message itself where the clean-up changes nothing (most user and tool-result messages), else
+    /// the changed copy: a long transcript is not copied to be read once.
+    pub messages: Vec<Cow<'a, Value>>,
 }
 
 pub const USER_IMAGE_OMITTED: &str = "(image omitted: model does not support images)";
@@ -38,7 +41,7 @@ pub const NO_RESULT_PROVIDED: &str = "No result provided";
 
 /// P-6.5.1 + P-6.5.2: the head of the transcript and the cleaned conversation. Later system
 /// messages are not sent (their content only reaches the prompt through the replayed head).
-pub fn prepare(input: &RequestInput<'_>, normalize_id: Option<&dyn Fn(&str) -> String>) -> Transcript {
+pub fn prepare<'a>(input: &RequestInput<'a>, normalize_id: Option<&dyn Fn(&str) -> String>) -> Transcript<'a> {
     let (system_prompt, tools) = system_head(input.messages);
     let messages = clean_up(input.messages, input.model, normalize_id)
         .into_iter()
@@ -94,20 +97,30 @@ pub fn system_head(messages: &[Value]) -> (String, Vec<Value>) {
 
 /// P-6.5.2 on the whole transcript, system messages included (they stay in place, except that one
 /// between a tool call and its results moves after the results).
-pub fn clean_up(messages: &[Value], model: &Value, normalize_id: Option<&dyn Fn(&str) -> String>) -> Vec<Value> {
+pub fn clean_up<'a>(
+    messages: &'a [Value],
+    model: &Value,
+    normalize_id: Option<&dyn Fn(&str) -> String>,
+) -> Vec<Cow<'a, Value>> {
     let images_supported = model.get("input").and_then(Value::as_array).is_some_and(|a| a.iter().any(|i| i == "image"));
     let mut renamed: Vec<(String, String)> = Vec::new();
-    let transformed: Vec<Value> = messages
+    let transformed: Vec<Cow<'a, Value>> = messages
         .iter()
-        .filter_map(|m| m.as_object())
-        .map(|m| transform(m, model, images_supported, normalize_id, &mut renamed))
+        .filter_map(|m| Some((m, m.as_object()?)))
+        .map(|(value, map)| {
+            if unchanged(value, model, images_supported, normalize_id, &renamed) {
+                Cow::Borrowed(value)
+            } else {
+                Cow::Owned(transform(map, model, images_supported, normalize_id, &mut renamed))
+            }
+        })
         .collect();
 
     // Second pass: synthetic results for unanswered calls; system messages held behind results.
     let mut out = Vec::with_capacity(transformed.len());
     let mut pending: Vec<(String, String)> = Vec::new(); // (id, name) of the last assistant's calls
     let mut answered: Vec<String> = Vec::new();
-    let mut held: Vec<Value> = Vec::new();
+    let mut held: Vec<Cow<'a, Value>> = Vec::new();
     for message in transformed {
         match role(&message) {
             "assistant" => {
@@ -142,26 +155,77 @@ pub fn clean_up(messages: &[Value], model: &Value, normalize_id: Option<&dyn Fn(
     out
 }
 
-fn close_pending(
-    out: &mut Vec<Value>,
+fn close_pending<'a>(
+    out: &mut Vec<Cow<'a, Value>>,
     pending: &mut Vec<(String, String)>,
     answered: &mut Vec<String>,
-    held: &mut Vec<Value>,
+    held: &mut Vec<Cow<'a, Value>>,
 ) {
     for (id, name) in pending.drain(..) {
         if !answered.contains(&id) {
-            out.push(object([
+            out.push(Cow::Owned(object([
                 ("role", Value::from("toolResult")),
                 ("toolCallId", Value::from(id)),
                 ("toolName", Value::from(name)),
                 ("content", Value::Array(vec![text_block(NO_RESULT_PROVIDED)])),
                 ("isError", Value::Bool(true)),
                 ("timestamp", Value::from(0)),
-            ]));
+            ])));
         }
     }
     answered.clear();
     out.append(held);
+}
+
+/// Whether `transform` would give back `message` as it is, key order included: then the caller's value is used
+/// and nothing is copied. Mirrors `transform` case by case (a property test holds them together).
+fn unchanged(
+    message: &Value,
+    model: &Value,
+    images_supported: bool,
+    normalize_id: Option<&dyn Fn(&str) -> String>,
+    renamed: &[(String, String)],
+) -> bool {
+    let content = match field(message, "content") {
+        None | Some(Value::Null) => return false,
+        Some(content) => content,
+    };
+    let has_image = || content.as_array().is_some_and(|blocks| blocks.iter().any(|b| block_type(b) == "image"));
+    match role(message) {
+        "user" => images_supported || !has_image(),
+        "toolResult" => {
+            let id = str_field(message, "toolCallId");
+            content.is_array() && (images_supported || !has_image()) && !renamed.iter().any(|(old, _)| old == id)
+        }
+        "assistant" => {
+            let Some(blocks) = content.as_array() else { return false };
+            let same = message.as_object().is_some_and(|m| same_model(m, model));
+            blocks.iter().all(|block| match block_type(block) {
+                "thinking" => {
+                    same && (block.get("redacted").and_then(Value::as_bool).unwrap_or(false)
+                        || !str_field(block, "thinkingSignature").is_empty()
+                        || !str_field(block, "thinking").trim().is_empty())
+                }
+                // `text_block` of its text: exactly `{type, text}` in that order, the text a string.
+                "text" if !same => block.as_object().is_some_and(|b| {
+                    let mut keys = b.iter();
+                    b.len() == 2
+                        && keys.next().is_some_and(|(k, _)| k == "type")
+                        && keys.next().is_some_and(|(k, v)| k == "text" && v.is_string())
+                }),
+                "toolCall" => {
+                    let Some(call) = block.as_object() else { return true };
+                    (same || !call.contains_key("thoughtSignature"))
+                        && normalize_id.is_none_or(|normalize| {
+                            let id = call.get("id").and_then(Value::as_str).unwrap_or("");
+                            normalize(id) == id
+                        })
+                }
+                _ => true,
+            })
+        }
+        _ => true,
+    }
 }
 
 /// The first pass on one message: content, images, thinking and signatures, tool-call ids.
@@ -338,6 +402,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn values(messages: &[Cow<'_, Value>]) -> Vec<Value> {
+        messages.iter().map(|m| m.clone().into_owned()).collect()
+    }
+
     fn model() -> Value {
         json!({"id": "m1", "api": "anthropic-messages", "provider": "anthropic", "input": ["text"]})
     }
@@ -375,7 +443,7 @@ mod tests {
         let t = prepare(&input(&model, &messages, &options), None);
         assert_eq!(t.system_prompt, "Base.\n\nMore\nlines\n\nA2\n\nC\n\nB again");
         assert_eq!(t.tools, vec![tool("y", "Y2"), tool("z", "Z")]);
-        assert_eq!(t.messages, vec![json!({"role": "user", "content": "hi", "timestamp": 1})]);
+        assert_eq!(values(&t.messages), vec![json!({"role": "user", "content": "hi", "timestamp": 1})]);
     }
 
     #[test]
@@ -385,7 +453,7 @@ mod tests {
         let t = prepare(&input(&model, &messages, &options), None);
         assert_eq!(t.system_prompt, "");
         assert!(t.tools.is_empty());
-        assert_eq!(t.messages, vec![json!({"role": "user", "content": [], "timestamp": 1})]);
+        assert_eq!(values(&t.messages), vec![json!({"role": "user", "content": [], "timestamp": 1})]);
     }
 
     #[test]
@@ -423,7 +491,7 @@ mod tests {
         ];
         let (model, options) = (model(), json!({}));
         let t = prepare(&input(&model, &messages, &options), None);
-        assert_eq!(t.messages.iter().map(role).collect::<Vec<_>>(), ["user", "user"]);
+        assert_eq!(t.messages.iter().map(|m| role(m)).collect::<Vec<_>>(), ["user", "user"]);
     }
 
     #[test]
@@ -494,7 +562,7 @@ mod tests {
             t.messages.iter().map(|m| format!("{}:{}", role(m), str_field(m, "toolCallId"))).collect();
         assert_eq!(summary, ["assistant:", "toolResult:a", "toolResult:b", "user:", "assistant:", "toolResult:c"]);
         assert_eq!(
-            t.messages[2],
+            *t.messages[2],
             json!({"role": "toolResult", "toolCallId": "b", "toolName": "u",
                    "content": [{"type": "text", "text": "No result provided"}], "isError": true, "timestamp": 0})
         );
@@ -509,7 +577,7 @@ mod tests {
             json!({"role": "user", "content": "next", "timestamp": 3}),
         ];
         let cleaned = clean_up(&messages, &model(), None);
-        let roles: Vec<&str> = cleaned.iter().map(role).collect();
+        let roles: Vec<&str> = cleaned.iter().map(|m| role(m)).collect();
         assert_eq!(roles, ["assistant", "toolResult", "system", "user"]);
         // Only one result: the held system message did not close the call early.
         assert_eq!(cleaned.iter().filter(|m| role(m) == "toolResult").count(), 1);
@@ -528,9 +596,157 @@ mod tests {
         let (model, options) = (json!(null), json!(null));
         let t = prepare(&input(&model, &messages, &options), Some(&|s: &str| s.to_string()));
         // Two assistants (content coerced to arrays) and the result answering the id-less call.
-        let roles: Vec<&str> = t.messages.iter().map(role).collect();
+        let roles: Vec<&str> = t.messages.iter().map(|m| role(m)).collect();
         assert_eq!(roles, ["assistant", "assistant", "toolResult"]);
         assert_eq!(t.messages[0]["content"], json!([]));
         assert_eq!(t.messages[2]["content"], json!([]));
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod unchanged_tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    /// An object of some of `entries` (the first `required` always), in a generated order.
+    fn object_of(required: usize, entries: Vec<(&'static str, BoxedStrategy<Value>)>) -> BoxedStrategy<Value> {
+        let n = entries.len();
+        let (keys, values): (Vec<_>, Vec<_>) = entries.into_iter().unzip();
+        (
+            values,
+            proptest::collection::vec(any::<bool>(), n),
+            Just(()).prop_perturb(move |_, mut rng| {
+                let mut order: Vec<usize> = (0..n).collect();
+                for i in (1..n).rev() {
+                    order.swap(i, rng.random_range(0..=i));
+                }
+                order
+            }),
+        )
+            .prop_map(move |(values, present, order)| {
+                let mut map = Map::new();
+                for i in order {
+                    if i < required || present[i] {
+                        map.insert(keys[i].to_string(), values[i].clone());
+                    }
+                }
+                Value::Object(map)
+            })
+            .boxed()
+    }
+
+    fn one_of(values: &[Value]) -> BoxedStrategy<Value> {
+        proptest::sample::select(values.to_vec()).boxed()
+    }
+
+    fn block() -> BoxedStrategy<Value> {
+        let any_block = object_of(
+            1,
+            vec![
+                (
+                    "type",
+                    one_of(&[json!("text"), json!("thinking"), json!("toolCall"), json!("image"), json!("other")]),
+                ),
+                ("text", one_of(&[json!("hi"), json!(" "), json!(3)])),
+                ("thinking", one_of(&[json!("hmm"), json!(""), json!("  ")])),
+                ("thinkingSignature", one_of(&[json!("sig"), json!("")])),
+                ("redacted", one_of(&[json!(true), json!(false)])),
+                ("thoughtSignature", one_of(&[json!("t")])),
+                ("id", one_of(&[json!("call_1"), json!("a|b"), json!("x".repeat(45)), json!(7)])),
+                ("textSignature", one_of(&[json!("s")])),
+            ],
+        );
+        let text = object_of(2, vec![("type", one_of(&[json!("text")])), ("text", one_of(&[json!("hi"), json!(3)]))]);
+        let call = object_of(
+            2,
+            vec![
+                ("type", one_of(&[json!("toolCall")])),
+                ("id", one_of(&[json!("call_1"), json!("a|b")])),
+                ("thoughtSignature", one_of(&[json!("t")])),
+            ],
+        );
+        let thinking = object_of(
+            2,
+            vec![
+                ("type", one_of(&[json!("thinking")])),
+                ("thinking", one_of(&[json!("hmm"), json!(" ")])),
+                ("thinkingSignature", one_of(&[json!("sig"), json!("")])),
+                ("redacted", one_of(&[json!(true), json!(false)])),
+            ],
+        );
+        let image = Just(json!({"type": "image", "data": "AA", "mimeType": "image/png"})).boxed();
+        prop_oneof![3 => text, 3 => call, 2 => thinking, 1 => image, 2 => any_block].boxed()
+    }
+
+    fn message() -> BoxedStrategy<Value> {
+        let content = prop_oneof![
+            1 => Just(Value::Null),
+            1 => Just(json!("text")),
+            1 => Just(json!(5)),
+            6 => proptest::collection::vec(block(), 1..4).prop_map(Value::Array),
+        ];
+        object_of(
+            2,
+            vec![
+                ("role", one_of(&[json!("user"), json!("assistant"), json!("toolResult"), json!("system")])),
+                ("content", content.boxed()),
+                ("provider", one_of(&[json!("anthropic"), json!("other")])),
+                ("api", one_of(&[json!("anthropic-messages")])),
+                ("model", one_of(&[json!("m1")])),
+                ("toolCallId", one_of(&[json!("call_1"), json!("a|b")])),
+                ("timestamp", one_of(&[json!(1)])),
+            ],
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// Where `unchanged` says so, `transform` gives the message back byte for byte (key order included).
+        #[test]
+        fn unchanged_agrees_with_transform(
+            m in message(),
+            images in any::<bool>(),
+            normalizes in any::<bool>(),
+            renames in any::<bool>(),
+        ) {
+            let model = json!({"id": "m1", "api": "anthropic-messages", "provider": "anthropic",
+                               "input": if images { json!(["text", "image"]) } else { json!(["text"]) }});
+            let normalize = |id: &str| id.replace('|', "_");
+            let normalize_id: Option<&dyn Fn(&str) -> String> = if normalizes { Some(&normalize) } else { None };
+            let renamed = if renames { vec![("call_1".to_string(), "call_2".to_string())] } else { Vec::new() };
+            if unchanged(&m, &model, images, normalize_id, &renamed) {
+                let mut renamed = renamed.clone();
+                let out = transform(m.as_object().unwrap(), &model, images, normalize_id, &mut renamed);
+                prop_assert_eq!(serde_json::to_string(&out).unwrap(), serde_json::to_string(&m).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn the_common_messages_are_not_copied() {
+        let model = json!({"id": "m1", "api": "a", "provider": "p", "input": ["text"]});
+        let messages = vec![
+            json!({"role": "user", "content": "hi", "timestamp": 1}),
+            json!({"role": "assistant", "content": [{"type": "text", "text": "yes"},
+                   {"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}],
+                   "api": "b", "provider": "q", "model": "m2", "stopReason": "toolUse", "timestamp": 2}),
+            json!({"role": "toolResult", "toolCallId": "c1", "toolName": "read",
+                   "content": [{"type": "text", "text": "ok"}], "isError": false, "timestamp": 3}),
+        ];
+        let cleaned = clean_up(&messages, &model, Some(&|id: &str| id.to_string()));
+        assert!(cleaned.iter().all(|m| matches!(m, Cow::Borrowed(_))), "{cleaned:?}");
+        // A text block with a signature, from another model, is rewritten: a copy.
+        let signed =
+            vec![json!({"role": "assistant", "content": [{"type": "text", "text": "yes", "textSignature": "s"}],
+                                 "api": "b", "provider": "q", "model": "m2", "stopReason": "stop", "timestamp": 2})];
+        let cleaned = clean_up(&signed, &model, None);
+        assert!(matches!(cleaned[..], [Cow::Owned(_)]));
+        assert_eq!(
+            *cleaned[0],
+            json!({"role": "assistant", "content": [{"type": "text", "text": "yes"}],
+                   "api": "b", "provider": "q", "model": "m2", "stopReason": "stop", "timestamp": 2})
+        );
     }
 }
