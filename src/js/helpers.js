@@ -1538,6 +1538,18 @@ export function restoreString(s, table) {
   });
 }
 
+// A JSON string literal of the body text that holds a marker, and a `:` after it (then it is a key). The text is
+// compact JSON from Rust (`js_json`), where the marker character only occurs inside strings and is never escaped.
+const MARKED_LITERAL = /"(?:[^"\\\uFDD0]|\\.)*\uFDD0(?:[^"\\]|\\.)*"(:?)/g;
+
+/** The body text with the originals of `table` put back: exactly what `restoreAt` on the parsed body and
+ *  `JSON.stringify` of it would send, without parsing the body. Each string value holding a marker is restored
+ *  and written again; keys stay as they are, as `restoreAt` leaves them. */
+export function restoreText(text, table) {
+  return text.replace(MARKED_LITERAL, (literal, colon) =>
+    colon === "" ? JSON.stringify(restoreString(JSON.parse(literal), table)) : literal);
+}
+
 /** `root[path…] = restoreString(s, table)`: one marked string of the parsed body (the paths come
  *  from `marker::marked_strings`, so the body is parsed without a reviver). */
 export function restoreAt(root, path, s, table) {

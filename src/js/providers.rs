@@ -9,6 +9,7 @@ use crate::core::agent_loop::empty_assistant;
 use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
 use crate::core::wtf;
+use crate::providers::js_json;
 use crate::providers::json::parse_data;
 use crate::providers::marker;
 use crate::providers::partial_json::{Patch, PatchOp, PathSeg};
@@ -57,6 +58,8 @@ extern "C" {
     fn restore_string(s: &str, table: &JsValue) -> JsValue;
     #[wasm_bindgen(catch, js_name = restoreAt)]
     fn restore_at(root: &JsValue, path: &Array, s: &str, table: &JsValue) -> Result<(), JsValue>;
+    #[wasm_bindgen(catch, js_name = restoreText)]
+    fn restore_text(text: &str, table: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = failureMessage)]
     fn failure_message(e: &JsValue) -> String;
     #[wasm_bindgen(js_name = retryableFailure)]
@@ -147,6 +150,12 @@ fn push(stream: &JsValue, event: &JsValue) {
     if let Ok(f) = JsHost.get(stream, "push") {
         let _ = JsHost.call_sync(&f, stream, std::slice::from_ref(event));
     }
+}
+
+/// The request body: its JSON text, or the JS value `onPayload` saw (written by `JSON.stringify` when sent).
+enum Payload {
+    Text(JsValue),
+    Value(JsValue),
 }
 
 struct Driver {
@@ -259,11 +268,7 @@ impl Driver {
         }
         let mut mapper = format.mapper(&input);
         let mut asm = Assembler::for_model(&model, input_keeps_open(&model));
-        let body = {
-            let payload = self.body(&request.body, &table)?;
-            let replaced = self.hook("onPayload", payload.clone()).await?;
-            if replaced.is_undefined() { payload } else { replaced }
-        };
+        let body = self.payload(&request.body, &table).await?;
         let response = self.send(&request, &body).await?;
         push(&self.stream, &h.object(&[("type", h.constant("start")), ("partial", self.message.clone())]));
         self.read_body(&response, mapper.as_mut(), &mut asm).await
@@ -292,6 +297,31 @@ impl Driver {
         Err(End::Error("streamBuiltin: context.messages cannot be read as JSON".into()))
     }
 
+    /// The body to send. With an `onPayload` hook (P-6.2.4) it gets the body as JS values and may replace them; else
+    /// the body is written as text in Rust as JS would write it (`js_json`) and the markers' originals are put back
+    /// into the text: no `JSON.parse` and `JSON.stringify` of the whole body in JS.
+    async fn payload(&self, body: &Value, table: &JsValue) -> Result<Payload, End> {
+        let h = self.h;
+        let fail = |e: JsValue| End::Error(h.error_message(&e));
+        let hook = self.option("onPayload");
+        if h.kind(&hook) != Kind::Function
+            && let Some(text) = js_json::to_string(body)
+        {
+            // Every caller string holding the marker character is in the table: none, nothing to find.
+            if table.unchecked_ref::<Array>().length() == 0 {
+                return Ok(Payload::Text(JsValue::from_str(&text)));
+            }
+            return restore_text(&text, table).map(Payload::Text).map_err(fail);
+        }
+        let payload = self.body(body, table)?;
+        if h.kind(&hook) != Kind::Function {
+            return Ok(Payload::Value(payload));
+        }
+        let replaced =
+            h.call(&hook, &JsValue::UNDEFINED, &[payload.clone(), self.model.clone()]).await.map_err(fail)?;
+        Ok(Payload::Value(if replaced.is_undefined() { payload } else { replaced }))
+    }
+
     /// The request body as JS values, the markers' originals put back where they are.
     fn body(&self, body: &Value, table: &JsValue) -> Result<JsValue, End> {
         let fail = |e: JsValue| End::Error(self.h.error_message(&e));
@@ -315,7 +345,7 @@ impl Driver {
     }
 
     /// P-6.2.1, P-6.2.5, P-6.2.6: fetch with headers, retries before any event, HTTP errors.
-    async fn send(&self, request: &HttpRequest, body: &JsValue) -> Result<JsValue, End> {
+    async fn send(&self, request: &HttpRequest, body: &Payload) -> Result<JsValue, End> {
         let h = self.h;
         let fetch = {
             let given = self.option("fetch");
@@ -326,7 +356,10 @@ impl Driver {
         }
         let headers = self.headers(request);
         // A payload `onPayload` made unsendable ends the request with JSON.stringify's error (it was sent as "null").
-        let body_text = stringify_in_js(body).map_err(|e| End::Error(h.error_message(&e)))?;
+        let body_text = match body {
+            Payload::Text(text) => text.clone(),
+            Payload::Value(value) => stringify_in_js(value).map_err(|e| End::Error(h.error_message(&e)))?,
+        };
         let body_text = if body_text.is_undefined() { h.constant("null") } else { body_text };
         let max_retries =
             self.option("maxRetries").as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(2.0) as u32;

@@ -341,3 +341,51 @@ for (const api of APIS) {
     }
   });
 }
+
+// Issue 17: without an onPayload hook the body is written as text in Rust (`js_json`) and the markers are put back into
+// the text, with no JSON.parse and JSON.stringify of the whole body; onPayload: () => undefined takes the object path
+// (the body as JS values, JSON.stringify when sent). Both must send the same bytes: array-index keys first (a
+// sampling parameter "7" merged last into the body, schema properties "10" and "2"), numbers as JS writes them
+// (1 not 1.0, 0.000001 not 1e-6, 1e+21, and a thousand random doubles), escapes, and every kind of marker (lone
+// surrogates, the marker character in a caller's string, forwarded arguments inside a string and as a value).
+const doubles = (() => {
+  let seed = 0x2545f491;
+  const view = new DataView(new ArrayBuffer(8));
+  const out = [];
+  while (out.length < 1000) {
+    for (let i = 0; i < 8; i++) view.setUint8(i, (seed = (seed * 1103515245 + 12345) >>> 0) >>> 24);
+    const x = view.getFloat64(0);
+    if (Number.isFinite(x)) out.push(x);
+  }
+  return out;
+})();
+
+for (const api of APIS) {
+  test(`issue 17 ${api}: the body written as text is byte for byte what JSON.stringify writes of the body's objects`, P, async () => {
+    const numbers = [1, 0.5, -0, 1e21, 1e-7, 0.000001, 0.0000012, 123456789012345680000, 2 ** 60, -2.5e-10, 5e-324, 1.7976931348623157e308, ...doubles];
+    const schema = { type: "object", properties: { b: { type: "string", description: `q"${LONE}\uFDD0` }, 10: { type: "number", minimum: 0.000001 }, 2: { type: "integer", maximum: 1e21 } }, required: ["10"] };
+    const { provider, id } = providerModel(api, "");
+    const call = { type: "toolCall", id: "call_1", name: "look", arguments: { q: `x "y" \\ ${LONE} \uFDD0`, n: 1e21, 3: [0.1, -0] } };
+    const context = {
+      systemPrompt: `sys "${LONE}" \uFDD0s0.1\uFDD1`,
+      messages: [
+        { role: "system", content: `sys "${LONE}" \uFDD0s0.1\uFDD1`, toolsAdded: [{ name: "look", description: `d\t${LONE}`, parameters: schema }], timestamp: 0 },
+        user(`a "quoted" \\ ${LONE} \uFDD0 and \u2028 \u0001 text`),
+        { role: "assistant", content: [{ type: "text", text: `sure ${LONE}` }, call], api, provider, model: id, stopReason: "toolUse", usage: {}, timestamp: 2 },
+        { role: "toolResult", toolCallId: "call_1", toolName: "look", content: [{ type: "text", text: `seen "${LONE}"` }], isError: false, timestamp: 3 },
+        user("go on", 4),
+      ],
+    };
+    const options = { temperature: 1, samplingParams: { top_p: 0.000001, 7: 1e21, numbers } };
+    const text = await send(api, context, { options });
+    const objects = await send(api, context, { options: { ...options, onPayload: () => undefined } });
+    assert.equal(text.run.final.type, "done", text.run.final.error?.errorMessage);
+    assert.equal(objects.run.final.type, "done", objects.run.final.error?.errorMessage);
+    assert.equal(text.raw, objects.raw);
+    // What the comparison covers is really in the body.
+    assert.match(text.raw, /\{"7":1e\+21,/, "the sampling parameters' object starts with its array-index key");
+    assert.match(text.raw, /"temperature":1[,}]/);
+    assert.ok(text.raw.includes('"top_p":0.000001'), text.raw);
+    assert.ok(text.raw.includes("\\ud83d") && text.raw.includes("\uFDD0"), text.raw);
+  });
+}
