@@ -1538,16 +1538,34 @@ export function restoreString(s, table) {
   });
 }
 
-// A JSON string literal of the body text that holds a marker, and a `:` after it (then it is a key). The text is
-// compact JSON from Rust (`js_json`), where the marker character only occurs inside strings and is never escaped.
-const MARKED_LITERAL = /"(?:[^"\\\uFDD0]|\\.)*\uFDD0(?:[^"\\]|\\.)*"(:?)/g;
-
 /** The body text with the originals of `table` put back: exactly what `restoreAt` on the parsed body and
- *  `JSON.stringify` of it would send, without parsing the body. Each string value holding a marker is restored
- *  and written again; keys stay as they are, as `restoreAt` leaves them. */
+ *  `JSON.stringify` of it would send, without parsing the body. The text is compact JSON from Rust (`js_json`), where
+ *  the marker character only occurs inside strings, never escaped: from each one, the string literal around it is
+ *  found (its quotes are the nearest ones not escaped by a backslash), restored and written again. A key stays as it
+ *  is (a `:` follows it), as `restoreAt` leaves keys. */
 export function restoreText(text, table) {
-  return text.replace(MARKED_LITERAL, (literal, colon) =>
-    colon === "" ? JSON.stringify(restoreString(JSON.parse(literal), table)) : literal);
+  let out = "";
+  let done = 0;
+  for (let at = text.indexOf(MARK); at !== -1; at = text.indexOf(MARK, at)) {
+    let open = at;
+    do open = text.lastIndexOf('"', open - 1); while (escaped(text, open));
+    let close = at;
+    do close = text.indexOf('"', close + 1); while (escaped(text, close));
+    if (open < done || close === -1) throw new Error("restoreText: a marker outside a string");
+    if (text.charCodeAt(close + 1) !== 58 /* : */) {
+      out += text.slice(done, open) + JSON.stringify(restoreString(JSON.parse(text.slice(open, close + 1)), table));
+      done = close + 1;
+    }
+    at = close + 1;
+  }
+  return done === 0 ? text : out + text.slice(done);
+}
+
+/** Whether the quote at `at` is escaped: an odd run of backslashes before it. */
+function escaped(text, at) {
+  let n = 0;
+  while (at - n > 0 && text.charCodeAt(at - n - 1) === 92 /* \ */) n++;
+  return n % 2 === 1;
 }
 
 /** `root[path…] = restoreString(s, table)`: one marked string of the parsed body (the paths come

@@ -42,23 +42,55 @@ pub const NO_RESULT_PROVIDED: &str = "No result provided";
 /// P-6.5.1 + P-6.5.2: the head of the transcript and the cleaned conversation. Later system
 /// messages are not sent (their content only reaches the prompt through the replayed head).
 pub fn prepare<'a>(input: &RequestInput<'a>, normalize_id: Option<&dyn Fn(&str) -> String>) -> Transcript<'a> {
-    let (system_prompt, tools) = system_head(input.messages);
-    let messages = clean_up(input.messages, input.model, normalize_id)
+    // Each message's role is read once: a long transcript is far larger than the caches, and every pass over it
+    // costs a miss per message.
+    let roles: Vec<Role> = input.messages.iter().map(Role::of).collect();
+    let system = input.messages.iter().zip(&roles).filter(|(_, r)| **r == Role::System).map(|(m, _)| m);
+    let (system_prompt, tools) = head(system);
+    let messages = clean_up_with_roles(input.messages, &roles, input.model, normalize_id)
         .into_iter()
-        .filter(|m| matches!(role(m), "user" | "assistant" | "toolResult"))
+        .filter(|(r, _)| matches!(r, Role::User | Role::Assistant | Role::ToolResult))
+        .map(|(_, m)| m)
         .collect();
     Transcript { system_prompt, tools, messages }
+}
+
+/// A message's `role`, read once.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Role {
+    User,
+    Assistant,
+    ToolResult,
+    System,
+    Other,
+}
+
+impl Role {
+    fn of(message: &Value) -> Role {
+        match role(message) {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "toolResult" => Role::ToolResult,
+            "system" => Role::System,
+            _ => Role::Other,
+        }
+    }
 }
 
 /// Replays every system message in order: the prompt text (non-empty contents joined by
 /// blank lines, then the non-null sections as patched by name) and the current tools
 /// (`toolsRemoved`, then `toolsAdded`, per message; a re-added name keeps its place).
 pub fn system_head(messages: &[Value]) -> (String, Vec<Value>) {
+    head(messages.iter().filter(|m| role(m) == "system"))
+}
+
+/// `system_head` of the system messages.
+fn head<'v>(system_messages: impl Iterator<Item = &'v Value>) -> (String, Vec<Value>) {
     let mut contents: Vec<String> = Vec::new();
     // Insertion-ordered like a JS Map: setting an existing name keeps its place.
     let mut sections: Vec<(String, Value)> = Vec::new();
     let mut tools: Vec<(String, Value)> = Vec::new();
-    for message in messages.iter().filter(|m| role(m) == "system") {
+    for message in system_messages {
         let text = content_text(message.get("content"), "\n");
         if !text.is_empty() {
             contents.push(text);
@@ -102,17 +134,30 @@ pub fn clean_up<'a>(
     model: &Value,
     normalize_id: Option<&dyn Fn(&str) -> String>,
 ) -> Vec<Cow<'a, Value>> {
+    let roles: Vec<Role> = messages.iter().map(Role::of).collect();
+    clean_up_with_roles(messages, &roles, model, normalize_id).into_iter().map(|(_, m)| m).collect()
+}
+
+/// `clean_up` with each message's role (`roles[i]` is that of `messages[i]`), kept beside each output message.
+fn clean_up_with_roles<'a>(
+    messages: &'a [Value],
+    roles: &[Role],
+    model: &Value,
+    normalize_id: Option<&dyn Fn(&str) -> String>,
+) -> Vec<(Role, Cow<'a, Value>)> {
     let images_supported = model.get("input").and_then(Value::as_array).is_some_and(|a| a.iter().any(|i| i == "image"));
     let mut renamed: Vec<(String, String)> = Vec::new();
-    let transformed: Vec<Cow<'a, Value>> = messages
+    let transformed: Vec<(Role, Cow<'a, Value>)> = messages
         .iter()
-        .filter_map(|m| Some((m, m.as_object()?)))
-        .map(|(value, map)| {
-            if unchanged(value, model, images_supported, normalize_id, &renamed) {
+        .zip(roles)
+        .filter_map(|(m, role)| Some((m, m.as_object()?, *role)))
+        .map(|(value, map, role)| {
+            let message = if unchanged(value, role, model, images_supported, normalize_id, &renamed) {
                 Cow::Borrowed(value)
             } else {
                 Cow::Owned(transform(map, model, images_supported, normalize_id, &mut renamed))
-            }
+            };
+            (role, message)
         })
         .collect();
 
@@ -120,10 +165,10 @@ pub fn clean_up<'a>(
     let mut out = Vec::with_capacity(transformed.len());
     let mut pending: Vec<(String, String)> = Vec::new(); // (id, name) of the last assistant's calls
     let mut answered: Vec<String> = Vec::new();
-    let mut held: Vec<Cow<'a, Value>> = Vec::new();
-    for message in transformed {
-        match role(&message) {
-            "assistant" => {
+    let mut held: Vec<(Role, Cow<'a, Value>)> = Vec::new();
+    for (role, message) in transformed {
+        match role {
+            Role::Assistant => {
                 close_pending(&mut out, &mut pending, &mut answered, &mut held);
                 if matches!(str_field(&message, "stopReason"), "error" | "aborted") {
                     continue;
@@ -137,18 +182,18 @@ pub fn clean_up<'a>(
                     pending = calls;
                     answered.clear();
                 }
-                out.push(message);
+                out.push((role, message));
             }
-            "toolResult" => {
+            Role::ToolResult => {
                 answered.push(str_field(&message, "toolCallId").to_string());
-                out.push(message);
+                out.push((role, message));
             }
-            "system" if !pending.is_empty() => held.push(message),
-            "user" => {
+            Role::System if !pending.is_empty() => held.push((role, message)),
+            Role::User => {
                 close_pending(&mut out, &mut pending, &mut answered, &mut held);
-                out.push(message);
+                out.push((role, message));
             }
-            _ => out.push(message),
+            _ => out.push((role, message)),
         }
     }
     close_pending(&mut out, &mut pending, &mut answered, &mut held);
@@ -156,21 +201,24 @@ pub fn clean_up<'a>(
 }
 
 fn close_pending<'a>(
-    out: &mut Vec<Cow<'a, Value>>,
+    out: &mut Vec<(Role, Cow<'a, Value>)>,
     pending: &mut Vec<(String, String)>,
     answered: &mut Vec<String>,
-    held: &mut Vec<Cow<'a, Value>>,
+    held: &mut Vec<(Role, Cow<'a, Value>)>,
 ) {
     for (id, name) in pending.drain(..) {
         if !answered.contains(&id) {
-            out.push(Cow::Owned(object([
-                ("role", Value::from("toolResult")),
-                ("toolCallId", Value::from(id)),
-                ("toolName", Value::from(name)),
-                ("content", Value::Array(vec![text_block(NO_RESULT_PROVIDED)])),
-                ("isError", Value::Bool(true)),
-                ("timestamp", Value::from(0)),
-            ])));
+            out.push((
+                Role::ToolResult,
+                Cow::Owned(object([
+                    ("role", Value::from("toolResult")),
+                    ("toolCallId", Value::from(id)),
+                    ("toolName", Value::from(name)),
+                    ("content", Value::Array(vec![text_block(NO_RESULT_PROVIDED)])),
+                    ("isError", Value::Bool(true)),
+                    ("timestamp", Value::from(0)),
+                ])),
+            ));
         }
     }
     answered.clear();
@@ -181,6 +229,7 @@ fn close_pending<'a>(
 /// and nothing is copied. Mirrors `transform` case by case (a property test holds them together).
 fn unchanged(
     message: &Value,
+    role: Role,
     model: &Value,
     images_supported: bool,
     normalize_id: Option<&dyn Fn(&str) -> String>,
@@ -191,13 +240,13 @@ fn unchanged(
         Some(content) => content,
     };
     let has_image = || content.as_array().is_some_and(|blocks| blocks.iter().any(|b| block_type(b) == "image"));
-    match role(message) {
-        "user" => images_supported || !has_image(),
-        "toolResult" => {
+    match role {
+        Role::User => images_supported || !has_image(),
+        Role::ToolResult => {
             let id = str_field(message, "toolCallId");
             content.is_array() && (images_supported || !has_image()) && !renamed.iter().any(|(old, _)| old == id)
         }
-        "assistant" => {
+        Role::Assistant => {
             let Some(blocks) = content.as_array() else { return false };
             let same = message.as_object().is_some_and(|m| same_model(m, model));
             blocks.iter().all(|block| match block_type(block) {
@@ -716,7 +765,7 @@ mod unchanged_tests {
             let normalize = |id: &str| id.replace('|', "_");
             let normalize_id: Option<&dyn Fn(&str) -> String> = if normalizes { Some(&normalize) } else { None };
             let renamed = if renames { vec![("call_1".to_string(), "call_2".to_string())] } else { Vec::new() };
-            if unchanged(&m, &model, images, normalize_id, &renamed) {
+            if unchanged(&m, Role::of(&m), &model, images, normalize_id, &renamed) {
                 let mut renamed = renamed.clone();
                 let out = transform(m.as_object().unwrap(), &model, images, normalize_id, &mut renamed);
                 prop_assert_eq!(serde_json::to_string(&out).unwrap(), serde_json::to_string(&m).unwrap());
