@@ -90,7 +90,10 @@ fn array_index(key: &str) -> Option<u32> {
         [b'0', ..] => false,
         _ => bytes.len() <= 10 && bytes.iter().all(u8::is_ascii_digit),
     };
-    key.parse::<u32>().ok().filter(|i| canonical && *i != u32::MAX)
+    if !canonical {
+        return None;
+    }
+    key.parse::<u32>().ok().filter(|i| *i != u32::MAX)
 }
 
 /// `JSON.stringify` of a string: `"`, `\`, and the controls escaped (the short forms where JSON has them).
@@ -112,7 +115,10 @@ fn write_str(out: &mut String, s: &str) {
         out.push_str(s.get(run..at).unwrap_or_default());
         run = at + 1;
         if escape.is_empty() {
-            let _ = write!(out, "\\u{byte:04x}");
+            out.push_str("\\u00");
+            for nibble in [byte >> 4, byte & 0xf] {
+                out.push(char::from_digit(u32::from(nibble), 16).unwrap_or('0'));
+            }
         } else {
             out.push_str(escape);
         }
@@ -147,7 +153,8 @@ pub fn write_f64(out: &mut String, x: f64) {
     if x < 0.0 {
         out.push('-');
     }
-    let shortest = Number::from_f64(x.abs()).map(|n| n.to_string()).unwrap_or_default();
+    // serde_json's own writer (no `core::fmt`): the shortest digits that read back as `x`.
+    let shortest = serde_json::to_string(&x.abs()).unwrap_or_default();
     let (mantissa, exponent) = match shortest.split_once(['e', 'E']) {
         Some((m, e)) => (m, e.trim_start_matches('+').parse::<i32>().unwrap_or(0)),
         None => (shortest.as_str(), 0),
