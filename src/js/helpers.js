@@ -1359,6 +1359,16 @@ class Projection {
     // Markers written, and whether a schema went as it is (it may hold a marker character itself).
     this.markers = 0;
     this.rawSchemas = false;
+    // Where the walk is (`"context.messages"`, then keys and indices): written out only for an error, so a long
+    // transcript builds no path strings.
+    this.at = [];
+  }
+
+  /** The walk's place as text: `context.messages[3].content[1].arguments`. */
+  where() {
+    let path = "";
+    for (const step of this.at) path += typeof step === "number" ? `[${step}]` : path === "" ? step : `.${step}`;
+    return path;
   }
 
   text(s) {
@@ -1374,12 +1384,12 @@ class Projection {
   }
 
   /** A forwarded value: kept here, checked now so an unsendable one is named by its path. */
-  opaque(v, path) {
+  opaque(v) {
     let text;
     try {
       text = JSON.stringify(v);
     } catch (e) {
-      throw new Error(`${path}: ${errorMessage(e)}`);
+      throw new Error(`${this.where()}: ${errorMessage(e)}`);
     }
     if (text === undefined) return undefined;
     const index = this.table.length;
@@ -1389,7 +1399,7 @@ class Projection {
   }
 
   /** A scalar field as JSON.stringify would write it; objects in scalar positions are not read. */
-  scalar(v, path) {
+  scalar(v) {
     switch (typeof v) {
       case "string": return this.text(v);
       case "number": case "boolean": return v;
@@ -1405,21 +1415,25 @@ class Projection {
     return Array.isArray(v) ? [] : {};
   }
 
-  fields(source, allowed, path, each) {
+  fields(source, allowed, each) {
     const out = {};
     for (const key of Object.keys(source)) {
       if (!allowed.has(key)) continue;
-      const v = each(key, source[key], `${path}.${key}`);
+      this.at.push(key);
+      const v = each(key, source[key]);
+      this.at.pop();
       if (v !== undefined) out[key] = v;
     }
     return out;
   }
 
-  list(v, path, each) {
-    if (!Array.isArray(v)) return this.scalar(v, path);
+  list(v, each) {
+    if (!Array.isArray(v)) return this.scalar(v);
     const out = new Array(v.length);
     for (let i = 0; i < v.length; i++) {
-      const item = each(v[i], `${path}[${i}]`);
+      this.at.push(i);
+      const item = each(v[i]);
+      this.at.pop();
       out[i] = item === undefined ? null : item;
     }
     return out;
@@ -1429,59 +1443,62 @@ class Projection {
     return v !== null && typeof v === "object" && !Array.isArray(v);
   }
 
-  message(m, path) {
-    if (!this.isObject(m)) return this.scalar(m, path);
-    return this.fields(m, MESSAGE_FIELDS, path, (key, v, at) => {
+  message(m) {
+    if (!this.isObject(m)) return this.scalar(m);
+    return this.fields(m, MESSAGE_FIELDS, (key, v) => {
       switch (key) {
-        case "content": return this.list(v, at, (b, p) => this.block(b, p));
-        case "sections": return this.sections(v, at);
-        case "toolsAdded": case "toolsRemoved": return this.list(v, at, (t, p) => this.tool(t, p));
-        default: return this.scalar(v, at);
+        case "content": return this.list(v, (b) => this.block(b));
+        case "sections": return this.sections(v);
+        case "toolsAdded": case "toolsRemoved": return this.list(v, (t) => this.tool(t));
+        default: return this.scalar(v);
       }
     });
   }
 
-  block(b, path) {
-    if (!this.isObject(b)) return this.scalar(b, path);
-    return this.fields(b, BLOCK_FIELDS, path, (key, v, at) =>
+  block(b) {
+    if (!this.isObject(b)) return this.scalar(b);
+    return this.fields(b, BLOCK_FIELDS, (key, v) =>
       key === "arguments" && ((v !== null && typeof v === "object") || typeof v === "bigint")
-        ? this.opaque(v, at)
-        : this.scalar(v, at));
+        ? this.opaque(v)
+        : this.scalar(v));
   }
 
-  sections(v, path) {
-    if (!this.isObject(v)) return this.scalar(v, path);
+  sections(v) {
+    if (!this.isObject(v)) return this.scalar(v);
     const out = {};
     for (const name of Object.keys(v)) {
-      const value = this.scalar(v[name], `${path}.${name}`);
+      this.at.push(name);
+      const value = this.scalar(v[name]);
+      this.at.pop();
       if (value !== undefined) out[this.text(name)] = value;
     }
     return out;
   }
 
-  tool(t, path) {
-    if (!this.isObject(t)) return this.scalar(t, path);
-    return this.fields(t, TOOL_FIELDS, path, (key, v, at) => {
-      if (key !== "parameters" || v === null || typeof v !== "object") return this.scalar(v, at);
+  tool(t) {
+    if (!this.isObject(t)) return this.scalar(t);
+    return this.fields(t, TOOL_FIELDS, (key, v) => {
+      if (key !== "parameters" || v === null || typeof v !== "object") return this.scalar(v);
       // Google rewrites schemas, so they go as JSON when Rust can hold them (the first try); else
       // the top level stays readable (Anthropic picks its keys) and each member is forwarded.
-      if (this.opaqueSchemas) return this.schema(v, at);
+      if (this.opaqueSchemas) return this.schema(v);
       this.rawSchemas = true;
       return v;
     });
   }
 
-  schema(v, path) {
+  schema(v) {
     // restoreAt puts values back, not keys: a key Rust cannot hold forwards the whole schema.
     const keys = this.isObject(v) && typeof v.toJSON !== "function" ? Object.keys(v) : null;
-    if (keys === null || keys.some((k) => this.text(k) !== k)) return this.opaque(v, path);
+    if (keys === null || keys.some((k) => this.text(k) !== k)) return this.opaque(v);
     const out = {};
     for (const key of keys) {
       const member = v[key];
-      const at = `${path}.${key}`;
+      this.at.push(key);
       const copy = (member !== null && typeof member === "object") || typeof member === "bigint"
-        ? this.opaque(member, at)
-        : this.scalar(member, at);
+        ? this.opaque(member)
+        : this.scalar(member);
+      this.at.pop();
       if (copy !== undefined) out[key] = copy;
     }
     return out;
@@ -1495,7 +1512,8 @@ class Projection {
  *  that cannot be sent. */
 export function projectMessages(messages, model, options, opaqueSchemas) {
   const p = new Projection(opaqueSchemas);
-  const copy = p.list(messages, "context.messages", (m, path) => p.message(m, path));
+  p.at.push("context.messages");
+  const copy = p.list(messages, (m) => p.message(m));
   let text;
   try {
     text = JSON.stringify(copy);
