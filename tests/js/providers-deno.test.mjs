@@ -17,7 +17,10 @@ clearKeyEnv();
 const DENO = fileURLToPath(new URL("../../node_modules/.bin/deno", import.meta.url));
 const SCRIPT = fileURLToPath(new URL("./providers-deno.mjs", import.meta.url));
 const skip = SKIP || (!existsSync(DENO) && "node_modules/.bin/deno is missing (npm ci installs deno 2.9.6)");
-const D = { ...P, skip };
+// The first `deno run` after a new build fills Deno's caches for the package (dependency analysis, V8 code cache:
+// ~0.6 s alone, seconds more under the full suite's parallel load, and every time on a fresh machine): the tests
+// check behaviour, so they wait for that instead of the providers' usual 5 s.
+const D = { ...P, skip, timeout: 30_000 };
 const server = await startProviderServer();
 after(() => server.close());
 
