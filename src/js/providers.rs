@@ -8,8 +8,8 @@ use super::host::{JsHost, silence};
 use crate::core::agent_loop::empty_assistant;
 use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
+use crate::core::validate::js_json_stringify_verbatim;
 use crate::core::wtf;
-use crate::providers::js_json;
 use crate::providers::json::parse_data;
 use crate::providers::marker;
 use crate::providers::partial_json::{Patch, PatchOp, PathSeg};
@@ -298,15 +298,14 @@ impl Driver {
     }
 
     /// The body to send. With an `onPayload` hook (P-6.2.4) it gets the body as JS values and may replace them; else
-    /// the body is written as text in Rust as JS would write it (`js_json`) and the markers' originals are put back
-    /// into the text: no `JSON.parse` and `JSON.stringify` of the whole body in JS.
+    /// the body is written as text in Rust as JS would write it (`js_json_stringify_verbatim`) and the markers'
+    /// originals are put back into the text: no `JSON.parse` and `JSON.stringify` of the whole body in JS.
     async fn payload(&self, body: &Value, table: &JsValue) -> Result<Payload, End> {
         let h = self.h;
         let fail = |e: JsValue| End::Error(h.error_message(&e));
         let hook = self.option("onPayload");
-        if h.kind(&hook) != Kind::Function
-            && let Some(text) = js_json::to_string(body)
-        {
+        if h.kind(&hook) != Kind::Function {
+            let text = js_json_stringify_verbatim(body);
             // Every caller string holding the marker character is in the table: none, nothing to find.
             if table.unchecked_ref::<Array>().length() == 0 {
                 return Ok(Payload::Text(JsValue::from_str(&text)));
@@ -314,9 +313,6 @@ impl Driver {
             return restore_text(&text, table).map(Payload::Text).map_err(fail);
         }
         let payload = self.body(body, table)?;
-        if h.kind(&hook) != Kind::Function {
-            return Ok(Payload::Value(payload));
-        }
         let replaced =
             h.call(&hook, &JsValue::UNDEFINED, &[payload.clone(), self.model.clone()]).await.map_err(fail)?;
         Ok(Payload::Value(if replaced.is_undefined() { payload } else { replaced }))

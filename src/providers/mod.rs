@@ -6,7 +6,6 @@
 pub mod anthropic;
 pub mod assemble;
 pub mod google;
-pub mod js_json;
 pub mod json;
 pub mod marker;
 pub mod openai_completions;

@@ -342,7 +342,7 @@ for (const api of APIS) {
   });
 }
 
-// Issue 17: without an onPayload hook the body is written as text in Rust (`js_json`) and the markers are put back into
+// Issue 17: without an onPayload hook the body is written as text in Rust (`js_json_stringify_verbatim`) and the markers are put back into
 // the text, with no JSON.parse and JSON.stringify of the whole body; onPayload: () => undefined takes the object path
 // (the body as JS values, JSON.stringify when sent). Both must send the same bytes: array-index keys first (a
 // sampling parameter "7" merged last into the body, schema properties "10" and "2"), numbers as JS writes them

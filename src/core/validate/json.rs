@@ -3,6 +3,7 @@
 //! which the caller has checked (see `mod.rs`).
 
 use serde_json::{Map, Value};
+use std::fmt::Write as _;
 
 use super::number::{as_f64, is_integer, js_number_to_string};
 
@@ -45,17 +46,27 @@ fn array_index(key: &str) -> Option<u32> {
     if n <= 4_294_967_294 { u32::try_from(n).ok() } else { None }
 }
 
-/// `JSON.stringify(value)`.
+/// `JSON.stringify(value)` of a value whose strings may hold lone-surrogate stand-ins (`wtf`): each is written as
+/// the `\udXXX` escape `JSON.stringify` writes for the lone surrogate.
 pub fn js_json_stringify(value: &Value) -> String {
     let mut out = String::new();
-    write_json(&mut out, value, None, 0);
+    write_json(&mut out, value, None, 0, true);
+    out
+}
+
+/// `JSON.stringify(value)` of a value whose strings are text as it is, stand-in code points included: the provider
+/// request body, where a caller's lone surrogates travel as markers (`providers::marker`) and a private-use
+/// character of the caller's must go out as itself.
+pub fn js_json_stringify_verbatim(value: &Value) -> String {
+    let mut out = String::new();
+    write_json(&mut out, value, None, 0, false);
     out
 }
 
 /// `JSON.stringify(value, null, 2)`: the text of `Received arguments` in validation errors.
 pub fn js_json_stringify_pretty(value: &Value) -> String {
     let mut out = String::new();
-    write_json(&mut out, value, Some(2), 0);
+    write_json(&mut out, value, Some(2), 0, true);
     out
 }
 
@@ -71,13 +82,13 @@ enum Step<'v> {
 }
 
 /// Writes `value` without recursion, so any depth of value is safe to print (E-8.4.1).
-fn write_json(out: &mut String, value: &Value, indent: Option<usize>, level: usize) {
+fn write_json(out: &mut String, value: &Value, indent: Option<usize>, level: usize, stand_ins: bool) {
     let mut steps = vec![Step::Value(value, level)];
     while let Some(step) = steps.pop() {
         match step {
             Step::Key(k, level) => {
                 newline(out, indent, level);
-                write_string(out, k);
+                write_string(out, k, stand_ins);
                 out.push(':');
                 if indent.is_some() {
                     out.push(' ');
@@ -89,12 +100,18 @@ fn write_json(out: &mut String, value: &Value, indent: Option<usize>, level: usi
                 newline(out, indent, level);
                 out.push(c);
             }
-            Step::Value(v, level) => write_scalar_or_open(out, v, level, &mut steps),
+            Step::Value(v, level) => write_scalar_or_open(out, v, level, &mut steps, stand_ins),
         }
     }
 }
 
-fn write_scalar_or_open<'v>(out: &mut String, value: &'v Value, level: usize, steps: &mut Vec<Step<'v>>) {
+fn write_scalar_or_open<'v>(
+    out: &mut String,
+    value: &'v Value,
+    level: usize,
+    steps: &mut Vec<Step<'v>>,
+    stand_ins: bool,
+) {
     let inner = level.saturating_add(1);
     match value {
         Value::Null => out.push_str("null"),
@@ -108,7 +125,7 @@ fn write_scalar_or_open<'v>(out: &mut String, value: &'v Value, level: usize, st
                 out.push_str("null");
             }
         }
-        Value::String(s) => write_string(out, s),
+        Value::String(s) => write_string(out, s, stand_ins),
         Value::Array(items) if items.is_empty() => out.push_str("[]"),
         Value::Object(map) if map.is_empty() => out.push_str("{}"),
         Value::Array(items) => {
@@ -125,12 +142,18 @@ fn write_scalar_or_open<'v>(out: &mut String, value: &'v Value, level: usize, st
         Value::Object(map) => {
             out.push('{');
             steps.push(Step::Close('}', level));
-            for (i, (k, v)) in js_entries(map).into_iter().enumerate().rev() {
+            let mut member = |i: usize, k: &'v String, v: &'v Value| {
                 steps.push(Step::Value(v, inner));
                 steps.push(Step::Key(k, inner));
                 if i > 0 {
                     steps.push(Step::Comma);
                 }
+            };
+            // Most objects have no array-index key: their order is their own, with no reordered copy.
+            if map.keys().any(|k| array_index(k).is_some()) {
+                js_entries(map).into_iter().enumerate().rev().for_each(|(i, (k, v))| member(i, k, v));
+            } else {
+                map.iter().enumerate().rev().for_each(|(i, (k, v))| member(i, k, v));
             }
         }
     }
@@ -145,25 +168,38 @@ fn newline(out: &mut String, indent: Option<usize>, level: usize) {
     }
 }
 
-fn write_string(out: &mut String, s: &str) {
+/// A JSON string as `JSON.stringify` writes it: `"`, `\` and the controls escaped (the short forms where JSON has
+/// them), and with `stand_ins` a lone surrogate's stand-in as the surrogate's escape. Unescaped runs are copied whole.
+fn write_string(out: &mut String, s: &str, stand_ins: bool) {
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            // A lone surrogate's stand-in, escaped as well-formed `JSON.stringify` writes it.
-            c => match crate::core::wtf::surrogate_of(c) {
-                Some(unit) => out.push_str(&format!("\\u{unit:04x}")),
-                None => out.push(c),
+    let mut run = 0;
+    for (at, byte) in s.bytes().enumerate() {
+        let (escape, len) = match byte {
+            b'"' => ("\\\"", 1),
+            b'\\' => ("\\\\", 1),
+            b'\x08' => ("\\b", 1),
+            b'\x0c' => ("\\f", 1),
+            b'\n' => ("\\n", 1),
+            b'\r' => ("\\r", 1),
+            b'\t' => ("\\t", 1),
+            0..0x20 => ("", 1),
+            // The stand-ins (U+10F800 and up) are the only 4-byte characters led by 0xF4 that need a look.
+            0xF4 if stand_ins => match s.get(at..).and_then(|t| t.chars().next()) {
+                Some(c) if crate::core::wtf::surrogate_of(c).is_some() => ("", c.len_utf8()),
+                _ => continue,
             },
+            _ => continue,
+        };
+        out.push_str(s.get(run..at).unwrap_or_default());
+        run = at + len;
+        if !escape.is_empty() {
+            out.push_str(escape);
+        } else {
+            let unit = s.get(at..).and_then(|t| t.chars().next()).and_then(crate::core::wtf::surrogate_of);
+            let _ = write!(out, "\\u{:04x}", unit.map_or(u32::from(byte), u32::from));
         }
     }
+    out.push_str(s.get(run..).unwrap_or_default());
     out.push('"');
 }
 
@@ -320,6 +356,69 @@ impl Kw for Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The request body's writer (`js_json_stringify_verbatim`): `String(x)` in Node for each number, written down
+    /// once.
+    #[test]
+    fn numbers_as_js_writes_them() {
+        let cases: &[(f64, &str)] = &[
+            (1.0, "1"),
+            (-1.0, "-1"),
+            (0.5, "0.5"),
+            (-0.0, "0"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (123456789012345680000.0, "123456789012345680000"),
+            (1.2345678901234568e21, "1.2345678901234568e+21"),
+            (0.000001, "0.000001"),
+            (0.0000012, "0.0000012"),
+            (1e-7, "1e-7"),
+            (1.5e-7, "1.5e-7"),
+            (123.456, "123.456"),
+            (5e-324, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (-2.5e-10, "-2.5e-10"),
+            (100.0, "100"),
+            (1.5, "1.5"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(js_json_stringify_verbatim(&json!(x)), *want, "{x:e}");
+        }
+    }
+
+    #[test]
+    fn integers_beyond_2_53_are_the_double_js_reads() {
+        assert_eq!(js_json_stringify_verbatim(&json!(9007199254740993u64)), "9007199254740992");
+        assert_eq!(js_json_stringify_verbatim(&json!(u64::MAX)), "18446744073709552000");
+        assert_eq!(js_json_stringify_verbatim(&json!(-9007199254740993i64)), "-9007199254740992");
+        assert_eq!(js_json_stringify_verbatim(&json!([9007199254740992u64, -5])), "[9007199254740992,-5]");
+    }
+
+    #[test]
+    fn array_index_keys_first_in_ascending_order() {
+        let mut map = Map::new();
+        for key in ["b", "10", "2", "01", "4294967295", "4294967294", "-1", "0", "a"] {
+            map.insert(key.into(), json!(1));
+        }
+        assert_eq!(
+            js_json_stringify_verbatim(&Value::Object(map)),
+            r#"{"0":1,"2":1,"10":1,"4294967294":1,"b":1,"01":1,"4294967295":1,"-1":1,"a":1}"#
+        );
+    }
+
+    #[test]
+    fn strings_escaped_as_json_stringify_does() {
+        let s = "q\"b\\s\u{8}\u{c}\n\r\t\u{1}\u{1f}\u{7f}\u{2028}é😀\u{FDD0}";
+        assert_eq!(
+            js_json_stringify_verbatim(&json!({ "k\n": s })),
+            "{\"k\\n\":\"q\\\"b\\\\s\\b\\f\\n\\r\\t\\u0001\\u001f\u{7f}\u{2028}é😀\u{FDD0}\"}"
+        );
+        // A stand-in code point: the caller's own character in a request body, a lone surrogate elsewhere.
+        let stand_in = json!("a\u{10F83D}b\u{10FFFF}");
+        assert_eq!(js_json_stringify_verbatim(&stand_in), "\"a\u{10F83D}b\u{10FFFF}\"");
+        assert_eq!(js_json_stringify(&stand_in), r#""a\ud83db\udfff""#);
+    }
 
     #[test]
     fn stringify_like_javascript() {

@@ -29,7 +29,7 @@ use crate::core::fxhash::FxMap as HashMap;
 
 use serde_json::Value;
 
-pub use json::{depth_exceeds, js_json_stringify, js_json_stringify_pretty};
+pub use json::{depth_exceeds, js_json_stringify, js_json_stringify_pretty, js_json_stringify_verbatim};
 pub use number::js_number_to_string;
 pub(crate) use number::parse_f64;
 pub use special::MARK;
