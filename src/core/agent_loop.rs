@@ -122,6 +122,9 @@ async fn run_prompts<H: Host>(run: &Run<'_, H>, initial: Vec<H::V>) -> Result<()
         run.emit_message("message_start", message).await?;
         run.emit_message("message_end", message).await?;
     }
+    // The prompts live on in `newMessages` and the context; holding them here too for the whole run would keep a
+    // JS value slot each (issue 17: the externref table grows to the most slots ever held at once).
+    drop(initial);
     run_loop(run, None).await
 }
 
