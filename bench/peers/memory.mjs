@@ -1,7 +1,7 @@
 // Child process: memory one side retains after 1,000 concurrent runs (5 steps × 3 tools) finished.
 // Usage: node --expose-gc --no-flush-bytecode bench/peers/memory.mjs SIDE → one JSON line.
 // Retained = JS heap after a full GC (median of 3 settled samples) minus the same before the
-// batch, plus for ours the growth of the wasm linear memory (it never shrinks back).
+// batch, plus for ours the growth of the wasm linear memory (it never shrinks back); then what a second batch adds.
 import { captureWasmInstances } from "../impl.mjs";
 import { median, settle } from "../harness.mjs";
 import { loadSide, plans, toolNames } from "./sides.mjs";
@@ -37,6 +37,11 @@ const tools = results.reduce((a, r) => a + r.tools, 0);
 results.length = 0;
 const after = await sample();
 const wasmGrowth = wasm ? after.wasmBytes - before.wasmBytes : null;
+// A second batch of the same size: what it adds is what each batch leaves behind, as opposed to capacity the
+// first one grew (wasm memory, wasm-bindgen's externref table) that the next batch reuses.
+await batch(RUNS, "n");
+const again = await sample();
+const retainedAgain = again.heapUsed - after.heapUsed + (wasm ? again.wasmBytes - after.wasmBytes : 0);
 process.stdout.write(
-  `${JSON.stringify({ name, runs: RUNS, tools, before, after, heapGrowth: after.heapUsed - before.heapUsed, wasmGrowth, retained: after.heapUsed - before.heapUsed + (wasmGrowth ?? 0), peakHeapGrowth: peak - before.heapUsed })}\n`,
+  `${JSON.stringify({ name, runs: RUNS, tools, before, after, heapGrowth: after.heapUsed - before.heapUsed, wasmGrowth, retained: after.heapUsed - before.heapUsed + (wasmGrowth ?? 0), peakHeapGrowth: peak - before.heapUsed, again, retainedAgain })}\n`,
 );

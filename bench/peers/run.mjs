@@ -156,7 +156,7 @@ async function memory() {
     label: `memory retained after ${runs.toLocaleString("en")} runs finished`,
     unit: "MB",
     value: Object.fromEntries(SIDES.map((s) => [s, mb(s)])),
-    note: `${reps === 1 ? "one child" : `median of ${reps} children`}; JS heap after a full GC${res.ours[0]?.wasmGrowth === null ? "" : `, ours + wasm linear memory (grew ${fmtBytes(wasm)})`}; peak heap during the runs ${SIDES.map((s) => fmtBytes(median(res[s].map((x) => x.peakHeapGrowth)))).join(" / ")}`,
+    note: `${reps === 1 ? "one child" : `median of ${reps} children`}; JS heap after a full GC${res.ours[0]?.wasmGrowth === null ? "" : `, ours + wasm linear memory (grew ${fmtBytes(wasm)})`}; peak heap during the runs ${SIDES.map((s) => fmtBytes(median(res[s].map((x) => x.peakHeapGrowth)))).join(" / ")}; a second batch of ${runs.toLocaleString("en")} adds ${SIDES.map((s) => `${(median(res[s].map((x) => x.retainedAgain ?? NaN)) / 1e6).toFixed(2)} MB`).join(" / ")}`,
   });
 }
 

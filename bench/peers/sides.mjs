@@ -53,7 +53,10 @@ export async function make(name) {
 
 async function makePiShaped(name) {
   const impl = name === "ours" ? await (await import("../impl.mjs")).loadOurs() : await (await import("../impl.mjs")).loadReference();
-  const faux = await import(new URL(`../faux.mjs?side=${name}`, import.meta.url).href);
+  // A copy of this module imported with a query (bench/ab-builds.mjs: one per build) gets its own faux module too,
+  // so the call sites of one build never see another build's stream class.
+  const copy = new URL(import.meta.url).search.slice(1);
+  const faux = await import(new URL(`../faux.mjs?side=${name}${copy ? `&${copy}` : ""}`, import.meta.url).href);
   // pi-ai's argument parser only when a run has tool calls, so a cold start of ours never loads pi-ai
   let parser = null;
   const { convertToLlm, model, scriptedStreamFn, textPlan, toolPlan, userMessage, zeroUsage } = faux;
