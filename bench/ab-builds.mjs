@@ -6,6 +6,7 @@
 //   node --expose-gc bench/ab-builds.mjs /tmp/a /tmp/b [requests|runs] [--rounds 16]
 // Prints medians in ms (requests) or µs per run, each with its ratio to the first build.
 import { median } from "./harness.mjs";
+import { APIS, buildRequest, messages, tools } from "./request-fixture.mjs";
 
 const argv = process.argv.slice(2);
 const ROUNDS = argv.includes("--rounds") ? Number(argv[argv.indexOf("--rounds") + 1]) : 16;
@@ -19,69 +20,16 @@ const order = (r) => DIRS.map((_, i) => (i + r) % DIRS.length);
 const report = (what, unit, times) =>
   console.log(`${what}: ${DIRS.map((d, i) => `${label(d)} ${median(times[i]).toFixed(1)} ${unit} (${(median(times[i]) / median(times[0])).toFixed(2)})`).join(", ")}`);
 
-const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
-const modelFor = (api) => ({
-  id: "bench-model",
-  name: "bench",
-  api,
-  provider: api.startsWith("anthropic") ? "anthropic" : api.startsWith("google") ? "google" : "openai",
-  baseUrl: "http://127.0.0.1:9/v1",
-  reasoning: false,
-  input: ["text"],
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-  contextWindow: 1_000_000,
-  maxTokens: 1000,
-});
-
-/** bench/request-build.mjs's transcript: ~60 characters a message, every tenth pair a tool call and its result. */
-function messages(n, api) {
-  const out = [];
-  for (let i = 0; out.length < n; i++) {
-    const text = `message ${i}: some earlier words of the session, kept as is.`;
-    if (i % 10 === 9) {
-      const id = `call_${i}`;
-      out.push({ role: "assistant", content: [{ type: "toolCall", id, name: "read", arguments: { path: `src/file_${i}.ts` } }], api, provider: "bench", model: "bench-model", usage, stopReason: "toolUse", timestamp: i });
-      out.push({ role: "toolResult", toolCallId: id, toolName: "read", content: [{ type: "text", text }], isError: false, timestamp: i });
-    } else if (i % 2 === 0) {
-      out.push({ role: "user", content: text, timestamp: i });
-    } else {
-      out.push({ role: "assistant", content: [{ type: "text", text }], api, provider: "bench", model: "bench-model", usage, stopReason: "stop", timestamp: i });
-    }
-  }
-  out.length = n;
-  out.push({ role: "user", content: "go on", timestamp: n });
-  return out;
-}
-const tools = [{ name: "read", description: "Reads a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }];
-
-/** ms from the `streamBuiltin` call to its fetch, and the body sent. */
-async function build(lib, api, context) {
-  let fetched = 0;
-  let body = "";
-  const t0 = performance.now();
-  const stream = lib.streamBuiltin(modelFor(api), context, {
-    apiKey: "bench",
-    fetch: async (_url, init) => {
-      fetched = performance.now();
-      body = init.body;
-      return new Response('{"error":{"message":"bench"}}', { status: 400, headers: { "content-type": "application/json" } });
-    },
-  });
-  for await (const _ of stream);
-  if (!fetched) throw new Error(`${api}: no request was made`);
-  return { ms: fetched - t0, body };
-}
-
 if (only !== "runs") {
   const libs = await Promise.all(DIRS.map((d) => import(`${d}/index.mjs`)));
-  for (const api of ["openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai"]) {
+  for (const api of APIS) {
     const context = { systemPrompt: "You are a bench.", messages: messages(10_000, api), tools };
     const times = DIRS.map(() => []);
     const bodies = [];
     for (let r = 0; r < ROUNDS; r++) {
       for (const i of order(r)) {
         globalThis.gc?.();
-        const { ms, body } = await build(libs[i], api, context);
+        const { ms, body } = await buildRequest(libs[i], api, context);
         if (r >= WARM) times[i].push(ms);
         bodies[i] = body;
       }
