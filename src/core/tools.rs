@@ -22,10 +22,11 @@ pub const OPERATION_ABORTED: &str = "Operation aborted";
 pub struct ToolEnv<'a, H: Host> {
     pub h: &'a H,
     pub tools: H::V,
-    pub assistant: H::V,
+    /// Borrowed, as is `signal`: a clone of a JS handle would take a slot of the host's table for the batch.
+    pub assistant: &'a H::V,
     pub context: H::V,
     pub hooks: H::V,
-    pub signal: H::V,
+    pub signal: &'a H::V,
     pub grace_ms: f64,
     /// D3.1: `config.toolTimeoutMs` (or `options.toolTimeoutMs`); 0 = none.
     pub tool_timeout_ms: f64,
@@ -230,13 +231,13 @@ impl<'a, H: Host> ToolEnv<'a, H> {
 
     /// Awaits a callback under the D4 deadline (`None` = abandoned).
     async fn guarded<T>(&self, fut: HostFuture<T>) -> Option<T> {
-        guarded(self.h, &self.signal, self.grace_ms, fut).await
+        guarded(self.h, self.signal, self.grace_ms, fut).await
     }
 
     /// §4.2 steps 1–3.
     pub async fn prepare(&self, call: &Call<H::V>) -> Preparation<H::V> {
         let h = self.h;
-        if h.signal_aborted(&self.signal) {
+        if h.signal_aborted(self.signal) {
             return self.immediate(OPERATION_ABORTED);
         }
         let tool = match self.find_tool(&call.name) {
@@ -274,7 +275,7 @@ impl<'a, H: Host> ToolEnv<'a, H> {
                 None => return Ok(self.immediate(OPERATION_ABORTED)),
                 Some(r) => r?,
             };
-            if h.signal_aborted(&self.signal) {
+            if h.signal_aborted(self.signal) {
                 return Ok(self.immediate(OPERATION_ABORTED));
             }
             if h.kind(&decision).is_object_like() && h.truthy(&h.get(&decision, "block")?) {
@@ -344,9 +345,9 @@ impl<'a, H: Host> ToolEnv<'a, H> {
         let h = self.h;
         let Execution { running, mut updates, route, started_at, timeout } = execution;
         let mut running = running.fuse();
-        let mut deadline = abandon_deadline(h, &self.signal, self.grace_ms).fuse();
+        let mut deadline = abandon_deadline(h, self.signal, self.grace_ms).fuse();
         let (mut timer, mut parent_abort) = match &timeout {
-            Some((ms, _)) => (h.sleep(*ms).fuse(), h.wait_abort(&self.signal).fuse()),
+            Some((ms, _)) => (h.sleep(*ms).fuse(), h.wait_abort(self.signal).fuse()),
             None => (futures::future::pending().boxed_local().fuse(), futures::future::pending().boxed_local().fuse()),
         };
         let settled = loop {
@@ -360,7 +361,7 @@ impl<'a, H: Host> ToolEnv<'a, H> {
                 () = parent_abort => {
                     // The child signal follows the run's signal, with its reason.
                     if let Some((_, controller)) = &timeout {
-                        let reason = h.get(&self.signal, "reason").unwrap_or_else(|_| h.undefined());
+                        let reason = h.get(self.signal, "reason").unwrap_or_else(|_| h.undefined());
                         h.abort(controller, &reason);
                     }
                 }
@@ -579,17 +580,17 @@ pub struct Batch<V> {
 // ---- batches inside a run
 
 impl<'h, H: Host> Run<'h, H> {
-    fn tool_env(&self, assistant: &H::V) -> Result<ToolEnv<'_, H>, Stop> {
+    fn tool_env<'s>(&'s self, assistant: &'s H::V) -> Result<ToolEnv<'s, H>, Stop> {
         let h = self.h;
         let context = self.context();
         let tools = h.get(&context, "tools").map_err(|e| self.fail(&e))?;
         Ok(ToolEnv {
             h,
             tools,
-            assistant: assistant.clone(),
+            assistant,
             context,
             hooks: self.config(),
-            signal: self.signal.clone(),
+            signal: &self.signal,
             grace_ms: self.abort_grace_ms,
             tool_timeout_ms: timeout_ms(h, &self.config(), "toolTimeoutMs"),
             halted: Some(&self.emitter),
@@ -631,8 +632,9 @@ impl<'h, H: Host> Run<'h, H> {
         Ok(message)
     }
 
-    fn update_sink<'s>(&'s self, call: &Call<H::V>) -> impl Fn(H::V) -> LocalBoxFuture<'s, ()> + 's {
-        let call = call.clone();
+    /// The execution's `onUpdate` events. The call is borrowed, not cloned: each clone of a JS handle holds a slot of
+    /// the host's table for as long as the execution runs (issue 17).
+    fn update_sink<'s>(&'s self, call: &'s Call<H::V>) -> impl Fn(H::V) -> LocalBoxFuture<'s, ()> + 's {
         move |partial: H::V| {
             let h = self.h;
             let event = h.object(&[
@@ -735,7 +737,7 @@ impl<'h, H: Host> Run<'h, H> {
                 }
                 Preflight::Ready(tool, args) => (tool, args),
             };
-            let stopped = || h.signal_aborted(&env.signal) || self.emitter.failed();
+            let stopped = || h.signal_aborted(env.signal) || self.emitter.failed();
             let aborted = move || async move {
                 let outcome = immediate_outcome(h, call, error_result(h, OPERATION_ABORTED));
                 let _ = self.emit_tool_end(&outcome).await;

@@ -86,6 +86,13 @@ async fn drive_run(
     drive(&run, start.initial).await
 }
 
+/// A value the run keeps for its whole life. `undefined` (no signal, the usual case) becomes wasm-bindgen's constant,
+/// which takes no slot of the externref table, and neither do its clones; any other value is a clone (issue 17: the
+/// table grows to the most slots ever held at once, and a run hands its signal to every hook).
+fn held(v: &JsValue) -> JsValue {
+    if v.is_undefined() { JsValue::UNDEFINED } else { v.clone() }
+}
+
 /// Starts an observational run pushing into `stream` (an `EventStream`), ended with its result.
 fn spawn_observed(a: LoopArgs<'_>, stream: &JsValue, builtin: &JsValue) -> Result<(), JsValue> {
     let start = prepare(&a)?;
@@ -93,7 +100,7 @@ fn spawn_observed(a: LoopArgs<'_>, stream: &JsValue, builtin: &JsValue) -> Resul
     let end = JsHost.get(stream, "end")?;
     let sink = js_sys::Function::from(push).bind0(stream);
     let emitter = Emitter::new(sink.into(), SinkMode::Observe);
-    let (config, signal, stream_fn) = (a.config.clone(), a.signal.clone(), resolve_stream_fn(a.stream_fn, builtin));
+    let (config, signal, stream_fn) = (a.config.clone(), held(a.signal), resolve_stream_fn(a.stream_fn, builtin));
     let stream = stream.clone();
     spawn(async move {
         let outcome = drive_run(start, config, signal, stream_fn, emitter).await;
@@ -109,7 +116,7 @@ fn spawn_barrier(a: LoopArgs<'_>, emit: &JsValue, builtin: &JsValue) -> js_sys::
         Err(e) => return js_sys::Promise::reject(&e),
     };
     let emitter = Emitter::new(emit.clone(), SinkMode::Barrier);
-    let (config, signal, stream_fn) = (a.config.clone(), a.signal.clone(), resolve_stream_fn(a.stream_fn, builtin));
+    let (config, signal, stream_fn) = (a.config.clone(), held(a.signal), resolve_stream_fn(a.stream_fn, builtin));
     spawn_promise(drive_run(start, config, signal, stream_fn, emitter))
 }
 
@@ -229,13 +236,17 @@ pub fn run_tool_call(tool_call: JsValue, options: JsValue) -> js_sys::Promise {
             Some(ms) if ms >= 0.0 => ms,
             _ => 5000.0,
         };
+        let tools = get("tools")?;
+        let assistant = get("assistantMessage")?;
+        let context = get("context")?;
+        let signal = get("signal")?;
         let env = ToolEnv {
             h: &h,
-            tools: get("tools")?,
-            assistant: get("assistantMessage")?,
-            context: get("context")?,
+            tools,
+            assistant: &assistant,
+            context,
             hooks: options.clone(),
-            signal: get("signal")?,
+            signal: &signal,
             grace_ms,
             tool_timeout_ms: crate::core::tools::timeout_ms(&h, &options, "toolTimeoutMs"),
             halted: None,

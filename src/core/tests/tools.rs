@@ -1281,13 +1281,14 @@ fn t_4_8_1_a_slow_barrier_sink_delays_the_tools_end() {
 fn run_tool_call(h: &TestHost, tool_call: &TV, options: &TV) -> TV {
     let call = Call::read(h, tool_call).unwrap();
     let grace_ms = options.get("abortGraceMs").as_num().filter(|ms| *ms >= 0.0).unwrap_or(5000.0);
+    let (assistant, signal) = (options.get("assistantMessage"), options.get("signal"));
     let env = ToolEnv {
         h,
         tools: options.get("tools"),
-        assistant: options.get("assistantMessage"),
+        assistant: &assistant,
         context: options.get("context"),
         hooks: options.clone(),
-        signal: options.get("signal"),
+        signal: &signal,
         grace_ms,
         tool_timeout_ms: crate::core::tools::timeout_ms(h, options, "toolTimeoutMs"),
         halted: None,
@@ -1582,10 +1583,10 @@ fn t_4_8_1_a_dropped_execution_closes_its_route() {
     let env = ToolEnv {
         h: &h,
         tools: TV::arr(vec![t.clone()]),
-        assistant: reply_calls(vec![]),
+        assistant: &reply_calls(vec![]),
         context: ctx_tools(vec![], vec![t.clone()]),
         hooks: config(&[]),
-        signal: TV::Undefined,
+        signal: &TV::Undefined,
         grace_ms: 0.0,
         tool_timeout_ms: 0.0,
         halted: None,
@@ -1621,13 +1622,14 @@ fn e_8_4_3_run_tool_call_inside_a_running_tool() {
                     ("signal", signal),
                 ]);
                 let call = Call::read(&h, &call("nested", "inner", json!({}))).unwrap();
+                let (assistant, signal) = (options.get("assistantMessage"), options.get("signal"));
                 let env = ToolEnv {
                     h: &h,
                     tools: options.get("tools"),
-                    assistant: options.get("assistantMessage"),
+                    assistant: &assistant,
                     context: options.get("context"),
                     hooks: options.clone(),
-                    signal: options.get("signal"),
+                    signal: &signal,
                     grace_ms: 5000.0,
                     tool_timeout_ms: 0.0,
                     halted: None,
