@@ -225,15 +225,17 @@ fn apply_update<H: Host>(
 /// (finishTurn, then the next turn's prepareNextTurn, both the same object), and not at all without those hooks.
 /// Building it reads nothing from JS: the context and `newMessages` are the run's, so a late build sees what an
 /// early one would (only prepareNextTurn and prepareRequest replace the context, and they come after).
+/// Its `toolResults` is one array, the same object in that turn object and in the `turn_end` event, as in the
+/// reference (a finishTurn that adds to it changes what `turn_end` carries).
 struct Turn<V> {
     message: V,
-    results: Vec<V>,
+    results: V,
     object: Option<V>,
 }
 
 impl<V: Clone> Turn<V> {
-    fn new(message: V, results: Vec<V>) -> Self {
-        Turn { message, results, object: None }
+    fn new<H: Host<V = V>>(h: &H, message: V, results: &[V]) -> Self {
+        Turn { message, results: h.array(results), object: None }
     }
 
     fn object<H: Host<V = V>>(&mut self, run: &Run<'_, H>) -> V {
@@ -247,11 +249,11 @@ impl<V: Clone> Turn<V> {
 }
 
 /// `{message, toolResults, context, newMessages}` handed to finishTurn and prepareNextTurn.
-fn turn_context<H: Host>(run: &Run<'_, H>, message: &H::V, results: &[H::V]) -> H::V {
+fn turn_context<H: Host>(run: &Run<'_, H>, message: &H::V, results: &H::V) -> H::V {
     let h = run.h;
     h.object(&[
         ("message", message.clone()),
-        ("toolResults", h.array(results)),
+        ("toolResults", results.clone()),
         ("context", run.context()),
         ("newMessages", run.new_messages.clone()),
     ])
@@ -329,7 +331,7 @@ async fn run_loop<H: Host>(run: &Run<'_, H>, mut resumed: Option<Resumed<H::V>>)
             if run.aborted() {
                 return hard_exit(run, &message, &results).await; // D2.3
             }
-            let mut turn = Turn::new(message, results);
+            let mut turn = Turn::new(h, message, &results);
             let decision = match run.hook("finishTurn")? {
                 Some(f) => Some(run.call_fn(&f, &[turn.object(run), run.signal.clone()]).await?),
                 None => None,
@@ -408,13 +410,18 @@ async fn next_assistant_message<H: Host>(run: &Run<'_, H>, last_turn: &mut Optio
     }
 }
 
-/// L-3.7.1 / D2.3: finishTurn with its decision ignored, then `turn_end`, `agent_end`.
+/// L-3.7.1 / D2.3: finishTurn with its decision ignored, then `turn_end`, `agent_end`. After an error or abort
+/// reply the reference hands finishTurn and `turn_end` two empty arrays; after an abort during the tools (D2.3)
+/// the turn's results are one array for both, as at the end of any other turn.
 async fn hard_exit<H: Host>(run: &Run<'_, H>, message: &H::V, results: &[H::V]) -> Result<(), Stop> {
+    let h = run.h;
+    let shared = (!results.is_empty()).then(|| h.array(results));
+    let array = || shared.clone().unwrap_or_else(|| h.array(&[]));
     // The decision is ignored and the run ends either way; a failing finishTurn changes nothing.
     if let Ok(Some(f)) = run.hook("finishTurn") {
-        let _ = run.call_fn(&f, &[turn_context(run, message, results), run.signal.clone()]).await;
+        let _ = run.call_fn(&f, &[turn_context(run, message, &array()), run.signal.clone()]).await;
     }
-    run.emit_turn_end(message, results).await?;
+    run.emit_turn_end(message, &array()).await?;
     run.emit_agent_end().await
 }
 
@@ -767,7 +774,7 @@ async fn end_with_failure<H: Host>(run: &Run<'_, H>, error_message: &str) -> Res
             message
         }
     };
-    run.emit_turn_end(&message, &[]).await?;
+    run.emit_turn_end(&message, &h.array(&[])).await?;
     run.emit_agent_end().await
 }
 

@@ -223,13 +223,14 @@ impl<'h, H: Host> Run<'h, H> {
         self.emit(h.object(&[("type", h.constant(kind)), ("message", message.clone())])).await
     }
 
-    pub async fn emit_turn_end(&self, message: &H::V, tool_results: &[H::V]) -> Result<(), Stop> {
+    /// `turn_end` with the turn's `toolResults` array itself (the one finishTurn saw), not a copy.
+    pub async fn emit_turn_end(&self, message: &H::V, tool_results: &H::V) -> Result<(), Stop> {
         let h = self.h;
         self.turn_open.set(false);
         let event = h.object(&[
             ("type", h.constant("turn_end")),
             ("message", message.clone()),
-            ("toolResults", h.array(tool_results)),
+            ("toolResults", tool_results.clone()),
         ]);
         self.emit(event).await
     }

@@ -221,6 +221,30 @@ test("AC-L15 finishTurn runs after the result message_end and before turn_end", 
   assert.equal(seen[0].newMessages, rec.events.at(-1).messages);
 });
 
+test("AC-L15 the turn's toolResults is one array: finishTurn's turn.toolResults is turn_end's, additions included", T, async () => {
+  const faux = createFaux([assistant([toolCall("c1", "echo", {}), toolCall("c2", "echo", {})]), assistant("done")]);
+  const turns = [];
+  const rec = recorder();
+  await runAgentLoop(
+    [userMessage("go")],
+    { messages: [declaring([tool("echo")])], tools: [tool("echo")] },
+    config({
+      finishTurn: (turn) => {
+        turns.push(turn);
+        turn.toolResults.push({ role: "toolResult", toolCallId: "added", toolName: "echo", content: [], isError: false, timestamp: 0 });
+      },
+    }),
+    rec.emit,
+    undefined,
+    faux.streamFn,
+  );
+  const ends = rec.ofType("turn_end");
+  assert.equal(ends.length, 2);
+  for (let i = 0; i < 2; i++) assert.equal(ends[i].toolResults, turns[i].toolResults);
+  assert.deepEqual(ends[0].toolResults.map((r) => r.toolCallId), ["c1", "c2", "added"]);
+  assert.deepEqual(ends[1].toolResults.map((r) => r.toolCallId), ["added"]);
+});
+
 for (const stopReason of ["error", "aborted"]) {
   test(`AC-L16 T6 hard exit on ${stopReason}: finishTurn(continue) ignored, no tools, no queue polls`, T, async () => {
     const faux = createFaux([
@@ -257,6 +281,8 @@ for (const stopReason of ["error", "aborted"]) {
     assert.deepEqual(turns[0].toolResults, []);
     assert.equal(rec.ofType("tool_execution_start").length, 0);
     assert.deepEqual(rec.ofType("turn_end")[0].toolResults, []);
+    // here the reference hands finishTurn and turn_end two arrays
+    assert.notEqual(rec.ofType("turn_end")[0].toolResults, turns[0].toolResults);
     assert.equal(result.at(-1).stopReason, stopReason);
     assert.equal(result.at(-1).errorMessage, "provider failed");
     assert.deepEqual(
