@@ -1557,10 +1557,10 @@ export function restoreString(s, table) {
 }
 
 /** The body text with the originals of `table` put back: exactly what `restoreAt` on the parsed body and
- *  `JSON.stringify` of it would send, without parsing the body. The text is compact JSON from Rust (`js_json_stringify_verbatim`), where
- *  the marker character only occurs inside strings, never escaped: from each one, the string literal around it is
- *  found (its quotes are the nearest ones not escaped by a backslash), restored and written again. A key stays as it
- *  is (a `:` follows it), as `restoreAt` leaves keys. */
+ *  `JSON.stringify` of it would send, without parsing the body. The text is compact JSON from Rust
+ *  (`js_json_stringify_verbatim`), where the marker character only occurs inside strings, never escaped: from each
+ *  one, the string literal around it is found (its quotes are the nearest ones not escaped by a backslash), restored
+ *  and written again. A key stays as it is (a `:` follows it), as `restoreAt` leaves keys. */
 export function restoreText(text, table) {
   let out = "";
   let done = 0;
