@@ -304,7 +304,7 @@ async fn run_loop<H: Host>(run: &Run<'_, H>, mut resumed: Option<Resumed<H::V>>)
 
             let reason = stop_reason(run, &message);
             if matches!(reason.as_deref(), Some("error") | Some("aborted")) {
-                return hard_exit(run, &message, &[]).await;
+                return hard_exit(run, &message, None).await;
             }
             let calls = super::tools::tool_calls(h, &message).map_err(|e| run.fail(&e))?;
             let mut results = Vec::new();
@@ -329,7 +329,7 @@ async fn run_loop<H: Host>(run: &Run<'_, H>, mut resumed: Option<Resumed<H::V>>)
                 results = all;
             }
             if run.aborted() {
-                return hard_exit(run, &message, &results).await; // D2.3
+                return hard_exit(run, &message, Some(h.array(&results))).await; // D2.3
             }
             let mut turn = Turn::new(h, message, &results);
             let decision = match run.hook("finishTurn")? {
@@ -411,12 +411,11 @@ async fn next_assistant_message<H: Host>(run: &Run<'_, H>, last_turn: &mut Optio
 }
 
 /// L-3.7.1 / D2.3: finishTurn with its decision ignored, then `turn_end`, `agent_end`. After an error or abort
-/// reply the reference hands finishTurn and `turn_end` two empty arrays; after an abort during the tools (D2.3)
-/// the turn's results are one array for both, as at the end of any other turn.
-async fn hard_exit<H: Host>(run: &Run<'_, H>, message: &H::V, results: &[H::V]) -> Result<(), Stop> {
+/// reply (`results` None) the reference hands finishTurn and `turn_end` two empty arrays; after an abort during the
+/// tools (D2.3) the turn's results are one array for both, as at the end of any other turn.
+async fn hard_exit<H: Host>(run: &Run<'_, H>, message: &H::V, results: Option<H::V>) -> Result<(), Stop> {
     let h = run.h;
-    let shared = (!results.is_empty()).then(|| h.array(results));
-    let array = || shared.clone().unwrap_or_else(|| h.array(&[]));
+    let array = || results.clone().unwrap_or_else(|| h.array(&[]));
     // The decision is ignored and the run ends either way; a failing finishTurn changes nothing.
     if let Ok(Some(f)) = run.hook("finishTurn") {
         let _ = run.call_fn(&f, &[turn_context(run, message, &array()), run.signal.clone()]).await;
