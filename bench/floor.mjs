@@ -8,8 +8,11 @@
 //          consumed by the caller (no checks, hooks, aborts or partial tracking); for (b) also each turn's tool
 //          calls, executed in parallel (no lookup errors, validation or hooks) with their start/end events and
 //          result messages, and the turn events.
+//   (c)   the peer table's 1,000 concurrent runs (5 steps × 3 parallel tools, then a short answer; 9 rounds, the
+//         first 3 untimed): `full` is each side's `runPlans` of bench/peers/sides.mjs as the peer table times it,
+//         `min` the same minimal loop as (b) over the same scripted replies, 1,000 at once.
 // Prints medians and the ratios to pi's full run. No assertions; not a test.
-//   node --expose-gc bench/floor.mjs [--only a|b]
+//   node --expose-gc bench/floor.mjs [--only a|b|c] (default ab)
 import { loadOurs, loadReference } from "./impl.mjs";
 import { median } from "./harness.mjs";
 const ours = await loadOurs();
@@ -62,9 +65,9 @@ const toolPlans = [];
 for (let t = 0; t < TURNS; t++) toolPlans.push(faux.toolPlan(toolDefs.map((d, i) => ({ id: `call_${t}_${i}`, name: d.name, pieces: ["{}"] }))));
 toolPlans.push(faux.textPlan(["done"]));
 
-async function minimalToolLoop(impl) {
-  const streamFn = faux.scriptedStreamFn(impl.createAssistantMessageEventStream, toolPlans);
-  const byName = new Map(toolDefs.map((d) => [d.name, d]));
+async function minimalToolLoop(impl, replies = toolPlans, defs = toolDefs) {
+  const streamFn = faux.scriptedStreamFn(impl.createAssistantMessageEventStream, replies);
+  const byName = new Map(defs.map((d) => [d.name, d]));
   const out = impl.createAssistantMessageEventStream();
   (async () => {
     const messages = [faux.userMessage("go")];
@@ -127,7 +130,36 @@ async function floorB() {
   console.log(`(b) ours full / pi full = ${(t.oursFull / t.refFull).toFixed(2)}; minimal loop on our streams / pi full = ${(t.oursMin / t.refFull).toFixed(2)}; on pi's streams ${(t.refMin / t.refFull).toFixed(2)}`);
 }
 
+async function floorC() {
+  const RUNS = 1000;
+  const { loadSide, plans, toolNames } = await import("./peers/sides.mjs");
+  const sides = { ours: await loadSide("ours"), pi: await loadSide("pi") };
+  const names = toolNames(3);
+  const defs = names.map((n) => ({ name: n, label: n, description: `${n} tool`, parameters: { type: "object", properties: {} }, execute: async () => okResult }));
+  const replies = (tag) => plans.tools(names, 5, tag).map((p) => (p.text ? faux.textPlan(p.text) : faux.toolPlan(p.tools.map((c) => ({ id: c.id, name: c.name, pieces: ["{}"] })))));
+  const batch = (f) => Promise.all(Array.from({ length: RUNS }, (_, k) => f(k)));
+  const t = { oursFull: [], refFull: [], oursMin: [], refMin: [] };
+  const events = {};
+  const time = async (k, f) => {
+    globalThis.gc?.();
+    const a = performance.now();
+    const out = await batch(f);
+    t[k].push((performance.now() - a) / RUNS);
+    events[k] = out.reduce((sum, r) => sum + (typeof r === "number" ? r : r.tools), 0) / RUNS;
+  };
+  for (let i = 0; i < 9; i++) {
+    await time("oursFull", (k) => sides.ours.runPlans(plans.tools(names, 5, `o${i}_${k}`), names));
+    await time("refFull", (k) => sides.pi.runPlans(plans.tools(names, 5, `p${i}_${k}`), names));
+    await time("oursMin", (k) => minimalToolLoop(ours, replies(`mo${i}_${k}`), defs));
+    await time("refMin", (k) => minimalToolLoop(ref, replies(`mp${i}_${k}`), defs));
+  }
+  for (const k of Object.keys(t)) t[k] = median(t[k].slice(3));
+  console.log("(c) µs per run", Object.fromEntries(Object.entries(t).map(([k, v]) => [k, +(v * 1000).toFixed(1)])), "tools or events per run", events);
+  console.log(`(c) ours full / pi full = ${(t.oursFull / t.refFull).toFixed(2)}; minimal loop on our streams / pi full = ${(t.oursMin / t.refFull).toFixed(2)}; on pi's streams ${(t.refMin / t.refFull).toFixed(2)}`);
+}
+
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : "ab";
 await faux.loadArgumentsParser();
 if (only.includes("a")) await floorA();
 if (only.includes("b")) await floorB();
+if (only.includes("c")) await floorC();
