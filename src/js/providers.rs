@@ -14,7 +14,9 @@ use crate::providers::json::parse_data;
 use crate::providers::marker;
 use crate::providers::partial_json::{Patch, PatchOp, PathSeg};
 use crate::providers::sse::{DEFAULT_MAX_EVENT_BYTES, SseDecoder, SseError, SseEvents};
-use crate::providers::{Assembler, BlockKind, HttpRequest, MessageOp, RequestInput, StreamMapper, wire_format};
+use crate::providers::{
+    Assembler, BlockKind, HttpRequest, Json, MessageOp, RequestInput, StreamMapper, json, wire_format,
+};
 use futures::future::{Either, select};
 use js_sys::{Array, JsString, Object, Reflect, Uint8Array};
 use serde_json::Value;
@@ -78,13 +80,21 @@ const CREDENTIAL_HEADERS: [&str; 6] =
 
 /// What a request is built from (`Driver::project`).
 struct Projected {
-    messages: Vec<Value>,
+    /// The messages' JSON text, parsed by `parse_messages` into a tree that borrows from it.
+    text: String,
     /// `marker::json_len` of the messages' JSON text as JS wrote it (P-6.2.7's estimate).
     messages_json_len: usize,
     /// The JS originals the markers in the other fields stand for.
     table: JsValue,
     model: Value,
     options: Value,
+}
+
+/// A projection and its messages, when it has one and its text parses.
+fn parsed(projected: &Option<Projected>) -> Option<(&Projected, Vec<Json<'_>>)> {
+    let projected = projected.as_ref()?;
+    // A tree that borrows its strings from the text: no `Value` (an ordered map, a `String` per key) per field.
+    Some((projected, json::parse_array(&projected.text)?))
 }
 
 /// Network chunks are copied into wasm memory this many bytes at a time, into one reused buffer,
@@ -245,7 +255,19 @@ impl Driver {
         let Some(raw) = raw.filter(js_sys::Array::is_array) else {
             return Err(End::Error("streamBuiltin: context.messages must be an array".into()));
         };
-        let Projected { messages, messages_json_len, table, model, mut options } = self.project(&raw)?;
+        // Schemas go as JSON when Rust can hold them (Google rewrites them), else as forwarded values.
+        let first = self.project(&raw, false)?;
+        let second;
+        let (projected, messages) = match parsed(&first) {
+            Some(found) => found,
+            None => {
+                second = self.project(&raw, true)?;
+                parsed(&second)
+                    .ok_or_else(|| End::Error("streamBuiltin: context.messages cannot be read as JSON".into()))?
+            }
+        };
+        let Projected { messages_json_len, table, model, options, .. } = projected;
+        let mut options = options.clone();
         if let Value::Object(map) = &mut options {
             // Generated tool-call ids (Google) take the request's start time.
             map.insert("timestamp".into(), Value::from(h.date_now()));
@@ -253,48 +275,43 @@ impl Driver {
         let provider = model.get("provider").and_then(Value::as_str).unwrap_or_default().to_string();
         let key = self.api_key(&provider)?;
         let input = RequestInput {
-            model: &model,
+            model,
             messages: &messages,
             options: &options,
             api_key: key.as_deref(),
-            messages_json_len: Some(messages_json_len),
+            messages_json_len: Some(*messages_json_len),
         };
         let mut request = format.build_request(&input).map_err(End::Error)?;
         if request.url.contains(marker::START) {
             // A URL is text for fetch, which writes a lone surrogate as U+FFFD: so does the lossy copy.
-            if let Some(url) = restore_string(&request.url, &table).as_string() {
+            if let Some(url) = restore_string(&request.url, table).as_string() {
                 request.url = url;
             }
         }
         let mut mapper = format.mapper(&input);
-        let mut asm = Assembler::for_model(&model, input_keeps_open(&model));
-        let body = self.payload(&request.body, &table).await?;
+        let mut asm = Assembler::for_model(model, input_keeps_open(model));
+        let body = self.payload(&request.body, table).await?;
         let response = self.send(&request, &body).await?;
         push(&self.stream, &h.object(&[("type", h.constant("start")), ("partial", self.message.clone())]));
         self.read_body(&response, mapper.as_mut(), &mut asm).await
     }
 
     /// The fields of `context.messages` the wire formats read, `model` and `options`, and the side
-    /// table of the values left in JS (`projectMessages` in helpers.js, `providers::marker`).
-    /// Schemas go as JSON when Rust can hold them (Google rewrites them), else as forwarded values.
-    fn project(&self, raw: &JsValue) -> Result<Projected, End> {
+    /// table of the values left in JS (`projectMessages` in helpers.js, `providers::marker`); `None` when the
+    /// schemas do not fit as JSON text and must go as forwarded values (`opaque_schemas`).
+    fn project(&self, raw: &JsValue, opaque_schemas: bool) -> Result<Option<Projected>, End> {
         let fail = |e: JsValue| End::Error(self.h.error_message(&e));
-        for opaque_schemas in [false, true] {
-            let projected = project_messages(raw, &self.model, &self.options, opaque_schemas).map_err(fail)?;
-            if projected.is_null() {
-                continue;
-            }
-            let part = |i: u32| Reflect::get_u32(&projected, i).ok().and_then(|t| t.as_string());
-            let parse = |i: u32| part(i).and_then(|t| serde_json::from_str::<Value>(&t).ok()).unwrap_or(Value::Null);
-            let text = part(0);
-            if let Some(messages) = text.as_deref().and_then(|t| serde_json::from_str::<Vec<Value>>(t).ok()) {
-                let table = Reflect::get_u32(&projected, 1).map_err(fail)?;
-                // P-6.2.7's JSON length of the messages is that of this text (JS wrote it): no second writing.
-                let messages_json_len = text.as_deref().map_or(0, marker::json_len);
-                return Ok(Projected { messages, messages_json_len, table, model: parse(2), options: parse(3) });
-            }
+        let projected = project_messages(raw, &self.model, &self.options, opaque_schemas).map_err(fail)?;
+        if projected.is_null() {
+            return Ok(None);
         }
-        Err(End::Error("streamBuiltin: context.messages cannot be read as JSON".into()))
+        let part = |i: u32| Reflect::get_u32(&projected, i).ok().and_then(|t| t.as_string());
+        let parse = |i: u32| part(i).and_then(|t| serde_json::from_str::<Value>(&t).ok()).unwrap_or(Value::Null);
+        let Some(text) = part(0) else { return Ok(None) };
+        let table = Reflect::get_u32(&projected, 1).map_err(fail)?;
+        // P-6.2.7's JSON length of the messages is that of this text (JS wrote it): no second writing.
+        let messages_json_len = marker::json_len(&text);
+        Ok(Some(Projected { text, messages_json_len, table, model: parse(2), options: parse(3) }))
     }
 
     /// The body to send. With an `onPayload` hook (P-6.2.4) it gets the body as JS values and may replace them; else

@@ -9,7 +9,7 @@ use super::request::{
     model_reasons, object, option_number, option_str, put, thinking_level, thinking_limits,
 };
 use super::strict;
-use super::transcript::{self, block_type, blocks, role, str_field};
+use super::transcript::{self, block_type, role, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
@@ -146,11 +146,11 @@ fn convert_tool(tool: &Value) -> Value {
     ])
 }
 
-fn image_block(image: &Value) -> Value {
+fn image_block(image: &Json<'_>) -> Value {
     let source = object([
         ("type", Value::from("base64")),
-        ("media_type", Value::from(str_field(image, "mimeType"))),
-        ("data", Value::from(str_field(image, "data"))),
+        ("media_type", Value::from(image.str("mimeType"))),
+        ("data", Value::from(image.str("data"))),
     ]);
     object([("type", Value::from("image")), ("source", source)])
 }
@@ -173,7 +173,7 @@ fn convert_messages(t: &transcript::Transcript, allow_empty_signature: bool) -> 
     let mut index = 0;
     while let Some(message) = t.messages.get(index) {
         index += 1;
-        match role(message) {
+        match message.role() {
             "user" => push_user(&mut out, user_blocks(message)),
             "assistant" => {
                 let content = assistant_blocks(message, allow_empty_signature);
@@ -186,10 +186,10 @@ fn convert_messages(t: &transcript::Transcript, allow_empty_signature: bool) -> 
                 let mut results = Vec::new();
                 let mut error_images = Vec::new();
                 let mut current = Some(message);
-                while let Some(result) = current.filter(|m| role(m) == "toolResult") {
+                while let Some(result) = current.filter(|m| m.role() == "toolResult") {
                     results.push(tool_result(result, &mut error_images));
                     current = t.messages.get(index);
-                    if current.is_some_and(|m| role(m) == "toolResult") {
+                    if current.is_some_and(|m| m.role() == "toolResult") {
                         index += 1;
                     }
                 }
@@ -215,29 +215,30 @@ fn push_user(out: &mut Vec<Value>, content: Vec<Value>) {
     out.push(object([("role", Value::from("user")), ("content", Value::Array(content))]));
 }
 
-fn user_blocks(message: &Value) -> Vec<Value> {
-    if let Some(text) = message.get("content").and_then(Value::as_str) {
+fn user_blocks(message: &Json<'_>) -> Vec<Value> {
+    if let Some(text) = message.get("content").and_then(Json::as_str) {
         return if text.trim().is_empty() { Vec::new() } else { vec![text_block(text)] };
     }
-    blocks(message)
+    message
+        .blocks()
         .iter()
-        .filter_map(|block| match block_type(block) {
-            "text" if !str_field(block, "text").trim().is_empty() => Some(text_block(str_field(block, "text"))),
+        .filter_map(|block| match block.kind() {
+            "text" if !block.str("text").trim().is_empty() => Some(text_block(block.str("text"))),
             "image" => Some(image_block(block)),
             _ => None,
         })
         .collect()
 }
 
-fn assistant_blocks(message: &Value, allow_empty_signature: bool) -> Vec<Value> {
+fn assistant_blocks(message: &Json<'_>, allow_empty_signature: bool) -> Vec<Value> {
     let mut out = Vec::new();
-    for block in blocks(message) {
-        match block_type(block) {
-            "text" if !str_field(block, "text").trim().is_empty() => out.push(text_block(str_field(block, "text"))),
+    for block in message.blocks() {
+        match block.kind() {
+            "text" if !block.str("text").trim().is_empty() => out.push(text_block(block.str("text"))),
             "thinking" => {
-                let signature = str_field(block, "thinkingSignature");
-                let thinking = str_field(block, "thinking");
-                if block.get("redacted").and_then(Value::as_bool) == Some(true) {
+                let signature = block.str("thinkingSignature");
+                let thinking = block.str("thinking");
+                if block.get("redacted").and_then(Json::as_bool) == Some(true) {
                     out.push(object([("type", Value::from("redacted_thinking")), ("data", Value::from(signature))]));
                 } else if !signature.trim().is_empty() {
                     out.push(thinking_block(thinking, signature));
@@ -250,11 +251,11 @@ fn assistant_blocks(message: &Value, allow_empty_signature: bool) -> Vec<Value> 
                 }
             }
             "toolCall" => {
-                let input = block.get("arguments").filter(|a| !a.is_null()).cloned().unwrap_or_else(|| json!({}));
+                let input = block.get("arguments").filter(|a| !a.is_null()).map_or_else(|| json!({}), Json::to_value);
                 out.push(object([
                     ("type", Value::from("tool_use")),
-                    ("id", Value::from(str_field(block, "id"))),
-                    ("name", Value::from(str_field(block, "name"))),
+                    ("id", Value::from(block.str("id"))),
+                    ("name", Value::from(block.str("name"))),
                     ("input", input),
                 ]));
             }
@@ -265,39 +266,40 @@ fn assistant_blocks(message: &Value, allow_empty_signature: bool) -> Vec<Value> 
 }
 
 /// One `tool_result` block; an error result's images are replaced and queued in `error_images`.
-fn tool_result(result: &Value, error_images: &mut Vec<Value>) -> Value {
-    let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
-    let content = blocks(result);
-    let images: Vec<&Value> = content.iter().filter(|b| block_type(b) == "image").collect();
+fn tool_result(result: &Json<'_>, error_images: &mut Vec<Value>) -> Value {
+    let is_error = result.get("isError").and_then(Json::as_bool).unwrap_or(false);
+    let content = result.blocks();
+    let images: Vec<&Json> = content.iter().filter(|b| b.kind() == "image").collect();
+    let replaced;
     let content = if is_error && !images.is_empty() {
-        let id = str_field(result, "toolCallId");
-        let caption = format!("Images from the error result of tool call {id} ({}):", str_field(result, "toolName"));
+        let id = result.str("toolCallId");
+        let caption = format!("Images from the error result of tool call {id} ({}):", result.str("toolName"));
         error_images.push(text_block(&caption));
         error_images.extend(images.into_iter().map(image_block));
-        transcript::replace_images(content, ERROR_IMAGE_PLACEHOLDER)
+        replaced = transcript::replace_images(content, ERROR_IMAGE_PLACEHOLDER);
+        &replaced[..]
     } else {
-        content.to_vec()
+        content
     };
     object([
         ("type", Value::from("tool_result")),
-        ("tool_use_id", Value::from(str_field(result, "toolCallId"))),
-        ("content", result_content(&content)),
+        ("tool_use_id", Value::from(result.str("toolCallId"))),
+        ("content", result_content(content)),
         ("is_error", Value::from(is_error)),
     ])
 }
 
 /// Texts only → one string (joined by "\n"); with images → blocks, headed by a placeholder text
 /// when there is no text.
-fn result_content(content: &[Value]) -> Value {
-    if !content.iter().any(|b| block_type(b) == "image") {
-        let texts: Vec<&str> =
-            content.iter().filter(|b| block_type(b) == "text").map(|b| str_field(b, "text")).collect();
+fn result_content(content: &[Json<'_>]) -> Value {
+    if !content.iter().any(|b| b.kind() == "image") {
+        let texts: Vec<&str> = content.iter().filter(|b| b.kind() == "text").map(|b| b.str("text")).collect();
         return Value::String(texts.join("\n"));
     }
     let mut out: Vec<Value> = content
         .iter()
-        .filter_map(|block| match block_type(block) {
-            "text" => Some(text_block(str_field(block, "text"))),
+        .filter_map(|block| match block.kind() {
+            "text" => Some(text_block(block.str("text"))),
             "image" => Some(image_block(block)),
             _ => None,
         })

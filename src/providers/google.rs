@@ -10,7 +10,7 @@ use super::assemble::{Assembler, BlockKind, StopReason, Usage};
 use super::json::Json;
 use super::request::{self, GOOGLE_BASE_URL, object, put};
 use super::strict;
-use super::transcript::{self, is_same_model, str_field};
+use super::transcript::{self, is_same_model};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
@@ -178,13 +178,13 @@ fn text_part(text: &str) -> Value {
 }
 
 /// The `contents` turns of the transcript (§6.9).
-fn contents(model: &Value, messages: &[Cow<'_, Value>]) -> Vec<Value> {
+fn contents(model: &Value, messages: &[Cow<'_, Json<'_>>]) -> Vec<Value> {
     let mut turns: Vec<Value> = Vec::new();
     // Tool results in a row share one user turn; their images follow it.
     let mut responses: Vec<Value> = Vec::new();
     let mut image_turns: Vec<Value> = Vec::new();
     for message in messages {
-        let role = message.get("role").and_then(Value::as_str);
+        let role = message.get("role").and_then(Json::as_str);
         if role != Some("toolResult") {
             flush_tool_results(&mut turns, &mut responses, &mut image_turns);
         }
@@ -224,13 +224,13 @@ fn flush_tool_results(turns: &mut Vec<Value>, responses: &mut Vec<Value>, image_
     turns.append(image_turns);
 }
 
-fn user_parts(content: Option<&Value>) -> Vec<Value> {
+fn user_parts(content: Option<&Json<'_>>) -> Vec<Value> {
     match content {
-        Some(Value::String(text)) => vec![text_part(text)],
-        Some(Value::Array(parts)) => parts
+        Some(Json::String(text)) => vec![text_part(text)],
+        Some(Json::Array(parts)) => parts
             .iter()
-            .filter_map(|part| match part.get("type").and_then(Value::as_str) {
-                Some("text") => Some(text_part(str_field(part, "text"))),
+            .filter_map(|part| match part.get("type").and_then(Json::as_str) {
+                Some("text") => Some(text_part(part.str("text"))),
                 Some("image") => Some(inline_data(part)),
                 _ => None,
             })
@@ -239,19 +239,16 @@ fn user_parts(content: Option<&Value>) -> Vec<Value> {
     }
 }
 
-fn inline_data(image: &Value) -> Value {
-    let data = object([
-        ("mimeType", Value::from(str_field(image, "mimeType"))),
-        ("data", Value::from(str_field(image, "data"))),
-    ]);
+fn inline_data(image: &Json<'_>) -> Value {
+    let data = object([("mimeType", Value::from(image.str("mimeType"))), ("data", Value::from(image.str("data")))]);
     object([("inlineData", data)])
 }
 
 /// An assistant message's parts; signatures (and thoughts) only for the same model.
-fn model_parts(model: &Value, message: &Value) -> Vec<Value> {
+fn model_parts(model: &Value, message: &Json<'_>) -> Vec<Value> {
     let same_model = is_same_model(message, model);
-    let signature = |block: &Value, key: &str| {
-        block.get(key).and_then(Value::as_str).filter(|s| same_model && is_base64(s)).map(str::to_string)
+    let signature = |block: &Json, key: &str| {
+        block.get(key).and_then(Json::as_str).filter(|s| same_model && is_base64(s)).map(str::to_string)
     };
     let with_signature = |mut part: Map<String, Value>, signature: Option<String>| {
         if let Some(signature) = signature {
@@ -259,12 +256,12 @@ fn model_parts(model: &Value, message: &Value) -> Vec<Value> {
         }
         Value::Object(part)
     };
-    let blocks = message.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let blocks = message.get("content").and_then(Json::as_array).unwrap_or_default();
     let mut parts = Vec::new();
     for block in blocks {
-        match block.get("type").and_then(Value::as_str) {
+        match block.get("type").and_then(Json::as_str) {
             Some("text") => {
-                let (text, signature) = (str_field(block, "text"), signature(block, "textSignature"));
+                let (text, signature) = (block.str("text"), signature(block, "textSignature"));
                 // An empty part is kept only when it carries a signature Gemini wants echoed.
                 if !text.trim().is_empty() || signature.is_some() {
                     let mut part = Map::new();
@@ -273,7 +270,7 @@ fn model_parts(model: &Value, message: &Value) -> Vec<Value> {
                 }
             }
             Some("thinking") if same_model => {
-                let (text, signature) = (str_field(block, "thinking"), signature(block, "thinkingSignature"));
+                let (text, signature) = (block.str("thinking"), signature(block, "thinkingSignature"));
                 if !text.trim().is_empty() || signature.is_some() {
                     let mut part = Map::new();
                     put(&mut part, "thought", Value::Bool(true));
@@ -282,13 +279,9 @@ fn model_parts(model: &Value, message: &Value) -> Vec<Value> {
                 }
             }
             Some("toolCall") => {
-                let args = block.get("arguments").filter(|a| !a.is_null()).cloned().unwrap_or_else(|| json!({}));
+                let args = block.get("arguments").filter(|a| !a.is_null()).map_or_else(|| json!({}), Json::to_value);
                 let mut part = Map::new();
-                put(
-                    &mut part,
-                    "functionCall",
-                    object([("name", Value::from(str_field(block, "name"))), ("args", args)]),
-                );
+                put(&mut part, "functionCall", object([("name", Value::from(block.str("name"))), ("args", args)]));
                 parts.push(with_signature(part, signature(block, "thoughtSignature")));
             }
             _ => {}
@@ -307,11 +300,10 @@ fn is_base64(s: &str) -> bool {
 }
 
 /// A tool result as a `functionResponse` part, plus its images (for a following user turn).
-fn function_response(model: &Value, message: &Value) -> (Value, Vec<Value>) {
-    let parts = message.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    let of_type =
-        |kind: &'static str| parts.iter().filter(move |p| p.get("type").and_then(Value::as_str) == Some(kind));
-    let text = of_type("text").map(|p| str_field(p, "text")).collect::<Vec<_>>().join("\n");
+fn function_response(model: &Value, message: &Json<'_>) -> (Value, Vec<Value>) {
+    let parts = message.get("content").and_then(Json::as_array).unwrap_or_default();
+    let of_type = |kind: &'static str| parts.iter().filter(move |p| p.kind() == kind);
+    let text = of_type("text").map(|p| p.str("text")).collect::<Vec<_>>().join("\n");
     let supports_images = model.get("input").and_then(Value::as_array).is_some_and(|l| l.iter().any(|i| i == "image"));
     let images: Vec<Value> = if supports_images { of_type("image").map(inline_data).collect() } else { Vec::new() };
     let value = if !text.trim().is_empty() {
@@ -321,9 +313,9 @@ fn function_response(model: &Value, message: &Value) -> (Value, Vec<Value>) {
     } else {
         "(see attached image)".into()
     };
-    let is_error = message.get("isError").and_then(Value::as_bool) == Some(true);
+    let is_error = message.get("isError").and_then(Json::as_bool) == Some(true);
     let response = object([(if is_error { "error" } else { "output" }, Value::from(value))]);
-    let name = str_field(message, "toolName");
+    let name = message.str("toolName");
     (object([("functionResponse", object([("name", Value::from(name)), ("response", response)]))]), images)
 }
 
@@ -811,6 +803,7 @@ mod tests {
     }
 
     fn build(model: &Value, messages: &[Value], options: Value, key: Option<&str>) -> Result<HttpRequest, String> {
+        let messages = &crate::providers::json::from_values(messages);
         GoogleGenerativeAi.build_request(&RequestInput {
             model,
             messages,
@@ -1073,7 +1066,7 @@ mod tests {
         #[test]
         fn p_6_1_2_request_never_panics(model in arb_json(KEYS), messages in proptest::collection::vec(arb_json(KEYS), 0..6),
                                         options in arb_json(KEYS), key in proptest::option::of("[a-z]{0,3}")) {
-            let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: key.as_deref(), messages_json_len: None };
+            let input = RequestInput { model: &model, messages: &crate::providers::json::from_values(&messages), options: &options, api_key: key.as_deref(), messages_json_len: None };
             let _ = GoogleGenerativeAi.build_request(&input);
         }
     }

@@ -41,12 +41,30 @@ pub fn parse_data(text: &str) -> Option<Json<'_>> {
         .map(Json::from_value)
 }
 
+/// A JSON array's items: the fast parser, else `serde_json` for what it leaves (deep nesting), converted. `None`:
+/// not JSON, or not an array.
+pub fn parse_array(text: &str) -> Option<Vec<Json<'_>>> {
+    match parse(text) {
+        Some(Json::Array(items)) => Some(items),
+        Some(_) => None,
+        None => {
+            serde_json::from_str::<Vec<Value>>(text).ok().map(|items| items.into_iter().map(Json::from_value).collect())
+        }
+    }
+}
+
 /// Strict JSON (what `serde_json::from_str::<Value>` accepts, minus the rare cases above).
 pub fn parse(text: &str) -> Option<Json<'_>> {
     let mut parser = Parser { text, bytes: text.as_bytes(), pos: 0 };
     let value = parser.value(FAST_DEPTH)?;
     parser.skip_whitespace();
     (parser.pos == text.len()).then_some(value)
+}
+
+/// Owned trees of `values` (tests build their messages as `Value`s).
+#[cfg(test)]
+pub fn from_values(values: &[Value]) -> Vec<Json<'static>> {
+    values.iter().cloned().map(Json::from_value).collect()
 }
 
 impl<'a> Json<'a> {
@@ -95,6 +113,21 @@ impl<'a> Json<'a> {
     /// A string member, or "" when missing or not a string.
     pub fn str(&self, key: &str) -> &str {
         self.get(key).and_then(Json::as_str).unwrap_or("")
+    }
+
+    /// A message's `role`, or "".
+    pub fn role(&self) -> &str {
+        self.str("role")
+    }
+
+    /// A block's `type`, or "".
+    pub fn kind(&self) -> &str {
+        self.str("type")
+    }
+
+    /// A message's content blocks (empty for a string or missing content).
+    pub fn blocks(&self) -> &[Json<'a>] {
+        self.get("content").and_then(Json::as_array).unwrap_or(&[])
     }
 
     /// A finite number member (missing, null or not a number → `None`).
@@ -155,6 +188,10 @@ impl<'a> Json<'a> {
 
     pub fn is_object(&self) -> bool {
         matches!(self, Json::Object(_))
+    }
+
+    pub fn is_array(&self) -> bool {
+        matches!(self, Json::Array(_))
     }
 
     pub fn is_string(&self) -> bool {
@@ -554,6 +591,32 @@ mod tests {
         // Too deep for serde_json too: the repair parser's value.
         assert!(serde_json::from_str::<Value>(&deep).is_err());
         assert_eq!(parse_data(&deep).map(|j| j.to_value()), super::super::repair::parse_json_with_repair(&deep).ok());
+    }
+
+    #[test]
+    fn request_messages_parse_as_serde_json_reads_them() {
+        // The projection's text (JSON.stringify of the read fields): the fast parser, borrowed strings.
+        let text = r#"[{"role":"user","content":"a \"quoted\" word","timestamp":1},{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":"\ufdd0v0.2\ufdd1"}],"usage":{"input":1e+21,"output":0.1},"stopReason":"toolUse","timestamp":2}]"#;
+        let items = parse_array(text).unwrap();
+        let serde: Vec<Value> = serde_json::from_str(text).unwrap();
+        assert_eq!(items.iter().map(Json::to_value).collect::<Vec<_>>(), serde);
+        assert!(matches!(items[0].get("role"), Some(Json::String(Cow::Borrowed("user")))));
+        // Deeper than the fast parser goes: serde_json's value, converted.
+        let deep = format!(
+            r#"[{{"role":"user","content":[{{"type":"text","text":{}1{}}}]}}]"#,
+            "[".repeat(80),
+            "]".repeat(80)
+        );
+        assert!(parse(&deep).is_none());
+        let items = parse_array(&deep).unwrap();
+        assert_eq!(
+            items.iter().map(Json::to_value).collect::<Vec<_>>(),
+            serde_json::from_str::<Vec<Value>>(&deep).unwrap()
+        );
+        // Not an array, or not JSON.
+        assert!(parse_array(r#"{"role":"user"}"#).is_none());
+        assert!(parse_array("[1,").is_none());
+        assert!(parse_array(r#"["\ud800"]"#).is_none());
     }
 
     #[test]

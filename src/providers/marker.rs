@@ -189,7 +189,7 @@ mod tests {
             let options = json!({});
             let input = RequestInput {
                 model: &model,
-                messages: &messages,
+                messages: &crate::providers::json::from_values(&messages),
                 options: &options,
                 api_key: Some("k"),
                 messages_json_len: None,
@@ -244,9 +244,12 @@ mod tests {
         let with_marker =
             vec![json!({"role": "user", "content": format!("cut {}", string_marker(0, 600)), "timestamp": 1})];
         let plain = vec![json!({"role": "user", "content": format!("cut {}", "Z".repeat(600)), "timestamp": 1})];
-        let est = |messages: &[Value]| crate::providers::request::estimate_tokens(messages);
+        let est = |messages: &[Value]| {
+            crate::providers::request::estimate_tokens(&crate::providers::json::from_values(messages))
+        };
         assert_eq!(est(&with_marker), est(&plain));
         let cap = |messages: &[Value]| {
+            let messages = &crate::providers::json::from_values(messages);
             let input =
                 RequestInput { model: &model, messages, options: &options, api_key: None, messages_json_len: None };
             crate::providers::request::max_tokens(&input)

@@ -26,8 +26,9 @@ use serde_json::Value;
 pub struct RequestInput<'a> {
     /// The `Model` as JSON.
     pub model: &'a Value,
-    /// The transcript (`Message[]`) as JSON, after `convertToLlm`.
-    pub messages: &'a [Value],
+    /// The transcript (`Message[]`) as JSON, after `convertToLlm`: a tree that borrows its strings from the
+    /// projection's text (each message is read a few times and never kept whole, so it is not a `Value`).
+    pub messages: &'a [Json<'a>],
     /// The stream options as JSON (functions dropped): `reasoning`, `maxTokens`, `temperature`,
     /// `toolChoice`, `sessionId`, `cacheRetention`, `thinkingBudgets`, `samplingParams`, `headers`.
     pub options: &'a Value,

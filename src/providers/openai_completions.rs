@@ -9,7 +9,7 @@ use super::request::{
     max_tokens, merge_sampling, model_reasons, object, option_number, option_str, put, thinking_level,
 };
 use super::strict;
-use super::transcript::{self, block_type, blocks, role, str_field};
+use super::transcript::{self, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
 use serde_json::{Map, Value, json};
 
@@ -168,8 +168,8 @@ fn truthy(value: &Value) -> bool {
     }
 }
 
-fn data_url(image: &Value) -> Value {
-    let url = format!("data:{};base64,{}", str_field(image, "mimeType"), str_field(image, "data"));
+fn data_url(image: &Json<'_>) -> Value {
+    let url = format!("data:{};base64,{}", image.str("mimeType"), image.str("data"));
     object([("type", Value::from("image_url")), ("image_url", object([("url", Value::from(url))]))])
 }
 
@@ -182,14 +182,14 @@ fn convert_messages(model: &Value, t: &transcript::Transcript, is_openai: bool) 
         out.push(object([("role", Value::from(role)), ("content", Value::from(t.system_prompt.as_str()))]));
     }
     let images_supported = model.get("input").and_then(Value::as_array).is_some_and(|a| a.iter().any(|i| i == "image"));
-    let mut results: Vec<&Value> = Vec::new();
+    let mut results: Vec<&Json> = Vec::new();
     for message in &t.messages {
-        if role(message) == "toolResult" {
+        if message.role() == "toolResult" {
             results.push(message);
             continue;
         }
         push_tool_results(&mut out, &mut results, model, images_supported);
-        match role(message) {
+        match message.role() {
             "user" => {
                 if let Some(user) = convert_user(message) {
                     out.push(user);
@@ -207,15 +207,16 @@ fn convert_messages(model: &Value, t: &transcript::Transcript, is_openai: bool) 
     out
 }
 
-fn convert_user(message: &Value) -> Option<Value> {
-    if let Some(text) = message.get("content").and_then(Value::as_str) {
+fn convert_user(message: &Json<'_>) -> Option<Value> {
+    if let Some(text) = message.get("content").and_then(Json::as_str) {
         return Some(object([("role", Value::from("user")), ("content", Value::from(text))]));
     }
-    let parts: Vec<Value> = blocks(message)
+    let parts: Vec<Value> = message
+        .blocks()
         .iter()
-        .filter_map(|block| match block_type(block) {
-            "text" if !str_field(block, "text").is_empty() => {
-                Some(object([("type", Value::from("text")), ("text", Value::from(str_field(block, "text")))]))
+        .filter_map(|block| match block.kind() {
+            "text" if !block.str("text").is_empty() => {
+                Some(object([("type", Value::from("text")), ("text", Value::from(block.str("text")))]))
             }
             "image" => Some(data_url(block)),
             _ => None,
@@ -224,29 +225,24 @@ fn convert_user(message: &Value) -> Option<Value> {
     (!parts.is_empty()).then(|| object([("role", Value::from("user")), ("content", Value::Array(parts))]))
 }
 
-fn convert_assistant(model: &Value, message: &Value) -> Option<Value> {
-    let content = blocks(message);
+fn convert_assistant(model: &Value, message: &Json<'_>) -> Option<Value> {
+    let content = message.blocks();
     let text: String = content
         .iter()
-        .filter(|b| block_type(b) == "text" && !str_field(b, "text").trim().is_empty())
-        .map(|b| str_field(b, "text"))
+        .filter(|b| b.kind() == "text" && !b.str("text").trim().is_empty())
+        .map(|b| b.str("text"))
         .collect();
-    let thinking: Vec<&Value> =
-        content.iter().filter(|b| block_type(b) == "thinking" && !str_field(b, "thinking").trim().is_empty()).collect();
-    let joined_thinking = thinking.iter().map(|b| str_field(b, "thinking")).collect::<Vec<_>>().join("\n");
+    let thinking: Vec<&Json> =
+        content.iter().filter(|b| b.kind() == "thinking" && !b.str("thinking").trim().is_empty()).collect();
+    let joined_thinking = thinking.iter().map(|b| b.str("thinking")).collect::<Vec<_>>().join("\n");
     let calls: Vec<Value> = content
         .iter()
-        .filter(|b| block_type(b) == "toolCall")
+        .filter(|b| b.kind() == "toolCall")
         .map(|call| {
-            let arguments = call.get("arguments").cloned().unwrap_or_else(|| json!({}));
+            let arguments = call.get("arguments").map_or_else(|| json!({}), Json::to_value);
             let arguments = serde_json::to_string(&arguments).unwrap_or_else(|_| "{}".into());
-            let function =
-                object([("name", Value::from(str_field(call, "name"))), ("arguments", Value::from(arguments))]);
-            object([
-                ("id", Value::from(str_field(call, "id"))),
-                ("type", Value::from("function")),
-                ("function", function),
-            ])
+            let function = object([("name", Value::from(call.str("name"))), ("arguments", Value::from(arguments))]);
+            object([("id", Value::from(call.str("id"))), ("type", Value::from("function")), ("function", function)])
         })
         .collect();
 
@@ -263,7 +259,7 @@ fn convert_assistant(model: &Value, message: &Value) -> Option<Value> {
     put(&mut out, "content", content);
     // Replay the streamed reasoning under the field it came in (its thinkingSignature).
     if let Some(first) = thinking.first() {
-        let field = str_field(first, "thinkingSignature");
+        let field = first.str("thinkingSignature");
         if REASONING_FIELDS.contains(&field) {
             put(&mut out, field, Value::from(joined_thinking.as_str()));
         }
@@ -282,16 +278,16 @@ fn convert_assistant(model: &Value, message: &Value) -> Option<Value> {
 }
 
 /// One `tool` message per result; their images (if supported) in one following user message.
-fn push_tool_results(out: &mut Vec<Value>, results: &mut Vec<&Value>, model: &Value, images_supported: bool) {
+fn push_tool_results(out: &mut Vec<Value>, results: &mut Vec<&Json>, model: &Value, images_supported: bool) {
     if results.is_empty() {
         return;
     }
     let mut images = Vec::new();
     for result in results.drain(..) {
-        let content = blocks(result);
-        let text = content.iter().filter(|b| block_type(b) == "text").map(|b| str_field(b, "text")).collect::<Vec<_>>();
+        let content = result.blocks();
+        let text = content.iter().filter(|b| b.kind() == "text").map(|b| b.str("text")).collect::<Vec<_>>();
         let text = text.join("\n");
-        let result_images: Vec<&Value> = content.iter().filter(|b| block_type(b) == "image").collect();
+        let result_images: Vec<&Json> = content.iter().filter(|b| b.kind() == "image").collect();
         let text = if !text.trim().is_empty() {
             text
         } else if !result_images.is_empty() {
@@ -302,8 +298,8 @@ fn push_tool_results(out: &mut Vec<Value>, results: &mut Vec<&Value>, model: &Va
         let mut message = Map::new();
         put(&mut message, "role", Value::from("tool"));
         put(&mut message, "content", Value::from(text));
-        put(&mut message, "tool_call_id", Value::from(str_field(result, "toolCallId")));
-        let name = str_field(result, "toolName");
+        put(&mut message, "tool_call_id", Value::from(result.str("toolCallId")));
+        let name = result.str("toolName");
         if compat_bool(model, "requiresToolResultName") == Some(true) && !name.is_empty() {
             put(&mut message, "name", Value::from(name));
         }

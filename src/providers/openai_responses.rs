@@ -7,7 +7,7 @@ use super::assemble::{Assembler, BlockKind, StopReason, Usage};
 use super::json::Json;
 use super::request::{self, OPENAI_BASE_URL, object, put};
 use super::strict;
-use super::transcript::{self, Transcript, is_same_model, str_field};
+use super::transcript::{self, Transcript, is_same_model};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
 use serde_json::{Map, Value, json};
 
@@ -117,7 +117,7 @@ fn input_items(model: &Value, transcript: &Transcript) -> Vec<Value> {
         items.push(object([("role", Value::from(role)), ("content", Value::from(transcript.system_prompt.as_str()))]));
     }
     for (n, message) in transcript.messages.iter().enumerate() {
-        match message.get("role").and_then(Value::as_str) {
+        match message.get("role").and_then(Json::as_str) {
             Some("user") => {
                 let content = user_content(message.get("content"));
                 if !content.is_empty() {
@@ -126,7 +126,7 @@ fn input_items(model: &Value, transcript: &Transcript) -> Vec<Value> {
             }
             Some("assistant") => assistant_items(model, message, n, &mut items),
             Some("toolResult") => {
-                let id = message.get("toolCallId").and_then(Value::as_str).unwrap_or_default();
+                let id = message.str("toolCallId");
                 let call_id = id.split('|').next().unwrap_or_default();
                 let output = tool_output(model, message.get("content"));
                 items.push(object([
@@ -141,13 +141,13 @@ fn input_items(model: &Value, transcript: &Transcript) -> Vec<Value> {
     items
 }
 
-fn user_content(content: Option<&Value>) -> Vec<Value> {
+fn user_content(content: Option<&Json<'_>>) -> Vec<Value> {
     match content {
-        Some(Value::String(text)) => vec![input_text(text)],
-        Some(Value::Array(parts)) => parts
+        Some(Json::String(text)) => vec![input_text(text)],
+        Some(Json::Array(parts)) => parts
             .iter()
-            .filter_map(|part| match part.get("type").and_then(Value::as_str) {
-                Some("text") => Some(input_text(str_field(part, "text"))),
+            .filter_map(|part| match part.get("type").and_then(Json::as_str) {
+                Some("text") => Some(input_text(part.str("text"))),
                 Some("image") => Some(input_image(part)),
                 _ => None,
             })
@@ -156,8 +156,8 @@ fn user_content(content: Option<&Value>) -> Vec<Value> {
     }
 }
 
-fn input_image(part: &Value) -> Value {
-    let url = format!("data:{};base64,{}", str_field(part, "mimeType"), str_field(part, "data"));
+fn input_image(part: &Json<'_>) -> Value {
+    let url = format!("data:{};base64,{}", part.str("mimeType"), part.str("data"));
     object([("type", Value::from("input_image")), ("detail", Value::from("auto")), ("image_url", Value::from(url))])
 }
 
@@ -167,10 +167,10 @@ fn input_text(text: &str) -> Value {
 
 /// Tool-result text (joined by "\n"); with images on an image model, an `input_text` +
 /// `input_image` list as the reference sends.
-fn tool_output(model: &Value, content: Option<&Value>) -> Value {
-    let parts = content.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    let text = parts.iter().filter(|p| is_type(p, "text")).map(|p| str_field(p, "text")).collect::<Vec<_>>().join("\n");
-    let images: Vec<&Value> = parts.iter().filter(|p| is_type(p, "image")).collect();
+fn tool_output(model: &Value, content: Option<&Json<'_>>) -> Value {
+    let parts = content.and_then(Json::as_array).unwrap_or_default();
+    let text = parts.iter().filter(|p| p.kind() == "text").map(|p| p.str("text")).collect::<Vec<_>>().join("\n");
+    let images: Vec<&Json> = parts.iter().filter(|p| p.kind() == "image").collect();
     let has_text = !text.trim().is_empty();
     if images.is_empty() || !supports_images(model) {
         let output = if has_text {
@@ -190,22 +190,22 @@ fn tool_output(model: &Value, content: Option<&Value>) -> Value {
     Value::Array(list)
 }
 
-fn assistant_items(model: &Value, message: &Value, n: usize, items: &mut Vec<Value>) {
+fn assistant_items(model: &Value, message: &Json<'_>, n: usize, items: &mut Vec<Value>) {
     let same_model = is_same_model(message, model);
-    let blocks = message.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let blocks = message.get("content").and_then(Json::as_array).unwrap_or_default();
     let mut text_blocks = 0usize;
     for block in blocks {
-        match block.get("type").and_then(Value::as_str) {
+        match block.get("type").and_then(Json::as_str) {
             Some("thinking") if same_model => {
                 // The signature is the whole reasoning item the stream delivered (encrypted content).
                 let item = block
                     .get("thinkingSignature")
-                    .and_then(Value::as_str)
+                    .and_then(Json::as_str)
                     .and_then(|s| serde_json::from_str::<Value>(s).ok().filter(Value::is_object));
                 items.extend(item);
             }
             Some("text") => {
-                let signature = block.get("textSignature").and_then(Value::as_str).and_then(parse_text_signature);
+                let signature = block.get("textSignature").and_then(Json::as_str).and_then(parse_text_signature);
                 let fallback = if text_blocks == 0 { format!("msg_{n}") } else { format!("msg_{n}_{text_blocks}") };
                 text_blocks += 1;
                 let (id, phase) = match signature {
@@ -214,7 +214,7 @@ fn assistant_items(model: &Value, message: &Value, n: usize, items: &mut Vec<Val
                 };
                 let text = object([
                     ("type", Value::from("output_text")),
-                    ("text", Value::from(str_field(block, "text"))),
+                    ("text", Value::from(block.str("text"))),
                     ("annotations", Value::Array(Vec::new())),
                 ]);
                 let mut item = Map::new();
@@ -229,12 +229,14 @@ fn assistant_items(model: &Value, message: &Value, n: usize, items: &mut Vec<Val
                 items.push(Value::Object(item));
             }
             Some("toolCall") => {
-                let full_id = str_field(block, "id");
+                let full_id = block.str("id");
                 let mut ids = full_id.split('|');
                 let call_id = ids.next().unwrap_or_default();
                 let item_id = ids.next().filter(|id| same_model && id.starts_with("fc_"));
                 let arguments = match block.get("arguments") {
-                    Some(args) if !args.is_null() => serde_json::to_string(args).unwrap_or_else(|_| "{}".into()),
+                    Some(args) if !args.is_null() => {
+                        serde_json::to_string(&args.to_value()).unwrap_or_else(|_| "{}".into())
+                    }
                     _ => "{}".into(),
                 };
                 let mut item = Map::new();
@@ -243,7 +245,7 @@ fn assistant_items(model: &Value, message: &Value, n: usize, items: &mut Vec<Val
                     put(&mut item, "id", Value::from(item_id));
                 }
                 put(&mut item, "call_id", Value::from(call_id));
-                put(&mut item, "name", Value::from(str_field(block, "name")));
+                put(&mut item, "name", Value::from(block.str("name")));
                 put(&mut item, "arguments", Value::from(arguments));
                 items.push(Value::Object(item));
             }
@@ -284,10 +286,6 @@ fn shorten_id(id: String) -> String {
 
 fn supports_images(model: &Value) -> bool {
     model.get("input").and_then(Value::as_array).is_some_and(|list| list.iter().any(|i| i == "image"))
-}
-
-fn is_type(value: &Value, kind: &str) -> bool {
-    value.get("type").and_then(Value::as_str) == Some(kind)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1239,6 +1237,7 @@ mod tests {
     }
 
     fn build(model: &Value, messages: &[Value], options: Value, key: Option<&str>) -> HttpRequest {
+        let messages = &crate::providers::json::from_values(messages);
         let input = RequestInput { model, messages, options: &options, api_key: key, messages_json_len: None };
         OpenAiResponses.build_request(&input).unwrap()
     }
@@ -1493,7 +1492,7 @@ mod tests {
         #[test]
         fn p_6_1_2_request_never_panics(model in arb_json(KEYS), messages in proptest::collection::vec(arb_json(KEYS), 0..6),
                                         options in arb_json(KEYS)) {
-            let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: Some("k"), messages_json_len: None };
+            let input = RequestInput { model: &model, messages: &crate::providers::json::from_values(&messages), options: &options, api_key: Some("k"), messages_json_len: None };
             let _ = OpenAiResponses.build_request(&input);
         }
     }

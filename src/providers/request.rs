@@ -3,7 +3,7 @@
 //! readers of `model`/`options` JSON, and the object builders (`object`, `put`) the provider
 //! modules use instead of `json!`. Pure functions of JSON; no HTTP, no wire shapes.
 
-use super::RequestInput;
+use super::{Json, RequestInput};
 use serde_json::{Map, Value};
 
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -68,8 +68,9 @@ fn tokens(value: Option<f64>) -> Option<u64> {
 
 /// `est` of P-6.2.7: the JSON length (UTF-16 units, as `JSON.stringify(...).length`) of the
 /// request messages, divided by 4 and rounded up. Markers count as their originals (`marker`).
-pub fn estimate_tokens(messages: &[Value]) -> u64 {
-    let json = serde_json::to_string(messages).unwrap_or_default();
+pub fn estimate_tokens(messages: &[Json<'_>]) -> u64 {
+    let values: Vec<Value> = messages.iter().map(Json::to_value).collect();
+    let json = serde_json::to_string(&values).unwrap_or_default();
     (super::marker::json_len(&json) as u64).div_ceil(4)
 }
 
@@ -369,8 +370,7 @@ pub(crate) mod test_driver {
         seed: u64,
         shortcut: bool,
     ) -> (Value, Vec<String>) {
-        let messages: Vec<Value> = Vec::new();
-        let input = RequestInput { model, messages: &messages, options, api_key: Some("k"), messages_json_len: None };
+        let input = RequestInput { model, messages: &[], options, api_key: Some("k"), messages_json_len: None };
         let mut mapper = format.mapper(&input);
         let mut asm = Assembler::for_model(model, keep_open(model));
         for event in decode(sse, seed) {
@@ -550,7 +550,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn input<'a>(model: &'a Value, messages: &'a [Value], options: &'a Value) -> RequestInput<'a> {
+    fn input<'a>(model: &'a Value, messages: &'a [Json<'a>], options: &'a Value) -> RequestInput<'a> {
         RequestInput { model, messages, options, api_key: None, messages_json_len: None }
     }
 
@@ -572,16 +572,17 @@ mod tests {
     #[test]
     fn p_6_2_7_max_tokens_option_model_zero_and_cap() {
         let model = json!({"maxTokens": 8000, "contextWindow": 0});
-        let none: Vec<Value> = Vec::new();
+        let none: Vec<Json> = Vec::new();
         assert_eq!(max_tokens(&input(&model, &none, &json!({}))), Some(8000));
         assert_eq!(max_tokens(&input(&model, &none, &json!({"maxTokens": 100}))), Some(100));
         assert_eq!(max_tokens(&input(&model, &none, &json!({"maxTokens": 0}))), None);
         assert_eq!(max_tokens(&input(&json!({"maxTokens": 0}), &none, &json!({}))), None);
 
         // est = ⌈len/4⌉; cap = window − est − max(4096, ⌈0.15·est⌉).
-        let messages = vec![json!({"role": "user", "content": "x".repeat(100_000)})];
+        let values = vec![json!({"role": "user", "content": "x".repeat(100_000)})];
+        let messages = crate::providers::json::from_values(&values);
         let est = estimate_tokens(&messages);
-        assert_eq!(est, (serde_json::to_string(&messages).unwrap().len() as u64).div_ceil(4));
+        assert_eq!(est, (serde_json::to_string(&values).unwrap().len() as u64).div_ceil(4));
         let model = json!({"maxTokens": 64000, "contextWindow": 40000});
         let cap = 40000 - est - 4096u64.max((est * 15).div_ceil(100));
         assert_eq!(max_tokens(&input(&model, &messages, &json!({}))), Some(cap));
@@ -591,7 +592,7 @@ mod tests {
 
     #[test]
     fn p_6_2_7_thinking_budgets() {
-        let none: Vec<Value> = Vec::new();
+        let none: Vec<Json> = Vec::new();
         let model = json!({"maxTokens": 32000, "contextWindow": 0});
         let limits = thinking_limits(&input(&model, &none, &json!({})), "medium", None);
         assert_eq!(limits, ThinkingLimits { max_tokens: Some(32000), budget: 8192 });
@@ -615,7 +616,7 @@ mod tests {
         let model = json!({"samplingParams": {"top_p": 0.9, "top_k": 40},
                            "samplingParamsByThinkingLevel": {"high": {"top_k": 20}, "off": {"min_p": 0.1}}});
         let options = json!({"samplingParams": {"top_p": 0.5}});
-        let none: Vec<Value> = Vec::new();
+        let none: Vec<Json> = Vec::new();
         let mut target = Map::new();
         target.insert("model".into(), json!("m"));
         target.insert("top_p".into(), json!(1));
@@ -640,7 +641,7 @@ mod tests {
 
     #[test]
     fn auth_headers_merge_with_null_removal() {
-        let none: Vec<Value> = Vec::new();
+        let none: Vec<Json> = Vec::new();
         let model = json!({"headers": {"Authorization": "Bearer x"}});
         assert!(has_header(&input(&model, &none, &json!({})), "authorization"));
         assert!(!has_header(&input(&model, &none, &json!({"headers": {"authorization": null}})), "authorization"));

@@ -8,7 +8,7 @@
 //! let t = transcript::prepare(input, Some(&my_normalize_id)); // or None: ids kept as they are
 //! t.system_prompt // String: content, then non-null sections, blank-line joined ("" = send none)
 //! t.tools         // Vec<Value>: current tools as declared ({name, description, parameters, ..})
-//! t.messages      // Vec<Value>: only "user", "assistant", "toolResult" messages, in order
+//! t.messages      // Vec<Cow<Json>>: only "user", "assistant", "toolResult" messages, in order
 //! ```
 //!
 //! What `t.messages` guarantees (P-6.5.2): `content` is a string (user only) or an array (never
@@ -21,8 +21,8 @@
 //! read them with the helpers below, which never panic).
 
 use super::RequestInput;
-use super::request::{object, put};
-use serde_json::{Map, Value};
+use super::json::Json;
+use serde_json::Value;
 use std::borrow::Cow;
 
 /// What a wire format sends: see the module documentation.
@@ -32,7 +32,7 @@ pub struct Transcript<'a> {
     pub tools: Vec<Value>,
     /// The caller's message itself where the clean-up changes nothing (most user and tool-result messages), else
     /// the changed copy: a long transcript is not copied to be read once.
-    pub messages: Vec<Cow<'a, Value>>,
+    pub messages: Vec<Cow<'a, Json<'a>>>,
 }
 
 pub const USER_IMAGE_OMITTED: &str = "(image omitted: model does not support images)";
@@ -66,8 +66,8 @@ enum Role {
 }
 
 impl Role {
-    fn of(message: &Value) -> Role {
-        match role(message) {
+    fn of(message: &Json<'_>) -> Role {
+        match message.role() {
             "user" => Role::User,
             "assistant" => Role::Assistant,
             "toolResult" => Role::ToolResult,
@@ -80,77 +80,78 @@ impl Role {
 /// Replays every system message in order (A-5.4.4): the prompt text (non-empty contents joined by
 /// blank lines, then the non-null sections as patched by name) and the current tools
 /// (`toolsRemoved`, then `toolsAdded`, per message; a re-added name keeps its place).
-pub fn system_head(messages: &[Value]) -> (String, Vec<Value>) {
-    head(messages.iter().filter(|m| role(m) == "system"))
+pub fn system_head(messages: &[Json<'_>]) -> (String, Vec<Value>) {
+    head(messages.iter().filter(|m| m.role() == "system"))
 }
 
 /// `system_head` of the system messages.
-fn head<'v>(system_messages: impl Iterator<Item = &'v Value>) -> (String, Vec<Value>) {
+fn head<'v, 'a: 'v>(system_messages: impl Iterator<Item = &'v Json<'a>>) -> (String, Vec<Value>) {
     let mut contents: Vec<String> = Vec::new();
     // Insertion-ordered like a JS Map: setting an existing name keeps its place.
-    let mut sections: Vec<(String, Value)> = Vec::new();
-    let mut tools: Vec<(String, Value)> = Vec::new();
+    let mut sections: Vec<(&'v str, &'v Json<'a>)> = Vec::new();
+    let mut tools: Vec<(&'v str, &'v Json<'a>)> = Vec::new();
     for message in system_messages {
         let text = content_text(message.get("content"), "\n");
         if !text.is_empty() {
             contents.push(text);
         }
-        if let Some(patch) = message.get("sections").and_then(Value::as_object) {
+        if let Some(Json::Object(patch)) = message.get("sections") {
             for (name, value) in patch {
+                let name: &str = name;
                 if value.is_null() {
-                    sections.retain(|(n, _)| n != name);
-                } else if let Some(slot) = sections.iter_mut().find(|(n, _)| n == name) {
-                    slot.1 = value.clone();
+                    sections.retain(|(n, _)| *n != name);
+                } else if let Some(slot) = sections.iter_mut().find(|(n, _)| *n == name) {
+                    slot.1 = value;
                 } else {
-                    sections.push((name.clone(), value.clone()));
+                    sections.push((name, value));
                 }
             }
         }
-        for removed in message.get("toolsRemoved").and_then(Value::as_array).into_iter().flatten() {
-            let name = str_field(removed, "name");
-            tools.retain(|(n, _)| n != name);
+        for removed in message.get("toolsRemoved").and_then(Json::as_array).into_iter().flatten() {
+            let name = removed.str("name");
+            tools.retain(|(n, _)| *n != name);
         }
-        for added in message.get("toolsAdded").and_then(Value::as_array).into_iter().flatten() {
+        for added in message.get("toolsAdded").and_then(Json::as_array).into_iter().flatten() {
             if !added.is_object() {
                 continue;
             }
-            let name = str_field(added, "name");
-            match tools.iter_mut().find(|(n, _)| n == name) {
-                Some(slot) => slot.1 = added.clone(),
-                None => tools.push((name.to_string(), added.clone())),
+            let name = added.str("name");
+            match tools.iter_mut().find(|(n, _)| *n == name) {
+                Some(slot) => slot.1 = added,
+                None => tools.push((name, added)),
             }
         }
     }
     let mut parts = vec![contents.join("\n\n")];
     parts.extend(sections.iter().filter_map(|(_, v)| v.as_str()).map(str::to_string));
     parts.retain(|p| !p.is_empty());
-    (parts.join("\n\n"), tools.into_iter().map(|(_, t)| t).collect())
+    (parts.join("\n\n"), tools.into_iter().map(|(_, t)| t.to_value()).collect())
 }
 
 /// P-6.5.2 on the whole transcript, system messages included (they stay in place, except that one
 /// between a tool call and its results moves after the results).
 pub fn clean_up<'a>(
-    messages: &'a [Value],
+    messages: &'a [Json<'a>],
     model: &Value,
     normalize_id: Option<&dyn Fn(&str) -> String>,
-) -> Vec<Cow<'a, Value>> {
+) -> Vec<Cow<'a, Json<'a>>> {
     let roles: Vec<Role> = messages.iter().map(Role::of).collect();
     clean_up_with_roles(messages, &roles, model, normalize_id).into_iter().map(|(_, m)| m).collect()
 }
 
 /// `clean_up` with each message's role (`roles[i]` is that of `messages[i]`), kept beside each output message.
 fn clean_up_with_roles<'a>(
-    messages: &'a [Value],
+    messages: &'a [Json<'a>],
     roles: &[Role],
     model: &Value,
     normalize_id: Option<&dyn Fn(&str) -> String>,
-) -> Vec<(Role, Cow<'a, Value>)> {
+) -> Vec<(Role, Cow<'a, Json<'a>>)> {
     let images_supported = model.get("input").and_then(Value::as_array).is_some_and(|a| a.iter().any(|i| i == "image"));
     let mut renamed: Vec<(String, String)> = Vec::new();
-    let transformed: Vec<(Role, Cow<'a, Value>)> = messages
+    let transformed: Vec<(Role, Cow<'a, Json<'a>>)> = messages
         .iter()
         .zip(roles)
-        .filter_map(|(m, role)| Some((m, m.as_object()?, *role)))
+        .filter_map(|(m, role)| Some((m, members(m)?, *role)))
         .map(|(value, map, role)| {
             let message = if unchanged(value, role, model, images_supported, normalize_id, &renamed) {
                 Cow::Borrowed(value)
@@ -165,18 +166,19 @@ fn clean_up_with_roles<'a>(
     let mut out = Vec::with_capacity(transformed.len());
     let mut pending: Vec<(String, String)> = Vec::new(); // (id, name) of the last assistant's calls
     let mut answered: Vec<String> = Vec::new();
-    let mut held: Vec<(Role, Cow<'a, Value>)> = Vec::new();
+    let mut held: Vec<(Role, Cow<'a, Json<'a>>)> = Vec::new();
     for (role, message) in transformed {
         match role {
             Role::Assistant => {
                 close_pending(&mut out, &mut pending, &mut answered, &mut held);
-                if matches!(str_field(&message, "stopReason"), "error" | "aborted") {
+                if matches!(message.str("stopReason"), "error" | "aborted") {
                     continue;
                 }
-                let calls: Vec<(String, String)> = blocks(&message)
+                let calls: Vec<(String, String)> = message
+                    .blocks()
                     .iter()
-                    .filter(|b| block_type(b) == "toolCall")
-                    .map(|b| (str_field(b, "id").to_string(), str_field(b, "name").to_string()))
+                    .filter(|b| b.kind() == "toolCall")
+                    .map(|b| (b.str("id").to_string(), b.str("name").to_string()))
                     .collect();
                 if !calls.is_empty() {
                     pending = calls;
@@ -185,7 +187,7 @@ fn clean_up_with_roles<'a>(
                 out.push((role, message));
             }
             Role::ToolResult => {
-                answered.push(str_field(&message, "toolCallId").to_string());
+                answered.push(message.str("toolCallId").to_string());
                 out.push((role, message));
             }
             Role::System if !pending.is_empty() => held.push((role, message)),
@@ -201,22 +203,22 @@ fn clean_up_with_roles<'a>(
 }
 
 fn close_pending<'a>(
-    out: &mut Vec<(Role, Cow<'a, Value>)>,
+    out: &mut Vec<(Role, Cow<'a, Json<'a>>)>,
     pending: &mut Vec<(String, String)>,
     answered: &mut Vec<String>,
-    held: &mut Vec<(Role, Cow<'a, Value>)>,
+    held: &mut Vec<(Role, Cow<'a, Json<'a>>)>,
 ) {
     for (id, name) in pending.drain(..) {
         if !answered.contains(&id) {
             out.push((
                 Role::ToolResult,
-                Cow::Owned(object([
-                    ("role", Value::from("toolResult")),
-                    ("toolCallId", Value::from(id)),
-                    ("toolName", Value::from(name)),
-                    ("content", Value::Array(vec![text_block(NO_RESULT_PROVIDED)])),
-                    ("isError", Value::Bool(true)),
-                    ("timestamp", Value::from(0)),
+                Cow::Owned(Json::Object(vec![
+                    (Cow::Borrowed("role"), Json::String(Cow::Borrowed("toolResult"))),
+                    (Cow::Borrowed("toolCallId"), Json::String(Cow::Owned(id))),
+                    (Cow::Borrowed("toolName"), Json::String(Cow::Owned(name))),
+                    (Cow::Borrowed("content"), Json::Array(vec![text_block(NO_RESULT_PROVIDED)])),
+                    (Cow::Borrowed("isError"), Json::Bool(true)),
+                    (Cow::Borrowed("timestamp"), Json::Number(Cow::Borrowed("0"))),
                 ])),
             ));
         }
@@ -228,45 +230,43 @@ fn close_pending<'a>(
 /// Whether `transform` would give back `message` as it is, key order included: then the caller's value is used
 /// and nothing is copied. Mirrors `transform` case by case (a property test holds them together).
 fn unchanged(
-    message: &Value,
+    message: &Json<'_>,
     role: Role,
     model: &Value,
     images_supported: bool,
     normalize_id: Option<&dyn Fn(&str) -> String>,
     renamed: &[(String, String)],
 ) -> bool {
-    let content = match field(message, "content") {
-        None | Some(Value::Null) => return false,
+    let content = match message.get("content") {
+        None | Some(Json::Null) => return false,
         Some(content) => content,
     };
-    let has_image = || content.as_array().is_some_and(|blocks| blocks.iter().any(|b| block_type(b) == "image"));
+    let has_image = || content.as_array().is_some_and(|blocks| blocks.iter().any(|b| b.kind() == "image"));
     match role {
         Role::User => images_supported || !has_image(),
         Role::ToolResult => {
-            let id = str_field(message, "toolCallId");
+            let id = message.str("toolCallId");
             content.is_array() && (images_supported || !has_image()) && !renamed.iter().any(|(old, _)| old == id)
         }
         Role::Assistant => {
             let Some(blocks) = content.as_array() else { return false };
-            let same = message.as_object().is_some_and(|m| same_model(m, model));
-            blocks.iter().all(|block| match block_type(block) {
+            let same = is_same_model(message, model);
+            blocks.iter().all(|block| match block.kind() {
                 "thinking" => {
-                    same && (block.get("redacted").and_then(Value::as_bool).unwrap_or(false)
-                        || !str_field(block, "thinkingSignature").is_empty()
-                        || !str_field(block, "thinking").trim().is_empty())
+                    same && (block.get("redacted").and_then(Json::as_bool).unwrap_or(false)
+                        || !block.str("thinkingSignature").is_empty()
+                        || !block.str("thinking").trim().is_empty())
                 }
                 // `text_block` of its text: exactly `{type, text}` in that order, the text a string.
-                "text" if !same => block.as_object().is_some_and(|b| {
-                    let mut keys = b.iter();
-                    b.len() == 2
-                        && keys.next().is_some_and(|(k, _)| k == "type")
-                        && keys.next().is_some_and(|(k, v)| k == "text" && v.is_string())
-                }),
+                "text" if !same => members(block)
+                    .is_some_and(|b| matches!(b, [(k1, _), (k2, v)] if k1 == "type" && k2 == "text" && v.is_string())),
                 "toolCall" => {
-                    let Some(call) = block.as_object() else { return true };
-                    (same || !call.contains_key("thoughtSignature"))
+                    if !block.is_object() {
+                        return true;
+                    }
+                    (same || block.get("thoughtSignature").is_none())
                         && normalize_id.is_none_or(|normalize| {
-                            let id = call.get("id").and_then(Value::as_str).unwrap_or("");
+                            let id = block.str("id");
                             normalize(id) == id
                         })
                 }
@@ -278,76 +278,81 @@ fn unchanged(
 }
 
 /// The first pass on one message: content, images, thinking and signatures, tool-call ids.
-fn transform(
-    message: &Map<String, Value>,
+fn transform<'a>(
+    message: &[(Cow<'a, str>, Json<'a>)],
     model: &Value,
     images_supported: bool,
     normalize_id: Option<&dyn Fn(&str) -> String>,
     renamed: &mut Vec<(String, String)>,
-) -> Value {
-    let mut message = message.clone();
-    if message.get("content").is_none_or(Value::is_null) {
-        put(&mut message, "content", Value::Array(Vec::new()));
+) -> Json<'a> {
+    let mut message = Json::Object(dedup(message));
+    if message.get("content").is_none_or(Json::is_null) {
+        put(&mut message, "content", Json::Array(Vec::new()));
     }
-    let role = message.get("role").and_then(Value::as_str).unwrap_or("").to_string();
+    let role = message.str("role").to_string();
     match role.as_str() {
         "user" if !images_supported => {
-            if let Some(Value::Array(content)) = message.get("content") {
+            if let Some(Json::Array(content)) = message.get("content") {
                 let replaced = replace_images(content, USER_IMAGE_OMITTED);
-                put(&mut message, "content", Value::Array(replaced));
+                put(&mut message, "content", Json::Array(replaced));
             }
         }
         "toolResult" => {
             match message.get("content") {
-                Some(Value::Array(content)) if !images_supported => {
+                Some(Json::Array(content)) if !images_supported => {
                     let replaced = replace_images(content, TOOL_IMAGE_OMITTED);
-                    put(&mut message, "content", Value::Array(replaced));
+                    put(&mut message, "content", Json::Array(replaced));
                 }
-                Some(Value::Array(_)) => {}
-                Some(Value::String(text)) => {
-                    let text = Value::Array(vec![text_block(text)]);
+                Some(Json::Array(_)) => {}
+                Some(Json::String(text)) => {
+                    let text = Json::Array(vec![text_block(text)]);
                     put(&mut message, "content", text);
                 }
                 _ => {
-                    put(&mut message, "content", Value::Array(Vec::new()));
+                    put(&mut message, "content", Json::Array(Vec::new()));
                 }
             }
-            let id = message.get("toolCallId").and_then(Value::as_str).unwrap_or("");
+            let id = message.str("toolCallId");
             if let Some((_, new_id)) = renamed.iter().rev().find(|(old, _)| old == id) {
-                put(&mut message, "toolCallId", Value::String(new_id.clone()));
+                let new_id = Json::String(Cow::Owned(new_id.clone()));
+                put(&mut message, "toolCallId", new_id);
             }
         }
         "assistant" => {
-            let same = same_model(&message, model);
+            let same = is_same_model(&message, model);
             // Taken out of the copy (it is put back in its place below), not copied again.
-            let content = match message.get_mut("content") {
-                Some(Value::Array(content)) => std::mem::take(content),
+            let content = match get_mut(&mut message, "content") {
+                Some(Json::Array(content)) => std::mem::take(content),
                 _ => Vec::new(),
             };
             let mut kept = Vec::with_capacity(content.len());
             for block in content {
-                match block_type(&block) {
+                match block.kind() {
                     "thinking" => {
-                        let signed = !str_field(&block, "thinkingSignature").is_empty();
-                        let redacted = block.get("redacted").and_then(Value::as_bool).unwrap_or(false);
-                        if same && (redacted || signed || !str_field(&block, "thinking").trim().is_empty()) {
+                        let signed = !block.str("thinkingSignature").is_empty();
+                        let redacted = block.get("redacted").and_then(Json::as_bool).unwrap_or(false);
+                        if same && (redacted || signed || !block.str("thinking").trim().is_empty()) {
                             kept.push(block);
                         }
                     }
-                    "text" if !same => kept.push(text_block(str_field(&block, "text"))),
+                    "text" if !same => kept.push(text_block(block.str("text"))),
                     "toolCall" => {
                         let mut call = block;
-                        if let Some(call) = call.as_object_mut() {
+                        if let Json::Object(members) = &mut call {
+                            let mut deduped = dedup(members);
                             if !same {
-                                call.remove("thoughtSignature");
+                                deduped.retain(|(k, _)| k != "thoughtSignature");
                             }
-                            if let Some(normalize) = normalize_id {
-                                let id = call.get("id").and_then(Value::as_str).unwrap_or("").to_string();
-                                let new_id = normalize(&id);
-                                if new_id != id {
-                                    renamed.push((id, new_id.clone()));
-                                    put(call, "id", Value::String(new_id));
-                                }
+                            *members = deduped;
+                        }
+                        if call.is_object()
+                            && let Some(normalize) = normalize_id
+                        {
+                            let id = call.str("id").to_string();
+                            let new_id = normalize(&id);
+                            if new_id != id {
+                                renamed.push((id, new_id.clone()));
+                                put(&mut call, "id", Json::String(Cow::Owned(new_id)));
                             }
                         }
                         kept.push(call);
@@ -355,50 +360,87 @@ fn transform(
                     _ => kept.push(block),
                 }
             }
-            put(&mut message, "content", Value::Array(kept));
+            put(&mut message, "content", Json::Array(kept));
         }
         _ => {}
     }
-    Value::Object(message)
+    message
+}
+
+/// An object's members with each key once, at its first place, holding its last value (what `JSON.parse` and
+/// `serde_json` make of a repeated key).
+fn dedup<'a>(members: &[(Cow<'a, str>, Json<'a>)]) -> Vec<(Cow<'a, str>, Json<'a>)> {
+    let mut out: Vec<(Cow<'a, str>, Json<'a>)> = Vec::with_capacity(members.len());
+    for (key, value) in members {
+        match out.iter_mut().find(|(k, _)| k == key) {
+            Some(slot) => slot.1 = value.clone(),
+            None => out.push((key.clone(), value.clone())),
+        }
+    }
+    out
+}
+
+/// `object[key] = value` on a deduplicated object: in its place when present, else last.
+fn put<'a>(object: &mut Json<'a>, key: &'static str, value: Json<'a>) {
+    let Json::Object(members) = object else { return };
+    match members.iter_mut().find(|(k, _)| k == key) {
+        Some(slot) => slot.1 = value,
+        None => members.push((Cow::Borrowed(key), value)),
+    }
+}
+
+fn get_mut<'j, 'a>(object: &'j mut Json<'a>, key: &str) -> Option<&'j mut Json<'a>> {
+    match object {
+        Json::Object(members) => members.iter_mut().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+        _ => None,
+    }
+}
+
+/// An object's members, or `None`.
+fn members<'j, 'a>(value: &'j Json<'a>) -> Option<&'j [(Cow<'a, str>, Json<'a>)]> {
+    match value {
+        Json::Object(members) => Some(members),
+        _ => None,
+    }
 }
 
 /// Images replaced by one `placeholder` text per run of images (a placeholder text already there
 /// absorbs the images that follow it).
-pub fn replace_images(content: &[Value], placeholder: &str) -> Vec<Value> {
+pub fn replace_images<'a>(content: &[Json<'a>], placeholder: &'static str) -> Vec<Json<'a>> {
     let mut out = Vec::with_capacity(content.len());
     let mut previous_was_placeholder = false;
     for block in content {
-        if block_type(block) == "image" {
+        if block.kind() == "image" {
             if !previous_was_placeholder {
                 out.push(text_block(placeholder));
             }
             previous_was_placeholder = true;
             continue;
         }
-        previous_was_placeholder = block.get("text").and_then(Value::as_str) == Some(placeholder);
+        previous_was_placeholder = block.get("text").and_then(Json::as_str) == Some(placeholder);
         out.push(block.clone());
     }
     out
 }
 
 /// A `{type: "text", text}` block.
-fn text_block(text: &str) -> Value {
-    object([("type", Value::from("text")), ("text", Value::from(text))])
+fn text_block<'a>(text: &str) -> Json<'a> {
+    Json::Object(vec![
+        (Cow::Borrowed("type"), Json::String(Cow::Borrowed("text"))),
+        (Cow::Borrowed("text"), Json::String(Cow::Owned(text.to_string()))),
+    ])
 }
 
-/// Whether an assistant message came from this model (same provider, api and id).
-pub fn is_same_model(message: &Value, model: &Value) -> bool {
-    message.as_object().is_some_and(|m| same_model(m, model))
-}
-
-/// `is_same_model` on the message's fields (a missing or non-string field equals only another such).
-fn same_model(message: &Map<String, Value>, model: &Value) -> bool {
-    fn field(v: Option<&Value>) -> Option<&str> {
+/// Whether an assistant message came from this model (same provider, api and id; a missing or non-string field
+/// equals only another such).
+pub fn is_same_model(message: &Json<'_>, model: &Value) -> bool {
+    fn text(v: Option<&Value>) -> Option<&str> {
         v.and_then(Value::as_str)
     }
-    field(message.get("provider")) == field(model.get("provider"))
-        && field(message.get("api")) == field(model.get("api"))
-        && field(message.get("model")) == field(model.get("id"))
+    message.is_object()
+        && message.get("provider").and_then(Json::as_str) == text(model.get("provider"))
+        && message.get("api").and_then(Json::as_str) == text(model.get("api"))
+        && message.get("model").and_then(Json::as_str) == text(model.get("id"))
 }
 
 /// The message's `role`, or "".
@@ -432,15 +474,12 @@ pub fn field<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
 }
 
 /// A string content itself, else its text blocks joined with `separator`.
-pub fn content_text(content: Option<&Value>, separator: &str) -> String {
+pub fn content_text(content: Option<&Json<'_>>, separator: &str) -> String {
     match content {
-        Some(Value::String(text)) => text.clone(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .filter(|b| block_type(b) == "text")
-            .map(|b| str_field(b, "text"))
-            .collect::<Vec<_>>()
-            .join(separator),
+        Some(Json::String(text)) => text.to_string(),
+        Some(Json::Array(items)) => {
+            items.iter().filter(|b| b.kind() == "text").map(|b| b.str("text")).collect::<Vec<_>>().join(separator)
+        }
         _ => String::new(),
     }
 }
@@ -451,15 +490,15 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn values(messages: &[Cow<'_, Value>]) -> Vec<Value> {
-        messages.iter().map(|m| m.clone().into_owned()).collect()
+    fn values(messages: &[Cow<'_, Json<'_>>]) -> Vec<Value> {
+        messages.iter().map(|m| m.to_value()).collect()
     }
 
     fn model() -> Value {
         json!({"id": "m1", "api": "anthropic-messages", "provider": "anthropic", "input": ["text"]})
     }
 
-    fn input<'a>(model: &'a Value, messages: &'a [Value], options: &'a Value) -> RequestInput<'a> {
+    fn input<'a>(model: &'a Value, messages: &'a [Json<'a>], options: &'a Value) -> RequestInput<'a> {
         RequestInput { model, messages, options, api_key: None, messages_json_len: None }
     }
 
@@ -489,6 +528,7 @@ mod tests {
             json!({"role": "system", "content": "", "sections": {"b": "B again"}, "timestamp": 3}),
         ];
         let (model, options) = (model(), json!({}));
+        let messages = crate::providers::json::from_values(&messages);
         let t = prepare(&input(&model, &messages, &options), None);
         assert_eq!(t.system_prompt, "Base.\n\nMore\nlines\n\nA2\n\nC\n\nB again");
         assert_eq!(t.tools, vec![tool("y", "Y2"), tool("z", "Z")]);
@@ -499,6 +539,7 @@ mod tests {
     fn p_6_5_1_no_system_messages_gives_empty_head() {
         let messages = vec![json!({"role": "user", "content": null, "timestamp": 1})];
         let (model, options) = (model(), json!({}));
+        let messages = crate::providers::json::from_values(&messages);
         let t = prepare(&input(&model, &messages, &options), None);
         assert_eq!(t.system_prompt, "");
         assert!(t.tools.is_empty());
@@ -517,17 +558,18 @@ mod tests {
                    "content": [{"type": "image", "data": "CC", "mimeType": "image/png"}]}),
         ];
         let (model, options) = (model(), json!({}));
+        let messages = crate::providers::json::from_values(&messages);
         let t = prepare(&input(&model, &messages, &options), None);
         assert_eq!(
-            t.messages[0]["content"],
+            t.messages[0].to_value()["content"],
             json!([{"type": "text", "text": "look"}, {"type": "text", "text": USER_IMAGE_OMITTED}])
         );
-        assert_eq!(t.messages[2]["content"], json!([{"type": "text", "text": TOOL_IMAGE_OMITTED}]));
+        assert_eq!(t.messages[2].to_value()["content"], json!([{"type": "text", "text": TOOL_IMAGE_OMITTED}]));
 
         let vision =
             json!({"id": "m1", "api": "anthropic-messages", "provider": "anthropic", "input": ["text", "image"]});
         let t = prepare(&input(&vision, &messages, &options), None);
-        assert_eq!(t.messages[0]["content"][2]["type"], "image");
+        assert_eq!(t.messages[0].to_value()["content"][2]["type"], "image");
     }
 
     #[test]
@@ -539,8 +581,9 @@ mod tests {
             json!({"role": "user", "content": "b", "timestamp": 1}),
         ];
         let (model, options) = (model(), json!({}));
+        let messages = crate::providers::json::from_values(&messages);
         let t = prepare(&input(&model, &messages, &options), None);
-        assert_eq!(t.messages.iter().map(|m| role(m)).collect::<Vec<_>>(), ["user", "user"]);
+        assert_eq!(t.messages.iter().map(|m| m.role()).collect::<Vec<_>>(), ["user", "user"]);
     }
 
     #[test]
@@ -554,15 +597,17 @@ mod tests {
         other["model"] = json!("m2");
         let messages = vec![other, result("c1")];
         let (model, options) = (model(), json!({}));
+        let messages = crate::providers::json::from_values(&messages);
         let t = prepare(&input(&model, &messages, &options), None);
         assert_eq!(
-            t.messages[0]["content"],
+            t.messages[0].to_value()["content"],
             json!([{"type": "text", "text": "hello"}, {"type": "toolCall", "id": "c1", "name": "t", "arguments": {"a": 1}}])
         );
         // The same model keeps everything.
         let messages = vec![assistant(content.clone(), "toolUse"), result("c1")];
+        let messages = crate::providers::json::from_values(&messages);
         let t = prepare(&input(&model, &messages, &options), None);
-        assert_eq!(t.messages[0]["content"], content);
+        assert_eq!(t.messages[0].to_value()["content"], content);
     }
 
     #[test]
@@ -575,8 +620,9 @@ mod tests {
         ]);
         let messages = vec![assistant(content, "stop")];
         let (model, options) = (model(), json!({}));
+        let messages = crate::providers::json::from_values(&messages);
         let t = prepare(&input(&model, &messages, &options), None);
-        assert_eq!(t.messages[0]["content"].as_array().unwrap().len(), 3);
+        assert_eq!(t.messages[0].to_value()["content"].as_array().unwrap().len(), 3);
     }
 
     #[test]
@@ -588,9 +634,10 @@ mod tests {
         ];
         let normalize = |id: &str| id.replace('|', "_").chars().take(10).collect::<String>();
         let (model, options) = (model(), json!({}));
+        let messages = crate::providers::json::from_values(&messages);
         let t = prepare(&input(&model, &messages, &options), Some(&normalize));
-        assert_eq!(t.messages[0]["content"][0]["id"], "call_xxxxx");
-        assert_eq!(t.messages[1]["toolCallId"], "call_xxxxx");
+        assert_eq!(t.messages[0].to_value()["content"][0]["id"], "call_xxxxx");
+        assert_eq!(t.messages[1].to_value()["toolCallId"], "call_xxxxx");
     }
 
     #[test]
@@ -606,12 +653,12 @@ mod tests {
             assistant(json!([{"type": "toolCall", "id": "c", "name": "v", "arguments": {}}]), "toolUse"),
         ];
         let (model, options) = (model(), json!({}));
+        let messages = crate::providers::json::from_values(&messages);
         let t = prepare(&input(&model, &messages, &options), None);
-        let summary: Vec<String> =
-            t.messages.iter().map(|m| format!("{}:{}", role(m), str_field(m, "toolCallId"))).collect();
+        let summary: Vec<String> = t.messages.iter().map(|m| format!("{}:{}", m.role(), m.str("toolCallId"))).collect();
         assert_eq!(summary, ["assistant:", "toolResult:a", "toolResult:b", "user:", "assistant:", "toolResult:c"]);
         assert_eq!(
-            *t.messages[2],
+            t.messages[2].to_value(),
             json!({"role": "toolResult", "toolCallId": "b", "toolName": "u",
                    "content": [{"type": "text", "text": "No result provided"}], "isError": true, "timestamp": 0})
         );
@@ -625,11 +672,12 @@ mod tests {
             result("a"),
             json!({"role": "user", "content": "next", "timestamp": 3}),
         ];
+        let messages = crate::providers::json::from_values(&messages);
         let cleaned = clean_up(&messages, &model(), None);
-        let roles: Vec<&str> = cleaned.iter().map(|m| role(m)).collect();
+        let roles: Vec<&str> = cleaned.iter().map(|m| m.role()).collect();
         assert_eq!(roles, ["assistant", "toolResult", "system", "user"]);
         // Only one result: the held system message did not close the call early.
-        assert_eq!(cleaned.iter().filter(|m| role(m) == "toolResult").count(), 1);
+        assert_eq!(cleaned.iter().filter(|m| m.role() == "toolResult").count(), 1);
     }
 
     #[test]
@@ -643,12 +691,13 @@ mod tests {
             json!({"role": "system", "toolsAdded": [1, {"name": 2}], "toolsRemoved": "x", "sections": [1]}),
         ];
         let (model, options) = (json!(null), json!(null));
+        let messages = crate::providers::json::from_values(&messages);
         let t = prepare(&input(&model, &messages, &options), Some(&|s: &str| s.to_string()));
         // Two assistants (content coerced to arrays) and the result answering the id-less call.
-        let roles: Vec<&str> = t.messages.iter().map(|m| role(m)).collect();
+        let roles: Vec<&str> = t.messages.iter().map(|m| m.role()).collect();
         assert_eq!(roles, ["assistant", "assistant", "toolResult"]);
-        assert_eq!(t.messages[0]["content"], json!([]));
-        assert_eq!(t.messages[2]["content"], json!([]));
+        assert_eq!(t.messages[0].to_value()["content"], json!([]));
+        assert_eq!(t.messages[2].to_value()["content"], json!([]));
     }
 }
 
@@ -657,7 +706,7 @@ mod tests {
 mod unchanged_tests {
     use super::*;
     use proptest::prelude::*;
-    use serde_json::json;
+    use serde_json::{Map, json};
 
     /// An object of some of `entries` (the first `required` always), in a generated order.
     fn object_of(required: usize, entries: Vec<(&'static str, BoxedStrategy<Value>)>) -> BoxedStrategy<Value> {
@@ -765,10 +814,12 @@ mod unchanged_tests {
             let normalize = |id: &str| id.replace('|', "_");
             let normalize_id: Option<&dyn Fn(&str) -> String> = if normalizes { Some(&normalize) } else { None };
             let renamed = if renames { vec![("call_1".to_string(), "call_2".to_string())] } else { Vec::new() };
+            let text = serde_json::to_string(&m).unwrap();
+            let m = crate::providers::json::parse(&text).unwrap();
             if unchanged(&m, Role::of(&m), &model, images, normalize_id, &renamed) {
                 let mut renamed = renamed.clone();
-                let out = transform(m.as_object().unwrap(), &model, images, normalize_id, &mut renamed);
-                prop_assert_eq!(serde_json::to_string(&out).unwrap(), serde_json::to_string(&m).unwrap());
+                let out = transform(members(&m).unwrap(), &model, images, normalize_id, &mut renamed);
+                prop_assert_eq!(serde_json::to_string(&out.to_value()).unwrap(), text);
             }
         }
     }
@@ -784,16 +835,18 @@ mod unchanged_tests {
             json!({"role": "toolResult", "toolCallId": "c1", "toolName": "read",
                    "content": [{"type": "text", "text": "ok"}], "isError": false, "timestamp": 3}),
         ];
+        let messages = crate::providers::json::from_values(&messages);
         let cleaned = clean_up(&messages, &model, Some(&|id: &str| id.to_string()));
         assert!(cleaned.iter().all(|m| matches!(m, Cow::Borrowed(_))), "{cleaned:?}");
         // A text block with a signature, from another model, is rewritten: a copy.
         let signed =
             vec![json!({"role": "assistant", "content": [{"type": "text", "text": "yes", "textSignature": "s"}],
                                  "api": "b", "provider": "q", "model": "m2", "stopReason": "stop", "timestamp": 2})];
+        let signed = crate::providers::json::from_values(&signed);
         let cleaned = clean_up(&signed, &model, None);
         assert!(matches!(cleaned[..], [Cow::Owned(_)]));
         assert_eq!(
-            *cleaned[0],
+            cleaned[0].to_value(),
             json!({"role": "assistant", "content": [{"type": "text", "text": "yes"}],
                    "api": "b", "provider": "q", "model": "m2", "stopReason": "stop", "timestamp": 2})
         );

@@ -19,6 +19,7 @@ fn model() -> Value {
 const COST: [f64; 4] = [3.0, 15.0, 0.3, 3.75];
 
 fn build(model: &Value, messages: &[Value], options: &Value, key: Option<&str>) -> Result<HttpRequest, String> {
+    let messages = &crate::providers::json::from_values(messages);
     let input = RequestInput { model, messages, options, api_key: key, messages_json_len: None };
     AnthropicMessages.build_request(&input)
 }
@@ -374,7 +375,7 @@ proptest! {
         let model = model();
         let options = json!({});
         let messages: Vec<Value> = Vec::new();
-        let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: None, messages_json_len: None };
+        let input = RequestInput { model: &model, messages: &crate::providers::json::from_values(&messages), options: &options, api_key: None, messages_json_len: None };
         let mut mapper = AnthropicMessages.mapper(&input);
         let mut asm = Assembler::for_model(&model, false);
         for (event, data, text) in &events {
@@ -390,7 +391,7 @@ proptest! {
     #[test]
     fn request_never_panics_on_arbitrary_messages(messages in prop::collection::vec(json_value(), 0..6), options in json_value()) {
         let model = model();
-        let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: Some("k"), messages_json_len: None };
+        let input = RequestInput { model: &model, messages: &crate::providers::json::from_values(&messages), options: &options, api_key: Some("k"), messages_json_len: None };
         prop_assert!(AnthropicMessages.build_request(&input).is_ok());
     }
 }
@@ -401,8 +402,13 @@ proptest! {
 fn map_deltas(datas: &[String], shortcut: bool) -> (Vec<crate::providers::MessageOp>, usize) {
     let model = model();
     let (options, messages) = (json!({}), Vec::new());
-    let input =
-        RequestInput { model: &model, messages: &messages, options: &options, api_key: None, messages_json_len: None };
+    let input = RequestInput {
+        model: &model,
+        messages: &crate::providers::json::from_values(&messages),
+        options: &options,
+        api_key: None,
+        messages_json_len: None,
+    };
     let mut mapper = AnthropicMessages.mapper(&input);
     let mut asm = Assembler::for_model(&model, false);
     let start = [

@@ -24,6 +24,7 @@ fn local_model() -> Value {
 }
 
 fn build(model: &Value, messages: &[Value], options: &Value, key: Option<&str>) -> HttpRequest {
+    let messages = &crate::providers::json::from_values(messages);
     let input = RequestInput { model, messages, options, api_key: key, messages_json_len: None };
     OpenAiCompletions.build_request(&input).unwrap()
 }
@@ -379,7 +380,7 @@ proptest! {
         let model = model();
         let options = json!({});
         let messages: Vec<Value> = Vec::new();
-        let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: None, messages_json_len: None };
+        let input = RequestInput { model: &model, messages: &crate::providers::json::from_values(&messages), options: &options, api_key: None, messages_json_len: None };
         let mut mapper = OpenAiCompletions.mapper(&input);
         let mut asm = Assembler::for_model(&model, true);
         for (data, text) in &events {
@@ -395,7 +396,7 @@ proptest! {
     #[test]
     fn request_never_panics_on_arbitrary_messages(messages in prop::collection::vec(json_value(), 0..6), options in json_value()) {
         let model = model();
-        let input = RequestInput { model: &model, messages: &messages, options: &options, api_key: Some("k"), messages_json_len: None };
+        let input = RequestInput { model: &model, messages: &crate::providers::json::from_values(&messages), options: &options, api_key: Some("k"), messages_json_len: None };
         prop_assert!(OpenAiCompletions.build_request(&input).is_ok());
     }
 }
