@@ -24,8 +24,9 @@ pub struct Start<V> {
     pub context: V,
     /// `Some(initial messages)` for prompt runs, `None` for continuations.
     pub initial: Option<Vec<V>>,
-    /// A turn interrupted between its assistant message and its tool results (`Agent.resume`).
-    pub resumed: Option<Resumed<V>>,
+    /// A turn interrupted between its assistant message and its tool results (`Agent.resume`). Boxed, as everywhere
+    /// a run's future holds it: only resumed runs have one, and every run's future would be sized for it.
+    pub resumed: Option<Box<Resumed<V>>>,
 }
 
 /// What a resumed run picks up: the interrupted turn's assistant message (the transcript's last
@@ -79,7 +80,7 @@ pub fn start_resumed_run<H: Host>(h: &H, context: &H::V, resumed: Resumed<H::V>)
     let messages = working_copy(h, context)?;
     let working = h.shallow_copy(context)?;
     h.set(&working, "messages", &messages)?;
-    Ok(Start { context: working, initial: None, resumed: Some(resumed) })
+    Ok(Start { context: working, initial: None, resumed: Some(Box::new(resumed)) })
 }
 
 /// Drives a prepared run to its end. Resolves with newMessages, or with the value a failing sink
@@ -92,10 +93,10 @@ pub async fn drive<H: Host>(run: &Run<'_, H>, initial: Option<Vec<H::V>>) -> Res
 pub async fn drive_start<H: Host>(
     run: &Run<'_, H>,
     initial: Option<Vec<H::V>>,
-    resumed: Option<Resumed<H::V>>,
+    resumed: Option<Box<Resumed<H::V>>>,
 ) -> Result<H::V, H::V> {
     let outcome = match (initial, resumed) {
-        (_, Some(resumed)) => run_resumed(run, resumed).await,
+        (_, Some(resumed)) => Box::pin(run_resumed(run, resumed)).await,
         (Some(initial), None) => run_prompts(run, initial).await,
         (None, None) => run_continue(run).await,
     };
@@ -134,7 +135,7 @@ async fn run_continue<H: Host>(run: &Run<'_, H>) -> Result<(), Stop> {
     run_loop(run, None).await
 }
 
-async fn run_resumed<H: Host>(run: &Run<'_, H>, resumed: Resumed<H::V>) -> Result<(), Stop> {
+async fn run_resumed<H: Host>(run: &Run<'_, H>, resumed: Box<Resumed<H::V>>) -> Result<(), Stop> {
     run.emit_type("agent_start").await?;
     run.emit_type("turn_start").await?;
     run_loop(run, Some(resumed)).await
@@ -284,7 +285,7 @@ fn decision_action<H: Host>(run: &Run<'_, H>, decision: &Option<H::V>) -> Result
 }
 
 /// §3.2 main loop.
-async fn run_loop<H: Host>(run: &Run<'_, H>, mut resumed: Option<Resumed<H::V>>) -> Result<(), Stop> {
+async fn run_loop<H: Host>(run: &Run<'_, H>, mut resumed: Option<Box<Resumed<H::V>>>) -> Result<(), Stop> {
     let h = run.h;
     if resumed.is_none() {
         // A resumed turn polls at S1, after its tool batch, as the interrupted run would have.
@@ -311,7 +312,9 @@ async fn run_loop<H: Host>(run: &Run<'_, H>, mut resumed: Option<Resumed<H::V>>)
             more_tool_calls = false;
             if !calls.is_empty() {
                 let (batch, all) = match &resuming {
-                    Some(r) => run.resume_tool_calls(&message, &calls, r).await?,
+                    // Boxed: only a run resumed from a checkpoint takes this path, and its future is the largest
+                    // of the loop's; inline, every run's future would be sized for it (~136 bytes more a run).
+                    Some(r) => Box::pin(run.resume_tool_calls(&message, &calls, r)).await?,
                     None => {
                         let batch = if reason.as_deref() == Some("length") {
                             run.fail_truncated(&calls).await?
@@ -492,7 +495,7 @@ async fn stream_assistant_response<H: Host>(run: &Run<'_, H>) -> Result<H::V, St
     let source = match watch.watch(h.call(&run.stream_fn, &undefined, &[model, transcript, options])).await {
         Watched::Value(Ok(source)) => source,
         Watched::Value(Err(e)) => return Err(run.fail(&e)),
-        Watched::Idle(ms) => return end_idle(run, &run.context_messages()?, None, ms).await,
+        Watched::Idle(ms) => return Box::pin(end_idle(run, &run.context_messages()?, None, ms)).await,
         Watched::Abandoned => return Err(Stop::Failed(REQUEST_ABORTED.into())),
     };
     read_stream(run, &source, &mut watch).await
@@ -576,7 +579,8 @@ fn idle_message(ms: f64) -> String {
 }
 
 /// D3.2: the stream went quiet. The message ends with `stopReason: "error"` (the partial kept),
-/// so the loop takes the hard exit.
+/// so the loop takes the hard exit. Its callers box it: it is rare and larger than what they await otherwise, and
+/// inline it would size every run's future for it (issue 17, memory per in-flight run).
 async fn end_idle<H: Host>(run: &Run<'_, H>, messages: &H::V, slot: Option<usize>, ms: f64) -> Result<H::V, Stop> {
     let h = run.h;
     // Cloned out first: reading the array may run caller code, and no borrow is held across that.
@@ -615,7 +619,7 @@ async fn read_stream<H: Host>(run: &Run<'_, H>, source: &H::V, watch: &mut Reque
                 Watched::Value(event) => event,
                 Watched::Idle(ms) => {
                     h.iterator_return(&iterator);
-                    return end_idle(run, &messages, slot, ms).await;
+                    return Box::pin(end_idle(run, &messages, slot, ms)).await;
                 }
                 Watched::Abandoned => {
                     h.iterator_return(&iterator);
