@@ -80,7 +80,7 @@ const CREDENTIAL_HEADERS: [&str; 6] =
 
 /// What a request is built from (`Driver::project`).
 struct Projected {
-    /// The messages' JSON text, parsed by `parse_messages` into a tree that borrows from it.
+    /// The messages' JSON text, parsed by `json::parse_array` into a tree that borrows from it (`parsed`).
     text: String,
     /// `marker::json_len` of the messages' JSON text as JS wrote it (P-6.2.7's estimate).
     messages_json_len: usize,

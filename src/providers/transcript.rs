@@ -285,7 +285,9 @@ fn transform<'a>(
     normalize_id: Option<&dyn Fn(&str) -> String>,
     renamed: &mut Vec<(String, String)>,
 ) -> Json<'a> {
-    let mut message = Json::Object(dedup(message));
+    let mut members = message.to_vec();
+    dedup(&mut members);
+    let mut message = Json::Object(members);
     if message.get("content").is_none_or(Json::is_null) {
         put(&mut message, "content", Json::Array(Vec::new()));
     }
@@ -339,11 +341,10 @@ fn transform<'a>(
                     "toolCall" => {
                         let mut call = block;
                         if let Json::Object(members) = &mut call {
-                            let mut deduped = dedup(members);
+                            dedup(members);
                             if !same {
-                                deduped.retain(|(k, _)| k != "thoughtSignature");
+                                members.retain(|(k, _)| k != "thoughtSignature");
                             }
-                            *members = deduped;
                         }
                         if call.is_object()
                             && let Some(normalize) = normalize_id
@@ -368,16 +369,25 @@ fn transform<'a>(
 }
 
 /// An object's members with each key once, at its first place, holding its last value (what `JSON.parse` and
-/// `serde_json` make of a repeated key).
-fn dedup<'a>(members: &[(Cow<'a, str>, Json<'a>)]) -> Vec<(Cow<'a, str>, Json<'a>)> {
-    let mut out: Vec<(Cow<'a, str>, Json<'a>)> = Vec::with_capacity(members.len());
-    for (key, value) in members {
-        match out.iter_mut().find(|(k, _)| k == key) {
-            Some(slot) => slot.1 = value.clone(),
-            None => out.push((key.clone(), value.clone())),
+/// `serde_json` make of a repeated key), so that `put` and `Json::get` agree. Unique keys (always, for text
+/// `JSON.stringify` wrote) are left as they are.
+fn dedup(members: &mut Vec<(Cow<'_, str>, Json<'_>)>) {
+    let mut i = 1;
+    while i < members.len() {
+        let repeated = members.get(..i).and_then(|seen| {
+            let key = &members.get(i)?.0;
+            seen.iter().position(|(k, _)| k == key)
+        });
+        match repeated {
+            Some(first) => {
+                let (_, value) = members.remove(i);
+                if let Some(slot) = members.get_mut(first) {
+                    slot.1 = value;
+                }
+            }
+            None => i += 1,
         }
     }
-    out
 }
 
 /// `object[key] = value` on a deduplicated object: in its place when present, else last.
@@ -446,11 +456,6 @@ pub fn is_same_model(message: &Json<'_>, model: &Value) -> bool {
 /// The message's `role`, or "".
 pub fn role(message: &Value) -> &str {
     str_field(message, "role")
-}
-
-/// The message's content blocks (empty for a string or missing content).
-pub fn blocks(message: &Value) -> &[Value] {
-    field(message, "content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[])
 }
 
 /// A block's `type`, or "".
@@ -822,6 +827,22 @@ mod unchanged_tests {
                 prop_assert_eq!(serde_json::to_string(&out.to_value()).unwrap(), text);
             }
         }
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_its_first_place_and_its_last_value() {
+        let text = r#"{"a":1,"b":2,"a":3,"c":4,"b":5}"#;
+        let mut members = match crate::providers::json::parse(text) {
+            Some(Json::Object(members)) => members,
+            _ => Vec::new(),
+        };
+        dedup(&mut members);
+        let serde: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(serde_json::to_string(&Json::Object(members).to_value()).unwrap(), r#"{"a":3,"b":5,"c":4}"#);
+        assert_eq!(serde.to_string(), r#"{"a":3,"b":5,"c":4}"#);
+        let mut unique = vec![(Cow::Borrowed("x"), Json::Null), (Cow::Borrowed("y"), Json::Bool(true))];
+        dedup(&mut unique);
+        assert_eq!(unique, vec![(Cow::Borrowed("x"), Json::Null), (Cow::Borrowed("y"), Json::Bool(true))]);
     }
 
     #[test]
