@@ -7,7 +7,7 @@ import { OUR_WEB_ENTRY, OUR_WEB_WASM, ROOT, ourWasmFile } from "./impl.mjs";
 
 const gz = (buf) => gzipSync(buf, { level: 9 }).length;
 
-const REFERENCE_ENTRY = `
+export const REFERENCE_ENTRY = `
 export { agentLoop, agentLoopContinue, runAgentLoop, runAgentLoopContinue, Agent, setDefaultStreamFn, DEFAULT_AGENT_IDENTITY } from "@earendil-works/pi-agent-core";
 export { EventStream, AssistantMessageEventStream, createAssistantMessageEventStream, validateToolArguments } from "@earendil-works/pi-ai";
 export { streamSimple as streamOpenAICompletions } from "@earendil-works/pi-ai/api/openai-completions";
@@ -16,9 +16,10 @@ export { streamSimple as streamOpenAIResponses } from "@earendil-works/pi-ai/api
 export { streamSimple as streamGoogleGenerativeAI } from "@earendil-works/pi-ai/api/google-generative-ai";
 `;
 
-async function bundle(esbuild, contents) {
+/** The bundle of the entry `contents` (resolved from `resolveDir`): bytes raw and gzip -9. */
+export async function bundle(esbuild, contents, resolveDir = ROOT) {
   const result = await esbuild.build({
-    stdin: { contents, resolveDir: ROOT, sourcefile: "bench-entry.js", loader: "js" },
+    stdin: { contents, resolveDir, sourcefile: "bench-entry.js", loader: "js" },
     bundle: true,
     minify: true,
     treeShaking: true,
@@ -34,6 +35,20 @@ async function bundle(esbuild, contents) {
   const js = Buffer.concat(result.outputFiles.map((f) => Buffer.from(f.contents)));
   return { raw: js.length, gzip: gz(js), warnings: result.warnings.length };
 }
+
+/** What a browser app with each peer's loop and its providers imports (bench/peers, the peer table's
+ *  bundle row). The AI SDK: `streamText` with tools and its providers for the same four wire formats
+ *  (`@ai-sdk/openai` speaks both OpenAI APIs). OpenAI Agents: `Agent`, `run` and `tool` as the package
+ *  ships them, with its one provider (OpenAI's two APIs, through the `openai` SDK). */
+export const PEER_ENTRIES = {
+  aisdk: `
+export { streamText, tool, jsonSchema, stepCountIs } from "ai";
+export { createOpenAI } from "@ai-sdk/openai";
+export { createAnthropic } from "@ai-sdk/anthropic";
+export { createGoogleGenerativeAI } from "@ai-sdk/google";
+`,
+  agents: `export { Agent, run, tool } from "@openai/agents";\n`,
+};
 
 /** Returns { reference, ours | oursSkipped, wasm } with byte counts. */
 export async function benchBundle() {

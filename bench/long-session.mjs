@@ -85,3 +85,45 @@ const small = SIZES[0];
 for (const s of sides) {
   console.log(`growth ${s.name}: t(${big}) / t(${small}) = ${(med[s.name][big] / med[s.name][small]).toFixed(2)}`);
 }
+
+// The floor under the growth target. An exact turn reads every message of the transcript at least
+// twice whatever the loop keeps between turns: E-8.1 checks at each prompt that every message is an
+// object with a string role (the caller may have edited any of them in place since the last turn),
+// and the default convertToLlm filters the whole transcript by role at each request (the reference
+// does too), with the D6 working copy and the filter's copy besides. Here those passes alone, in
+// plain JS, timed on the agent's own transcript just before each prompt (as cold in the cache as the
+// real ones), then turned into the least growth a loop with our t(100) can show.
+function exactPasses(list) {
+  for (let i = 0; i < list.length; i++) {
+    const m = list[i];
+    if (typeof m !== "object" || m === null || Array.isArray(m) || typeof m.role !== "string") return -1;
+  }
+  const working = [...list]; // D6
+  const llm = working.slice(); // the filter's copy; all kept, as in this transcript
+  for (let i = 0; i < llm.length; i++) {
+    const role = llm[i].role;
+    if (role !== "user" && role !== "assistant" && role !== "toolResult" && role !== "system") return -1;
+  }
+  return llm.length;
+}
+async function floorAt(n) {
+  const side = sides[0];
+  const agent = new side.Agent({
+    streamFn: streamFnFor(side.createStream),
+    initialState: { model, systemPrompt: "You are a bench.", tools: [tool], messages: history(n) },
+  });
+  const times = [];
+  for (let i = 0; i < TURNS + 5; i++) {
+    const t = now();
+    exactPasses(agent.state.messages);
+    if (i >= 5) times.push(now() - t);
+    await agent.prompt(`turn ${i}`);
+  }
+  return median(times);
+}
+const floor = {};
+for (const n of SIZES) floor[n] = await floorAt(n);
+const passes = SIZES.map((n) => `${n}: ${(floor[n] * 1000).toFixed(1)} µs`).join(", ");
+const least = (med.ours[small] + floor[big] - floor[small]) / med.ours[small];
+console.log(`exact O(N) passes per turn (E-8.1 check, D6 copy, the default filter), in situ: ${passes}`);
+console.log(`least growth with ours t(${small}) = ${f(med.ours[small]).trim()}: ${least.toFixed(2)} (target 1.5 needs t(${small}) ≥ ${((2 * (floor[big] - floor[small]))).toFixed(3)} ms)`);

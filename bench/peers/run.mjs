@@ -3,20 +3,22 @@
 // child processes), every figure printed with its ratio to each peer. A benchmark that prints;
 // nothing asserts.
 //
-//   node --expose-gc bench/peers/run.mjs [--quick] [--only 123456] [--write]
+//   node --expose-gc bench/peers/run.mjs [--quick] [--only 1234567] [--write]
 //
 // Each run appends its medians to bench/peers/runs.jsonl (git-ignored); --write renders the latest
 // run plus the spread of the medians over the recent runs on the same build into bench/RESULTS.md.
 import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { child, compare, fmtBytes, loadMonitor, median, now, spread, table, writeBlock } from "../harness.mjs";
+import { PEER_ENTRIES, benchBundle, bundle } from "../bundle.mjs";
 import { ROOT, ourWasmFile } from "../impl.mjs";
 import { SIDES, SIDE_LABEL, SMALL, deltaPieces, loadSide, plans, toolNames } from "./sides.mjs";
 
 const args = process.argv.slice(2);
 const QUICK = args.includes("--quick");
+const ALL = "1234567";
 const WRITE = args.includes("--write") && !QUICK && !args.includes("--only");
-const ONLY = new Set((args.includes("--only") ? args[args.indexOf("--only") + 1] : "123456").replace(/[^1-6]/g, "").split(""));
+const ONLY = new Set((args.includes("--only") ? args[args.indexOf("--only") + 1] : ALL).replace(/[^1-7]/g, "").split(""));
 const scale = QUICK ? 0.3 : 1;
 const HERE = join(ROOT, "bench/peers");
 const log = (...a) => console.error(`[peers ${new Date().toISOString().slice(11, 19)}]`, ...a);
@@ -40,6 +42,7 @@ function fmtValue(v, unit) {
   if (unit === "ms") return v >= 100 ? `${Math.round(v).toLocaleString("en")} ms` : `${v.toFixed(v >= 10 ? 1 : 2)} ms`;
   if (unit === "×") return `${v.toFixed(v >= 10 ? 0 : 1)}×`;
   if (unit === "MB") return `${v >= 0 ? "+" : "−"}${Math.abs(v).toFixed(2)} MB`;
+  if (unit === "KiB") return `${v.toFixed(1)} KiB`;
   return String(v);
 }
 
@@ -179,6 +182,34 @@ async function coldStart() {
   });
 }
 
+// ---- the download
+
+async function download() {
+  log("browser bundle with the providers, gzip (esbuild)");
+  const ours = await benchBundle(); // also pi + pi-ai with its four providers, as in (g)
+  let esbuild;
+  try {
+    esbuild = await import("esbuild");
+  } catch {
+    return;
+  }
+  const kib = (n) => n / 1024;
+  const value = { ours: ours.ours ? kib(ours.ours.total) : NaN, pi: ours.reference ? kib(ours.reference.gzip) : NaN };
+  const raw = { ours: ours.ours && ours.wasm ? ours.ours.raw + ours.wasm.raw : NaN, pi: ours.reference?.raw ?? NaN };
+  for (const [side, entry] of Object.entries(PEER_ENTRIES)) {
+    const b = await bundle(esbuild, entry, HERE);
+    value[side] = kib(b.gzip);
+    raw[side] = b.raw;
+  }
+  figures.push({
+    key: "bundle",
+    label: "browser bundle with the providers, gzip",
+    unit: "KiB",
+    value,
+    note: `esbuild ${esbuild.version}, minified ESM for the browser, gzip -9; raw ${SIDES.map((s) => fmtBytes(raw[s])).join(" / ")}; ours = JS + .wasm; pi = pi-agent-core + pi-ai's four providers; AI SDK = ai + @ai-sdk/openai, anthropic, google; OpenAI Agents = @openai/agents (OpenAI's APIs only)`,
+  });
+}
+
 // ---- main
 
 const started = new Date();
@@ -189,6 +220,7 @@ log(`sides: ${SIDES.map((s) => SIDE_LABEL[s]).join(", ")}; ours built ${build}`)
 if (["1", "2", "3", "4"].some((k) => ONLY.has(k))) await inProcess();
 if (ONLY.has("5")) await memory();
 if (ONLY.has("6")) await coldStart();
+if (ONLY.has("7")) await download();
 const load = monitor.stop();
 
 const peers = SIDES.filter((s) => s !== "ours");
@@ -212,7 +244,7 @@ function writeResults(latest) {
         .split("\n")
         .filter(Boolean)
         .map((l) => JSON.parse(l))
-        .filter((r) => !r.quick && r.only === "123456" && r.build === latest.build)
+        .filter((r) => !r.quick && r.only === ALL && r.build === latest.build)
         .slice(-5)
     : [latest];
   const spreadRows = latest.figures.map((f) => {
