@@ -7,7 +7,7 @@ import { OUR_WEB_ENTRY, OUR_WEB_WASM, ROOT, ourWasmFile } from "./impl.mjs";
 
 const gz = (buf) => gzipSync(buf, { level: 9 }).length;
 
-export const REFERENCE_ENTRY = `
+const REFERENCE_ENTRY = `
 export { agentLoop, agentLoopContinue, runAgentLoop, runAgentLoopContinue, Agent, setDefaultStreamFn, DEFAULT_AGENT_IDENTITY } from "@earendil-works/pi-agent-core";
 export { EventStream, AssistantMessageEventStream, createAssistantMessageEventStream, validateToolArguments } from "@earendil-works/pi-ai";
 export { streamSimple as streamOpenAICompletions } from "@earendil-works/pi-ai/api/openai-completions";

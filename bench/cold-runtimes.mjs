@@ -52,7 +52,7 @@ const SIDE_ENTRY = {
 
 // `run`: the first request does the small run; without it the worker still imports the side (so workerd
 // evaluates its modules, and compiles and instantiates our wasm, at startup) but answers at once.
-const WORKER = (withSide, run = withSide) => `${withSide ? 'import * as lib from "./side.mjs";\nimport { convertToLlm, model, scriptedStreamFn, textPlan, userMessage } from ' + JSON.stringify(join(ROOT, "bench/faux.mjs")) + ";\n" : ""}
+const WORKER = (withSide, run) => `${withSide ? 'import * as lib from "./side.mjs";\nimport { convertToLlm, model, scriptedStreamFn, textPlan, userMessage } from ' + JSON.stringify(join(ROOT, "bench/faux.mjs")) + ";\n" : ""}
 globalThis.setImmediate ??= (f) => setTimeout(f, 0);
 export default {
   async fetch() {

@@ -187,12 +187,8 @@ async function coldStart() {
 async function download() {
   log("browser bundle with the providers, gzip (esbuild)");
   const ours = await benchBundle(); // also pi + pi-ai with its four providers, as in (g)
-  let esbuild;
-  try {
-    esbuild = await import("esbuild");
-  } catch {
-    return;
-  }
+  if (ours.skipped) return log(`skipped: ${ours.skipped}`);
+  const esbuild = await import("esbuild");
   const kib = (n) => n / 1024;
   const value = { ours: ours.ours ? kib(ours.ours.total) : NaN, pi: ours.reference ? kib(ours.reference.gzip) : NaN };
   const raw = { ours: ours.ours && ours.wasm ? ours.ours.raw + ours.wasm.raw : NaN, pi: ours.reference?.raw ?? NaN };
