@@ -1166,22 +1166,60 @@ export function timer(ms) {
   return { promise, cancel: () => { clearTimeout(id); settle(); } };
 }
 
-export function onAbort(signal) {
-  let cancel = () => {};
-  const promise = new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const listener = () => resolve();
-    try {
-      signal.addEventListener("abort", listener, { once: true });
-    } catch {
-      return; // not an EventTarget: it can never fire, so the wait simply never ends
+/**
+ * One abort listener per signal, shared by every wait on it (`watchAbort`): a run with a hundred tool calls in flight
+ * adds one listener to its signal, not a hundred (Node warns past ten), and a wait costs a `Set` entry instead of a
+ * promise and a listener. The listener is removed when the last wait ends, so nothing stays on the caller's signal.
+ */
+const abortWatches = new WeakMap();
+
+/**
+ * Settles `slot` (code 1) in a microtask once `signal` aborts, or right away if it has; answers true. Answers false
+ * when the wait can never end (not an event target), and then keeps nothing. A throwing `aborted` getter counts as
+ * an abort, as a rejected wait did before.
+ */
+export function watchAbort(signal, slot) {
+  if (signal === null || (typeof signal !== "object" && typeof signal !== "function")) return false;
+  try {
+    if (signal.aborted) {
+      queueMicrotask(() => settle(slot, 1, undefined));
+      return true;
     }
-    cancel = () => {
-      signal.removeEventListener("abort", listener);
-      resolve();
+  } catch {
+    queueMicrotask(() => settle(slot, 1, undefined));
+    return true;
+  }
+  let watch = abortWatches.get(signal);
+  if (watch === undefined) {
+    const slots = new Set();
+    const listener = () => {
+      const fired = [...slots];
+      slots.clear();
+      queueMicrotask(() => {
+        for (const s of fired) settle(s, 1, undefined);
+      });
     };
-  });
-  return { promise, cancel: () => cancel() };
+    watch = { slots, listener };
+    abortWatches.set(signal, watch);
+  }
+  if (watch.slots.size === 0) {
+    try {
+      signal.addEventListener("abort", watch.listener, { once: true });
+    } catch {
+      return false;
+    }
+  }
+  watch.slots.add(slot);
+  return true;
+}
+
+/** Ends the wait of `slot` on `signal` (a no-op once it fired); the last one removes the shared listener. */
+export function unwatchAbort(signal, slot) {
+  const watch = abortWatches.get(signal);
+  if (watch === undefined || !watch.slots.delete(slot) || watch.slots.size > 0) return;
+  try {
+    signal.removeEventListener("abort", watch.listener);
+  } catch {}
 }
 
 export function abortController() {

@@ -185,8 +185,10 @@ extern "C" {
     fn regex_test_values(pattern: &JsValue, text: &JsValue) -> JsValue;
     fn now() -> f64;
     fn timer(ms: f64) -> JsValue;
-    #[wasm_bindgen(catch, js_name = onAbort)]
-    fn on_abort(signal: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = watchAbort)]
+    fn watch_abort(signal: &JsValue, slot: f64) -> bool;
+    #[wasm_bindgen(js_name = unwatchAbort)]
+    fn unwatch_abort(signal: &JsValue, slot: f64);
     #[wasm_bindgen(js_name = abortController)]
     fn abort_controller() -> Array;
     #[wasm_bindgen(catch)]
@@ -359,6 +361,36 @@ impl Drop for Cancellable {
     fn drop(&mut self) {
         if let Some(f) = self.cancel.take().as_ref().and_then(|c| c.dyn_ref::<Function>()) {
             let _ = f.call0(&JsValue::UNDEFINED);
+        }
+    }
+}
+
+/// A wait for a signal's abort through the helpers' one shared listener per signal (`watchAbort`); dropping it
+/// before the abort takes its slot off the signal's list (the last one removes the listener).
+struct AbortWait {
+    awaited: Awaited,
+    /// `None` once the abort was seen (the listener already let go of the slot).
+    signal: Option<JsValue>,
+}
+
+impl Future for AbortWait {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        match Pin::new(&mut self.awaited).poll(cx) {
+            Poll::Ready(_) => {
+                self.signal = None;
+                Poll::Ready(())
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for AbortWait {
+    fn drop(&mut self) {
+        if let Some(signal) = self.signal.take() {
+            #[allow(clippy::cast_precision_loss)] // slot numbers stay below 2^53
+            unwatch_abort(&signal, self.awaited.slot as f64);
         }
     }
 }
@@ -757,10 +789,12 @@ impl Host for JsHost {
         if signal.is_undefined() || signal.is_null() {
             return futures::future::pending().boxed_local();
         }
-        match on_abort(signal) {
-            Ok(handle) => Cancellable::new(&handle).map(|_| ()).boxed_local(),
-            Err(_) => futures::future::pending().boxed_local(),
+        let mut watching = false;
+        let awaited = Awaited::start(|slot| watching = watch_abort(signal, slot));
+        if !watching {
+            return futures::future::pending().boxed_local();
         }
+        AbortWait { awaited, signal: Some(signal.clone()) }.boxed_local()
     }
     fn abort_controller(&self) -> (JsValue, JsValue) {
         let pair = abort_controller();

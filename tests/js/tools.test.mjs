@@ -1,7 +1,8 @@
 // Tool execution (SPEC §4): one call, batches, modes, truncation, terminate, updates, runToolCall, validation.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { IS_REFERENCE, agentLoop, runAgentLoop, runToolCall, validateToolArguments } from "./impl.mjs";
+import { getEventListeners } from "node:events";
+import { Agent, IS_REFERENCE, agentLoop, runAgentLoop, runToolCall, validateToolArguments } from "./impl.mjs";
 import {
   assistant,
   collect,
@@ -1107,4 +1108,62 @@ test("T-4.3.5 error texts: dotted paths, unknown field, enum, plural counts", T,
   assert.throws(() => vt({ type: "object", properties: { v: { enum: ["a", "b"] } } }, { v: "c" }), {
     message: 'Validation failed for tool "t":\n  - v: expected one of ["a","b"]\n\nReceived arguments:\n{\n  "v": "c"\n}',
   });
+});
+
+/** The process warnings emitted while `body` runs (Node emits them on the next tick). */
+async function warningsDuring(body) {
+  const seen = [];
+  const onWarning = (w) => seen.push(`${w.name}: ${w.message}`);
+  process.on("warning", onWarning);
+  try {
+    await body();
+    await new Promise((r) => setImmediate(r));
+  } finally {
+    process.off("warning", onWarning);
+  }
+  return seen;
+}
+
+/** `n` tools that each note how many abort listeners `signalOf()` has while they run, and in beforeToolCall. */
+function listenerProbe(n, signalOf) {
+  const counts = [];
+  const count = () => counts.push(getEventListeners(signalOf(), "abort").length);
+  const tools = Array.from({ length: n }, (_, i) =>
+    tool(`t${i}`, async () => {
+      count();
+      await sleep(5);
+      count();
+      return okResult(`t${i} ok`);
+    }),
+  );
+  const calls = tools.map((t, i) => toolCall(`c${i}`, t.name, {}));
+  const beforeToolCall = async () => {
+    count();
+  };
+  return { counts, tools, calls, beforeToolCall };
+}
+
+test("T-4.5 a parallel batch of 16 calls under a signal adds no listener per call: no MaxListenersExceededWarning, none left after", T, async () => {
+  const controller = new AbortController();
+  const probe = listenerProbe(16, () => controller.signal);
+  let out;
+  const warnings = await warningsDuring(async () => {
+    out = await run([assistant(probe.calls), assistant("done")], probe.tools, { beforeToolCall: probe.beforeToolCall }, { signal: controller.signal });
+  });
+  assert.deepEqual(warnings, []);
+  assert.equal(out.events.filter((e) => e.type === "tool_execution_end").length, 16);
+  assert.equal(probe.counts.length, 48);
+  assert.ok(Math.max(...probe.counts) <= 1, `abort listeners on the run's signal during the batch: ${probe.counts.join(" ")}`);
+  assert.equal(getEventListeners(controller.signal, "abort").length, 0, "no listener left on the caller's signal");
+});
+
+test("T-4.5 an Agent running 16 parallel calls prints no MaxListenersExceededWarning", T, async () => {
+  let agent;
+  const probe = listenerProbe(16, () => agent.signal);
+  const faux = createFaux([assistant(probe.calls), assistant("done")]);
+  agent = new Agent({ streamFn: faux.streamFn, beforeToolCall: probe.beforeToolCall, initialState: { model: config().model, tools: probe.tools } });
+  const warnings = await warningsDuring(() => agent.prompt("go"));
+  assert.deepEqual(warnings, []);
+  assert.equal(agent.state.messages.filter((m) => m.role === "toolResult").length, 16);
+  assert.ok(Math.max(...probe.counts) <= 1, `abort listeners on the run's signal during the batch: ${probe.counts.join(" ")}`);
 });
