@@ -3,7 +3,9 @@
 // compared byte for byte across builds), and the peer table's run of 5 steps × 3 tools. Each build is a copy of
 // `pkg/dist/node` (its .wasm swapped, or built from another commit or with other flags). Not a test.
 //   cp -r pkg/dist/node /tmp/a && … build the variant … && cp -r pkg/dist/node /tmp/b
-//   node --expose-gc bench/ab-builds.mjs /tmp/a /tmp/b [requests|runs] [--rounds 16]
+//   node --expose-gc bench/ab-builds.mjs /tmp/a /tmp/b [requests|runs|tools] [--rounds 16]
+// (`tools`: the peer table's 20 steps × 100 parallel tools instead of the run of 5 steps × 3 tools.) The build loaded
+// first can come out up to ~8 % faster with the same code (Dec 4: 1.04 one way, 0.93 the other): run both orders.
 // Prints medians in ms (requests) or µs per run, each with its ratio to the first build.
 import { median } from "./harness.mjs";
 import { APIS, buildRequest, messages, tools } from "./request-fixture.mjs";
@@ -12,7 +14,7 @@ const argv = process.argv.slice(2);
 const ROUNDS = argv.includes("--rounds") ? Number(argv[argv.indexOf("--rounds") + 1]) : 16;
 const WARM = 4;
 const DIRS = argv.filter((a) => a.startsWith("/"));
-const only = argv.find((a) => a === "requests" || a === "runs");
+const only = argv.find((a) => a === "requests" || a === "runs" || a === "tools");
 if (DIRS.length < 2) throw new Error("usage: node --expose-gc bench/ab-builds.mjs /abs/build-a /abs/build-b [requests|runs]");
 const label = (dir) => dir.split("/").filter(Boolean).pop();
 /** Round r visits the builds starting from a different one each time. */
@@ -20,7 +22,7 @@ const order = (r) => DIRS.map((_, i) => (i + r) % DIRS.length);
 const report = (what, unit, times) =>
   console.log(`${what}: ${DIRS.map((d, i) => `${label(d)} ${median(times[i]).toFixed(1)} ${unit} (${(median(times[i]) / median(times[0])).toFixed(2)})`).join(", ")}`);
 
-if (only !== "runs") {
+if (only === undefined || only === "requests") {
   const libs = await Promise.all(DIRS.map((d) => import(`${d}/index.mjs`)));
   for (const api of APIS) {
     const context = { systemPrompt: "You are a bench.", messages: messages(10_000, api), tools };
@@ -39,7 +41,7 @@ if (only !== "runs") {
   }
 }
 
-if (only !== "requests") {
+if (only === undefined || only === "runs" || only === "tools") {
   // Each build gets its own copy of the caller's code (sides.mjs and its faux stream function), so no call site
   // turns polymorphic over the builds' stream classes, as it would in a process that holds one build.
   const sides = [];
@@ -50,6 +52,21 @@ if (only !== "requests") {
     sides.push(await copy.loadSide("ours"));
   }
   const { plans, toolNames } = copy;
+  if (only === "tools") {
+    // The peer table's second row: 20 steps of 100 parallel tool calls, then a short answer; µs per tool.
+    const wide = toolNames(100);
+    const times = DIRS.map(() => []);
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const i of order(r)) {
+        globalThis.gc?.();
+        const t0 = performance.now();
+        await sides[i].runPlans(plans.tools(wide, 20, `t${i}r${r}`), wide);
+        if (r >= WARM) times[i].push(((performance.now() - t0) * 1000) / 2000);
+      }
+    }
+    report("20 steps × 100 parallel tools, per tool", "µs", times);
+    process.exit(0);
+  }
   const names = toolNames(3);
   const times = DIRS.map(() => []);
   for (let r = 0; r < ROUNDS; r++) {
