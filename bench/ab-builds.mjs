@@ -52,30 +52,29 @@ if (only === undefined || only === "runs" || only === "tools") {
     sides.push(await copy.loadSide("ours"));
   }
   const { plans, toolNames } = copy;
-  if (only === "tools") {
-    // The peer table's second row: 20 steps of 100 parallel tool calls, then a short answer; µs per tool.
-    const wide = toolNames(100);
+  /** µs per unit of `work(i, r)` (which does `units` of it) for each build, over the rounds. */
+  const timeRounds = async (units, work) => {
     const times = DIRS.map(() => []);
     for (let r = 0; r < ROUNDS; r++) {
       for (const i of order(r)) {
         globalThis.gc?.();
         const t0 = performance.now();
-        await sides[i].runPlans(plans.tools(wide, 20, `t${i}r${r}`), wide);
-        if (r >= WARM) times[i].push(((performance.now() - t0) * 1000) / 2000);
+        await work(i, r);
+        if (r >= WARM) times[i].push(((performance.now() - t0) * 1000) / units);
       }
     }
+    return times;
+  };
+  if (only === "tools") {
+    // The peer table's second row: 20 steps of 100 parallel tool calls, then a short answer; µs per tool.
+    const wide = toolNames(100);
+    const times = await timeRounds(2000, (i, r) => sides[i].runPlans(plans.tools(wide, 20, `t${i}r${r}`), wide));
     report("20 steps × 100 parallel tools, per tool", "µs", times);
-    process.exit(0);
-  }
-  const names = toolNames(3);
-  const times = DIRS.map(() => []);
-  for (let r = 0; r < ROUNDS; r++) {
-    for (const i of order(r)) {
-      globalThis.gc?.();
-      const t0 = performance.now();
+  } else {
+    const names = toolNames(3);
+    const times = await timeRounds(300, async (i, r) => {
       for (let k = 0; k < 300; k++) await sides[i].runPlans(plans.tools(names, 5, `b${i}r${r}_${k}`), names);
-      if (r >= WARM) times[i].push(((performance.now() - t0) * 1000) / 300);
-    }
+    });
+    report("run of 5 steps × 3 tools", "µs", times);
   }
-  report("run of 5 steps × 3 tools", "µs", times);
 }
