@@ -1180,12 +1180,13 @@ const abortWatches = new WeakMap();
  */
 export function watchAbort(signal, slot) {
   if (signal === null || (typeof signal !== "object" && typeof signal !== "function")) return false;
+  let aborted;
   try {
-    if (signal.aborted) {
-      queueMicrotask(() => settle(slot, 1, undefined));
-      return true;
-    }
+    aborted = signal.aborted;
   } catch {
+    aborted = true;
+  }
+  if (aborted) {
     queueMicrotask(() => settle(slot, 1, undefined));
     return true;
   }

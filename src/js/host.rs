@@ -328,11 +328,19 @@ fn into_result((code, value): Outcome) -> Result<JsValue, JsValue> {
     if code == 0 { Err(value) } else { Ok(value) }
 }
 
-/// A JS promise plus the function that cancels what it waits for; dropping cancels, and the
-/// helpers settle the promise when cancelled so nothing waits on it forever.
+/// What dropping an unfinished wait must undo.
+enum Undo {
+    /// Call a helper's `cancel` (it settles the promise, so nothing waits on it forever).
+    Cancel(JsValue),
+    /// Take the slot off this signal's shared abort listener (`unwatchAbort`; the last one removes it).
+    Unwatch(JsValue),
+}
+
+/// An awaited helper outcome that is undone when dropped before it settles.
 struct Cancellable {
     awaited: Awaited,
-    cancel: Option<JsValue>,
+    /// `None` once settled (nothing left to undo).
+    undo: Option<Undo>,
 }
 
 impl Cancellable {
@@ -340,7 +348,15 @@ impl Cancellable {
     fn new(handle: &JsValue) -> Self {
         let mut cancel = None;
         let awaited = Awaited::start(|slot| cancel = Some(await_handle(handle, slot)));
-        Cancellable { awaited, cancel }
+        Cancellable { awaited, undo: cancel.map(Undo::Cancel) }
+    }
+
+    /// The abort of `signal`, through the helpers' one listener per signal (`watchAbort`); `None` when the wait
+    /// can never end (not an event target).
+    fn abort_of(signal: &JsValue) -> Option<Self> {
+        let mut watching = false;
+        let awaited = Awaited::start(|slot| watching = watch_abort(signal, slot));
+        watching.then(|| Cancellable { awaited, undo: Some(Undo::Unwatch(signal.clone())) })
     }
 }
 
@@ -349,7 +365,7 @@ impl Future for Cancellable {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match Pin::new(&mut self.awaited).poll(cx) {
             Poll::Ready(outcome) => {
-                self.cancel = None;
+                self.undo = None;
                 Poll::Ready(into_result(outcome))
             }
             Poll::Pending => Poll::Pending,
@@ -359,38 +375,15 @@ impl Future for Cancellable {
 
 impl Drop for Cancellable {
     fn drop(&mut self) {
-        if let Some(f) = self.cancel.take().as_ref().and_then(|c| c.dyn_ref::<Function>()) {
-            let _ = f.call0(&JsValue::UNDEFINED);
-        }
-    }
-}
-
-/// A wait for a signal's abort through the helpers' one shared listener per signal (`watchAbort`); dropping it
-/// before the abort takes its slot off the signal's list (the last one removes the listener).
-struct AbortWait {
-    awaited: Awaited,
-    /// `None` once the abort was seen (the listener already let go of the slot).
-    signal: Option<JsValue>,
-}
-
-impl Future for AbortWait {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        match Pin::new(&mut self.awaited).poll(cx) {
-            Poll::Ready(_) => {
-                self.signal = None;
-                Poll::Ready(())
+        match self.undo.take() {
+            Some(Undo::Cancel(cancel)) => {
+                if let Some(f) = cancel.dyn_ref::<Function>() {
+                    let _ = f.call0(&JsValue::UNDEFINED);
+                }
             }
-            Poll::Pending => Poll::Pending,
-        }
-    }
-}
-
-impl Drop for AbortWait {
-    fn drop(&mut self) {
-        if let Some(signal) = self.signal.take() {
             #[allow(clippy::cast_precision_loss)] // slot numbers stay below 2^53
-            unwatch_abort(&signal, self.awaited.slot as f64);
+            Some(Undo::Unwatch(signal)) => unwatch_abort(&signal, self.awaited.slot as f64),
+            None => {}
         }
     }
 }
@@ -789,12 +782,10 @@ impl Host for JsHost {
         if signal.is_undefined() || signal.is_null() {
             return futures::future::pending().boxed_local();
         }
-        let mut watching = false;
-        let awaited = Awaited::start(|slot| watching = watch_abort(signal, slot));
-        if !watching {
-            return futures::future::pending().boxed_local();
+        match Cancellable::abort_of(signal) {
+            Some(wait) => wait.map(|_| ()).boxed_local(),
+            None => futures::future::pending().boxed_local(),
         }
-        AbortWait { awaited, signal: Some(signal.clone()) }.boxed_local()
     }
     fn abort_controller(&self) -> (JsValue, JsValue) {
         let pair = abort_controller();
