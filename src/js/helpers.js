@@ -113,19 +113,25 @@ function isJsonScalar(v) {
 }
 
 /** The view of `root`: JSON with a marker for each value JSON cannot hold; iterative, any depth. */
+/** Past this many characters of strings and keys written, a cycle met again is no longer written out. */
+const VIEW_CYCLE_CHARS = 8 << 20;
+
 function viewText(root) {
   const refs = [];
   const out = [];
   // The containers being written, with how often each is on the path: one met again is a cycle. It is written
   // again (pi-schema reads a cycle as deep as the schema goes) while the path and the whole view stay small, then
-  // as a marker that the validator takes for an object without members.
+  // as a marker that the validator takes for an object without members. Small in bytes too: a cycle through a
+  // 1 MB string would otherwise be written 20,000 times (gigabytes: the engine's heap limit, which ends the process).
   const onPath = new Map();
   let containers = 0;
+  let chars = 0;
   const stack = [];
   const marker = (kind) => JSON.stringify(VIEW_MARK + kind);
   const write = (v) => {
     switch (typeof v) {
       case "string":
+        chars += v.length;
         return void out.push(JSON.stringify(v));
       case "boolean":
         return void out.push(v ? "true" : "false");
@@ -140,7 +146,7 @@ function viewText(root) {
           // Its bytes too: pi-schema's coercion may copy a Uint8Array's members into a plain object.
           return void out.push(marker("y" + (refs.push(v) - 1) + (v.length > 0 ? "," + v.join(",") : "")));
         }
-        if (onPath.has(v) && (stack.length >= 64 || containers >= 20000)) {
+        if (onPath.has(v) && (stack.length >= 64 || containers >= 20000 || chars >= VIEW_CYCLE_CHARS)) {
           return void out.push(marker("c" + (refs.push(v) - 1)));
         }
         onPath.set(v, (onPath.get(v) ?? 0) + 1);
@@ -172,6 +178,7 @@ function viewText(root) {
     } else {
       if (top.i < top.keys.length) {
         const key = top.keys[top.i++];
+        chars += key.length;
         out.push((top.i > 1 ? "," : "") + JSON.stringify(key) + ":");
         write(top.v[key]);
         continue;

@@ -191,3 +191,29 @@ test("issue 13: named non-JSON argument shapes give the reference's outcome", ()
   assert.equal(outcome(ours.validateToolArguments, typed("object"), { n: d }), "ok {\"n\":Date(0)}");
   assert.equal(outcome(ours.validateToolArguments, typed("bigint"), { n: "12" }), "ok {\"n\":12n}");
 });
+
+test("issue 13: a cycle through a large string is written out a bounded number of times: the reference's outcome, no heap exhaustion", () => {
+  // The view writes a cycle out again as deep as a schema could read it; with a 4 MB string on the cycle that once
+  // meant 20,000 copies (80 GB of text) and the engine's fatal heap limit, which kills the process.
+  const big = "x".repeat(4 << 20);
+  const looped = (n) => {
+    const o = { n, s: big, list: [1] };
+    o.self = o;
+    o.list.push({ back: o });
+    return o;
+  };
+  const schema = { type: "object", properties: { n: { type: "number" } } };
+  const differ = [];
+  for (const [name, args] of [["invalid (the error's received text meets the cycle)", looped("not a number")], ["valid after coercion", looped("7")], ["valid", looped(7)]]) {
+    const want = outcome(reference.validateToolArguments, schema, args);
+    const got = outcome(ours.validateToolArguments, schema, args);
+    if (got !== want) differ.push(`${name}: want ${want.slice(0, 200)}, got ${got.slice(0, 200)}`);
+  }
+  assert.deepEqual(differ, []);
+  // Nothing coerced: the copy is the structured clone, cycle and string whole.
+  const copy = ours.validateToolArguments({ name: "t", parameters: schema }, { type: "toolCall", id: "c", name: "t", arguments: looped(7) });
+  assert.equal(copy.n, 7);
+  assert.equal(copy.self, copy, "the copy keeps the cycle");
+  assert.equal(copy.list[1].back, copy);
+  assert.equal(copy.s.length, 4 << 20);
+});
