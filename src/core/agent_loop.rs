@@ -2,12 +2,14 @@
 //! S0/S1/S2/F, the request boundary and streaming (L-3.5, L-3.6), hard exits, and the clean endings
 //! of D1 and D2. Tool batches are in `tools`; event delivery and callbacks in `run`.
 
-use super::declare::declare_tool_changes;
+use super::declare::inject::declare_tool_changes;
+use super::fast::{EventCode, Pumped};
 use super::host::HostFuture;
-use super::host::{EventCode, Host, Kind, Pumped};
+use super::host::Kind;
 use super::run::{Run, Stop, abandon_deadline};
-use super::tools::timeout_ms;
+use super::tools::{Resumed, timeout_ms};
 use super::validate::js_number_to_string;
+use crate::core::fast::FastPaths;
 use futures::FutureExt;
 use futures::future::{Either, Fuse, LocalBoxFuture, select};
 use std::future::Future;
@@ -29,19 +31,9 @@ pub struct Start<V> {
     pub resumed: Option<Box<Resumed<V>>>,
 }
 
-/// What a resumed run picks up: the interrupted turn's assistant message (the transcript's last
-/// assistant message), the tool results already in the transcript after it, and the calls that
-/// ended without their result message reaching the transcript (`{toolCallId, toolName, result,
-/// isError}`): only the calls in neither list run again.
-pub struct Resumed<V> {
-    pub assistant: V,
-    pub existing: Vec<V>,
-    pub completed: Vec<V>,
-}
-
 /// L-3.1.3: declares tools on the prompts and builds the working context. Synchronous, before any
 /// event; an `Err` is a value a caller getter threw.
-pub fn start_prompt_run<H: Host>(h: &H, prompts: &H::V, context: &H::V) -> Result<Start<H::V>, H::V> {
+pub fn start_prompt_run<H: FastPaths>(h: &H, prompts: &H::V, context: &H::V) -> Result<Start<H::V>, H::V> {
     let prompts = h.array_items(prompts)?;
     let initial = declare_tool_changes(h, context, &prompts)?;
     let working = h.shallow_copy(context)?;
@@ -55,19 +47,19 @@ pub fn start_prompt_run<H: Host>(h: &H, prompts: &H::V, context: &H::V) -> Resul
 
 /// The D6 copy of `context.messages`: one host call for an array (a long transcript crosses no
 /// boundary element by element, issue 17), the items of anything else as before.
-fn working_copy<H: Host>(h: &H, context: &H::V) -> Result<H::V, H::V> {
+fn working_copy<H: FastPaths>(h: &H, context: &H::V) -> Result<H::V, H::V> {
     let messages = h.get(context, "messages")?;
     if h.kind(&messages) == Kind::Array { h.shallow_copy(&messages) } else { Ok(h.array(&h.array_items(&messages)?)) }
 }
 
 /// L-3.1.4: the continuation guards (exact texts, plain `Error`) and the D6 copy.
-pub fn start_continue_run<H: Host>(h: &H, context: &H::V) -> Result<Start<H::V>, H::V> {
+pub fn start_continue_run<H: FastPaths>(h: &H, context: &H::V) -> Result<Start<H::V>, H::V> {
     let messages = working_copy(h, context)?;
     let count = h.array_len(&messages)?;
     if count == 0 {
         return Err(h.error("Cannot continue: no messages in context", false));
     }
-    if super::declare::role(h, &h.array_get(&messages, count - 1)?)?.as_deref() == Some("assistant") {
+    if super::declare::tools::role(h, &h.array_get(&messages, count - 1)?)?.as_deref() == Some("assistant") {
         return Err(h.error("Cannot continue from message role: assistant", false));
     }
     let working = h.shallow_copy(context)?;
@@ -76,7 +68,7 @@ pub fn start_continue_run<H: Host>(h: &H, context: &H::V) -> Result<Start<H::V>,
 }
 
 /// A continuation that first finishes an interrupted tool batch (the D6 copy, no tail guard).
-pub fn start_resumed_run<H: Host>(h: &H, context: &H::V, resumed: Resumed<H::V>) -> Result<Start<H::V>, H::V> {
+pub fn start_resumed_run<H: FastPaths>(h: &H, context: &H::V, resumed: Resumed<H::V>) -> Result<Start<H::V>, H::V> {
     let messages = working_copy(h, context)?;
     let working = h.shallow_copy(context)?;
     h.set(&working, "messages", &messages)?;
@@ -85,12 +77,12 @@ pub fn start_resumed_run<H: Host>(h: &H, context: &H::V, resumed: Resumed<H::V>)
 
 /// Drives a prepared run to its end. Resolves with newMessages, or with the value a failing sink
 /// threw (L-3.10.4). Every other failure ends inside the run (D1, D2): `agent_end` is always last.
-pub async fn drive<H: Host>(run: &Run<'_, H>, initial: Option<Vec<H::V>>) -> Result<H::V, H::V> {
+pub async fn drive<H: FastPaths>(run: &Run<'_, H>, initial: Option<Vec<H::V>>) -> Result<H::V, H::V> {
     drive_start(run, initial, None).await
 }
 
 /// `drive`, for a start that may resume an interrupted turn.
-pub async fn drive_start<H: Host>(
+pub async fn drive_start<H: FastPaths>(
     run: &Run<'_, H>,
     initial: Option<Vec<H::V>>,
     resumed: Option<Box<Resumed<H::V>>>,
@@ -112,7 +104,7 @@ pub async fn drive_start<H: Host>(
     }
 }
 
-async fn run_prompts<H: Host>(run: &Run<'_, H>, initial: Vec<H::V>) -> Result<(), Stop> {
+async fn run_prompts<H: FastPaths>(run: &Run<'_, H>, initial: Vec<H::V>) -> Result<(), Stop> {
     let h = run.h;
     for message in &initial {
         h.array_push(&run.new_messages, message).map_err(|e| run.fail(&e))?;
@@ -129,13 +121,13 @@ async fn run_prompts<H: Host>(run: &Run<'_, H>, initial: Vec<H::V>) -> Result<()
     run_loop(run, None).await
 }
 
-async fn run_continue<H: Host>(run: &Run<'_, H>) -> Result<(), Stop> {
+async fn run_continue<H: FastPaths>(run: &Run<'_, H>) -> Result<(), Stop> {
     run.emit_type("agent_start").await?;
     run.emit_type("turn_start").await?;
     run_loop(run, None).await
 }
 
-async fn run_resumed<H: Host>(run: &Run<'_, H>, resumed: Box<Resumed<H::V>>) -> Result<(), Stop> {
+async fn run_resumed<H: FastPaths>(run: &Run<'_, H>, resumed: Box<Resumed<H::V>>) -> Result<(), Stop> {
     run.emit_type("agent_start").await?;
     run.emit_type("turn_start").await?;
     run_loop(run, Some(resumed)).await
@@ -143,7 +135,7 @@ async fn run_resumed<H: Host>(run: &Run<'_, H>, resumed: Box<Resumed<H::V>>) -> 
 
 /// Polls a queue getter (S0, S1, S2, F). Nothing is polled once aborted (D2.1). What it returns is
 /// kept as undelivered until injected, so a failure never loses it (D1.2).
-async fn poll<H: Host>(run: &Run<'_, H>, getter: &str) -> Result<usize, Stop> {
+async fn poll<H: FastPaths>(run: &Run<'_, H>, getter: &str) -> Result<usize, Stop> {
     let h = run.h;
     run.check_abort()?;
     let Some(value) = run.call_hook(getter, &[]).await? else {
@@ -161,12 +153,12 @@ async fn poll<H: Host>(run: &Run<'_, H>, getter: &str) -> Result<usize, Stop> {
     Ok(count)
 }
 
-fn pending_count<H: Host>(run: &Run<'_, H>) -> usize {
+fn pending_count<H: FastPaths>(run: &Run<'_, H>) -> usize {
     run.ending.borrow().undelivered.len()
 }
 
 /// L-3.2.1: applies a `prepareNextTurn` / `prepareRequest` update; returns its `messages`.
-fn apply_update<H: Host>(
+fn apply_update<H: FastPaths>(
     run: &Run<'_, H>,
     hook: &str,
     update: Option<H::V>,
@@ -235,11 +227,11 @@ struct Turn<V> {
 }
 
 impl<V: Clone> Turn<V> {
-    fn new<H: Host<V = V>>(h: &H, message: V, results: &[V]) -> Self {
+    fn new<H: FastPaths<V = V>>(h: &H, message: V, results: &[V]) -> Self {
         Turn { message, results: h.array(results), object: None }
     }
 
-    fn object<H: Host<V = V>>(&mut self, run: &Run<'_, H>) -> V {
+    fn object<H: FastPaths<V = V>>(&mut self, run: &Run<'_, H>) -> V {
         if let Some(object) = &self.object {
             return object.clone();
         }
@@ -250,7 +242,7 @@ impl<V: Clone> Turn<V> {
 }
 
 /// `{message, toolResults, context, newMessages}` handed to finishTurn and prepareNextTurn.
-fn turn_context<H: Host>(run: &Run<'_, H>, message: &H::V, results: &H::V) -> H::V {
+fn turn_context<H: FastPaths>(run: &Run<'_, H>, message: &H::V, results: &H::V) -> H::V {
     let h = run.h;
     h.object(&[
         ("message", message.clone()),
@@ -261,7 +253,7 @@ fn turn_context<H: Host>(run: &Run<'_, H>, message: &H::V, results: &H::V) -> H:
 }
 
 /// Injects everything undelivered (prepared first, then queued) after declaring tool changes.
-async fn inject_pending<H: Host>(run: &Run<'_, H>) -> Result<(), Stop> {
+async fn inject_pending<H: FastPaths>(run: &Run<'_, H>) -> Result<(), Stop> {
     let pending = run.ending.borrow().undelivered.clone();
     let declared = declare_tool_changes(run.h, &run.context(), &pending).map_err(|e| run.fail(&e))?;
     run.ending.borrow_mut().undelivered.clear();
@@ -271,12 +263,12 @@ async fn inject_pending<H: Host>(run: &Run<'_, H>) -> Result<(), Stop> {
     Ok(())
 }
 
-fn stop_reason<H: Host>(run: &Run<'_, H>, message: &H::V) -> Option<String> {
+fn stop_reason<H: FastPaths>(run: &Run<'_, H>, message: &H::V) -> Option<String> {
     run.h.get(message, "stopReason").ok().and_then(|v| run.h.as_string(&v))
 }
 
 /// The `action` of a finishTurn decision (L-3.8.2); reading it may throw like the hook itself.
-fn decision_action<H: Host>(run: &Run<'_, H>, decision: &Option<H::V>) -> Result<Option<String>, Stop> {
+fn decision_action<H: FastPaths>(run: &Run<'_, H>, decision: &Option<H::V>) -> Result<Option<String>, Stop> {
     let h = run.h;
     match decision {
         Some(d) if h.kind(d).is_object_like() => Ok(h.as_string(&h.get(d, "action").map_err(|e| run.fail(&e))?)),
@@ -285,7 +277,7 @@ fn decision_action<H: Host>(run: &Run<'_, H>, decision: &Option<H::V>) -> Result
 }
 
 /// §3.2 main loop.
-async fn run_loop<H: Host>(run: &Run<'_, H>, mut resumed: Option<Box<Resumed<H::V>>>) -> Result<(), Stop> {
+async fn run_loop<H: FastPaths>(run: &Run<'_, H>, mut resumed: Option<Box<Resumed<H::V>>>) -> Result<(), Stop> {
     let h = run.h;
     if resumed.is_none() {
         // A resumed turn polls at S1, after its tool batch, as the interrupted run would have.
@@ -367,7 +359,10 @@ async fn run_loop<H: Host>(run: &Run<'_, H>, mut resumed: Option<Box<Resumed<H::
 
 /// The start of a turn up to its assistant message: prepareNextTurn and S2 after the first turn,
 /// the pending messages, prepareRequest, the request and its stream (in newMessages on return).
-async fn next_assistant_message<H: Host>(run: &Run<'_, H>, last_turn: &mut Option<Turn<H::V>>) -> Result<H::V, Stop> {
+async fn next_assistant_message<H: FastPaths>(
+    run: &Run<'_, H>,
+    last_turn: &mut Option<Turn<H::V>>,
+) -> Result<H::V, Stop> {
     let h = run.h;
     {
         {
@@ -416,7 +411,7 @@ async fn next_assistant_message<H: Host>(run: &Run<'_, H>, last_turn: &mut Optio
 /// L-3.7.1 / D2.3: finishTurn with its decision ignored, then `turn_end`, `agent_end`. After an error or abort
 /// reply (`results` None) the reference hands finishTurn and `turn_end` two empty arrays; after an abort during the
 /// tools (D2.3) the turn's results are one array for both, as at the end of any other turn.
-async fn hard_exit<H: Host>(run: &Run<'_, H>, message: &H::V, results: Option<H::V>) -> Result<(), Stop> {
+async fn hard_exit<H: FastPaths>(run: &Run<'_, H>, message: &H::V, results: Option<H::V>) -> Result<(), Stop> {
     let h = run.h;
     let array = || results.clone().unwrap_or_else(|| h.array(&[]));
     // The decision is ignored and the run ends either way; a failing finishTurn changes nothing.
@@ -427,7 +422,7 @@ async fn hard_exit<H: Host>(run: &Run<'_, H>, message: &H::V, results: Option<H:
     run.emit_agent_end().await
 }
 
-fn thinking_level<H: Host>(run: &Run<'_, H>) -> H::V {
+fn thinking_level<H: FastPaths>(run: &Run<'_, H>) -> H::V {
     let h = run.h;
     match h.get(&run.config(), "reasoning") {
         Ok(level) if !h.kind(&level).is_nullish() => level,
@@ -436,7 +431,7 @@ fn thinking_level<H: Host>(run: &Run<'_, H>) -> H::V {
 }
 
 /// API-1.4.2: DEFAULT_AGENT_IDENTITY overlaid field by field with `config.identity`.
-pub fn request_identity<H: Host>(h: &H, config: &H::V) -> Result<H::V, H::V> {
+pub fn request_identity<H: FastPaths>(h: &H, config: &H::V) -> Result<H::V, H::V> {
     let attribution = h.object(&[
         ("name", h.constant("pi")),
         ("url", h.constant("https://pi.dev")),
@@ -457,7 +452,7 @@ pub fn request_identity<H: Host>(h: &H, config: &H::V) -> Result<H::V, H::V> {
 
 /// The request boundary (L-3.5.1) and the stream (L-3.6). Returns the final assistant message,
 /// already in the context (not yet in newMessages).
-async fn stream_assistant_response<H: Host>(run: &Run<'_, H>) -> Result<H::V, Stop> {
+async fn stream_assistant_response<H: FastPaths>(run: &Run<'_, H>) -> Result<H::V, Stop> {
     let h = run.h;
     run.check_abort()?;
     let fail = |e: H::V| run.fail(&e);
@@ -503,7 +498,7 @@ async fn stream_assistant_response<H: Host>(run: &Run<'_, H>) -> Result<H::V, St
 
 /// Watches one request: the D4 deadline after an abort, and with `streamIdleTimeoutMs` (D3.2) an
 /// idle timer that restarts at every event, on a child signal that follows the run's signal.
-struct RequestWatch<'h, H: Host> {
+struct RequestWatch<'h, H: FastPaths> {
     h: &'h H,
     run_signal: H::V,
     deadline: Fuse<LocalBoxFuture<'h, ()>>,
@@ -518,7 +513,7 @@ enum Watched<T> {
     Abandoned,
 }
 
-impl<'h, H: Host> RequestWatch<'h, H> {
+impl<'h, H: FastPaths> RequestWatch<'h, H> {
     fn new(run: &Run<'h, H>, idle_ms: f64) -> Self {
         let h = run.h;
         let idle = (idle_ms > 0.0).then(|| {
@@ -581,7 +576,7 @@ fn idle_message(ms: f64) -> String {
 /// D3.2: the stream went quiet. The message ends with `stopReason: "error"` (the partial kept),
 /// so the loop takes the hard exit. Its callers box it: it is rare and larger than what they await otherwise, and
 /// inline it would size every run's future for it (issue 17, memory per in-flight run).
-async fn end_idle<H: Host>(run: &Run<'_, H>, messages: &H::V, slot: Option<usize>, ms: f64) -> Result<H::V, Stop> {
+async fn end_idle<H: FastPaths>(run: &Run<'_, H>, messages: &H::V, slot: Option<usize>, ms: f64) -> Result<H::V, Stop> {
     let h = run.h;
     // Cloned out first: reading the array may run caller code, and no borrow is held across that.
     let placed = run.ending.borrow().partial.clone();
@@ -599,7 +594,11 @@ async fn end_idle<H: Host>(run: &Run<'_, H>, messages: &H::V, slot: Option<usize
 }
 
 /// Iterates an assistant message event source (L-3.6.1 – L-3.6.4).
-async fn read_stream<H: Host>(run: &Run<'_, H>, source: &H::V, watch: &mut RequestWatch<'_, H>) -> Result<H::V, Stop> {
+async fn read_stream<H: FastPaths>(
+    run: &Run<'_, H>,
+    source: &H::V,
+    watch: &mut RequestWatch<'_, H>,
+) -> Result<H::V, Stop> {
     let h = run.h;
     let fail = |e: H::V| run.fail(&e);
     let not_iterable = || Stop::Failed("streamFn must return an async iterable of assistant message events".into());
@@ -676,7 +675,7 @@ async fn read_stream<H: Host>(run: &Run<'_, H>, source: &H::V, watch: &mut Reque
 
 /// `await source.result()` when the source has one and it yields an object. With `wait_ms`, our
 /// own streams answer at once that no result will come; foreign ones get `wait_ms`.
-async fn source_result<H: Host>(run: &Run<'_, H>, source: &H::V, wait_ms: Option<f64>) -> Option<H::V> {
+async fn source_result<H: FastPaths>(run: &Run<'_, H>, source: &H::V, wait_ms: Option<f64>) -> Option<H::V> {
     let h = run.h;
     let result = h.get(source, "result").ok()?;
     if h.kind(&result) != Kind::Function {
@@ -706,7 +705,7 @@ async fn source_result<H: Host>(run: &Run<'_, H>, source: &H::V, wait_ms: Option
 
 /// L-3.6.3: stamps `thinkingLevel`, puts the final message in place of the partial (or appends
 /// it after a `message_start`), and emits `message_end`.
-async fn finish_message<H: Host>(
+async fn finish_message<H: FastPaths>(
     run: &Run<'_, H>,
     messages: &H::V,
     slot: Option<usize>,
@@ -732,7 +731,7 @@ async fn finish_message<H: Host>(
 
 /// D2.4: an abort seen between steps. Nothing open and nothing drained → just `agent_end`;
 /// otherwise the turn ends with a synthesized aborted assistant message.
-async fn end_after_abort<H: Host>(run: &Run<'_, H>) -> Result<(), Stop> {
+async fn end_after_abort<H: FastPaths>(run: &Run<'_, H>) -> Result<(), Stop> {
     let nothing_open = !run.turn_open() && run.ending.borrow().undelivered.is_empty();
     if nothing_open {
         return run.emit_agent_end().await;
@@ -741,7 +740,7 @@ async fn end_after_abort<H: Host>(run: &Run<'_, H>) -> Result<(), Stop> {
 }
 
 /// D1.2: ends the run cleanly after a callback failure; calls no callback but the sink.
-async fn end_with_failure<H: Host>(run: &Run<'_, H>, error_message: &str) -> Result<(), Stop> {
+async fn end_with_failure<H: FastPaths>(run: &Run<'_, H>, error_message: &str) -> Result<(), Stop> {
     let h = run.h;
     let stop_reason = h.string(if run.aborted() { "aborted" } else { "error" });
     if !run.turn_open() {
@@ -785,7 +784,7 @@ async fn end_with_failure<H: Host>(run: &Run<'_, H>, error_message: &str) -> Res
 /// fields stay undefined): `{role, content, api, provider, model, usage: zero, stopReason,
 /// errorMessage?, timestamp}`. `text_block` puts one empty text block in `content` (D1.2, A-5.6.1);
 /// without it `content` is empty (P-6.1.3).
-pub fn empty_assistant<H: Host>(
+pub fn empty_assistant<H: FastPaths>(
     h: &H,
     model: &H::V,
     text_block: bool,
@@ -817,14 +816,14 @@ pub fn empty_assistant<H: Host>(
 }
 
 /// The D1.2 shape, with the current config's model.
-pub fn failure_message<H: Host>(run: &Run<'_, H>, stop_reason: &H::V, error_message: &str) -> H::V {
+pub fn failure_message<H: FastPaths>(run: &Run<'_, H>, stop_reason: &H::V, error_message: &str) -> H::V {
     let h = run.h;
     let model = h.get(&run.config(), "model").unwrap_or_else(|_| h.undefined());
     empty_assistant(h, &model, true, stop_reason, Some(error_message))
 }
 
 /// S-2.1.2.
-pub fn zero_usage<H: Host>(h: &H) -> H::V {
+pub fn zero_usage<H: FastPaths>(h: &H) -> H::V {
     let zero = || h.number(0.0);
     let cost = h.object(&[
         ("input", zero()),
@@ -844,7 +843,7 @@ pub fn zero_usage<H: Host>(h: &H) -> H::V {
 }
 
 /// `array[index]`, if it can be read.
-fn read_index<H: Host>(h: &H, array: &H::V, index: usize) -> Option<H::V> {
+fn read_index<H: FastPaths>(h: &H, array: &H::V, index: usize) -> Option<H::V> {
     if index >= h.array_len(array).ok()? {
         return None;
     }

@@ -1,7 +1,8 @@
 //! API misuse checks (E-8.1): wrong argument types and missing required configuration become a
 //! `TypeError` naming the argument, before any guard, event or callback.
 
-use super::host::{Host, Kind};
+use super::host::Kind;
+use crate::core::fast::FastPaths;
 
 pub enum ArgError<V> {
     /// The message of the `TypeError` to throw: `<function>: <path> must be <expectation>`.
@@ -12,7 +13,7 @@ pub enum ArgError<V> {
 
 impl<V> ArgError<V> {
     /// The value to throw: a `TypeError` with the message, or what a getter threw.
-    pub fn into_thrown<H: Host<V = V>>(self, h: &H) -> V {
+    pub fn into_thrown<H: FastPaths<V = V>>(self, h: &H) -> V {
         match self {
             ArgError::Type(message) => h.error(&message, true),
             ArgError::Thrown(v) => v,
@@ -26,7 +27,7 @@ impl<V> From<V> for ArgError<V> {
     }
 }
 
-pub struct Checker<'a, H: Host> {
+pub struct Checker<'a, H: FastPaths> {
     pub h: &'a H,
     pub function: &'a str,
 }
@@ -48,7 +49,7 @@ pub const CONFIG_HOOKS: [&str; 9] = [
     "afterToolCall",
 ];
 
-impl<'a, H: Host> Checker<'a, H> {
+impl<'a, H: FastPaths> Checker<'a, H> {
     pub fn new(h: &'a H, function: &'a str) -> Self {
         Checker { h, function }
     }

@@ -3,14 +3,14 @@
 //! The providers themselves live in `src/providers/` (bytes) and `src/js/providers.rs` (fetch).
 
 use super::agent_loop::empty_assistant;
-use super::host::Host;
+use crate::core::fast::FastPaths;
 
 /// The names of the built-in wire formats, in the order `BUILTIN_APIS` lists them.
 pub const BUILTIN_APIS: [&str; 4] =
     ["openai-completions", "anthropic-messages", "openai-responses", "google-generative-ai"];
 
 /// The single `error` event of a request no built-in provider can serve.
-pub fn unavailable_event<H: Host>(h: &H, model: &H::V) -> H::V {
+pub fn unavailable_event<H: FastPaths>(h: &H, model: &H::V) -> H::V {
     let api = if h.kind(model).is_object_like() {
         h.get(model, "api").unwrap_or_else(|_| h.undefined())
     } else {

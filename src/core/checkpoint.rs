@@ -7,7 +7,8 @@
 //! write's base only moves when the write succeeded, so a failed write is retried whole.
 
 use super::args::ArgError;
-use super::host::{Host, Kind};
+use super::host::Kind;
+use crate::core::fast::FastPaths;
 use std::rc::Rc;
 
 pub const FORMAT: &str = "agent-loop-wasm/agent-checkpoint";
@@ -17,28 +18,28 @@ const MODES: [&str; 2] = ["all", "one-at-a-time"];
 /// The fields a full checkpoint (or a snapshot) carries besides the transcript, in writing order.
 const PLAIN: [&str; 6] = ["model", "thinkingLevel", "steeringMode", "followUpMode", "sessionId", "toolNames"];
 
-fn get<H: Host>(h: &H, obj: &H::V, key: &str) -> Result<H::V, H::V> {
+fn get<H: FastPaths>(h: &H, obj: &H::V, key: &str) -> Result<H::V, H::V> {
     h.get(obj, key)
 }
 
-fn items<H: Host>(h: &H, obj: &H::V, key: &str) -> Result<Vec<H::V>, H::V> {
+fn items<H: FastPaths>(h: &H, obj: &H::V, key: &str) -> Result<Vec<H::V>, H::V> {
     let v = h.get(obj, key)?;
     if h.kind(&v) == Kind::Array { h.array_items(&v) } else { Ok(Vec::new()) }
 }
 
-fn tracker<H: Host>(h: &H, st: &H::V) -> Result<Option<H::V>, H::V> {
+fn tracker<H: FastPaths>(h: &H, st: &H::V) -> Result<Option<H::V>, H::V> {
     let ck = get(h, st, "ck")?;
     Ok(h.kind(&ck).is_object_like().then_some(ck))
 }
 
-fn number<H: Host>(h: &H, obj: &H::V, key: &str) -> Result<f64, H::V> {
+fn number<H: FastPaths>(h: &H, obj: &H::V, key: &str) -> Result<f64, H::V> {
     Ok(h.as_number(&get(h, obj, key)?).unwrap_or(0.0))
 }
 
 /// Sets up `st.ck` for an agent with an `onCheckpoint` callback (none: checkpoints are off).
 /// `seq` is the last sequence number already stored (0 for a new agent, whose first checkpoint is
 /// then a full one).
-pub fn init<H: Host>(h: &H, st: &H::V, seq: f64) -> Result<(), H::V> {
+pub fn init<H: FastPaths>(h: &H, st: &H::V, seq: f64) -> Result<(), H::V> {
     let ck = h.object(&[
         ("seq", h.number(seq)),
         ("full", h.boolean(seq == 0.0)),
@@ -69,13 +70,13 @@ struct Current<V> {
 
 /// The messages a queue holds for durability: those drained by the running loop but not yet in the
 /// transcript (they were at its head), then the queue itself.
-pub fn durable_queue<H: Host>(h: &H, st: &H::V, transit: &str, queue: &str) -> Result<Vec<H::V>, H::V> {
+pub fn durable_queue<H: FastPaths>(h: &H, st: &H::V, transit: &str, queue: &str) -> Result<Vec<H::V>, H::V> {
     let mut all = items(h, st, transit)?;
     all.extend(items(h, st, queue)?);
     Ok(all)
 }
 
-fn tool_names<H: Host>(h: &H, st: &H::V) -> Result<H::V, H::V> {
+fn tool_names<H: FastPaths>(h: &H, st: &H::V) -> Result<H::V, H::V> {
     let mut names = Vec::new();
     for tool in items(h, st, "tools")? {
         if h.kind(&tool).is_object_like() {
@@ -85,7 +86,7 @@ fn tool_names<H: Host>(h: &H, st: &H::V) -> Result<H::V, H::V> {
     Ok(h.array(&names))
 }
 
-fn current<H: Host>(h: &H, agent: &H::V, st: &H::V) -> Result<Current<H::V>, H::V> {
+fn current<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<Current<H::V>, H::V> {
     let messages = get(h, st, "messages")?;
     let ended = get(h, st, "endedTools")?;
     let count = if h.kind(&messages) == Kind::Array { h.array_len(&messages)? } else { 0 };
@@ -110,7 +111,7 @@ fn current<H: Host>(h: &H, agent: &H::V, st: &H::V) -> Result<Current<H::V>, H::
     })
 }
 
-fn same_list<H: Host>(h: &H, a: &[H::V], b: &[H::V]) -> bool {
+fn same_list<H: FastPaths>(h: &H, a: &[H::V], b: &[H::V]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| h.same(x, y))
 }
 
@@ -119,7 +120,7 @@ fn same_list<H: Host>(h: &H, a: &[H::V], b: &[H::V]) -> bool {
 /// A checkpoint and the tracker base to adopt once it is stored.
 type Change<V> = (V, V);
 
-fn diff<H: Host>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Option<Change<H::V>>, H::V> {
+fn diff<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Option<Change<H::V>>, H::V> {
     let now = current(h, agent, st)?;
     let full = h.truthy(&get(h, ck, "full")?);
     let seq = number(h, ck, "seq")? + 1.0;
@@ -205,7 +206,7 @@ fn diff<H: Host>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Option<Cha
 }
 
 /// Adopts the base of a stored checkpoint.
-fn commit<H: Host>(h: &H, ck: &H::V) -> Result<(), H::V> {
+fn commit<H: FastPaths>(h: &H, ck: &H::V) -> Result<(), H::V> {
     let pending = get(h, ck, "pending")?;
     if !h.kind(&pending).is_object_like() {
         return Ok(());
@@ -224,7 +225,7 @@ enum Written<V> {
     Pending(V, f64),
 }
 
-fn is_thenable<H: Host>(h: &H, v: &H::V) -> Result<Option<H::V>, H::V> {
+fn is_thenable<H: FastPaths>(h: &H, v: &H::V) -> Result<Option<H::V>, H::V> {
     if !h.kind(v).is_object_like() {
         return Ok(None);
     }
@@ -233,7 +234,7 @@ fn is_thenable<H: Host>(h: &H, v: &H::V) -> Result<Option<H::V>, H::V> {
 }
 
 /// Hands the next checkpoint to `onCheckpoint` (nothing in flight is the caller's guarantee).
-fn start_write<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Written<H::V>, H::V> {
+fn start_write<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Written<H::V>, H::V> {
     let f = get(h, st, "onCheckpoint")?;
     if h.kind(&f) != Kind::Function {
         return Ok(Written::Done);
@@ -290,7 +291,7 @@ fn start_write<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Re
 }
 
 /// A write failed: the base stays, the change stays due (the next durable point retries it).
-fn written_failed<H: Host>(h: &H, ck: &H::V, thrown: &H::V) -> Result<(), H::V> {
+fn written_failed<H: FastPaths>(h: &H, ck: &H::V, thrown: &H::V) -> Result<(), H::V> {
     h.set(ck, "pending", &h.undefined())?;
     h.set(ck, "failure", thrown)?;
     h.set(ck, "dirty", &h.boolean(true))
@@ -299,7 +300,7 @@ fn written_failed<H: Host>(h: &H, ck: &H::V, thrown: &H::V) -> Result<(), H::V> 
 /// A durable point outside a run's await (a queue or mode change, a setter): writes now when
 /// nothing is in flight, else marks the change due for when the write in flight is stored.
 /// Failures are kept for the next durable point, which retries.
-pub fn request<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V) {
+pub fn request<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) {
     let Ok(Some(ck)) = tracker(h, st) else { return };
     if h.truthy(&get(h, &ck, "inFlight").unwrap_or_else(|_| h.undefined())) {
         let _ = h.set(&ck, "dirty", &h.boolean(true));
@@ -310,7 +311,7 @@ pub fn request<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V) {
 
 /// A durable point inside a run: waits for any write in flight, then writes what changed and
 /// awaits it. `Err` is what the callback threw or rejected with (the run fails as for a listener).
-pub async fn flush<H: Host + Clone>(h: &H, agent: &H::V, st: &H::V) -> Result<(), H::V> {
+pub async fn flush<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<(), H::V> {
     let Some(ck) = tracker(h, st)? else { return Ok(()) };
     loop {
         let in_flight = get(h, &ck, "inFlight")?;
@@ -347,7 +348,7 @@ fn is_int(n: f64) -> bool {
 }
 
 /// Checks a list of messages (`path` names it in the error).
-fn check_messages<H: Host>(h: &H, list: &H::V, path: &str) -> Result<Vec<H::V>, ArgError<H::V>> {
+fn check_messages<H: FastPaths>(h: &H, list: &H::V, path: &str) -> Result<Vec<H::V>, ArgError<H::V>> {
     if h.kind(list) != Kind::Array {
         return Err(ArgError::Type(restore_error(&format!("invalid checkpoint: {path}: expected an array"))));
     }
@@ -369,7 +370,7 @@ fn check_messages<H: Host>(h: &H, list: &H::V, path: &str) -> Result<Vec<H::V>, 
 /// object when there is none, the first checkpoint then being a full one). Checks every envelope,
 /// the sequence (no gap, no repeat) and every field; `Err` is the exact message to throw, and
 /// nothing was applied to any agent yet. `data` gets `checkpointSeq`, `running`, `completedTools`.
-pub fn fold<H: Host>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64) -> Result<(), ArgError<H::V>> {
+pub fn fold<H: FastPaths>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64) -> Result<(), ArgError<H::V>> {
     let bad = |i: usize, detail: &str| ArgError::Type(restore_error(&format!("checkpoints[{i}]: {detail}")));
     let mut messages = items(h, data, "messages")?;
     let mut completed = items(h, data, "completedTools")?;
@@ -498,7 +499,7 @@ pub fn fold<H: Host>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64) -> 
 }
 
 /// After a restore: the tracker's base is the restored state, numbering goes on from `seq`.
-pub fn adopt<H: Host>(h: &H, agent: &H::V, st: &H::V, seq: f64) -> Result<(), H::V> {
+pub fn adopt<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, seq: f64) -> Result<(), H::V> {
     init(h, st, seq)?;
     let Some(ck) = tracker(h, st)? else { return Ok(()) };
     let now = current(h, agent, st)?;

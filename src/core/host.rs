@@ -11,31 +11,6 @@ pub type HostFuture<T> = LocalBoxFuture<'static, T>;
 /// A Rust function JS can call: arguments in, return value out.
 pub type NativeFn<V> = Rc<dyn Fn(&[V]) -> V>;
 
-/// The kind of an assistant message event, as the loop dispatches on it (L-3.6).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventCode {
-    Start,
-    /// `text_*`, `thinking_*`, `toolcall_*`.
-    Block,
-    Done,
-    Error,
-    /// Anything else, a non-object, or a missing `type`.
-    Other,
-}
-
-impl EventCode {
-    pub fn of(kind: &str) -> EventCode {
-        match kind {
-            "start" => EventCode::Start,
-            "text_start" | "text_delta" | "text_end" | "thinking_start" | "thinking_delta" | "thinking_end"
-            | "toolcall_start" | "toolcall_delta" | "toolcall_end" => EventCode::Block,
-            "done" => EventCode::Done,
-            "error" => EventCode::Error,
-            _ => EventCode::Other,
-        }
-    }
-}
-
 /// What kind of value a handle holds, as JavaScript's `typeof` plus the array/null split.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -61,23 +36,6 @@ impl Kind {
         matches!(self, Kind::Array | Kind::Function | Kind::Object)
     }
 }
-
-/// What one step of reading an assistant message event source produced (`Host::pump`).
-pub enum Pumped<V> {
-    /// Nothing queued: await the iterator.
-    Empty,
-    /// A block event with the partial in place whose `message_update` the observing sink took.
-    Delivered,
-    /// The same, when there is no observing sink: the `message_update` event to emit.
-    Update(V),
-    /// The observing sink threw this for the `message_update` event.
-    SinkFailed(V),
-    /// Any other event, with its code, for the loop to handle.
-    Event(EventCode, V),
-}
-
-/// What `Host::tool_changes` found: `(toolsAdded, toolsRemoved)`, or the value a getter threw.
-pub type ToolChanges<V> = Result<(Vec<V>, Vec<V>), V>;
 
 /// The JS engine as the core sees it. `V` is a handle to a JS value; cloning a handle never copies
 /// the value it points to (identity is kept: a message appears as the same object everywhere).
@@ -187,36 +145,6 @@ pub trait Host: Clone + 'static {
     fn set_add(&self, set: &Self::V, v: &Self::V) -> Result<(), Self::V>;
     /// Removes `v` from the JS `Set` `set`.
     fn set_delete(&self, set: &Self::V, v: &Self::V) -> Result<(), Self::V>;
-    /// `for (const f of listeners) await f(a, b)`, one stretch at a time: calls the functions of the `Set` (or
-    /// array) `listeners` in order, iterating it live as `for … of` does (one subscribed meanwhile is called, one
-    /// removed before its turn is not), and stops at the first that returns something to await:
-    /// `Some(value)`, which the caller awaits (`settle`) before calling again with the same `cursor`; `None` once
-    /// every one was called. `cursor` starts `None` and carries the iteration. A listener's throw is `Err` with the
-    /// cursor kept, so a caller that swallows it can go on with the next listener; a failure of the list itself is
-    /// `Err` with the cursor `None`. This
-    /// default re-reads the listeners at every step and calls the first one not called yet (a `Set`'s order and
-    /// liveness, except that one removed and added again is not called twice), stopping after every call
-    /// (awaiting a plain value is immediate); the JS host walks the `Set`'s own iterator and stops only at thenables.
-    fn call_listeners(
-        &self,
-        listeners: &Self::V,
-        cursor: &mut Option<Self::V>,
-        a: &Self::V,
-        b: &Self::V,
-    ) -> Result<Option<Self::V>, Self::V> {
-        let called = cursor.take().unwrap_or_else(|| self.array(&[]));
-        let done = self.array_items(&called)?;
-        let current = match self.kind(listeners) {
-            Kind::Array => self.array_items(listeners)?,
-            _ => self.set_items(listeners)?,
-        };
-        *cursor = Some(called.clone());
-        let Some(f) = current.into_iter().find(|f| !done.iter().any(|d| self.same(d, f))) else {
-            return Ok(None);
-        };
-        self.array_push(&called, &f)?;
-        Ok(Some(self.call_sync(&f, &self.undefined(), &[a.clone(), b.clone()])?))
-    }
     /// The message of a thrown value (E-8.3.1): `value.message` for errors and error-like objects
     /// (string `message` and `name`), else `String(value)`.
     fn error_message(&self, err: &Self::V) -> String;
@@ -225,57 +153,6 @@ pub trait Host: Clone + 'static {
     /// `JSON.stringify(v)` or `JSON.stringify(v, null, 2)`; `Ok(None)` when the result is undefined.
     fn json_stringify(&self, v: &Self::V, pretty: bool) -> Result<Option<String>, Self::V>;
     fn json_parse(&self, text: &str) -> Result<Self::V, Self::V>;
-    /// A copy of `v` and its `JSON.stringify` text, reading `v` once. The JS host copies with
-    /// `structuredClone` as the reference does (throwing its errors) and stringifies the clone;
-    /// this default makes a fresh `JSON.parse` of the text (`null` when the text is undefined).
-    fn json_copy(&self, v: &Self::V) -> Result<(Option<String>, Self::V), Self::V> {
-        let text = self.json_stringify(v, false)?;
-        let copy = match &text {
-            Some(text) => self.json_parse(text)?,
-            None => self.null(),
-        };
-        Ok((text, copy))
-    }
-    /// The validated arguments: `copy` (the clone `json_copy` made) with `patches` applied. `patches` is the JSON
-    /// text of a list of `[path, value]` (set), `[path]` (delete) and `[path, 0, 0]` (wrap into a one-item array)
-    /// entries; a path is a list of keys and indices, and the empty path is the whole copy. Values may hold markers
-    /// (`validate::special`), which the JS host turns back into the values they stand for. This default reads and
-    /// writes through `get`/`set`/`delete`.
-    fn patch_copy(&self, copy: &Self::V, patches: &str) -> Result<Self::V, Self::V> {
-        use serde_json::Value;
-        let parsed = crate::core::wtf::parse(patches).map_err(|e| self.error(&e, false))?;
-        let key = |k: &Value| k.as_str().map_or_else(|| k.to_string(), str::to_string);
-        let parse = |v: &Value| self.json_parse(&crate::core::validate::js_json_stringify(v));
-        let mut root = copy.clone();
-        for patch in parsed.as_array().map(Vec::as_slice).unwrap_or_default() {
-            let Value::Array(patch) = patch else { continue };
-            let (Some(Value::Array(path)), value, wrap) = (patch.first(), patch.get(1), patch.len() == 3) else {
-                continue;
-            };
-            let Some((last, parents)) = path.split_last() else {
-                root = match value {
-                    _ if wrap => self.array(&[root]),
-                    Some(value) => parse(value)?,
-                    None => root,
-                };
-                continue;
-            };
-            let mut node = root.clone();
-            for k in parents {
-                node = self.get(&node, &key(k))?;
-            }
-            match value {
-                _ if wrap => {
-                    let item = self.get(&node, &key(last))?;
-                    self.set(&node, &key(last), &self.array(&[item]))?;
-                }
-                Some(value) => self.set(&node, &key(last), &parse(value)?)?,
-                None => self.delete(&node, &key(last))?,
-            }
-        }
-        crate::core::wtf::drop_deep(parsed);
-        Ok(root)
-    }
     /// `new RegExp(pattern, "u").test(text)`; `None` when the pattern is invalid.
     fn regex_test(&self, pattern: &str, text: &str) -> Option<bool>;
 
@@ -301,107 +178,6 @@ pub trait Host: Clone + 'static {
     fn async_iterator(&self, source: &Self::V) -> Result<Option<Self::V>, Self::V>;
     /// `await it.next()`: `Ok(Some(value))` until the iterator reports `done`.
     fn iterator_next(&self, it: &Self::V) -> HostFuture<Result<Option<Self::V>, Self::V>>;
-    /// One step of L-3.6.2 for `event`, or with `None` for the next event already queued in
-    /// `source` when that is one of this library's own streams (taken synchronously; this default
-    /// sees none, so the loop awaits the iterator). A block event while the partial sits at
-    /// `messages[slot]` replaces it there (`messages[slot] = event.partial`) and makes the update
-    /// `{type: "message_update", assistantMessageEvent: event, message: {...event.partial}}`, which
-    /// with `sink` is handed to `sink` synchronously. Errors are values thrown by caller getters
-    /// while reading the event (not by the sink). A host may do it all in one step, and with
-    /// `None` may deliver several queued block events to `sink` before answering `Delivered`
-    /// (the loop does nothing between two of them).
-    fn pump(
-        &self,
-        _source: &Self::V,
-        event: Option<Self::V>,
-        messages: &Self::V,
-        slot: Option<usize>,
-        sink: Option<&Self::V>,
-    ) -> Result<Pumped<Self::V>, Self::V> {
-        let Some(event) = event else {
-            return Ok(Pumped::Empty);
-        };
-        let code = if self.kind(&event).is_object_like() {
-            let kind = self.get(&event, "type")?;
-            self.as_string(&kind).map_or(EventCode::Other, |k| EventCode::of(&k))
-        } else {
-            EventCode::Other
-        };
-        let (EventCode::Block, Some(index)) = (code, slot) else {
-            return Ok(Pumped::Event(code, event));
-        };
-        let partial = self.get(&event, "partial")?;
-        self.array_set(messages, index, &partial)?;
-        let copy = self.shallow_copy(&partial)?;
-        let update = self.object(&[
-            ("type", self.constant("message_update")),
-            ("assistantMessageEvent", event.clone()),
-            ("message", copy),
-        ]);
-        let Some(sink) = sink else {
-            return Ok(Pumped::Update(update));
-        };
-        match self.call_sync(sink, &self.undefined(), &[update]) {
-            Ok(_) => Ok(Pumped::Delivered),
-            Err(e) => Ok(Pumped::SinkFailed(e)),
-        }
-    }
-    /// L-3.4.2's comparison in one step: replays the tool fields of every system message of
-    /// `messages` (an array; anything else declares nothing), then the pairs `(toolsRemoved,
-    /// toolsAdded)` of `extra`, and compares the declared tools with `tools` (`context.tools`) by
-    /// declaration text. Returns the declarations to add and the `{name}` objects to remove, both
-    /// empty when nothing changed. (A host may do it without a crossing per tool, and may resume
-    /// from a remembered scan of the same transcript when it can tell its prefix is unchanged.)
-    fn tool_changes(&self, messages: &Self::V, extra: &[(Self::V, Self::V)], tools: &Self::V) -> ToolChanges<Self::V>
-    where
-        Self: Sized,
-    {
-        super::declare::tool_changes(self, messages, extra, tools)
-    }
-    /// The Agent's reducer on one event: `true` at a durable point. (A host may apply
-    /// it in one crossing.)
-    fn reduce_agent_event(&self, st: &Self::V, event: &Self::V) -> Result<bool, Self::V>
-    where
-        Self: Sized,
-    {
-        super::agent::reduce(self, st, event)
-    }
-    /// The function a run polls for the agent's steering (or follow-up) queue: each call
-    /// drains the selection of `queue` and returns it as an array; with `skip`, the first call
-    /// returns an empty array instead. (A host may make it a function of its own, so a poll never
-    /// crosses into the core.)
-    fn queue_poller(&self, st: &Self::V, queue: super::agent::Queue, skip: bool) -> Self::V
-    where
-        Self: Sized + Clone + 'static,
-    {
-        super::agent::native_queue_poller(self, st, queue, skip)
-    }
-    /// `true` when every field a run of the Agent checks (E-8.1: the state's tools, messages and model,
-    /// the agent's functions, hooks and numbers) is valid, read in the order the check reads them;
-    /// `false` sends the run through the check itself, which names what is wrong. (A host may look in
-    /// one step; the default always checks.)
-    fn agent_state_valid(&self, _agent: &Self::V, _st: &Self::V) -> Result<bool, Self::V> {
-        Ok(false)
-    }
-    /// E-8.1 over a list of messages (an array): the index of the first entry that is not a
-    /// message, with `true` when it is not even an object (else its `role` is not a string).
-    /// Errors are values thrown by caller getters. (A host may check without a crossing per message.)
-    fn first_bad_message(&self, list: &Self::V) -> Result<Option<(usize, bool)>, Self::V> {
-        for (i, m) in self.array_items(list)?.iter().enumerate() {
-            if !matches!(self.kind(m), Kind::Object | Kind::Function) {
-                return Ok(Some((i, true)));
-            }
-            if self.kind(&self.get(m, "role")?) != Kind::String {
-                return Ok(Some((i, false)));
-            }
-        }
-        Ok(None)
-    }
-    /// The agent's default `convertToLlm` as a host function, when the host has one
-    /// (one filter in the engine instead of a crossing per message); `None` builds it natively.
-    fn default_convert_to_llm(&self) -> Option<Self::V> {
-        None
-    }
     /// A number identifying the object `v` for as long as it lives (never reused), for caches
     /// keyed by identity like the reference's `WeakMap`s; `None` for primitives or when unsupported.
     fn object_id(&self, _v: &Self::V) -> Option<f64> {

@@ -7,15 +7,16 @@ pub mod args;
 pub mod builtin;
 pub mod checkpoint;
 pub mod declare;
+pub mod fast;
 pub mod fxhash;
 pub mod host;
 pub mod run;
 pub mod snapshot;
+pub mod text;
 pub mod tools;
 pub mod transcript;
 pub mod validate;
 pub mod validate_call;
-pub mod wtf;
 
 #[cfg(test)]
 pub mod test_host;

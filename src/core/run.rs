@@ -2,7 +2,8 @@
 //! step shares: event delivery (L-3.10), calling caller callbacks (D1, D4), and abort checks (D2).
 //! It owns no scheduling decisions; those live in `agent_loop` and `tools`.
 
-use super::host::{Host, HostFuture, Kind};
+use super::host::{HostFuture, Kind};
+use crate::core::fast::FastPaths;
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
 use futures::future::{Either, select};
@@ -34,19 +35,19 @@ pub enum SinkMode {
 /// A sink written in Rust (the `Agent`'s reducer and listeners): awaited like a barrier sink.
 pub type NativeSink<V> = Rc<dyn Fn(V) -> LocalBoxFuture<'static, Result<(), V>>>;
 
-enum Sink<H: Host> {
+enum Sink<H: FastPaths> {
     Js(H::V, SinkMode),
     Native(NativeSink<H::V>),
 }
 
 /// Delivers events one at a time in production order (L-3.10.3) and remembers a failing sink.
-pub struct Emitter<H: Host> {
+pub struct Emitter<H: FastPaths> {
     sink: Sink<H>,
     turn: Mutex<()>,
     failure: RefCell<Option<H::V>>,
 }
 
-impl<H: Host> Emitter<H> {
+impl<H: FastPaths> Emitter<H> {
     pub fn new(sink: H::V, mode: SinkMode) -> Self {
         Emitter { sink: Sink::Js(sink, mode), turn: Mutex::new(()), failure: RefCell::new(None) }
     }
@@ -119,7 +120,7 @@ pub struct Ending<V> {
     pub partial: Option<(V, usize)>,
 }
 
-pub struct Run<'h, H: Host> {
+pub struct Run<'h, H: FastPaths> {
     pub h: &'h H,
     pub signal: H::V,
     pub stream_fn: H::V,
@@ -136,7 +137,7 @@ pub struct Run<'h, H: Host> {
     last_yield: Cell<f64>,
 }
 
-impl<'h, H: Host> Run<'h, H> {
+impl<'h, H: FastPaths> Run<'h, H> {
     pub fn new(h: &'h H, context: H::V, config: H::V, signal: H::V, stream_fn: H::V, emitter: Emitter<H>) -> Self {
         let abort_grace_ms = match h.get(&config, "abortGraceMs").ok().and_then(|v| h.as_number(&v)) {
             Some(ms) if ms >= 0.0 => ms,
@@ -303,7 +304,7 @@ impl<'h, H: Host> Run<'h, H> {
 }
 
 /// Awaits `fut`, abandoning it (`None`) `grace_ms` after `signal` aborts (D4).
-pub async fn guarded<H: Host, T>(h: &H, signal: &H::V, grace_ms: f64, mut fut: HostFuture<T>) -> Option<T> {
+pub async fn guarded<H: FastPaths, T>(h: &H, signal: &H::V, grace_ms: f64, mut fut: HostFuture<T>) -> Option<T> {
     // A callback that answered synchronously (most hooks) needs no deadline: no abort listener, no promise.
     if let Poll::Ready(v) = futures::poll!(&mut fut) {
         return Some(v);
@@ -316,7 +317,7 @@ pub async fn guarded<H: Host, T>(h: &H, signal: &H::V, grace_ms: f64, mut fut: H
 
 /// A future that resolves `grace_ms` after `signal` aborts (D4); never without a signal or with an
 /// infinite grace. The grace timer only exists once the abort happened.
-pub fn abandon_deadline<'h, H: Host>(h: &'h H, signal: &H::V, grace_ms: f64) -> LocalBoxFuture<'h, ()> {
+pub fn abandon_deadline<'h, H: FastPaths>(h: &'h H, signal: &H::V, grace_ms: f64) -> LocalBoxFuture<'h, ()> {
     if h.kind(signal).is_nullish() || !grace_ms.is_finite() {
         return futures::future::pending().boxed_local();
     }

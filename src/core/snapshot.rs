@@ -2,8 +2,8 @@
 //! migrations, and the checks `Agent.restore` applies before anything is changed. Building the
 //! snapshot from live values and applying it are in `agent`; this module is pure JSON.
 
+use super::text::wtf::drop_deep;
 use super::validate::js_number_to_string;
-use super::wtf::drop_deep;
 use serde_json::{Map, Value};
 
 pub const FORMAT: &str = "agent-loop-wasm/agent-snapshot";
@@ -80,7 +80,7 @@ fn migrate_map(snapshot: &mut Map<String, Value>) -> Result<(), String> {
 fn describe(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
-        other => super::validate::js_json_stringify(other),
+        other => super::text::json::js_json_stringify(other),
     }
 }
 
@@ -188,7 +188,7 @@ mod tests {
     /// exactly; a rejected one of any depth is dropped without recursion.
     #[test]
     fn d8_3_deep_values_and_lone_surrogates_survive() {
-        use crate::core::{validate::js_json_stringify, wtf};
+        use crate::core::text::{json::js_json_stringify, wtf};
         let deep = format!("{}1{}", "[".repeat(200_000), "]".repeat(200_000));
         let mut text = js_json_stringify(&fixture());
         text = text.replacen(r#""content":"hi""#, &format!(r#""content":"h\ud800","details":{deep}"#), 1);

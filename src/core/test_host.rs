@@ -1344,6 +1344,8 @@ fn non_object(op: &str) -> TV {
     TV::type_error(&format!("Reflect.{op} called on non-object"))
 }
 
+impl crate::core::fast::FastPaths for TestHost {}
+
 impl Host for TestHost {
     type V = TV;
 
@@ -1600,7 +1602,7 @@ impl Host for TestHost {
     }
     fn json_parse(&self, text: &str) -> Result<TV, TV> {
         // JS's JSON.parse has no depth limit of serde_json's kind, and keeps lone surrogates (stand-ins here).
-        crate::core::wtf::parse(text)
+        crate::core::text::wtf::parse(text)
             .map(|v| TV::from_json(&v))
             .map_err(|e| TV::error_named("SyntaxError", &format!("{e} in JSON")))
     }

@@ -2,12 +2,12 @@
 //! → execute → afterToolCall`, sequential and parallel batches, truncated batches, and the
 //! pieces `runToolCall` reuses. Events go out through the run; this module never polls queues.
 
-use super::agent_loop::Resumed;
 use super::fxhash::FxMap;
-use super::host::{Host, HostFuture, Kind};
+use super::host::{HostFuture, Kind};
 use super::run::{Emitter, Run, Stop, abandon_deadline, guarded};
 use super::validate::js_number_to_string;
 use super::validate_call::validate_tool_call;
+use crate::core::fast::FastPaths;
 use futures::channel::{mpsc, oneshot};
 use futures::future::{LocalBoxFuture, join_all};
 use futures::{FutureExt, StreamExt};
@@ -15,11 +15,21 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+/// What a resumed run picks up: the interrupted turn's assistant message (the transcript's last
+/// assistant message), the tool results already in the transcript after it, and the calls that
+/// ended without their result message reaching the transcript (`{toolCallId, toolName, result,
+/// isError}`): only the calls in neither list run again.
+pub struct Resumed<V> {
+    pub assistant: V,
+    pub existing: Vec<V>,
+    pub completed: Vec<V>,
+}
+
 pub const OPERATION_ABORTED: &str = "Operation aborted";
 
 /// Everything one call needs besides the call itself: where tools are found, where hooks are read
 /// from (`this` of the hooks), the signal and the D4 grace.
-pub struct ToolEnv<'a, H: Host> {
+pub struct ToolEnv<'a, H: FastPaths> {
     pub h: &'a H,
     pub tools: H::V,
     /// Borrowed, as is `signal`: a clone of a JS handle would take a slot of the host's table for the batch.
@@ -111,7 +121,7 @@ fn route_update<V: Clone + 'static>(args: &[V], number: Option<f64>, undefined: 
 }
 
 /// A positive finite number of milliseconds read from `owner[key]`, else 0.
-pub fn timeout_ms<H: Host>(h: &H, owner: &H::V, key: &str) -> f64 {
+pub fn timeout_ms<H: FastPaths>(h: &H, owner: &H::V, key: &str) -> f64 {
     if !h.kind(owner).is_object_like() {
         return 0.0;
     }
@@ -132,7 +142,7 @@ pub struct Call<V> {
 }
 
 impl<V: Clone> Call<V> {
-    pub fn read<H: Host<V = V>>(h: &H, block: &V) -> Result<Self, V> {
+    pub fn read<H: FastPaths<V = V>>(h: &H, block: &V) -> Result<Self, V> {
         let id = h.get(block, "id")?;
         let name_value = h.get(block, "name")?;
         let args = h.get(block, "arguments")?;
@@ -142,7 +152,7 @@ impl<V: Clone> Call<V> {
 }
 
 /// The toolCall blocks of an assistant message, in content order (T-4.1.1).
-pub fn tool_calls<H: Host>(h: &H, message: &H::V) -> Result<Vec<Call<H::V>>, H::V> {
+pub fn tool_calls<H: FastPaths>(h: &H, message: &H::V) -> Result<Vec<Call<H::V>>, H::V> {
     let content = h.get(message, "content")?;
     if h.kind(&content) != Kind::Array {
         return Ok(Vec::new());
@@ -183,7 +193,7 @@ pub enum Preparation<V> {
 }
 
 /// The result of a tool that failed before or while running: `{content: [text], details: {}}`.
-pub fn error_result<H: Host>(h: &H, text: &str) -> H::V {
+pub fn error_result<H: FastPaths>(h: &H, text: &str) -> H::V {
     let block = h.object(&[("type", h.constant("text")), ("text", h.string(text))]);
     h.object(&[("content", h.array(&[block])), ("details", h.object(&[]))])
 }
@@ -193,7 +203,7 @@ fn round_ms(ms: f64) -> f64 {
     (ms + 0.5).floor()
 }
 
-impl<'a, H: Host> ToolEnv<'a, H> {
+impl<'a, H: FastPaths> ToolEnv<'a, H> {
     fn immediate(&self, text: &str) -> Preparation<H::V> {
         Preparation::Immediate { result: error_result(self.h, text) }
     }
@@ -458,7 +468,7 @@ impl<'a, H: Host> ToolEnv<'a, H> {
 /// E-8.2: reading the result is part of `execute`. Every field the pipeline, the events and the
 /// tool-result message use is read once here, so a throwing getter gives the call an error result with
 /// its message instead of reaching `tool_execution_end` or the transcript. Answers `isError`.
-fn read_result<H: Host>(h: &H, result: &H::V) -> Result<H::V, H::V> {
+fn read_result<H: FastPaths>(h: &H, result: &H::V) -> Result<H::V, H::V> {
     let is_error = h.get(result, "isError")?;
     for key in ["content", "details", "usage", "terminate", "structuredContent"] {
         h.get(result, key)?;
@@ -466,7 +476,7 @@ fn read_result<H: Host>(h: &H, result: &H::V) -> Result<H::V, H::V> {
     Ok(is_error)
 }
 
-pub struct Execution<H: Host> {
+pub struct Execution<H: FastPaths> {
     running: HostFuture<Result<H::V, H::V>>,
     updates: mpsc::UnboundedReceiver<H::V>,
     /// This execution's `onUpdate` route, open until it settles.
@@ -492,12 +502,12 @@ pub struct Executed<V> {
     pub abandoned: bool,
 }
 
-pub fn immediate_outcome<H: Host>(h: &H, call: &Call<H::V>, result: H::V) -> Outcome<H::V> {
+pub fn immediate_outcome<H: FastPaths>(h: &H, call: &Call<H::V>, result: H::V) -> Outcome<H::V> {
     Outcome { call: call.clone(), result, is_error: h.boolean(true), duration_ms: None }
 }
 
 /// S-2.5.2: `{...result, content, details, usage, terminate}`, then the structuredContent rule.
-fn merge_after<H: Host>(h: &H, result: &H::V, is_error: &H::V, update: &H::V) -> Result<(H::V, H::V), H::V> {
+fn merge_after<H: FastPaths>(h: &H, result: &H::V, is_error: &H::V, update: &H::V) -> Result<(H::V, H::V), H::V> {
     let pick = |key: &str| -> Result<H::V, H::V> {
         let new = h.get(update, key)?;
         if h.kind(&new).is_nullish() { h.get(result, key) } else { Ok(new) }
@@ -531,7 +541,7 @@ fn merge_after<H: Host>(h: &H, result: &H::V, is_error: &H::V, update: &H::V) ->
 }
 
 /// `{toolCall, result, isError, durationMs?}` as `runToolCall` resolves it.
-pub fn outcome_object<H: Host>(h: &H, outcome: &Outcome<H::V>) -> H::V {
+pub fn outcome_object<H: FastPaths>(h: &H, outcome: &Outcome<H::V>) -> H::V {
     let mut entries = vec![
         ("toolCall", outcome.call.block.clone()),
         ("result", outcome.result.clone()),
@@ -544,7 +554,7 @@ pub fn outcome_object<H: Host>(h: &H, outcome: &Outcome<H::V>) -> H::V {
 }
 
 /// §4.2 step 6: the tool-result message.
-pub fn result_message<H: Host>(h: &H, outcome: &Outcome<H::V>) -> H::V {
+pub fn result_message<H: FastPaths>(h: &H, outcome: &Outcome<H::V>) -> H::V {
     let read = |key: &str| h.get(&outcome.result, key).unwrap_or_else(|_| h.undefined());
     let content = read("content");
     let content = if h.kind(&content).is_nullish() { h.array(&[]) } else { content };
@@ -565,7 +575,7 @@ pub fn result_message<H: Host>(h: &H, outcome: &Outcome<H::V>) -> H::V {
 }
 
 /// Whether a finalised batch stops the automatic tool-result request (T-4.7.1).
-fn batch_terminates<H: Host>(h: &H, outcomes: &[Outcome<H::V>]) -> bool {
+fn batch_terminates<H: FastPaths>(h: &H, outcomes: &[Outcome<H::V>]) -> bool {
     !outcomes.is_empty()
         && outcomes
             .iter()
@@ -579,7 +589,7 @@ pub struct Batch<V> {
 
 // ---- batches inside a run
 
-impl<'h, H: Host> Run<'h, H> {
+impl<'h, H: FastPaths> Run<'h, H> {
     fn tool_env<'s>(&'s self, assistant: &'s H::V) -> Result<ToolEnv<'s, H>, Stop> {
         let h = self.h;
         let context = self.context();
@@ -907,7 +917,7 @@ fn truncated_text(name: &str) -> String {
 }
 
 /// D5: `config.maxParallelTools` (a positive integer), else unlimited.
-fn max_parallel_tools<H: Host>(h: &H, config: &H::V) -> usize {
+fn max_parallel_tools<H: FastPaths>(h: &H, config: &H::V) -> usize {
     match h.get(config, "maxParallelTools").ok().and_then(|v| h.as_number(&v)) {
         Some(n) if n.is_finite() && n >= 1.0 => n as usize,
         _ => usize::MAX,

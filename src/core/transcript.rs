@@ -1,7 +1,7 @@
 //! Replaying a transcript's system messages (A-5.4.4, P-6.5.1): the current system prompt and
 //! the replayed head, one system message equal to replaying all of them. Reads, never mutates.
 
-use super::declare::role;
+use super::declare::tools::role;
 use super::host::{Host, Kind};
 
 /// Text blocks of a message's content joined with `separator` (a string content is itself).

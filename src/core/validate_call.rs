@@ -2,26 +2,28 @@
 //! validator of `validate` on a JSON copy of the arguments. The transcript is never modified.
 
 use super::fxhash::FxMap;
-use super::host::{Host, Kind};
+use super::host::Kind;
+use super::text::json::js_json_stringify;
+use super::text::wtf;
 use super::validate::{
     MARK, MAX_SCHEMA_DEPTH, PatternMatcher, TOO_DEEP, WEAK_MAP_KEY, coerce_and_validate_changes,
-    coerce_and_validate_view, depth_exceeds, format_validation_error, is_too_deep, js_json_stringify, schema_problem,
+    coerce_and_validate_view, depth_exceeds, format_validation_error, is_too_deep, schema_problem,
 };
-use super::wtf;
+use crate::core::fast::FastPaths;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-struct HostPatterns<'a, H: Host>(&'a H);
+struct HostPatterns<'a, H: FastPaths>(&'a H);
 
-impl<H: Host> PatternMatcher for HostPatterns<'_, H> {
+impl<H: FastPaths> PatternMatcher for HostPatterns<'_, H> {
     fn is_match(&self, pattern: &str, text: &str) -> Option<bool> {
         self.0.regex_test(pattern, text)
     }
 }
 
 /// JSON text as the validator sees it (no text, from `undefined`, → `null`): lone surrogates as stand-ins, any depth.
-fn parse_json<H: Host>(h: &H, text: Option<&str>) -> Result<serde_json::Value, H::V> {
+fn parse_json<H: FastPaths>(h: &H, text: Option<&str>) -> Result<serde_json::Value, H::V> {
     match text {
         Some(text) => wtf::parse(text).map_err(|e| h.error(&e, false)),
         None => Ok(serde_json::Value::Null),
@@ -29,7 +31,7 @@ fn parse_json<H: Host>(h: &H, text: Option<&str>) -> Result<serde_json::Value, H
 }
 
 /// A JSON copy of a host value as the validator sees it (`undefined` → `null`).
-fn to_json<H: Host>(h: &H, v: &H::V) -> Result<serde_json::Value, H::V> {
+fn to_json<H: FastPaths>(h: &H, v: &H::V) -> Result<serde_json::Value, H::V> {
     parse_json(h, h.json_stringify(v, false)?.as_deref())
 }
 
@@ -206,7 +208,7 @@ fn heap_size(v: &serde_json::Value) -> usize {
     total
 }
 
-fn prepare_schema<H: Host>(h: &H, parameters: &H::V) -> Result<PreparedSchema, H::V> {
+fn prepare_schema<H: FastPaths>(h: &H, parameters: &H::V) -> Result<PreparedSchema, H::V> {
     let schema = to_json(h, parameters)?;
     if depth_exceeds(&schema, MAX_SCHEMA_DEPTH) {
         // Never used, and never dropped recursively (from the cache, at any time).
@@ -217,7 +219,7 @@ fn prepare_schema<H: Host>(h: &H, parameters: &H::V) -> Result<PreparedSchema, H
     Ok((schema, problem))
 }
 
-fn cached_schema<H: Host>(h: &H, id: f64, parameters: &H::V) -> Result<Rc<PreparedSchema>, H::V> {
+fn cached_schema<H: FastPaths>(h: &H, id: f64, parameters: &H::V) -> Result<Rc<PreparedSchema>, H::V> {
     let key = id as u64;
     if let Some(found) = SCHEMAS.with(|cache| cache.borrow().get(key)) {
         return Ok(found);
@@ -236,7 +238,7 @@ fn cached_schema<H: Host>(h: &H, id: f64, parameters: &H::V) -> Result<Rc<Prepar
 
 /// Validates `args` (the possibly prepared arguments of `call`) against `tool.parameters` and
 /// returns the coerced copy; throws (as `Err`) an `Error` with the exact T-4.3.5 text.
-pub fn validate_tool_call<H: Host>(h: &H, tool: &H::V, call: &H::V, args: &H::V) -> Result<H::V, H::V> {
+pub fn validate_tool_call<H: FastPaths>(h: &H, tool: &H::V, call: &H::V, args: &H::V) -> Result<H::V, H::V> {
     // The messages name the call as the model wrote it (the reference reads `toolCall.name`).
     let name = || -> Result<String, H::V> {
         if !h.kind(call).is_object_like() {

@@ -5,9 +5,10 @@
 
 use crate::core::agent::Queue;
 use crate::core::args;
+use crate::core::fast::{EventCode, FastPaths, Pumped, ToolChanges};
 use crate::core::fxhash::FxMap;
-use crate::core::host::{EventCode, Host, HostFuture, Kind, NativeFn, Pumped, ToolChanges};
-use crate::core::wtf;
+use crate::core::host::{Host, HostFuture, Kind, NativeFn};
+use crate::core::text::wtf;
 use futures::FutureExt;
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};
@@ -702,29 +703,6 @@ impl Host for JsHost {
     fn set_delete(&self, set: &JsValue, v: &JsValue) -> Result<(), JsValue> {
         set_delete(set, v)
     }
-    fn call_listeners(
-        &self,
-        listeners: &JsValue,
-        cursor: &mut Option<JsValue>,
-        a: &JsValue,
-        b: &JsValue,
-    ) -> Result<Option<JsValue>, JsValue> {
-        let from = cursor.take().unwrap_or(JsValue::UNDEFINED);
-        let it = match checked(|| call_listeners(listeners, &from, a, b)) {
-            Ok(it) => it,
-            Err(e) => {
-                // A listener threw: the helper left the iterator to go on with after it.
-                let rest = take_listened();
-                *cursor = (!rest.is_undefined()).then_some(rest);
-                return Err(e);
-            }
-        };
-        if it.is_undefined() {
-            return Ok(None);
-        }
-        *cursor = Some(it);
-        Ok(Some(take_listened()))
-    }
     fn error_message(&self, err: &JsValue) -> String {
         error_message(err)
     }
@@ -741,19 +719,12 @@ impl Host for JsHost {
         if wtf::has_stand_in(text) {
             // Raw stand-ins (from text read with `as_string`) are lone surrogates: escape them first.
             if let Ok(value) = wtf::parse(text) {
-                let escaped = crate::core::validate::js_json_stringify(&value);
+                let escaped = crate::core::text::json::js_json_stringify(&value);
                 wtf::drop_deep(value);
                 return js_sys::JSON::parse(&escaped);
             }
         }
         js_sys::JSON::parse(text)
-    }
-    fn json_copy(&self, v: &JsValue) -> Result<(Option<String>, JsValue), JsValue> {
-        let text = json_copy(v)?;
-        Ok((text, take_copy()))
-    }
-    fn patch_copy(&self, copy: &JsValue, patches: &str) -> Result<JsValue, JsValue> {
-        patch_copy(copy, patches)
     }
     fn regex_test(&self, pattern: &str, text: &str) -> Option<bool> {
         if wtf::has_stand_in(pattern) || wtf::has_stand_in(text) {
@@ -813,6 +784,21 @@ impl Host for JsHost {
                 .boxed_local(),
         }
     }
+    fn object_id(&self, v: &JsValue) -> Option<f64> {
+        object_id(v).as_f64()
+    }
+    fn collected_ids(&self) -> Vec<f64> {
+        let ids = take_collected();
+        if ids.is_undefined() { Vec::new() } else { js_sys::Float64Array::from(ids).to_vec() }
+    }
+    fn iterator_return(&self, it: &JsValue) {
+        iterator_return(it);
+    }
+}
+
+/// The JS twins of the fast paths (`core::fast`): each one crossing instead of one per field, checked against the
+/// Rust references by `tests/js/parity.test.mjs`.
+impl FastPaths for JsHost {
     fn pump(
         &self,
         source: &JsValue,
@@ -868,17 +854,37 @@ impl Host for JsHost {
         let code = code as usize;
         Ok(Some((code / 2, code.is_multiple_of(2))))
     }
-    fn default_convert_to_llm(&self) -> Option<JsValue> {
-        Some(default_convert_to_llm())
+    fn default_convert_to_llm(&self) -> JsValue {
+        default_convert_to_llm()
     }
-    fn object_id(&self, v: &JsValue) -> Option<f64> {
-        object_id(v).as_f64()
+    fn call_listeners(
+        &self,
+        listeners: &JsValue,
+        cursor: &mut Option<JsValue>,
+        a: &JsValue,
+        b: &JsValue,
+    ) -> Result<Option<JsValue>, JsValue> {
+        let from = cursor.take().unwrap_or(JsValue::UNDEFINED);
+        let it = match checked(|| call_listeners(listeners, &from, a, b)) {
+            Ok(it) => it,
+            Err(e) => {
+                // A listener threw: the helper left the iterator to go on with after it.
+                let rest = take_listened();
+                *cursor = (!rest.is_undefined()).then_some(rest);
+                return Err(e);
+            }
+        };
+        if it.is_undefined() {
+            return Ok(None);
+        }
+        *cursor = Some(it);
+        Ok(Some(take_listened()))
     }
-    fn collected_ids(&self) -> Vec<f64> {
-        let ids = take_collected();
-        if ids.is_undefined() { Vec::new() } else { js_sys::Float64Array::from(ids).to_vec() }
+    fn json_copy(&self, v: &JsValue) -> Result<(Option<String>, JsValue), JsValue> {
+        let text = json_copy(v)?;
+        Ok((text, take_copy()))
     }
-    fn iterator_return(&self, it: &JsValue) {
-        iterator_return(it);
+    fn patch_copy(&self, copy: &JsValue, patches: &str) -> Result<JsValue, JsValue> {
+        patch_copy(copy, patches)
     }
 }

@@ -512,7 +512,7 @@ impl<'a> Parser<'a> {
                         if !(0xDC00..=0xDFFF).contains(&low) {
                             return None;
                         }
-                        super::partial_json::combine_surrogates(unit, low)
+                        super::repair::combine_surrogates(unit, low)
                     }
                     0xDC00..=0xDFFF => return None,
                     _ => char::from_u32(u32::from(unit))?,
@@ -531,7 +531,7 @@ impl<'a> Parser<'a> {
             return None;
         }
         self.pos = end;
-        Some(digits.iter().fold(0u16, |n, d| (n << 4) | super::partial_json::hex_value(*d)))
+        Some(digits.iter().fold(0u16, |n, d| (n << 4) | super::repair::hex_value(*d)))
     }
 }
 
@@ -634,7 +634,7 @@ mod tests {
     fn p_6_3_2_fallback_values_are_kept() {
         // A lone surrogate: serde_json refuses, JSON.parse keeps it (and so do we, encoded).
         let data = parse_data(r#"{"s":"a\ud800b"}"#).unwrap();
-        assert_eq!(crate::core::wtf::to_utf16(data.str("s")), [0x61, 0xD800, 0x62]);
+        assert_eq!(crate::core::text::wtf::to_utf16(data.str("s")), [0x61, 0xD800, 0x62]);
         assert!(parse_data("[DONE]").is_none());
     }
 

@@ -5,8 +5,8 @@
 //! The wire formats pass markers through like any text; this module only measures them.
 
 /// Starts a marker. A caller string containing it is itself carried as a marker.
-pub const START: char = '\u{FDD0}';
-pub const END: char = '\u{FDD1}';
+pub const START: char = crate::core::text::PROJECTION_START;
+pub const END: char = crate::core::text::PROJECTION_END;
 
 /// A marker parsed from the start of `text` (which begins with `START`): its kind (`s` or `v`),
 /// the original's JSON length, and the marker's length in bytes.
@@ -107,10 +107,10 @@ pub fn marked_strings(value: &serde_json::Value) -> Vec<(Vec<Step<'_>>, &str)> {
 }
 
 /// Provider text the other way round: a lone surrogate escape (`"\\ud83d"`, which `JSON.parse`
-/// keeps) is decoded as the host's stand-in for it (`core::wtf`), so the binding restores it
+/// keeps) is decoded as the host's stand-in for it (`core::text::wtf`), so the binding restores it
 /// wherever Rust text becomes a JS string; other units are pushed as they are.
 pub fn push_lone_surrogate(out: &mut String, unit: u16) {
-    match crate::core::wtf::stand_in(unit) {
+    match crate::core::text::wtf::stand_in(unit) {
         Some(c) => out.push(c),
         None => out.push(char::from_u32(u32::from(unit)).unwrap_or('\u{FFFD}')),
     }
@@ -260,7 +260,7 @@ mod tests {
 
     #[test]
     fn lone_surrogates_decode_to_the_hosts_stand_ins() {
-        use crate::core::wtf;
+        use crate::core::text::wtf;
         let mut text = String::from("a");
         push_lone_surrogate(&mut text, 0xD83D);
         text.push('b');

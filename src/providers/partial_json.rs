@@ -26,7 +26,7 @@
 use serde_json::{Map, Value};
 
 use super::marker::push_lone_surrogate;
-use super::repair::{MAX_DEPTH, json_number};
+use super::repair::{MAX_DEPTH, combine_surrogates, hex_value, json_number};
 
 /// The most key bytes the path of a live value may hold; a longer path freezes the live value.
 pub const MAX_PATH_KEY_BYTES: usize = 1024;
@@ -495,23 +495,6 @@ impl StrDecoder {
     }
 }
 
-/// The character of a surrogate pair.
-pub(crate) fn combine_surrogates(high: u16, low: u16) -> char {
-    let hi = u32::from(high).saturating_sub(0xD800);
-    let lo = u32::from(low).saturating_sub(0xDC00);
-    char::from_u32(0x10000u32.saturating_add(hi << 10).saturating_add(lo)).unwrap_or('\u{FFFD}')
-}
-
-/// The value of an ASCII hex digit (0 for anything else).
-pub(crate) fn hex_value(d: u8) -> u16 {
-    match d {
-        b'0'..=b'9' => u16::from(d.wrapping_sub(b'0')),
-        b'a'..=b'f' => u16::from(d.wrapping_sub(b'a').wrapping_add(10)),
-        b'A'..=b'F' => u16::from(d.wrapping_sub(b'A').wrapping_add(10)),
-        _ => 0,
-    }
-}
-
 /// JSON number grammar: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
 fn is_json_number(s: &str) -> bool {
     let b = s.as_bytes();
@@ -752,7 +735,7 @@ mod tests {
 
     #[test]
     fn p_6_4_2_lone_surrogates_are_kept() {
-        let units = |v: &Value, key: &str| crate::core::wtf::to_utf16(v[key].as_str().unwrap());
+        let units = |v: &Value, key: &str| crate::core::text::wtf::to_utf16(v[key].as_str().unwrap());
         assert_eq!(units(&parse_partial(r#"{"s": "\uD800"}"#), "s"), [0xD800]);
         assert_eq!(units(&parse_partial(r#"{"s": "\uDC00x"}"#), "s"), [0xDC00, 0x78]);
         assert_eq!(units(&parse_partial(r#"{"s": "\uD800\uD800\uDC00"}"#), "s"), [0xD800, 0xD800, 0xDC00]);
@@ -760,7 +743,7 @@ mod tests {
         assert_eq!(units(&parse_partial(r#"{"s": "\uD800\u0041"}"#), "s"), [0xD800, 0x41]);
         let keyed = parse_partial(r#"{"\uD800": 1}"#);
         let key = keyed.as_object().unwrap().keys().next().unwrap();
-        assert_eq!(crate::core::wtf::to_utf16(key), [0xD800]);
+        assert_eq!(crate::core::text::wtf::to_utf16(key), [0xD800]);
     }
 
     #[test]
@@ -773,7 +756,7 @@ mod tests {
         assert_eq!(parse_partial(r#"{"s": "\u"}"#), json!({"s": "\\u"}));
         assert_eq!(parse_partial(r#"{"s": "\u\"}"#), json!({"s": "\\u\"}"}));
         let lone = parse_partial(r#"{"s": "\uD83D\q"}"#);
-        assert_eq!(crate::core::wtf::to_utf16(lone["s"].as_str().unwrap()), [0xD83D, 0x5C, 0x71]);
+        assert_eq!(crate::core::text::wtf::to_utf16(lone["s"].as_str().unwrap()), [0xD83D, 0x5C, 0x71]);
         assert_eq!(parse_partial(r#"{"s": "\é"}"#), json!({"s": "\\é"}));
     }
 

@@ -17,7 +17,6 @@
 use serde_json::{Map, Value};
 
 use super::marker::push_lone_surrogate;
-use super::partial_json::{combine_surrogates, hex_value};
 
 /// The most nested containers any JSON parser here accepts (E-8.4.1).
 pub const MAX_DEPTH: usize = 512;
@@ -614,6 +613,23 @@ fn flush_high(high: &mut Option<u16>, out: &mut String) {
     }
 }
 
+/// The character of a surrogate pair.
+pub(crate) fn combine_surrogates(high: u16, low: u16) -> char {
+    let hi = u32::from(high).saturating_sub(0xD800);
+    let lo = u32::from(low).saturating_sub(0xDC00);
+    char::from_u32(0x10000u32.saturating_add(hi << 10).saturating_add(lo)).unwrap_or('\u{FFFD}')
+}
+
+/// The value of an ASCII hex digit (0 for anything else).
+pub(crate) fn hex_value(d: u8) -> u16 {
+    match d {
+        b'0'..=b'9' => u16::from(d.wrapping_sub(b'0')),
+        b'a'..=b'f' => u16::from(d.wrapping_sub(b'a').wrapping_add(10)),
+        b'A'..=b'F' => u16::from(d.wrapping_sub(b'A').wrapping_add(10)),
+        _ => 0,
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
@@ -763,7 +779,7 @@ pub(crate) mod tests {
     fn p_6_4_3_values_js_keeps_but_serde_cannot() {
         let lone = parse_json(r#"["\ud800", "\udc00x", "\ud83d\ude00", "\ud83d\ud83d"]"#).unwrap();
         let units: Vec<Vec<u16>> =
-            lone.as_array().unwrap().iter().map(|s| crate::core::wtf::to_utf16(s.as_str().unwrap())).collect();
+            lone.as_array().unwrap().iter().map(|s| crate::core::text::wtf::to_utf16(s.as_str().unwrap())).collect();
         assert_eq!(units, [vec![0xD800], vec![0xDC00, 0x78], vec![0xD83D, 0xDE00], vec![0xD83D, 0xD83D]]);
         assert_eq!(parse_json("[1e400, -1e400, 1e-400]"), Ok(json!([null, null, 0.0])));
         assert_eq!(parse_json("-0"), Ok(json!(-0.0)));

@@ -3,8 +3,26 @@
 //! readers of `model`/`options` JSON, and the object builders (`object`, `put`) the provider
 //! modules use instead of `json!`. Pure functions of JSON; no HTTP, no wire shapes.
 
-use super::{Json, RequestInput};
+use super::json::Json;
 use serde_json::{Map, Value};
+
+/// What a wire format needs to build a request (P-6.2, §6.6–§6.9).
+pub struct RequestInput<'a> {
+    /// The `Model` as JSON.
+    pub model: &'a Value,
+    /// The transcript (`Message[]`) as JSON, after `convertToLlm`: a tree that borrows its strings from the
+    /// projection's text (each message is read a few times and never kept whole, so it is not a `Value`).
+    pub messages: &'a [Json<'a>],
+    /// The stream options as JSON (functions dropped): `reasoning`, `maxTokens`, `temperature`,
+    /// `toolChoice`, `sessionId`, `cacheRetention`, `thinkingBudgets`, `samplingParams`, `headers`.
+    pub options: &'a Value,
+    /// The resolved API key (P-6.2.3), if any. Never echoed into errors or events.
+    pub api_key: Option<&'a str>,
+    /// The UTF-16 length of `messages` as JSON, as the binding got it from JS (`marker::json_len` of the projection's
+    /// text), when it has it: the P-6.2.7 estimate then need not write the whole transcript again. `None`: the
+    /// estimate serialises `messages`.
+    pub messages_json_len: Option<usize>,
+}
 
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";

@@ -4,7 +4,7 @@
 
 use super::support::*;
 use crate::core::agent_loop::{start_continue_run, start_prompt_run};
-use crate::core::declare::declare_tool_changes;
+use crate::core::declare::inject::declare_tool_changes;
 use crate::core::host::Host;
 use crate::core::test_host::{EPOCH_MS, TV, TestHost};
 use futures::FutureExt;

@@ -3,6 +3,7 @@
 mod agent;
 mod durable;
 mod failures;
+mod layers;
 mod loop_rules;
 mod props;
 mod support;

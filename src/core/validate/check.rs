@@ -2,15 +2,15 @@
 //! 2020-12 mode, which also reads draft 7's `items` arrays, `additionalItems`, `definitions` and `dependencies`).
 //! Only answers yes or no; `explain.rs` says why.
 
-use super::json::Kw;
+use crate::core::text::json::Kw;
 use serde_json::{Map, Value};
 
 use super::Ctx;
 use super::format;
-use super::json::{is_primitive, js_property_key, json_equal};
 use super::number::{as_f64, is_bigint_multiple, is_integer, is_multiple};
 use super::resolve::{BaseId, Target, address};
 use super::special::{Special, bytes_len, special};
+use crate::core::text::json::{is_primitive, js_property_key, json_equal};
 
 /// Whether `v` has the type `name` (`integer`: a number without fraction; unknown names never match).
 pub(crate) fn has_type(name: &str, v: &Value) -> bool {

@@ -4,15 +4,15 @@
 //! the value stays as it is, so unchanged parts are never copied; the input is never modified. A value no rule
 //! applies to stays for the check to report.
 
-use super::json::Kw;
+use crate::core::text::json::Kw;
 use serde_json::{Map, Value};
 
 use super::Ctx;
 use super::check::has_type;
-use super::json::{js_entries, js_keys, strict_equal};
 use super::number::{as_f64, is_integer, js_number_to_string, js_string_to_number, js_trim, number_value};
 use super::resolve::BaseId;
 use super::special::{Special, bytes_members, special};
+use crate::core::text::json::{js_entries, js_keys, strict_equal};
 
 /// `Some(new)` unless `new === old`.
 pub(crate) fn changed(new: Value, old: &Value) -> Option<Value> {

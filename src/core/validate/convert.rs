@@ -2,15 +2,15 @@
 //! `anyOf`/`oneOf`, `allOf`, then `type`), with the re-entry guard that makes recursive schemas terminate and the
 //! memo that keeps recursive unions from converting the same child once per branch. Copy-on-write like the others.
 
-use super::json::Kw;
+use crate::core::text::json::Kw;
 use serde_json::{Map, Value};
 
 use super::coerce::{additional, changed, patterns, set, set_item};
-use super::json::{is_primitive, js_entries, json_equal, strict_equal};
 use super::number::{as_f64, js_number_to_string, js_string_to_number, number_value};
 use super::resolve::{BaseId, Target, address};
 use super::special::{self, Special, special};
 use super::{Ctx, EnteredValue};
+use crate::core::text::json::{is_primitive, js_entries, json_equal, strict_equal};
 
 /// The key the pass-2 memo files a value under: an address for objects and arrays (checked by content on a hit,
 /// since a temporary may reuse it), the value itself for primitives.

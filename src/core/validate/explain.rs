@@ -2,19 +2,19 @@
 //! it failed on, in pi-schema's order and words. It runs only after the check failed, and asks `check.rs` whether a
 //! subschema passes before explaining it.
 
-use super::json::Kw;
+use crate::core::text::json::Kw;
 use serde_json::{Map, Value};
 
 use super::check::{contains_bounds, is_bytes_type, is_undefined, item_schemas, multiple, num, type_matches, unique};
 use super::format;
-use super::json::{
-    is_primitive, js_entries, js_join_element, js_json_stringify, js_keys, js_order, js_property_key, json_equal,
-    list_values, pointer, pointer_index, strict_equal, type_name,
-};
 use super::number::{as_f64, js_number_to_string};
 use super::resolve::{BaseId, Target, address};
 use super::special::{Special, bytes_len, special};
 use super::{Ctx, RawError};
+use crate::core::text::json::{
+    is_primitive, js_entries, js_join_element, js_json_stringify, js_keys, js_order, js_property_key, json_equal,
+    list_values, pointer, pointer_index, strict_equal, type_name,
+};
 
 fn err(out: &mut Vec<RawError>, path: &str, message: String) {
     out.push(RawError { path: path.to_string(), message });
@@ -22,7 +22,7 @@ fn err(out: &mut Vec<RawError>, path: &str, message: String) {
 
 /// A path's length as JavaScript counts it (UTF-16 units), which ranks union branches.
 fn utf16_len(s: &str) -> usize {
-    crate::core::wtf::utf16_len(s)
+    crate::core::text::wtf::utf16_len(s)
 }
 
 fn n(x: f64) -> String {

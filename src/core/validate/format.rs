@@ -3,6 +3,7 @@
 //! from TypeBox); other formats pass. Hand-written matchers, no regex engine; `regex` and `url` ask the host.
 
 use super::PatternMatcher;
+use super::ip::{digits_value, is_ipv4, is_ipv6};
 use super::uri::{is_relative_ref, is_uri, is_url};
 
 /// Whether `text` has format `name`; `None` for a format that is not checked.
@@ -24,13 +25,6 @@ pub(crate) fn check(name: &str, text: &str, re: &dyn PatternMatcher) -> Option<b
         "json-pointer" => is_json_pointer(text),
         _ => return None,
     })
-}
-
-fn digits_value(s: &str) -> Option<u32> {
-    if s.is_empty() || !s.bytes().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
 }
 
 /// `YYYY-MM-DD` with a real day of the month.
@@ -214,11 +208,11 @@ fn is_email(s: &str) -> bool {
 
 /// `hostname`: labels of letters, digits and inner hyphens (or `xn--` labels with valid punycode), at most 253 long.
 fn is_hostname(s: &str, re: &dyn PatternMatcher) -> bool {
-    if s.is_empty() || crate::core::wtf::utf16_len(s) > 253 || s.ends_with('.') {
+    if s.is_empty() || crate::core::text::wtf::utf16_len(s) > 253 || s.ends_with('.') {
         return false;
     }
     s.split('.').all(|label| {
-        let len = crate::core::wtf::utf16_len(label);
+        let len = crate::core::text::wtf::utf16_len(label);
         len > 0 && len <= 63 && (is_puny_label(label, re) || is_ascii_label(label))
     })
 }
@@ -321,55 +315,6 @@ fn adapt(delta: u32, points: u32, first: bool) -> u32 {
         k = k.saturating_add(36);
     }
     k.saturating_add(delta.saturating_mul(36).checked_div(delta.saturating_add(38)).unwrap_or(0))
-}
-
-/// Four decimal octets without leading zeros.
-pub(crate) fn is_ipv4(s: &str) -> bool {
-    let parts: Vec<&str> = s.split('.').collect();
-    parts.len() == 4
-        && parts.iter().all(|p| {
-            !p.is_empty()
-                && p.len() <= 3
-                && !(p.len() > 1 && p.starts_with('0'))
-                && digits_value(p).is_some_and(|v| v <= 255)
-        })
-}
-
-/// IPv6 text: eight groups, or fewer around one `::`, the last two possibly an IPv4 address.
-pub(crate) fn is_ipv6(s: &str) -> bool {
-    let hex_group = |g: &str| !g.is_empty() && g.len() <= 4 && g.bytes().all(|c| c.is_ascii_hexdigit());
-    let count = |part: &str, last: bool| -> Option<usize> {
-        if part.is_empty() {
-            return Some(0);
-        }
-        let groups: Vec<&str> = part.split(':').collect();
-        let mut n = 0usize;
-        for (i, g) in groups.iter().enumerate() {
-            if last && i.saturating_add(1) == groups.len() && g.contains('.') {
-                if !is_ipv4(g) {
-                    return None;
-                }
-                n = n.saturating_add(2);
-            } else if hex_group(g) {
-                n = n.saturating_add(1);
-            } else {
-                return None;
-            }
-        }
-        Some(n)
-    };
-    match s.split_once("::") {
-        Some((head, tail)) => {
-            if tail.contains("::") {
-                return false;
-            }
-            match (count(head, false), count(tail, true)) {
-                (Some(h), Some(t)) => h.saturating_add(t) <= 7,
-                _ => false,
-            }
-        }
-        None => count(s, true) == Some(8),
-    }
 }
 
 fn is_uuid(s: &str) -> bool {

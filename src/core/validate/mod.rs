@@ -8,12 +8,13 @@ mod coerce;
 mod convert;
 mod explain;
 mod format;
-mod json;
-mod number;
+mod ip;
+
+pub(crate) mod number;
 mod plain;
 mod problems;
 mod resolve;
-mod special;
+pub(crate) mod special;
 mod uri;
 
 #[cfg(test)]
@@ -29,7 +30,8 @@ use crate::core::fxhash::FxMap as HashMap;
 
 use serde_json::Value;
 
-pub use json::{depth_exceeds, js_json_stringify, js_json_stringify_pretty, js_json_stringify_verbatim};
+pub use crate::core::text::json::depth_exceeds;
+use crate::core::text::json::{self, js_json_stringify_pretty};
 pub use number::js_number_to_string;
 pub(crate) use number::parse_f64;
 pub use special::MARK;

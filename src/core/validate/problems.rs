@@ -4,12 +4,12 @@
 
 use std::collections::HashSet;
 
-use super::json::Kw;
+use crate::core::text::json::Kw;
 use serde_json::{Map, Value};
 
-use super::json::{js_entries, js_json_stringify};
 use super::resolve::{BaseId, Resolver, Target, address};
 use super::{MAX_DEPTH, PatternMatcher, TOO_DEEP};
+use crate::core::text::json::{js_entries, js_json_stringify};
 
 /// Keywords that never affect a check: a schema with only these and `type` compiles to a type test.
 const NEUTRAL: [&str; 16] = [

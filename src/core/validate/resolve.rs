@@ -4,7 +4,7 @@
 
 use crate::core::fxhash::FxMap as HashMap;
 
-use super::json::Kw;
+use crate::core::text::json::Kw;
 use serde_json::Value;
 
 /// The base URI of a root schema without `$id` (pi-schema's), against which relative references resolve.

@@ -11,7 +11,7 @@
 use serde_json::{Map, Value};
 
 /// The first character of every marker.
-pub const MARK: char = '\u{10F7FE}';
+pub const MARK: char = crate::core::text::VIEW_MARK;
 
 /// What a marker stands for (BigInts and bytes borrow their text from the marker).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

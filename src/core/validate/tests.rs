@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::tests_support::*;
 use super::*;
+use crate::core::text::json::{js_json_stringify, js_json_stringify_pretty};
 
 /// Cases recorded from the reference: `VALIDATE_CASES=path cargo test -- --ignored differential` compares them all.
 #[test]
@@ -13,7 +14,7 @@ use super::*;
 fn differential_against_recorded_reference() {
     let path = std::env::var("VALIDATE_CASES").expect("VALIDATE_CASES");
     // Parsed as the validator's own copies are: lone surrogates (escaped by JSON.stringify) as stand-ins.
-    let Value::Array(cases) = crate::core::wtf::parse(&std::fs::read_to_string(path).unwrap()).unwrap() else {
+    let Value::Array(cases) = crate::core::text::wtf::parse(&std::fs::read_to_string(path).unwrap()).unwrap() else {
         panic!("VALIDATE_CASES holds no array");
     };
     let mut failures = 0;
@@ -144,7 +145,7 @@ fn e_8_4_1_deep_values_and_schemas_stop_with_an_error() {
     let deepest = nested(100_000, json!(1), |v| Value::Array(vec![v]));
     assert_eq!(coerce_and_validate_changes(&json!({}), &deepest, &TestRegex), Ok(None));
     assert_eq!(coerce_and_validate_changes(&json!({"type": "array"}), &deepest, &TestRegex), Ok(None));
-    crate::core::wtf::drop_deep(deepest);
+    crate::core::text::wtf::drop_deep(deepest);
     // The full path copies members recursively: past `MAX_VALUE_DEPTH` it stops with the reference's error.
     let deep_value = nested(MAX_VALUE_DEPTH, json!(1), |v| Value::Array(vec![v]));
     assert_eq!(coerce_and_validate(&json!({"minItems": 1}), &deep_value, &TestRegex), Err(too_deep()));
@@ -415,7 +416,7 @@ fn t_4_3_4_unlisted_formats_pass() {
 fn issue_13_a_lone_surrogate_key_is_one_utf16_unit_when_union_branches_are_ranked() {
     // pi-schema blames the branch whose first error is deepest by `path.length`: "/\udfff" is 2 units, as "/é" is,
     // so the tie keeps the first branch.
-    let schema = crate::core::wtf::parse(
+    let schema = crate::core::text::wtf::parse(
         r#"{"oneOf":[{"properties":{"é":{}},"required":["é"],"additionalProperties":false},
                      {"properties":{"\udfff":{}},"required":["\udfff"],"additionalProperties":false}]}"#,
     )

@@ -27,7 +27,7 @@ impl PatternMatcher for TestRegex {
 /// (`path: message`), or `THROW <message>` for a schema problem.
 pub(crate) fn answer(schema: &Value, args: &Value) -> String {
     match super::validate_tool_arguments("t", schema, args, &TestRegex) {
-        Ok(v) => super::js_json_stringify(&v),
+        Ok(v) => crate::core::text::json::js_json_stringify(&v),
         Err(text) => match text.strip_prefix("Validation failed for tool \"t\":\n") {
             Some(rest) => rest
                 .split("\n\nReceived arguments:\n")

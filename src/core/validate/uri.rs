@@ -1,7 +1,7 @@
 //! URI grammars for the `uri`, `uri-reference` and `url` formats (see `format.rs`): RFC 3986 in ASCII, case-insensitive
 //! as pi-schema's regexes are, and an approximation of `URL.canParse` for hosts that do not answer it themselves.
 
-use super::format::is_ipv6;
+use super::ip::is_ipv6;
 
 fn is_unreserved(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~')

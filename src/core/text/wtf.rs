@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-const STAND_IN_BASE: u32 = 0x10_F800;
+use super::STAND_IN_BASE;
 const SURROGATE_BASE: u32 = 0xD800;
 
 /// The stand-in of a UTF-16 unit that is a surrogate (`0xD800..=0xDFFF`).
@@ -334,7 +334,7 @@ impl Reader<'_> {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
-    use crate::core::validate::js_json_stringify;
+    use crate::core::text::json::js_json_stringify;
     use serde_json::json;
 
     #[test]

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
 
-use super::number::{as_f64, is_integer, js_number_to_string};
+use crate::core::validate::number::{as_f64, is_integer, js_number_to_string};
 
 /// The entries of an object in `Object.keys` order: array-index keys ascending, then the others in insertion order.
 pub(crate) fn js_entries(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
@@ -187,7 +187,7 @@ fn write_string(out: &mut String, s: &str, stand_ins: bool) {
             // The stand-ins (U+10F800 and up) are the only 4-byte characters led by 0xF4 that need a look.
             0xF4 if stand_ins => {
                 let c = s.get(at..).and_then(|t| t.chars().next());
-                match c.and_then(|c| Some((crate::core::wtf::surrogate_of(c)?, c.len_utf8()))) {
+                match c.and_then(|c| Some((crate::core::text::wtf::surrogate_of(c)?, c.len_utf8()))) {
                     Some((unit, len)) => (Err(u32::from(unit)), len),
                     None => continue,
                 }
@@ -237,7 +237,7 @@ pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
 
 /// The type named in `expected …, got <type>`.
 pub(crate) fn type_name(v: &Value) -> &'static str {
-    if let Some(value) = super::special::special(v) {
+    if let Some(value) = crate::core::validate::special::special(v) {
         return value.type_name();
     }
     match v {

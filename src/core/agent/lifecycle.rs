@@ -1,0 +1,437 @@
+//! The run lifecycle: `prompt`, `continue`, `resume`, `reset`; a run's config, its event sink (the
+//! reducer, then the awaited listeners) and its ending, including the failure ending of.
+
+use super::drain::drain;
+use super::options::{AGENT_HOOKS, FORWARDED};
+use super::queues::{changed, clear};
+use super::reducer::reduce;
+use super::state::{Queue, Thrown, copied, get, items, list_or_empty};
+use crate::core::agent_loop::{
+    Start, drive_start, empty_assistant, start_continue_run, start_prompt_run, start_resumed_run,
+};
+use crate::core::args::{ArgError, Checker};
+use crate::core::checkpoint;
+use crate::core::declare::tools::role;
+use crate::core::fast::FastPaths;
+use crate::core::host::Kind;
+use crate::core::run::{Emitter, NativeSink, Run};
+use crate::core::tools::Resumed;
+use crate::core::transcript::current_system_message;
+use futures::FutureExt;
+use futures::future::LocalBoxFuture;
+use std::rc::Rc;
+
+pub const PROMPT_BUSY: &str =
+    "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.";
+pub const CONTINUE_BUSY: &str = "Agent is already processing. Wait for completion before continuing.";
+pub const RESET_BUSY: &str = "Agent is already processing. Wait for completion before resetting.";
+pub const NOTHING_TO_CONTINUE: &str = "No messages to continue from";
+pub const ASSISTANT_TAIL: &str = "Cannot continue from message role: assistant";
+pub const RESUME_BUSY: &str = "Agent is already processing. Wait for completion before resuming.";
+
+// ---- reset
+
+pub fn reset<H: FastPaths>(h: &H, st: &H::V) -> Result<(), H::V> {
+    if h.truthy(&get(h, st, "active")?) {
+        return Err(h.error(RESET_BUSY, false));
+    }
+    let messages = items(h, st, "messages")?;
+    let baseline = current_system_message(h, &messages)?;
+    h.set(st, "messages", &h.array(baseline.as_slice()))?;
+    h.set(st, "isStreaming", &h.boolean(false))?;
+    h.set(st, "streamingMessage", &h.undefined())?;
+    h.set(st, "pendingToolCalls", &h.new_set(&[]))?;
+    h.set(st, "errorMessage", &h.undefined())?;
+    h.set(st, "interrupted", &h.boolean(false))?;
+    h.set(st, "completedTools", &h.array(&[]))?;
+    h.set(st, "endedTools", &h.array(&[]))?;
+    h.set(st, "steeringLeftByAbort", &h.array(&[]))?;
+    clear(h, st, Queue::Steering)?;
+    clear(h, st, Queue::FollowUp)
+}
+
+// ---- runs
+
+pub type RunFuture<V> = LocalBoxFuture<'static, Result<(), V>>;
+
+/// A run's config, stream function, and its start (or the value preparing it threw).
+type Prepared<V> = (V, V, Result<Start<V>, V>);
+
+/// `prompt(message | messages | text, images?)`.
+pub fn prompt<H: FastPaths>(
+    h: &H,
+    agent: &H::V,
+    st: &H::V,
+    input: &H::V,
+    images: &H::V,
+) -> Result<RunFuture<H::V>, Thrown<H::V>> {
+    if h.truthy(&get(h, st, "active")?) {
+        return Err(h.error(PROMPT_BUSY, false));
+    }
+    let c = Checker::new(h, "Agent.prompt");
+    let messages = match h.kind(input) {
+        Kind::Array => {
+            c.messages(input, "messages").map_err(|e| e.into_thrown(h))?;
+            h.array_items(input)?
+        }
+        Kind::String => {
+            let text = h.object(&[("type", h.constant("text")), ("text", input.clone())]);
+            let mut content = vec![text];
+            if !h.kind(images).is_nullish() {
+                content.extend(c.array(images, "images").map_err(|e| e.into_thrown(h))?);
+            }
+            let message = h.object(&[
+                ("role", h.constant("user")),
+                ("content", h.array(&content)),
+                ("timestamp", h.number(h.date_now())),
+            ]);
+            vec![message]
+        }
+        _ => {
+            c.message(input, "message").map_err(|e| e.into_thrown(h))?;
+            vec![input.clone()]
+        }
+    };
+    check_state(h, agent, st, "Agent.prompt").map_err(|e| e.into_thrown(h))?;
+    let mut prompts = take_steering_left_by_abort(h, st)?;
+    prompts.extend(messages);
+    Ok(start_run(h, agent, st, Some(prompts), false, None))
+}
+
+/// Issue 14.2: the steering messages an aborted run left queued (D2 polls no queue after the abort)
+/// were written before the next prompt, so they go first in its batch, in queue order, whatever the
+/// steering mode. Steering queued while the agent was idle is not marked: the prompt goes first and
+/// the run's initial poll (S0) delivers it, as in the reference.
+fn take_steering_left_by_abort<H: FastPaths>(h: &H, st: &H::V) -> Result<Vec<H::V>, H::V> {
+    let left = items(h, st, "steeringLeftByAbort")?;
+    if left.is_empty() {
+        return Ok(left);
+    }
+    h.set(st, "steeringLeftByAbort", &h.array(&[]))?;
+    let (taken, kept): (Vec<H::V>, Vec<H::V>) =
+        items(h, st, "steering")?.into_iter().partition(|m| left.iter().any(|l| h.same(l, m)));
+    h.set(st, "steering", &h.array(&kept))?;
+    // Out of the queue but not in the transcript yet: checkpoints still count them as queued.
+    if h.kind(&get(h, st, "ck")?).is_object_like() {
+        let transit = get(h, st, "transitSteering")?;
+        for message in &taken {
+            h.array_push(&transit, message)?;
+        }
+    }
+    Ok(taken)
+}
+
+/// `continue()`.
+pub fn continue_run<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFuture<H::V>, Thrown<H::V>> {
+    if h.truthy(&get(h, st, "active")?) {
+        return Err(h.error(CONTINUE_BUSY, false));
+    }
+    // Element by element, stopping at the first non-system message: no copy of the transcript.
+    let messages = list_or_empty(h, st, "messages")?;
+    let count = h.array_len(&messages)?;
+    let mut all_system = true;
+    for i in 0..count {
+        if role(h, &h.array_get(&messages, i)?)?.as_deref() != Some("system") {
+            all_system = false;
+            break;
+        }
+    }
+    if count == 0 || all_system {
+        return Err(h.error(NOTHING_TO_CONTINUE, false));
+    }
+    let last = h.array_get(&messages, count - 1)?;
+    check_state(h, agent, st, "Agent.continue").map_err(|e| e.into_thrown(h))?;
+    if role(h, &last)?.as_deref() == Some("assistant") {
+        return match run_queued(h, agent, st)? {
+            Some(run) => Ok(run),
+            None => Err(h.error(ASSISTANT_TAIL, false)),
+        };
+    }
+    Ok(start_run(h, agent, st, None, false, None))
+}
+
+/// `resume()`: picks up a run that a crash interrupted, from what the checkpoints (or a snapshot)
+/// recorded. An agent that was not mid-run resolves at once. An interrupted turn's missing tool
+/// calls run (and only those), then the run goes on; a transcript ending in a user or tool-result
+/// message continues as `continue()` would (the interrupted request is made again); queued
+/// messages are delivered as the interrupted run would have delivered them.
+pub fn resume<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFuture<H::V>, Thrown<H::V>> {
+    if h.truthy(&get(h, st, "active")?) {
+        return Err(h.error(RESUME_BUSY, false));
+    }
+    let idle = |h: &H| -> Result<RunFuture<H::V>, Thrown<H::V>> {
+        h.set(st, "interrupted", &h.boolean(false))?;
+        h.set(st, "completedTools", &h.array(&[]))?;
+        changed(h, st);
+        Ok(futures::future::ready(Ok(())).boxed_local())
+    };
+    if !h.truthy(&get(h, st, "interrupted")?) {
+        return Ok(futures::future::ready(Ok(())).boxed_local());
+    }
+    let messages = items(h, st, "messages")?;
+    check_state(h, agent, st, "Agent.resume").map_err(|e| e.into_thrown(h))?;
+    // The last assistant message and the tool results after it.
+    let mut existing = Vec::new();
+    let mut assistant = None;
+    for message in messages.iter().rev() {
+        match role(h, message)?.as_deref() {
+            Some("toolResult") => existing.push(message.clone()),
+            Some("assistant") => {
+                assistant = Some(message.clone());
+                break;
+            }
+            _ => break,
+        }
+    }
+    existing.reverse();
+    let Some(last) = messages.last() else { return idle(h) };
+    if role(h, last)?.as_deref() == Some("system")
+        && messages.iter().all(|m| role(h, m).ok().flatten().as_deref() == Some("system"))
+    {
+        return idle(h);
+    }
+    let Some(assistant) = assistant else {
+        // A user, custom or tool-result tail without its assistant message: a continuation.
+        return Ok(start_run(h, agent, st, None, false, None));
+    };
+    let stop = get(h, &assistant, "stopReason").ok().and_then(|r| h.as_string(&r));
+    if matches!(stop.as_deref(), Some("error") | Some("aborted")) {
+        return idle(h); // the run had ended at that message (a hard exit)
+    }
+    let calls = crate::core::tools::tool_calls(h, &assistant)?;
+    let answered = |id: &H::V| existing.iter().any(|m| h.get(m, "toolCallId").is_ok_and(|x| h.same(&x, id)));
+    if calls.iter().any(|c| !answered(&c.id)) {
+        let completed = items(h, st, "completedTools")?;
+        let resumed = Resumed { assistant, existing, completed };
+        return Ok(start_run(h, agent, st, None, false, Some(resumed)));
+    }
+    if !existing.is_empty() {
+        return Ok(start_run(h, agent, st, None, false, None));
+    }
+    // The turn was complete: deliver what is queued, as the interrupted run would have.
+    match run_queued(h, agent, st)? {
+        Some(run) => Ok(run),
+        None => idle(h),
+    }
+}
+
+/// after an assistant message: a run of the queued steering (its initial poll skipped),
+/// else of the queued follow-ups; `None` when both queues are empty.
+fn run_queued<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<Option<RunFuture<H::V>>, H::V> {
+    let steering = drain(h, st, Queue::Steering)?;
+    if !steering.is_empty() {
+        return Ok(Some(start_run(h, agent, st, Some(steering), true, None)));
+    }
+    let follow_ups = drain(h, st, Queue::FollowUp)?;
+    if !follow_ups.is_empty() {
+        return Ok(Some(start_run(h, agent, st, Some(follow_ups), false, None)));
+    }
+    Ok(None)
+}
+
+/// E-8.1 for the state a run would start from: tools, messages, hooks, numbers.
+/// A host that finds every field valid in one step skips the reads below; anything else is checked
+/// here, which names what is wrong.
+fn check_state<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, function: &str) -> Result<(), ArgError<H::V>> {
+    if h.agent_state_valid(agent, st)? {
+        return Ok(());
+    }
+    let c = Checker::new(h, function);
+    c.tools(&get(h, st, "tools")?, "state.tools")?;
+    c.messages(&get(h, st, "messages")?, "state.messages")?;
+    c.object(&get(h, st, "model")?, "state.model")?;
+    c.function(&get(h, agent, "convertToLlm")?, "agent.convertToLlm")?;
+    c.function(&get(h, agent, "streamFunction")?, "agent.streamFunction")?;
+    for hook in AGENT_HOOKS {
+        c.optional_function(&get(h, agent, hook)?, &format!("agent.{hook}"))?;
+    }
+    c.limits(agent, "agent")
+}
+
+/// The loop config of one run, captured at its start.
+fn loop_config<H: FastPaths>(
+    h: &H,
+    agent: &H::V,
+    st: &H::V,
+    signal: &H::V,
+    skip_initial_steering: bool,
+) -> Result<H::V, H::V> {
+    let level = get(h, st, "thinkingLevel")?;
+    let reasoning = if h.as_string(&level).as_deref() == Some("off") { h.undefined() } else { level };
+    let config = h.object(&[("model", get(h, st, "model")?), ("reasoning", reasoning)]);
+    h.copy_fields(agent, &config, &FORWARDED)?;
+    let with_context = get(h, agent, "prepareNextTurnWithContext")?;
+    let legacy = get(h, agent, "prepareNextTurn")?;
+    if h.truthy(&with_context) || h.truthy(&legacy) {
+        let (host, agent, signal) = (h.clone(), agent.clone(), signal.clone());
+        let wrapper = h.function(Rc::new(move |args: &[H::V]| {
+            let h = &host;
+            let ctx = args.first().cloned().unwrap_or_else(|| h.undefined());
+            let undefined = h.undefined();
+            let outcome = match get(h, &agent, "prepareNextTurnWithContext") {
+                Ok(f) if h.kind(&f) == Kind::Function => h.call_sync(&f, &agent, &[ctx, signal.clone()]),
+                Ok(_) => match get(h, &agent, "prepareNextTurn") {
+                    Ok(f) if h.kind(&f) == Kind::Function => h.call_sync(&f, &agent, std::slice::from_ref(&signal)),
+                    Ok(_) => Ok(undefined),
+                    Err(e) => Err(e),
+                },
+                Err(e) => Err(e),
+            };
+            // A throw becomes a rejected thenable the loop awaits.
+            match outcome {
+                Ok(v) => v,
+                Err(e) => h.rejected(&e),
+            }
+        }));
+        h.set(&config, "prepareNextTurn", &wrapper)?;
+    }
+    h.set(&config, "getSteeringMessages", &h.queue_poller(st, Queue::Steering, skip_initial_steering))?;
+    h.set(&config, "getFollowUpMessages", &h.queue_poller(st, Queue::FollowUp, false))?;
+    h.copy_fields(agent, &config, &["headers", "fetch"])?;
+    Ok(config)
+}
+
+/// Starts a run under the lifecycle: the returned future resolves once the run and its
+/// `agent_end` listeners settled; it never rejects for run failures.
+fn start_run<H: FastPaths>(
+    h: &H,
+    agent: &H::V,
+    st: &H::V,
+    prompts: Option<Vec<H::V>>,
+    skip_initial_steering: bool,
+    resumed: Option<Resumed<H::V>>,
+) -> RunFuture<H::V> {
+    let (controller, signal) = h.abort_controller();
+    let (promise, resolve) = h.deferred();
+    let active =
+        h.object(&[("controller", controller), ("signal", signal.clone()), ("promise", promise), ("resolve", resolve)]);
+    let setup = (|| -> Result<Prepared<H::V>, H::V> {
+        h.set(st, "active", &active)?;
+        h.set(st, "steeringLeftByAbort", &h.array(&[]))?;
+        h.set(st, "isStreaming", &h.boolean(true))?;
+        h.set(st, "streamingMessage", &h.undefined())?;
+        h.set(st, "errorMessage", &h.undefined())?;
+        h.set(st, "interrupted", &h.boolean(false))?;
+        // Each `start_*` makes the working copy of the transcript (D6) in one host call, so the
+        // transcript itself goes in here: no crossing per message (issue 17).
+        let context = h.object(&[("messages", list_or_empty(h, st, "messages")?), ("tools", copied(h, st, "tools")?)]);
+        let config = loop_config(h, agent, st, &signal, skip_initial_steering)?;
+        let stream_fn = get(h, agent, "streamFunction")?;
+        let start = match (&prompts, resumed) {
+            (_, Some(resumed)) => start_resumed_run(h, &context, resumed),
+            (Some(messages), None) => start_prompt_run(h, &h.array(messages), &context),
+            (None, None) => start_continue_run(h, &context),
+        };
+        // A durable point: a crash from here on leaves a run to resume.
+        checkpoint::request(h, agent, st);
+        Ok((config, stream_fn, start))
+    })();
+    let (h, st) = (h.clone(), st.clone());
+    async move {
+        let failure = match setup {
+            Err(e) => Some(e),
+            Ok((_, _, Err(e))) => Some(e),
+            Ok((config, stream_fn, Ok(start))) => {
+                let sink = event_sink(&h, &st, &signal);
+                let run = Run::new(&h, start.context, config, signal.clone(), stream_fn, Emitter::native(sink));
+                drive_start(&run, start.initial, start.resumed).await.err()
+            }
+        };
+        if let Some(thrown) = failure {
+            handle_run_failure(&h, &st, &signal, &thrown).await;
+        }
+        if h.signal_aborted(&signal) {
+            let _ = items(&h, &st, "steering").and_then(|left| h.set(&st, "steeringLeftByAbort", &h.array(&left)));
+        }
+        finish_run(&h, &st);
+        changed(&h, &st);
+        Ok(())
+    }
+    .boxed_local()
+}
+
+/// The reducer then every listener, awaited in subscription order.
+fn event_sink<H: FastPaths>(h: &H, st: &H::V, signal: &H::V) -> NativeSink<H::V> {
+    let (h, st, signal) = (h.clone(), st.clone(), signal.clone());
+    Rc::new(move |event: H::V| {
+        let (h, st, signal) = (h.clone(), st.clone(), signal.clone());
+        async move {
+            if h.reduce_agent_event(&st, &event)? {
+                let agent = get(&h, &st, "agent")?;
+                checkpoint::flush(&h, &agent, &st).await?;
+            }
+            call_listeners(&h, &st, &event, &signal, false).await
+        }
+        .boxed_local()
+    })
+}
+
+/// `for (const listener of listeners) await listener(event, signal)` over the agent's `Set` of listeners, as
+/// the reference dispatches: live (one subscribed during the dispatch hears this event, one removed before its
+/// turn does not), each awaited before the next is called. The first throw or rejection ends it, unless
+/// `swallow` (the failure events of ): then the walk goes on after the listener that failed.
+async fn call_listeners<H: FastPaths>(
+    h: &H,
+    st: &H::V,
+    event: &H::V,
+    signal: &H::V,
+    swallow: bool,
+) -> Result<(), H::V> {
+    let listeners = get(h, st, "listeners")?;
+    if !h.kind(&listeners).is_object_like() {
+        return Ok(());
+    }
+    let mut cursor = None;
+    loop {
+        let failed = match h.call_listeners(&listeners, &mut cursor, event, signal) {
+            Ok(Some(returned)) => h.settle(&returned).await.err(),
+            Ok(None) => return Ok(()),
+            Err(e) => Some(e),
+        };
+        match failed {
+            Some(e) if !swallow => return Err(e),
+            // Nothing to go on with: the list itself failed.
+            Some(_) if cursor.is_none() => return Ok(()),
+            _ => {}
+        }
+    }
+}
+
+/// a listener threw, so the loop stopped; the failure events go through the reducer and
+/// listeners, whose own errors are swallowed so the agent always becomes idle.
+async fn handle_run_failure<H: FastPaths>(h: &H, st: &H::V, signal: &H::V, thrown: &H::V) {
+    let model = get(h, st, "model").unwrap_or_else(|_| h.undefined());
+    let stop_reason = if h.signal_aborted(signal) { "aborted" } else { "error" };
+    let message = h.error_message(thrown);
+    let failure = empty_assistant(h, &model, true, &h.constant(stop_reason), Some(&message));
+    let events = [
+        h.object(&[("type", h.constant("message_start")), ("message", failure.clone())]),
+        h.object(&[("type", h.constant("message_end")), ("message", failure.clone())]),
+        h.object(&[("type", h.constant("turn_end")), ("message", failure.clone()), ("toolResults", h.array(&[]))]),
+        h.object(&[("type", h.constant("agent_end")), ("messages", h.array(&[failure]))]),
+    ];
+    let agent = get(h, st, "agent").unwrap_or_else(|_| h.undefined());
+    for event in events {
+        if let Ok(true) = reduce(h, st, &event) {
+            let _ = checkpoint::flush(h, &agent, st).await;
+        }
+        let _ = call_listeners(h, st, &event, signal, true).await;
+    }
+    let _ = h.set(st, "errorMessage", &h.string(&message));
+}
+
+/// Clears the runtime state and resolves `waitForIdle()`.
+fn finish_run<H: FastPaths>(h: &H, st: &H::V) {
+    // What the run drained or ended without committing is gone from the live agent too.
+    let _ = h.set(st, "transitSteering", &h.array(&[]));
+    let _ = h.set(st, "transitFollowUp", &h.array(&[]));
+    let _ = h.set(st, "completedTools", &h.array(&[]));
+    let _ = h.set(st, "endedTools", &h.array(&[]));
+    let _ = h.set(st, "isStreaming", &h.boolean(false));
+    let _ = h.set(st, "streamingMessage", &h.undefined());
+    let _ = h.set(st, "pendingToolCalls", &h.new_set(&[]));
+    if let Ok(resolve) = get(h, st, "active").and_then(|active| get(h, &active, "resolve")) {
+        let _ = h.call_sync(&resolve, &h.undefined(), &[]);
+    }
+    let _ = h.set(st, "active", &h.undefined());
+}

@@ -1,0 +1,78 @@
+//! The Agent's reducer: how each event changes the state object. The reference of
+//! `FastPaths::reduce_agent_event`; its JS twin is `reduceAgentEvent` in `src/js/snippets/agent.js`, and the
+//! facade's failure path (`pkg-template/agent.js`) is a third copy for when the instance is gone.
+
+use super::state::{get, items};
+use crate::core::declare::tools::role;
+use crate::core::host::Host;
+
+/// Drops the entries of the list `st[key]` that `keep` rejects (only when one does).
+fn retain<H: Host>(h: &H, st: &H::V, key: &str, keep: impl Fn(&H::V) -> bool) -> Result<(), H::V> {
+    let list = items(h, st, key)?;
+    if list.iter().all(&keep) {
+        return Ok(());
+    }
+    let kept: Vec<H::V> = list.into_iter().filter(|v| keep(v)).collect();
+    h.set(st, key, &h.array(&kept))
+}
+
+/// Applies an event to the state; `true` at a durable point (a message in the transcript, a tool
+/// call ended) when the agent writes checkpoints.
+pub fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H::V> {
+    let kind = h.as_string(&get(h, event, "type")?).unwrap_or_default();
+    let durable = h.kind(&get(h, st, "ck")?).is_object_like();
+    match kind.as_str() {
+        "message_start" | "message_update" => h.set(st, "streamingMessage", &get(h, event, "message")?)?,
+        "message_end" => {
+            h.set(st, "streamingMessage", &h.undefined())?;
+            let message = get(h, event, "message")?;
+            h.array_push(&get(h, st, "messages")?, &message)?;
+            if durable {
+                for key in ["transitSteering", "transitFollowUp"] {
+                    retain(h, st, key, |m| !h.same(m, &message))?;
+                }
+                if role(h, &message)?.as_deref() == Some("toolResult") {
+                    let id = get(h, &message, "toolCallId")?;
+                    retain(h, st, "completedTools", |r| {
+                        !h.same(&get(h, r, "toolCallId").unwrap_or_else(|_| h.undefined()), &id)
+                    })?;
+                }
+                return Ok(true);
+            }
+        }
+        "tool_execution_start" | "tool_execution_end" => {
+            let id = get(h, event, "toolCallId")?;
+            let mut ids: Vec<H::V> = h.set_items(&get(h, st, "pendingToolCalls")?)?;
+            ids.retain(|x| !h.same(x, &id));
+            if kind == "tool_execution_start" {
+                ids.push(id.clone());
+            }
+            h.set(st, "pendingToolCalls", &h.new_set(&ids))?;
+            if durable && kind == "tool_execution_end" {
+                // Ended but its result message comes later (a parallel batch emits them in source
+                // order at its end): kept so that a resume does not run it again.
+                let record = h.object(&[
+                    ("toolCallId", id),
+                    ("toolName", get(h, event, "toolName")?),
+                    ("result", get(h, event, "result")?),
+                    ("isError", get(h, event, "isError")?),
+                ]);
+                h.array_push(&get(h, st, "completedTools")?, &record)?;
+                h.array_push(&get(h, st, "endedTools")?, &record)?;
+                return Ok(true);
+            }
+        }
+        "turn_end" => {
+            let message = get(h, event, "message")?;
+            if role(h, &message)?.as_deref() == Some("assistant") {
+                let error = get(h, &message, "errorMessage")?;
+                if h.truthy(&error) {
+                    h.set(st, "errorMessage", &error)?;
+                }
+            }
+        }
+        "agent_end" => h.set(st, "streamingMessage", &h.undefined())?,
+        _ => {}
+    }
+    Ok(false)
+}

@@ -1,0 +1,143 @@
+//! The fast-path layer: operations the loop could do through `Host`'s primitives one read at a
+//! time, but which a host may do in one crossing instead.
+//!
+//! Each operation here has two implementations that must agree exactly, read for read and write for
+//! write:
+//!
+//! - the **reference**, in Rust, generic over `Host`: the trait's default method. It is what
+//!   `cargo test` runs on the scripted `TestHost`, and it is the definition of the behaviour;
+//! - the **JS twin**, in a snippet under `src/js/snippets/`: what the wasm build runs on `JsHost`,
+//!   one crossing instead of one per field.
+//!
+//! | method | reference | JS twin |
+//! | --- | --- | --- |
+//! | `pump` | `fast::pump::pump` | `pump.js`: `pumpEvent`, `pumpQueued` |
+//! | `call_listeners` | `fast::listeners::call_listeners` | `agent.js`: `callListeners` |
+//! | `json_copy` | `fast::view::json_copy` | `view.js`: `jsonCopy` |
+//! | `patch_copy` | `fast::view::patch_copy` | `view.js`: `patchCopy` |
+//! | `first_bad_message` | `fast::args::first_bad_message` | `args.js`: `firstBadMessage` |
+//! | `agent_state_valid` | `false` (always check in full) | `args.js`: `agentStateValid` |
+//! | `tool_changes` | `declare::tools::tool_changes` | `declare.js`: `toolChanges` |
+//! | `reduce_agent_event` | `agent::reducer::reduce` | `agent.js`: `reduceAgentEvent` |
+//! | `queue_poller` | `agent::drain::native_queue_poller` | `agent.js`: `queuePoller` |
+//! | `default_convert_to_llm` | `agent::convert::default_convert_to_llm` | `agent.js`: `defaultConvertToLlm` |
+//!
+//! `tests/js/parity.test.mjs` runs both on the same inputs in the built package (the reference on
+//! `JsHost` through the hidden `__fastPathReference` export) and requires the same results and the
+//! same reads and writes in the same order. To add a fast path: write the reference here (or in the
+//! domain module it belongs to, as long as that module does not call the fast path itself), add the
+//! method with its default, override it on `JsHost` with the twin, and add a parity case.
+//!
+//! Layering: this module depends on `host` and on the modules holding references (`agent::reducer`,
+//! `agent::drain`, `agent::convert`, `declare::tools`, `text`); the modules that *call* fast paths
+//! (`args`, `validate_call`, `agent_loop`, `declare::inject`, `agent::lifecycle`) depend on it. Nothing
+//! below it imports it.
+
+pub mod args;
+pub mod listeners;
+pub mod pump;
+pub mod view;
+
+use super::agent::state::Queue;
+pub use super::declare::tools::ToolChanges;
+use super::host::Host;
+pub use pump::{EventCode, Pumped};
+
+/// The fused operations, each with its reference as the default method (see the module docs).
+pub trait FastPaths: Host {
+    /// One step of L-3.6.2 for `event`, or with `None` for the next event already queued in
+    /// `source` when that is one of this library's own streams (taken synchronously; the reference
+    /// sees none, so the loop awaits the iterator). A block event while the partial sits at
+    /// `messages[slot]` replaces it there (`messages[slot] = event.partial`) and makes the update
+    /// `{type: "message_update", assistantMessageEvent: event, message: {...event.partial}}`, which
+    /// with `sink` is handed to `sink` synchronously. Errors are values thrown by caller getters
+    /// while reading the event (not by the sink). The JS twin may, with `None`, deliver several
+    /// queued block events to `sink` before answering `Delivered` (the loop does nothing between two
+    /// of them).
+    fn pump(
+        &self,
+        source: &Self::V,
+        event: Option<Self::V>,
+        messages: &Self::V,
+        slot: Option<usize>,
+        sink: Option<&Self::V>,
+    ) -> Result<Pumped<Self::V>, Self::V> {
+        pump::pump(self, source, event, messages, slot, sink)
+    }
+
+    /// `for (const f of listeners) await f(a, b)`, one stretch at a time: calls the functions of the `Set` (or
+    /// array) `listeners` in order, iterating it live as `for … of` does (one subscribed meanwhile is called, one
+    /// removed before its turn is not), and stops at the first that returns something to await:
+    /// `Some(value)`, which the caller awaits (`settle`) before calling again with the same `cursor`; `None` once
+    /// every one was called. `cursor` starts `None` and carries the iteration. A listener's throw is `Err` with the
+    /// cursor kept, so a caller that swallows it can go on with the next listener; a failure of the list itself is
+    /// `Err` with the cursor `None`.
+    fn call_listeners(
+        &self,
+        listeners: &Self::V,
+        cursor: &mut Option<Self::V>,
+        a: &Self::V,
+        b: &Self::V,
+    ) -> Result<Option<Self::V>, Self::V> {
+        listeners::call_listeners(self, listeners, cursor, a, b)
+    }
+
+    /// A copy of `v` and its `JSON.stringify` text, reading `v` once. The JS twin copies with
+    /// `structuredClone` as the reference loop does (throwing its errors) and writes the clone; the
+    /// reference makes a fresh `JSON.parse` of the text (`null` when the text is undefined).
+    fn json_copy(&self, v: &Self::V) -> Result<(Option<String>, Self::V), Self::V> {
+        view::json_copy(self, v)
+    }
+
+    /// The validated arguments: `copy` (the clone `json_copy` made) with `patches` applied. `patches` is the JSON
+    /// text of a list of `[path, value]` (set), `[path]` (delete) and `[path, 0, 0]` (wrap into a one-item array)
+    /// entries; a path is a list of keys and indices, and the empty path is the whole copy. Values may hold markers
+    /// (`validate::special`), which the JS twin turns back into the values they stand for.
+    fn patch_copy(&self, copy: &Self::V, patches: &str) -> Result<Self::V, Self::V> {
+        view::patch_copy(self, copy, patches)
+    }
+
+    /// E-8.1 over a list of messages (an array): the index of the first entry that is not a
+    /// message, with `true` when it is not even an object (else its `role` is not a string).
+    /// Errors are values thrown by caller getters.
+    fn first_bad_message(&self, list: &Self::V) -> Result<Option<(usize, bool)>, Self::V> {
+        args::first_bad_message(self, list)
+    }
+
+    /// `true` when every field a run of the Agent checks (E-8.1: the state's tools, messages and model,
+    /// the agent's functions, hooks and numbers) is valid, read in the order the check reads them;
+    /// `false` sends the run through the check itself, which names what is wrong. The reference always
+    /// answers `false` (the full check is the reference).
+    fn agent_state_valid(&self, _agent: &Self::V, _st: &Self::V) -> Result<bool, Self::V> {
+        Ok(false)
+    }
+
+    /// L-3.4.2's comparison in one step: replays the tool fields of every system message of
+    /// `messages` (an array; anything else declares nothing), then the pairs `(toolsRemoved,
+    /// toolsAdded)` of `extra`, and compares the declared tools with `tools` (`context.tools`) by
+    /// declaration text. Returns the declarations to add and the `{name}` objects to remove, both
+    /// empty when nothing changed. (The JS twin may resume from a remembered scan of the same
+    /// transcript when it can tell its prefix is unchanged.)
+    fn tool_changes(&self, messages: &Self::V, extra: &[(Self::V, Self::V)], tools: &Self::V) -> ToolChanges<Self::V> {
+        super::declare::tools::tool_changes(self, messages, extra, tools)
+    }
+
+    /// The Agent's reducer on one event: `true` at a durable point.
+    fn reduce_agent_event(&self, st: &Self::V, event: &Self::V) -> Result<bool, Self::V> {
+        super::agent::reducer::reduce(self, st, event)
+    }
+
+    /// The function a run polls for the agent's steering (or follow-up) queue: each call
+    /// drains the selection of `queue` and returns it as an array; with `skip`, the first call
+    /// returns an empty array instead. (The JS twin is a function of its own, so a poll never
+    /// crosses into the core.)
+    fn queue_poller(&self, st: &Self::V, queue: Queue, skip: bool) -> Self::V {
+        super::agent::drain::native_queue_poller(self, st, queue, skip)
+    }
+
+    /// The agent's default `convertToLlm`: a function keeping the messages with one of the
+    /// four LLM roles (the JS twin filters in the engine instead of crossing per message).
+    fn default_convert_to_llm(&self) -> Self::V {
+        super::agent::convert::default_convert_to_llm(self)
+    }
+}

@@ -1,0 +1,55 @@
+//! The references of `FastPaths::json_copy` and `FastPaths::patch_copy`: the validator's copy of a
+//! tool call's arguments, and the coerced values written back into it. The JS twins are `jsonCopy`
+//! and `patchCopy` in `src/js/snippets/view.js`, which copy with `structuredClone` and write values
+//! JSON cannot hold as markers (`validate::special`).
+
+use crate::core::host::Host;
+use crate::core::text;
+
+/// The reference of `FastPaths::json_copy`: the text, and a fresh `JSON.parse` of it (`null` when
+/// the text is undefined).
+pub fn json_copy<H: Host>(h: &H, v: &H::V) -> Result<(Option<String>, H::V), H::V> {
+    let text = h.json_stringify(v, false)?;
+    let copy = match &text {
+        Some(text) => h.json_parse(text)?,
+        None => h.null(),
+    };
+    Ok((text, copy))
+}
+
+/// The reference of `FastPaths::patch_copy`: reads and writes through `get`/`set`/`delete`.
+pub fn patch_copy<H: Host>(h: &H, copy: &H::V, patches: &str) -> Result<H::V, H::V> {
+    use serde_json::Value;
+    let parsed = text::wtf::parse(patches).map_err(|e| h.error(&e, false))?;
+    let key = |k: &Value| k.as_str().map_or_else(|| k.to_string(), str::to_string);
+    let parse = |v: &Value| h.json_parse(&text::json::js_json_stringify(v));
+    let mut root = copy.clone();
+    for patch in parsed.as_array().map(Vec::as_slice).unwrap_or_default() {
+        let Value::Array(patch) = patch else { continue };
+        let (Some(Value::Array(path)), value, wrap) = (patch.first(), patch.get(1), patch.len() == 3) else {
+            continue;
+        };
+        let Some((last, parents)) = path.split_last() else {
+            root = match value {
+                _ if wrap => h.array(&[root]),
+                Some(value) => parse(value)?,
+                None => root,
+            };
+            continue;
+        };
+        let mut node = root.clone();
+        for k in parents {
+            node = h.get(&node, &key(k))?;
+        }
+        match value {
+            _ if wrap => {
+                let item = h.get(&node, &key(last))?;
+                h.set(&node, &key(last), &h.array(&[item]))?;
+            }
+            Some(value) => h.set(&node, &key(last), &parse(value)?)?,
+            None => h.delete(&node, &key(last))?,
+        }
+    }
+    text::wtf::drop_deep(parsed);
+    Ok(root)
+}

@@ -1,0 +1,191 @@
+//! The layering of `src/core` and `src/providers`, read from the source: which file's code names which other file's
+//! module (`use` paths and inline `crate::…`/`super::…` paths, test modules left out). The rules (ARCHITECTURE.md):
+//! `host.rs` names nothing above it, the fast-path layer is never named by the references it calls, and no two files
+//! name each other through any chain (no import circle).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file under `dir`, by its module path (`core::agent::state`).
+fn modules(root: &Path, dir: &Path, out: &mut BTreeMap<String, PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            modules(root, &path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let rel = path.strip_prefix(root).unwrap().with_extension("");
+            let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+            if parts.last().is_some_and(|p| p == "mod") {
+                parts.pop();
+            }
+            out.insert(parts.join("::"), path);
+        }
+    }
+}
+
+/// The code of a file before its first `#[cfg(test)]` item, without comments.
+fn code(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let text = text.split("\n#[cfg(test)]").next().unwrap_or_default();
+    text.lines().map(|l| l.split("//").next().unwrap_or_default()).collect::<Vec<_>>().join("\n")
+}
+
+/// The paths a `use` tree or an inline path names, expanded: `super::{a::X, b}` → `super::a::X`, `super::b`.
+fn expand(prefix: &str, tree: &str, out: &mut Vec<String>) {
+    let tree = tree.trim();
+    if let Some(open) = tree.find('{') {
+        let head = tree[..open].trim_end_matches("::");
+        let prefix = if head.is_empty() { prefix.to_string() } else { join(prefix, head) };
+        let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+        let (mut depth, mut start) = (0, 0);
+        for (i, c) in inner.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    expand(&prefix, &inner[start..i], out);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        expand(&prefix, &inner[start..], out);
+    } else if !tree.is_empty() {
+        out.push(join(prefix, tree.split(" as ").next().unwrap_or_default()));
+    }
+}
+
+fn join(a: &str, b: &str) -> String {
+    if a.is_empty() { b.to_string() } else { format!("{a}::{b}") }
+}
+
+/// The module paths a file names, absolute (`core::host`, `core::agent::state::Queue`, …).
+fn named(module: &str, is_mod_rs: bool, code: &str, children: &BTreeSet<String>) -> Vec<String> {
+    let mut raw = Vec::new();
+    for stmt in code.split(';') {
+        let stmt = stmt.trim();
+        let stmt = stmt.strip_prefix("pub(crate) ").or_else(|| stmt.strip_prefix("pub ")).unwrap_or(stmt);
+        if let Some(tree) = stmt.strip_prefix("use ") {
+            expand("", tree, &mut raw);
+        }
+    }
+    let bytes = code.as_bytes();
+    for start in ["crate::", "super::"] {
+        for (i, _) in code.match_indices(start) {
+            if i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_' || bytes[i - 1] == b':') {
+                continue;
+            }
+            let end = code[i..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+                .map_or(code.len(), |e| i + e);
+            raw.push(code[i..end].trim_end_matches(':').to_string());
+        }
+    }
+    let parent: Vec<&str> = module.split("::").collect();
+    let mut out = Vec::new();
+    for path in raw {
+        let mut parts: Vec<&str> = path.split("::").collect();
+        let mut base: Vec<&str> = parent.clone();
+        match parts.first() {
+            Some(&"crate") => {
+                base.clear();
+                parts.remove(0);
+            }
+            Some(&"super") => {
+                while parts.first() == Some(&"super") {
+                    parts.remove(0);
+                    base.pop();
+                }
+            }
+            Some(&"self") => {
+                parts.remove(0);
+                base = parent.clone();
+            }
+            Some(first) if is_mod_rs && children.contains(*first) => {}
+            _ => continue, // an external crate or std
+        }
+        base.extend(parts);
+        out.push(base.join("::"));
+    }
+    out
+}
+
+/// The file-level graph: module → the modules (files) it names.
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = BTreeMap::new();
+    modules(&src, &src.join("core"), &mut files);
+    modules(&src, &src.join("providers"), &mut files);
+    files.retain(|m, _| !m.contains("::tests") && !m.ends_with("test_host") && !m.contains("tests_"));
+    let mut graph = BTreeMap::new();
+    for (module, path) in &files {
+        let is_mod_rs = path.file_name().is_some_and(|f| f == "mod.rs");
+        let children: BTreeSet<String> = files
+            .keys()
+            .filter_map(|m| {
+                m.strip_prefix(&format!("{module}::")).filter(|rest| !rest.contains("::")).map(str::to_string)
+            })
+            .collect();
+        let mut edges = BTreeSet::new();
+        for target in named(module, is_mod_rs, &code(path), &children) {
+            // The longest prefix that is a file: an item's path names the module that holds it.
+            let mut parts: Vec<&str> = target.split("::").collect();
+            while !parts.is_empty() {
+                let m = parts.join("::");
+                if files.contains_key(&m) {
+                    if &m != module {
+                        edges.insert(m);
+                    }
+                    break;
+                }
+                parts.pop();
+            }
+        }
+        graph.insert(module.clone(), edges);
+    }
+    graph
+}
+
+/// The modules on a circle through `start`, if any (a path back to it).
+fn circle(graph: &BTreeMap<String, BTreeSet<String>>, start: &str) -> Option<Vec<String>> {
+    let mut stack = vec![(start.to_string(), vec![start.to_string()])];
+    let mut seen = BTreeSet::new();
+    while let Some((node, path)) = stack.pop() {
+        for next in graph.get(&node).into_iter().flatten() {
+            if next == start {
+                return Some([path.clone(), vec![start.to_string()]].concat());
+            }
+            if seen.insert(next.clone()) {
+                stack.push((next.clone(), [path.clone(), vec![next.clone()]].concat()));
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn the_graph_is_read() {
+    let g = graph();
+    // The reader finds what it must, or the checks below would pass on an empty graph.
+    assert!(g["core::agent::lifecycle"].contains("core::fast"), "{:?}", g["core::agent::lifecycle"]);
+    assert!(g["core::fast"].contains("core::agent::reducer"), "{:?}", g["core::fast"]);
+    assert!(g["core::agent"].contains("core::agent::lifecycle"));
+    assert!(g["providers::marker"].contains("core::text"));
+    assert!(g.len() > 40, "{}", g.len());
+}
+
+#[test]
+fn host_names_nothing_above_it() {
+    let g = graph();
+    assert_eq!(g["core::host"], BTreeSet::new());
+}
+
+#[test]
+fn no_import_circles() {
+    let g = graph();
+    let circles: Vec<String> = g.keys().filter_map(|m| circle(&g, m)).map(|c| c.join(" -> ")).collect();
+    assert!(circles.is_empty(), "import circles:\n{}", circles.join("\n"));
+}

@@ -1,0 +1,27 @@
+//! JS text on the Rust side: the three private-use encodings that let Rust hold what a JS value holds, and the
+//! `JSON.stringify` writer with JS semantics. Each encoding has a twin in the JS snippets, which must use the same
+//! code points (`tests/js/boundary-constants.test.mjs` compares them).
+//!
+//! | encoding | code points | written by | read by | why |
+//! | --- | --- | --- | --- | --- |
+//! | lone-surrogate stand-ins | U+10F800–U+10FFFF: surrogate `0xD800 + k` is `STAND_IN_BASE + k` | `wtf::parse`, `wtf::from_utf16`, the JS host's string reads | `wtf`, `json::js_json_stringify` (writes `\udXXX` back) | a Rust `String` cannot hold an unpaired UTF-16 surrogate; one code point per surrogate keeps lengths and equality exact |
+//! | the view mark | `VIEW_MARK` (U+10F7FE) + a kind letter (+ digits or an index) | `view.js` (`viewText`) | `validate::special` | tool arguments that JSON cannot hold (NaN, ±Infinity, BigInt, undefined, bytes, cycles) validated as pi-schema types them |
+//! | projection markers | `PROJECTION_START` (U+FDD0) `s`/`v` index `.` length `PROJECTION_END` (U+FDD1) | `providers.js` (the request projection) | `providers::marker` | strings and forwarded values kept in JS while the wire formats build a request around them |
+//!
+//! The collisions each one accepts (a caller string that really holds one of these private-use characters) are
+//! named in the README's Differences.
+//!
+//! `json` is the `JSON.stringify` of a `serde_json::Value` with JS semantics (key order, number formatting, stand-ins
+//! written as the escapes JS writes), plus the other JS views of a value the validator and the snapshots need.
+
+pub mod json;
+pub mod wtf;
+
+/// The stand-in of the lone surrogate U+D800; the others follow in order up to U+10FFFF.
+pub const STAND_IN_BASE: u32 = 0x10_F800;
+/// The first character of every marker in the validator's view of a value.
+pub const VIEW_MARK: char = '\u{10F7FE}';
+/// Starts a marker in a request projection. A caller string containing it is itself carried as a marker.
+pub const PROJECTION_START: char = '\u{FDD0}';
+/// Ends a marker in a request projection.
+pub const PROJECTION_END: char = '\u{FDD1}';
