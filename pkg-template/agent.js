@@ -3,6 +3,37 @@
 import core, { unlessTrapped } from "./trap.js";
 import { failureMessage, getDefaultStreamFn } from "./api.js";
 
+/**
+ * The state object of one agent, kept in `internals` and handed to every core call. Its fields are defined once,
+ * in `KEYS` of src/core/agent/state.rs; tests/js/agent-state-keys.test.mjs holds this list to it.
+ * @typedef {object} AgentStateObject
+ * @property {object} model the Model (A-5.1.3); agent.state.model
+ * @property {string} thinkingLevel "off" or a reasoning level; agent.state.thinkingLevel
+ * @property {object[]} tools the tools, a copy of the caller's array; agent.state.tools
+ * @property {object[]} messages the transcript; agent.state.messages
+ * @property {boolean} isStreaming a run is in progress; agent.state.isStreaming
+ * @property {object | undefined} streamingMessage the partial assistant message while it streams (A-5.2.2)
+ * @property {Set<string>} pendingToolCalls a Set of the ids of tool calls executing now (A-5.2.2)
+ * @property {string | undefined} errorMessage the last run's error, if it ended with one
+ * @property {object[]} steering the steering queue (A-5.3)
+ * @property {object[]} followUp the follow-up queue (A-5.3)
+ * @property {string} steeringMode "all" or "one-at-a-time"
+ * @property {string} followUpMode "all" or "one-at-a-time"
+ * @property {object[]} steeringLeftByAbort steering an aborted run left queued, delivered first by the next prompt (issue 14.2)
+ * @property {Set<Function>} listeners the Set of subscribed listeners
+ * @property {object | undefined} active the run in progress: {controller, signal, promise, resolve}, else undefined
+ * @property {Agent} agent the Agent instance the state belongs to
+ * @property {Function | undefined} onCheckpoint the caller's checkpoint callback, or undefined (checkpoints off)
+ * @property {object | undefined} ck checkpoint bookkeeping (core::checkpoint), present only when checkpoints are on
+ * @property {object[]} transitSteering drained steering not yet in the transcript (still queued for checkpoints)
+ * @property {object[]} transitFollowUp drained follow-ups not yet in the transcript
+ * @property {object[]} completedTools ended tool calls whose result message is not in the transcript yet (kept across a restore)
+ * @property {object[]} endedTools the same, since the last checkpoint
+ * @property {boolean} interrupted a restored agent was mid-run: resume() picks it up
+ * @property {object} view the agent.state object the facade hands out (set by pkg-template/agent.js)
+ */
+
+/** @type {WeakMap<Agent, AgentStateObject>} */
 const internals = new WeakMap();
 const STEERING = 0;
 const FOLLOW_UP = 1;
@@ -86,6 +117,9 @@ async function failRun(st, active, text) {
     st.active = undefined;
   }
 }
+
+// The twins above, for tests/js/parity.test.mjs (not re-exported by the package).
+export { failRun as __failRun, reduceFailure as __reduceFailure };
 
 /** The promise of `prompt()`/`continue()`: the core's, or settled by `failRun` if the instance fails. */
 function guardRun(st, before, start) {

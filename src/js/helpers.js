@@ -913,15 +913,15 @@ function convertToLlm(messages) {
   }
   const n = list.length;
   let i = 0;
-  let threw = false;
   try {
     while (i < n && isLlmMessage(list[i])) i++;
   } catch {
-    threw = true;
+    // list[i]'s role threw: left out
   }
   if (i === n) return list;
   const kept = list.slice(0, i);
-  for (let j = threw ? i + 1 : i; j < n; j++) {
+  // list[i] stopped the loop above: it is not an LLM message (or its role threw), so it is not read again.
+  for (let j = i + 1; j < n; j++) {
     try {
       if (isLlmMessage(list[j])) kept.push(list[j]);
     } catch {

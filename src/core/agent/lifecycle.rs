@@ -236,6 +236,16 @@ fn check_state<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, function: &str) -> 
     if h.agent_state_valid(agent, st)? {
         return Ok(());
     }
+    check_state_fully(h, agent, st, function)
+}
+
+/// `check_state` field by field: the reference the fast path `agent_state_valid` answers for.
+pub(crate) fn check_state_fully<H: FastPaths>(
+    h: &H,
+    agent: &H::V,
+    st: &H::V,
+    function: &str,
+) -> Result<(), ArgError<H::V>> {
     let c = Checker::new(h, function);
     c.tools(&get(h, st, "tools")?, "state.tools")?;
     c.messages(&get(h, st, "messages")?, "state.messages")?;

@@ -4,6 +4,37 @@
 
 use crate::core::host::{Host, Kind};
 
+/// Every field of the state object, with what it holds: the one definition. Rust code reads and writes them by these
+/// names (a test in `core::tests::layers` finds every key the core uses on `st` and requires it here), and the facade's
+/// JSDoc typedef (`AgentStateObject` in `pkg-template/agent.js`) and the JS twins are checked against this list by
+/// `tests/js/agent-state-keys.test.mjs`.
+pub const KEYS: [(&str, &str); 24] = [
+    ("model", "the `Model` (A-5.1.3); `agent.state.model`"),
+    ("thinkingLevel", "`\"off\"` or a reasoning level; `agent.state.thinkingLevel`"),
+    ("tools", "the tools, a copy of the caller's array; `agent.state.tools`"),
+    ("messages", "the transcript; `agent.state.messages`"),
+    ("isStreaming", "a run is in progress; `agent.state.isStreaming`"),
+    ("streamingMessage", "the partial assistant message while it streams (A-5.2.2)"),
+    ("pendingToolCalls", "a `Set` of the ids of tool calls executing now (A-5.2.2)"),
+    ("errorMessage", "the last run's error, if it ended with one"),
+    ("steering", "the steering queue (A-5.3)"),
+    ("followUp", "the follow-up queue (A-5.3)"),
+    ("steeringMode", "`\"all\"` or `\"one-at-a-time\"`"),
+    ("followUpMode", "`\"all\"` or `\"one-at-a-time\"`"),
+    ("steeringLeftByAbort", "steering an aborted run left queued, delivered first by the next prompt (issue 14.2)"),
+    ("listeners", "the `Set` of subscribed listeners"),
+    ("active", "the run in progress: `{controller, signal, promise, resolve}`, else undefined"),
+    ("agent", "the `Agent` instance the state belongs to"),
+    ("onCheckpoint", "the caller's checkpoint callback, or undefined (checkpoints off)"),
+    ("ck", "checkpoint bookkeeping (`core::checkpoint`), present only when checkpoints are on"),
+    ("transitSteering", "drained steering not yet in the transcript (still queued for checkpoints)"),
+    ("transitFollowUp", "drained follow-ups not yet in the transcript"),
+    ("completedTools", "ended tool calls whose result message is not in the transcript yet (kept across a restore)"),
+    ("endedTools", "the same, since the last checkpoint"),
+    ("interrupted", "a restored agent was mid-run: `resume()` picks it up"),
+    ("view", "the `agent.state` object the facade hands out (set by `pkg-template/agent.js`)"),
+];
+
 pub(crate) type Thrown<V> = V;
 
 pub(crate) fn get<H: Host>(h: &H, obj: &H::V, key: &str) -> Result<H::V, H::V> {

@@ -5,11 +5,13 @@ use crate::core::host::{Host, Kind};
 
 /// The reference of `FastPaths::first_bad_message` (see there).
 pub fn first_bad_message<H: Host>(h: &H, list: &H::V) -> Result<Option<(usize, bool)>, H::V> {
-    for (i, m) in h.array_items(list)?.iter().enumerate() {
-        if !matches!(h.kind(m), Kind::Object | Kind::Function) {
+    // Index by index, each entry and then its `role`, as the twin reads them.
+    for i in 0..h.array_len(list)? {
+        let m = h.array_get(list, i)?;
+        if !matches!(h.kind(&m), Kind::Object | Kind::Function) {
             return Ok(Some((i, true)));
         }
-        if h.kind(&h.get(m, "role")?) != Kind::String {
+        if h.kind(&h.get(&m, "role")?) != Kind::String {
             return Ok(Some((i, false)));
         }
     }

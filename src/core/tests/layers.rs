@@ -189,3 +189,80 @@ fn no_import_circles() {
     let circles: Vec<String> = g.keys().filter_map(|m| circle(&g, m)).map(|c| c.join(" -> ")).collect();
     assert!(circles.is_empty(), "import circles:\n{}", circles.join("\n"));
 }
+
+/// The keys the core uses on the Agent's state object `st`: the string after `st, ` in a call (a second one too, as
+/// in `durable_queue(h, st, "transitSteering", "steering")`), the queue selector's names, and the fields `init` sets.
+fn state_keys_used() -> BTreeSet<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/core");
+    let mut files = BTreeMap::new();
+    modules(&src, &src, &mut files);
+    let quoted = |text: &str| -> Option<String> {
+        let rest = text.strip_prefix('"')?;
+        let end = rest.find('"')?;
+        let key = &rest[..end];
+        key.chars().all(|c| c.is_ascii_alphanumeric()).then(|| key.to_string())
+    };
+    let mut keys = BTreeSet::new();
+    for (module, path) in &files {
+        if module.contains("tests") || module.contains("test_host") {
+            continue;
+        }
+        let code = code(path);
+        let bytes = code.as_bytes();
+        for (i, _) in code.match_indices("st, \"") {
+            if i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_') {
+                continue;
+            }
+            let after = &code[i + 4..];
+            if let Some(key) = quoted(after) {
+                if let Some(second) = after.get(key.len() + 2..).and_then(|r| r.strip_prefix(", ")).and_then(quoted) {
+                    keys.insert(second);
+                }
+                keys.insert(key);
+            }
+        }
+        // Keys named as plain literals: `Queue::keys` and `Queue::transit`, and the reducer's `for key in [...]`.
+        let mut lists: Vec<&str> = Vec::new();
+        if module == "agent::state" {
+            lists.extend(code.find("impl Queue").map(|i| &code[i..]));
+        }
+        if module == "agent::reducer" {
+            for (i, _) in code.match_indices("for key in [") {
+                lists.extend(code[i..].find(']').map(|e| &code[i..i + e]));
+            }
+        }
+        for list in lists {
+            for part in list.split('"').skip(1).step_by(2) {
+                if part.chars().all(|c| c.is_ascii_alphanumeric()) && !part.is_empty() {
+                    keys.insert(part.to_string());
+                }
+            }
+        }
+        if module == "agent::options" {
+            let start = code.find("let state = [").unwrap();
+            let list = &code[start..start + code[start..].find("];").unwrap()];
+            for line in list.lines() {
+                if let Some(key) = line.trim().strip_prefix('(').and_then(quoted) {
+                    keys.insert(key);
+                }
+            }
+        }
+    }
+    keys
+}
+
+#[test]
+fn every_state_key_is_defined_once_and_used() {
+    let defined: BTreeSet<String> = crate::core::agent::state::KEYS.iter().map(|(k, _)| k.to_string()).collect();
+    assert_eq!(defined.len(), crate::core::agent::state::KEYS.len(), "a key listed twice");
+    let used = state_keys_used();
+    // The reader finds what it must.
+    for key in ["ck", "transitSteering", "followUpMode", "interrupted", "listeners"] {
+        assert!(used.contains(key), "{key} not found in {used:?}");
+    }
+    let unknown: Vec<&String> = used.iter().filter(|k| !defined.contains(*k)).collect();
+    assert!(unknown.is_empty(), "keys used on st but not in agent::state::KEYS: {unknown:?}");
+    // `view` is the facade's alone (pkg-template/agent.js sets and reads it).
+    let unused: Vec<&String> = defined.iter().filter(|k| !used.contains(*k) && k.as_str() != "view").collect();
+    assert!(unused.is_empty(), "keys in agent::state::KEYS the core never uses: {unused:?}");
+}

@@ -1,0 +1,153 @@
+//! The fast paths' references, callable from JS, for `tests/js/parity.test.mjs`: each fast path of `core::fast` runs
+//! either as its Rust reference or as its JS twin, on the real engine (`JsHost`) and the same values, so the test
+//! can require the same results and the same reads and writes in the same order. Not part of the public API: the
+//! package does not re-export it.
+
+use super::host::JsHost;
+use crate::core::agent::Queue;
+use crate::core::args::ArgError;
+use crate::core::fast::{self, EventCode, FastPaths, Pumped};
+use crate::core::host::Host;
+use js_sys::Array;
+use wasm_bindgen::prelude::*;
+
+fn arg(args: &Array, i: u32) -> JsValue {
+    args.get(i)
+}
+
+fn pair(a: JsValue, b: JsValue) -> JsValue {
+    Array::of2(&a, &b).into()
+}
+
+fn code_name(code: EventCode) -> &'static str {
+    match code {
+        EventCode::Start => "start",
+        EventCode::Block => "block",
+        EventCode::Done => "done",
+        EventCode::Error => "error",
+        EventCode::Other => "other",
+    }
+}
+
+/// `__fastPath(name, reference, args)`: the fast path `name` (its JS twin's name) on `args`, as the Rust reference
+/// when `reference`, else as the JS twin. Results are plain JS values; a value a getter threw is thrown.
+#[wasm_bindgen(js_name = __fastPath)]
+pub fn fast_path(name: &str, reference: bool, args: Array) -> Result<JsValue, JsValue> {
+    let h = JsHost;
+    match name {
+        "reduceAgentEvent" => {
+            let (st, event) = (arg(&args, 0), arg(&args, 1));
+            let durable = if reference {
+                crate::core::agent::reducer::reduce(&h, &st, &event)?
+            } else {
+                h.reduce_agent_event(&st, &event)?
+            };
+            Ok(JsValue::from_bool(durable))
+        }
+        "queuePoller" => {
+            let st = arg(&args, 0);
+            let queue = if arg(&args, 1).as_string().as_deref() == Some("followUp") {
+                Queue::FollowUp
+            } else {
+                Queue::Steering
+            };
+            let skip = arg(&args, 2).is_truthy();
+            Ok(if reference {
+                crate::core::agent::drain::native_queue_poller(&h, &st, queue, skip)
+            } else {
+                h.queue_poller(&st, queue, skip)
+            })
+        }
+        "defaultConvertToLlm" => Ok(if reference {
+            crate::core::agent::convert::default_convert_to_llm(&h)
+        } else {
+            h.default_convert_to_llm()
+        }),
+        "toolChanges" => {
+            let (messages, extra, tools) = (arg(&args, 0), arg(&args, 1), arg(&args, 2));
+            let extra: Vec<(JsValue, JsValue)> = h
+                .array_items(&extra)?
+                .iter()
+                .map(|p| (h.array_get(p, 0).unwrap_or_default(), h.array_get(p, 1).unwrap_or_default()))
+                .collect();
+            let (added, removed) = if reference {
+                crate::core::declare::tools::tool_changes(&h, &messages, &extra, &tools)?
+            } else {
+                h.tool_changes(&messages, &extra, &tools)?
+            };
+            Ok(pair(h.array(&added), h.array(&removed)))
+        }
+        "firstBadMessage" => {
+            let list = arg(&args, 0);
+            let bad = if reference { fast::args::first_bad_message(&h, &list)? } else { h.first_bad_message(&list)? };
+            Ok(match bad {
+                None => JsValue::NULL,
+                Some((index, not_object)) => pair(h.number(index as f64), h.boolean(not_object)),
+            })
+        }
+        "agentStateValid" => {
+            let (agent, st) = (arg(&args, 0), arg(&args, 1));
+            if !reference {
+                return Ok(JsValue::from_bool(h.agent_state_valid(&agent, &st)?));
+            }
+            match crate::core::agent::lifecycle::check_state_fully(&h, &agent, &st, "Agent.prompt") {
+                Ok(()) => Ok(JsValue::TRUE),
+                Err(ArgError::Type(_)) => Ok(JsValue::FALSE),
+                Err(ArgError::Thrown(thrown)) => Err(thrown),
+            }
+        }
+        "callListeners" => {
+            // The whole dispatch, synchronously: every step until the end, nothing awaited; each listener's throw
+            // is recorded and the walk goes on after it (the failure events' `swallow`).
+            let (listeners, a, b) = (arg(&args, 0), arg(&args, 1), arg(&args, 2));
+            let thrown = Array::new();
+            let mut cursor = None;
+            loop {
+                let step = if reference {
+                    fast::listeners::call_listeners(&h, &listeners, &mut cursor, &a, &b)
+                } else {
+                    h.call_listeners(&listeners, &mut cursor, &a, &b)
+                };
+                match step {
+                    Ok(Some(_)) => {}
+                    Ok(None) => break,
+                    Err(e) => {
+                        thrown.push(&e);
+                        if cursor.is_none() {
+                            break;
+                        }
+                    }
+                }
+            }
+            Ok(thrown.into())
+        }
+        "pumpEvent" => {
+            // One event handed in (the reference sees no queue of its own, so only this form compares).
+            let (event, messages, slot, sink) = (arg(&args, 0), arg(&args, 1), arg(&args, 2), arg(&args, 3));
+            let slot = slot.as_f64().filter(|n| *n >= 0.0).map(|n| n as usize);
+            let sink = (!sink.is_undefined()).then_some(&sink);
+            let pumped = if reference {
+                fast::pump::pump(&h, &JsValue::UNDEFINED, Some(event), &messages, slot, sink)?
+            } else {
+                h.pump(&JsValue::UNDEFINED, Some(event), &messages, slot, sink)?
+            };
+            Ok(match pumped {
+                Pumped::Empty => pair(h.constant("empty"), JsValue::UNDEFINED),
+                Pumped::Delivered => pair(h.constant("delivered"), JsValue::UNDEFINED),
+                Pumped::Update(update) => pair(h.constant("update"), update),
+                Pumped::SinkFailed(thrown) => pair(h.constant("sinkFailed"), thrown),
+                Pumped::Event(code, event) => pair(h.constant(code_name(code)), event),
+            })
+        }
+        "jsonCopy" => {
+            let v = arg(&args, 0);
+            let (text, copy) = if reference { fast::view::json_copy(&h, &v)? } else { h.json_copy(&v)? };
+            Ok(pair(text.map_or(JsValue::UNDEFINED, |t| h.string(&t)), copy))
+        }
+        "patchCopy" => {
+            let (copy, patches) = (arg(&args, 0), arg(&args, 1).as_string().unwrap_or_default());
+            if reference { fast::view::patch_copy(&h, &copy, &patches) } else { h.patch_copy(&copy, &patches) }
+        }
+        _ => Err(JsValue::from(js_sys::Error::new(&format!("__fastPath: no fast path named {name}")))),
+    }
+}

@@ -1,0 +1,65 @@
+// The Agent's state object is defined once: `KEYS` in src/core/agent/state.rs (the core's own uses of it are held to
+// that list by a native test in src/core/tests/layers.rs). Here the JS side is: the facade's JSDoc typedef
+// (`AgentStateObject` in pkg-template/agent.js) lists exactly those keys, and every key the facade and the JS twins
+// (src/js/**/*.js) read or write on a state object is one of them. Reads the sources; needs no build.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const read = (path) => readFileSync(join(root, path), "utf8");
+
+function definedKeys() {
+  const state = read("src/core/agent/state.rs");
+  const block = state.slice(state.indexOf("pub const KEYS"), state.indexOf("];", state.indexOf("pub const KEYS")));
+  return [...block.matchAll(/^\s+\("(\w+)",/gm)].map((m) => m[1]);
+}
+
+function typedefKeys() {
+  const agent = read("pkg-template/agent.js");
+  const start = agent.indexOf("@typedef {object} AgentStateObject");
+  assert.ok(start > 0, "pkg-template/agent.js has no AgentStateObject typedef");
+  const doc = agent.slice(start, agent.indexOf("*/", start));
+  return [...doc.matchAll(/@property \{[^}]*\} (\w+)/g)].map((m) => m[1]);
+}
+
+function jsFiles(dir) {
+  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? jsFiles(join(dir, e.name)) : e.name.endsWith(".js") ? [join(dir, e.name)] : [],
+  );
+}
+
+/** The keys a source uses on a variable named `st`: `st.key`, `Reflect.get(st, "key")`, `Reflect.set(st, "key", …)`,
+ *  and the lists the twins pass to helpers (`retainList(st, "key", …)`). */
+function keysUsedIn(text) {
+  const keys = new Set();
+  for (const m of text.matchAll(/\bst\.([A-Za-z_]\w*)/g)) keys.add(m[1]);
+  for (const m of text.matchAll(/\b\w+\(st, "(\w+)"/g)) keys.add(m[1]);
+  return keys;
+}
+
+test("the facade's AgentStateObject typedef lists exactly agent::state::KEYS, in order", () => {
+  const defined = definedKeys();
+  assert.ok(defined.length >= 20, `read ${defined.length} keys from state.rs`);
+  assert.deepEqual(typedefKeys(), defined);
+});
+
+test("every key the facade and the JS twins use on a state object is in agent::state::KEYS", () => {
+  const defined = new Set(definedKeys());
+  const files = ["pkg-template/agent.js", ...jsFiles("src/js")];
+  const seen = new Set();
+  for (const file of files) {
+    const used = keysUsedIn(read(file));
+    for (const key of used) {
+      seen.add(key);
+      assert.ok(defined.has(key), `${file} uses st.${key}, which src/core/agent/state.rs KEYS does not define`);
+    }
+  }
+  // The reader finds what it must (the reducer's twin and the facade's uses).
+  for (const key of ["streamingMessage", "ck", "transitSteering", "completedTools", "view", "listeners"]) {
+    assert.ok(seen.has(key), `no use of ${key} found: the reader is broken`);
+  }
+});

@@ -1,0 +1,594 @@
+// The fast paths (src/core/fast): each has a Rust reference, which `cargo test` runs on the scripted host, and a
+// JS twin (src/js/snippets/*.js), which the package runs. Here both run in the built package on the real engine
+// (`__fastPath(name, reference, args)`, a hidden export of the glue) on the same inputs, and must agree exactly:
+// the same result, the same state afterwards, the same error, and the same reads and writes of the caller's objects
+// in the same order (recorded through proxies). Inputs: seeded random values with hostile getters (PARITY_SEED=<n>
+// reruns one seed; every run also takes the fixed seeds below) and the events of recorded Agent runs.
+//
+// Where the twin differs from its reference by design, the case is left out and the reason stated:
+// - `pump` with no event: only the JS host can take an event already queued in one of our own streams.
+// - `jsonCopy` of values JSON cannot hold: the twin writes the validator's view (markers), the reference the text.
+// - `toolChanges`: results and errors are compared, reads are not. The twin walks the transcript index by index,
+//   compares declarations without writing their texts (reading a value whole only where the names do not decide),
+//   and on a transcript of 256+ messages called again resumes from its remembered scan, reading only the new
+//   messages' roles; the reference reads every field through `JSON.stringify`.
+// - `callListeners` with a listener removed and added again during the dispatch: the twin follows the `Set`'s
+//   iterator (which calls it again, as `for … of` does), the reference does not.
+//
+// The failure ending of a run is written twice, in Rust (`agent::lifecycle::handle_run_failure`, when a listener
+// throws) and in the facade (`failRun` in pkg-template/agent.js, when the instance traps); the last test holds them
+// to the same events and the same state.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { Agent } from "./impl.mjs";
+import { IS_REFERENCE } from "./impl.mjs";
+import { createFaux, assistant, toolCall, text, model as fauxModel } from "./faux.mjs";
+
+const require = createRequire(import.meta.url);
+const glue = IS_REFERENCE ? null : require("../../pkg/dist/node/agent_loop_wasm.js");
+const facade = IS_REFERENCE ? null : require("../../pkg/dist/node/agent.js");
+const skip = IS_REFERENCE ? "the fast paths are this package's own" : false;
+
+const FIXED_SEEDS = [1, 2, 3, 17, 1070400717, 20261204];
+const envSeed = process.env.PARITY_SEED ? Number(process.env.PARITY_SEED) : undefined;
+const SEEDS = envSeed !== undefined ? [envSeed] : [...FIXED_SEEDS, (Math.random() * 2 ** 31) >>> 0];
+const CASES_PER_SEED = 150;
+
+function rng(seed) {
+  let s = seed >>> 0 || 1;
+  const next = () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s / 2 ** 32;
+  };
+  return {
+    next,
+    int: (n) => Math.floor(next() * n),
+    pick: (list) => list[Math.floor(next() * list.length)],
+    chance: (p) => next() < p,
+  };
+}
+
+// ---- recording the caller's objects
+
+/** Wraps objects so that every read and write is logged as `op name key`; a target keeps one proxy (identity
+ *  holds), Sets, Maps and functions are left as they are. Names are given in order of first wrap, so two runs on
+ *  isomorphic inputs give equal logs exactly when they touch the same things in the same order. */
+function recorder() {
+  const log = [];
+  const proxies = new WeakMap();
+  const names = new WeakMap();
+  let count = 0;
+  let paused = false;
+  const nameOf = (t) => names.get(t);
+  const wrap = (v) => {
+    if (v === null || typeof v !== "object" || v instanceof Set || v instanceof Map) return v;
+    if (proxies.has(v)) return proxies.get(v);
+    if (!names.has(v)) names.set(v, `o${count++}`);
+    const record = (entry) => {
+      if (!paused) log.push(entry);
+    };
+    const proxy = new Proxy(v, {
+      get(t, k, r) {
+        record(`get ${nameOf(t)} ${String(k)}`);
+        return wrap(Reflect.get(t, k, r));
+      },
+      set(t, k, value, r) {
+        record(`set ${nameOf(t)} ${String(k)}`);
+        return Reflect.set(t, k, value, r);
+      },
+      has(t, k) {
+        record(`has ${nameOf(t)} ${String(k)}`);
+        return Reflect.has(t, k);
+      },
+      deleteProperty(t, k) {
+        record(`delete ${nameOf(t)} ${String(k)}`);
+        return Reflect.deleteProperty(t, k);
+      },
+      ownKeys(t) {
+        record(`keys ${nameOf(t)}`);
+        return Reflect.ownKeys(t);
+      },
+      getOwnPropertyDescriptor(t, k) {
+        record(`descriptor ${nameOf(t)} ${String(k)}`);
+        return Reflect.getOwnPropertyDescriptor(t, k);
+      },
+    });
+    proxies.set(v, proxy);
+    return proxy;
+  };
+  /** Names every object reachable from `root` by data properties, in a fixed walk, so that names do not depend on
+   *  the order in which a run happens to touch them. */
+  const nameAll = (root) => {
+    const stack = [root];
+    while (stack.length) {
+      const v = stack.pop();
+      if (v === null || typeof v !== "object" || names.has(v)) continue;
+      names.set(v, `o${count++}`);
+      const values = v instanceof Set ? [...v] : Reflect.ownKeys(v).map((k) => Object.getOwnPropertyDescriptor(v, k))
+        .filter((d) => d && "value" in d).map((d) => d.value);
+      stack.push(...values.reverse());
+    }
+  };
+  return {
+    log,
+    wrap,
+    nameAll,
+    quiet: (f) => {
+      paused = true;
+      try {
+        return f();
+      } finally {
+        paused = false;
+      }
+    },
+  };
+}
+
+/** A plain description of a value for comparison: Sets and cycles spelled out, functions by name, errors by
+ *  their constructor and message. */
+function describe(v, seen = new Map()) {
+  if (typeof v === "function") return `[function ${v.name}]`;
+  if (typeof v === "symbol") return `[symbol ${v.description}]`;
+  if (typeof v === "bigint") return `[bigint ${v}]`;
+  if (typeof v === "number" && Number.isNaN(v)) return "[NaN]";
+  if (v === undefined) return "[undefined]";
+  if (v === null || typeof v !== "object") return v;
+  if (seen.has(v)) return `[cycle ${seen.get(v)}]`;
+  seen.set(v, seen.size);
+  if (v instanceof Error) return { error: v.constructor.name, message: v.message };
+  if (v instanceof Set) return { set: [...v].map((x) => describe(x, seen)) };
+  const out = Array.isArray(v) ? [] : {};
+  for (const k of Reflect.ownKeys(v)) {
+    const d = Object.getOwnPropertyDescriptor(v, k);
+    out[String(k)] = d && "value" in d ? describe(d.value, seen) : "[accessor]";
+  }
+  return out;
+}
+
+/** Runs `f` and gives what it returned or threw, described. */
+function outcome(f) {
+  try {
+    return { ok: describe(f()) };
+  } catch (e) {
+    return { threw: describe(e) };
+  }
+}
+
+/**
+ * Builds the input twice from the same seed, runs the reference on one and the twin on the other, and requires
+ * the same outcome, the same inputs afterwards and the same log of reads and writes.
+ */
+function same(label, build, run, { compareLog = true } = {}) {
+  const sides = [true, false].map((reference) => {
+    const rec = recorder();
+    const input = build(rec);
+    rec.nameAll(input.raw ?? input);
+    const result = outcome(() => run(reference, input, rec));
+    return { result, after: rec.quiet(() => describe(input.raw ?? input)), log: rec.log };
+  });
+  const [ref, twin] = sides;
+  assert.deepEqual(twin.result, ref.result, `${label}: result`);
+  assert.deepEqual(twin.after, ref.after, `${label}: state afterwards`);
+  if (compareLog) assert.deepEqual(twin.log, ref.log, `${label}: reads and writes`);
+}
+
+const fastPath = (name, reference, ...args) => glue.__fastPath(name, reference, args);
+
+/** A getter that throws, on `obj[key]`. */
+function hostile(obj, key, seed) {
+  Object.defineProperty(obj, key, {
+    get() {
+      throw new Error(`getter ${key} ${seed}`);
+    },
+    enumerable: true,
+    configurable: true,
+  });
+  return obj;
+}
+
+// ---- generators
+
+const ROLES = ["user", "assistant", "toolResult", "system", "custom", 7, undefined];
+
+function message(r, i) {
+  const role = r.pick(ROLES);
+  const m = { role, content: `m${i}`, timestamp: i };
+  if (role === "toolResult") m.toolCallId = `c${r.int(4)}`;
+  if (role === "assistant" && r.chance(0.3)) m.errorMessage = r.chance(0.5) ? `failed ${i}` : "";
+  if (role === "system" && r.chance(0.6)) {
+    m.toolsAdded = [tool(r, r.int(3)), tool(r, r.int(3))].slice(0, r.int(3));
+    if (r.chance(0.4)) m.toolsRemoved = [{ name: `t${r.int(3)}` }];
+  }
+  if (r.chance(0.03)) hostile(m, "role", i);
+  return m;
+}
+
+function tool(r, n) {
+  const t = { name: `t${n}`, description: r.pick(["a", "b", "a"]), parameters: { type: "object", properties: {} } };
+  if (r.chance(0.2)) t.parameters.properties.x = { type: r.pick(["string", "number"]) };
+  if (r.chance(0.1)) t.label = "extra";
+  return t;
+}
+
+function agentState(r, seed) {
+  const st = {
+    messages: Array.from({ length: r.int(4) }, (_, i) => message(r, i)),
+    streamingMessage: undefined,
+    pendingToolCalls: new Set(r.chance(0.5) ? ["c1"] : []),
+    errorMessage: undefined,
+    steering: Array.from({ length: r.int(3) }, (_, i) => ({ role: "user", content: `s${i}`, timestamp: i })),
+    followUp: Array.from({ length: r.int(3) }, (_, i) => ({ role: "user", content: `f${i}`, timestamp: i })),
+    steeringMode: r.pick(["all", "one-at-a-time", "one-at-a-time"]),
+    followUpMode: r.pick(["all", "one-at-a-time"]),
+    transitSteering: [],
+    transitFollowUp: [],
+    completedTools: r.chance(0.5) ? [{ toolCallId: "c1" }, { toolCallId: "c2" }] : [],
+    endedTools: [],
+  };
+  if (r.chance(0.5)) st.ck = { seq: 0 };
+  if (r.chance(0.04)) hostile(st, r.pick(["messages", "ck", "steering", "pendingToolCalls", "transitSteering"]), seed);
+  return st;
+}
+
+const EVENT_TYPES = [
+  "message_start",
+  "message_update",
+  "message_end",
+  "tool_execution_start",
+  "tool_execution_end",
+  "turn_end",
+  "turn_start",
+  "agent_end",
+  "agent_start",
+  7,
+  undefined,
+];
+
+function agentEvent(r, seed) {
+  const type = r.pick(EVENT_TYPES);
+  const m = message(r, 100 + r.int(5));
+  const event = { type, message: m };
+  if (String(type).startsWith("tool_execution")) {
+    Object.assign(event, { toolCallId: `c${r.int(3)}`, toolName: "t0", result: { content: [] }, isError: r.chance(0.3) });
+  }
+  if (r.chance(0.04)) hostile(event, r.pick(["type", "message", "toolCallId", "toolName"]), seed);
+  return event;
+}
+
+// ---- the parity tests
+
+test("reduceAgentEvent: the reducer's twin agrees with agent::reducer on random states and events", { skip }, () => {
+  for (const seed of SEEDS) {
+    for (let i = 0; i < CASES_PER_SEED; i++) {
+      const build = (rec) => {
+        const r = rng(seed * 7919 + i);
+        const st = agentState(r, seed);
+        // The same transit message as the event's, in one case out of four: retain compares by identity.
+        const event = agentEvent(r, seed);
+        const transit = Object.getOwnPropertyDescriptor(st, "transitSteering")?.value;
+        const type = Object.getOwnPropertyDescriptor(event, "type")?.value;
+        const sent = Object.getOwnPropertyDescriptor(event, "message")?.value;
+        if (r.chance(0.25) && transit && type === "message_end" && sent) transit.push(sent);
+        return { raw: { st, event }, st: rec.wrap(st), event: rec.wrap(event) };
+      };
+      same(`seed ${seed} case ${i}`, build, (reference, input) =>
+        fastPath("reduceAgentEvent", reference, input.st, input.event),
+      );
+    }
+  }
+});
+
+test("reduceAgentEvent: recorded Agent runs replay to the same state through both", { skip }, async () => {
+  const runs = [];
+  for (const parallel of [true, false]) {
+    const events = [];
+    const faux = createFaux([
+      assistant([text("checking"), toolCall("c1", "echo", { v: 1 }), toolCall("c2", "echo", { v: 2 })]),
+      assistant([text("done")]),
+    ]);
+    const echo = {
+      name: "echo",
+      label: "echo",
+      description: "echo",
+      parameters: { type: "object", properties: { v: { type: "number" } } },
+      execute: async (_id, args) => ({ content: [{ type: "text", text: String(args.v) }], details: {} }),
+    };
+    const agent = new Agent({
+      initialState: { tools: [echo], model: fauxModel() },
+      streamFn: faux.streamFn,
+      toolExecution: parallel ? "parallel" : "sequential",
+    });
+    agent.subscribe((e) => events.push(structuredClone(e)));
+    await agent.prompt("go");
+    agent.steer({ role: "user", content: "more", timestamp: 1 });
+    runs.push(events);
+  }
+  for (const [n, events] of runs.entries()) {
+    assert.ok(events.length > 10, `run ${n} recorded ${events.length} events`);
+    for (const durable of [false, true]) {
+      same(`run ${n} durable ${durable}`, (rec) => {
+        const st = { messages: [], pendingToolCalls: new Set(), completedTools: [], endedTools: [] };
+        Object.assign(st, { transitSteering: [], transitFollowUp: [] });
+        if (durable) st.ck = {};
+        const copies = structuredClone(events);
+        return { raw: st, st: rec.wrap(st), events: copies.map((e) => rec.wrap(e)) };
+      }, (reference, input) => input.events.map((e) => fastPath("reduceAgentEvent", reference, input.st, e)));
+    }
+  }
+});
+
+test("queuePoller: the poller's twin drains as agent::drain does", { skip }, () => {
+  for (const seed of SEEDS) {
+    for (let i = 0; i < CASES_PER_SEED; i++) {
+      const queue = i % 2 ? "followUp" : "steering";
+      same(`seed ${seed} case ${i} ${queue}`, (rec) => {
+        const r = rng(seed * 104729 + i);
+        const st = agentState(r, seed);
+        return { raw: st, st: rec.wrap(st), skip: r.chance(0.3), polls: 1 + r.int(4) };
+      }, (reference, input) => {
+        const poll = fastPath("queuePoller", reference, input.st, queue, input.skip);
+        return Array.from({ length: input.polls }, () => poll());
+      });
+    }
+  }
+});
+
+test("toolChanges: the declaration diff's twin agrees with declare::tools", { skip }, () => {
+  for (const seed of SEEDS) {
+    for (let i = 0; i < CASES_PER_SEED; i++) {
+      const build = (rec) => {
+        const r = rng(seed * 15485863 + i);
+        const messages = Array.from({ length: r.int(8) }, (_, j) => message(r, j));
+        const extra = r.chance(0.3) ? [[[{ name: "t1" }], [tool(r, 2)]]] : [];
+        const tools = Array.from({ length: r.int(4) }, () => tool(r, r.int(4)));
+        if (r.chance(0.03)) hostile(tools, 0, seed);
+        return { raw: { messages, extra, tools }, messages: rec.wrap(messages), extra, tools: rec.wrap(tools) };
+      };
+      // Results and errors, not reads: see the header.
+      same(`seed ${seed} case ${i}`, build, (reference, input) =>
+        fastPath("toolChanges", reference, input.messages, input.extra, input.tools),
+      { compareLog: false });
+    }
+  }
+});
+
+test("toolChanges: a long transcript, scanned again after it grew, gives the same changes (reads not compared)", { skip }, () => {
+  for (const seed of SEEDS) {
+    const r = rng(seed);
+    const base = Array.from({ length: 300 + r.int(50) }, (_, j) => message(r, j));
+    const later = Array.from({ length: 1 + r.int(5) }, (_, j) => message(r, 1000 + j));
+    const tools = [tool(r, 0), tool(r, 1)];
+    same(`seed ${seed}`, () => {
+      const messages = structuredClone(base.filter((m) => !Object.getOwnPropertyDescriptor(m, "role")?.get));
+      return { raw: messages, messages, tools: structuredClone(tools) };
+    }, (reference, input) => {
+      const first = fastPath("toolChanges", reference, input.messages, [], input.tools);
+      input.messages.push(...structuredClone(later.filter((m) => !Object.getOwnPropertyDescriptor(m, "role")?.get)));
+      return [first, fastPath("toolChanges", reference, input.messages, [], input.tools)];
+    }, { compareLog: false });
+  }
+});
+
+test("firstBadMessage and defaultConvertToLlm: the twins agree with the references", { skip }, () => {
+  const entries = [
+    () => ({ role: "user" }),
+    () => ({ role: "assistant" }),
+    () => ({ role: "toolResult" }),
+    () => ({ role: "system" }),
+    () => ({ role: "custom" }),
+    () => ({ role: 3 }),
+    () => ({}),
+    () => null,
+    () => [],
+    () => "user",
+    () => 42,
+    () => Object.assign(() => {}, { role: "user" }),
+    () => hostile({}, "role", "x"),
+  ];
+  for (const seed of SEEDS) {
+    for (let i = 0; i < CASES_PER_SEED; i++) {
+      const build = (rec) => {
+        const r = rng(seed * 31 + i);
+        const list = Array.from({ length: r.int(6) }, () => r.pick(entries)());
+        return { raw: list, list: rec.wrap(list) };
+      };
+      same(`firstBadMessage seed ${seed} case ${i}`, build, (reference, input) =>
+        fastPath("firstBadMessage", reference, input.list),
+      );
+      same(`defaultConvertToLlm seed ${seed} case ${i}`, build, (reference, input) =>
+        fastPath("defaultConvertToLlm", reference)(input.list),
+      );
+    }
+  }
+});
+
+test("agentStateValid: the twin's one-step check agrees with the full check", { skip }, () => {
+  const fn = () => {};
+  for (const seed of SEEDS) {
+    for (let i = 0; i < CASES_PER_SEED; i++) {
+      const build = (rec) => {
+        const r = rng(seed * 613 + i);
+        const agent = { convertToLlm: fn, streamFunction: fn };
+        const st = { tools: [tool(r, 0)], messages: [{ role: "user" }], model: { id: "m" } };
+        switch (r.int(12)) {
+          case 0: st.tools = "no"; break;
+          case 1: st.messages = [{ role: 1 }]; break;
+          case 2: st.model = null; break;
+          case 3: agent.convertToLlm = 1; break;
+          case 4: agent.beforeToolCall = "x"; break;
+          case 5: agent.toolTimeoutMs = -1; break;
+          case 6: agent.maxParallelTools = 0; break;
+          case 7: st.tools = [{ name: "t" }]; break;
+          case 8: hostile(agent, "transformContext", seed); break;
+          case 9: agent.afterToolCall = fn; agent.toolTimeoutMs = 5; break;
+          default: break;
+        }
+        return { raw: { agent, st }, agent: rec.wrap(agent), st: rec.wrap(st) };
+      };
+      // The twin may only answer `true` where the full check passes; on these inputs it answers exactly as the
+      // check does. Its reads are its own (it reads in the check's order but not the error path's extra reads).
+      same(`seed ${seed} case ${i}`, build, (reference, input) =>
+        fastPath("agentStateValid", reference, input.agent, input.st),
+      { compareLog: false });
+    }
+  }
+});
+
+test("callListeners: the dispatch twin calls the same listeners in the same order", { skip }, () => {
+  for (const seed of SEEDS) {
+    for (let i = 0; i < CASES_PER_SEED; i++) {
+      const build = () => {
+        const r = rng(seed * 2741 + i);
+        const calls = [];
+        const listeners = new Set();
+        const make = (n) => {
+          const kind = r.pick(["plain", "plain", "throws", "adds", "removes", "promise"]);
+          const f = (a, b) => {
+            calls.push(`${n} ${a} ${b}`);
+            if (kind === "throws") throw new Error(`listener ${n}`);
+            if (kind === "adds" && n < 20) listeners.add(make(n + 10));
+            if (kind === "removes") for (const g of listeners) if (g !== f) { listeners.delete(g); break; }
+            if (kind === "promise") return Promise.resolve(n);
+            return n;
+          };
+          return f;
+        };
+        for (let n = 0; n < r.int(6); n++) listeners.add(make(n));
+        return { raw: calls, listeners, calls, asArray: r.chance(0.2) };
+      };
+      same(`seed ${seed} case ${i}`, build, (reference, input) => {
+        const list = input.asArray ? [...input.listeners] : input.listeners;
+        return fastPath("callListeners", reference, list, "event", "signal");
+      });
+    }
+  }
+});
+
+test("pumpEvent: the pump's twin handles one event as fast::pump does", { skip }, () => {
+  const types = ["start", "text_delta", "thinking_end", "toolcall_start", "done", "error", "other", 5, undefined];
+  for (const seed of SEEDS) {
+    for (let i = 0; i < CASES_PER_SEED; i++) {
+      const build = (rec) => {
+        const r = rng(seed * 3571 + i);
+        const partial = { role: "assistant", content: [{ type: "text", text: `p${i}` }] };
+        const event = r.chance(0.1) ? r.pick(["str", null, 4]) : { type: r.pick(types), partial };
+        if (typeof event === "object" && event && r.chance(0.05)) hostile(event, r.pick(["type", "partial"]), seed);
+        const messages = [{ role: "user" }, { role: "assistant" }];
+        const seen = [];
+        const sinkKind = r.pick(["none", "ok", "throws"]);
+        const sink =
+          sinkKind === "none"
+            ? undefined
+            : (u) => {
+                seen.push(u.type);
+                if (sinkKind === "throws") throw new Error("sink");
+              };
+        const slot = r.pick([-1, 1]);
+        return {
+          raw: { messages, seen },
+          event: typeof event === "object" && event ? rec.wrap(event) : event,
+          messages: rec.wrap(messages),
+          slot,
+          sink,
+        };
+      };
+      same(`seed ${seed} case ${i}`, build, (reference, input) =>
+        fastPath("pumpEvent", reference, input.event, input.messages, input.slot, input.sink),
+      );
+    }
+  }
+});
+
+function jsonData(r, depth) {
+  switch (depth > 3 ? r.int(4) : r.int(7)) {
+    case 0: return r.pick([0, -1.5, 1e21, 3]);
+    case 1: return r.pick(["", "a", "\u00e9", "\ud83d\ude00"]);
+    case 2: return r.chance(0.5);
+    case 3: return null;
+    case 4: return Array.from({ length: r.int(3) }, () => jsonData(r, depth + 1));
+    default: {
+      const o = {};
+      for (let k = 0; k < r.int(4); k++) o[r.pick(["a", "b", "1", "z"])] = jsonData(r, depth + 1);
+      return o;
+    }
+  }
+}
+
+test("jsonCopy and patchCopy: the view's twins copy and patch JSON data as the references do", { skip }, () => {
+  for (const seed of SEEDS) {
+    for (let i = 0; i < CASES_PER_SEED; i++) {
+      const r = rng(seed * 7 + i);
+      const data = { root: jsonData(r, 0), list: [1, { x: "y" }], k: "v" };
+      same(`jsonCopy seed ${seed} case ${i}`, () => ({ raw: structuredClone(data), v: structuredClone(data) }),
+        (reference, input) => fastPath("jsonCopy", reference, input.v));
+      const patches = [];
+      if (r.chance(0.5)) patches.push([["k"], jsonData(r, 2)]);
+      if (r.chance(0.3)) patches.push([["list", 1, "x"]]);
+      if (r.chance(0.3)) patches.push([["list", 0], 0, 0]);
+      if (r.chance(0.2)) patches.push([[], 0, 0]);
+      if (r.chance(0.1)) patches.push([[], jsonData(r, 1)]);
+      same(`patchCopy seed ${seed} case ${i}`, () => ({ raw: structuredClone(data), copy: structuredClone(data) }),
+        (reference, input) => fastPath("patchCopy", reference, input.copy, JSON.stringify(patches)));
+    }
+  }
+});
+
+test("the run-failure ending: the facade's failRun (after a trap) ends a run as the core's does (a listener threw)", { skip }, async () => {
+  const model = { id: "m", name: "m", api: "faux", provider: "faux", baseUrl: "", reasoning: false, input: [], cost: {
+    input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 0, maxTokens: 0 };
+  const strip = (e) => JSON.parse(JSON.stringify(e, (k, v) => (k === "timestamp" ? 0 : v)));
+
+  // The core: a listener throws on agent_start, so the run ends through handle_run_failure.
+  const coreEvents = [];
+  const agent = new Agent({ initialState: { model }, streamFn: createFaux([assistant([text("x")])]).streamFn });
+  agent.subscribe((e) => {
+    coreEvents.push(strip(e));
+    if (e.type === "agent_start") throw new Error("boom");
+  });
+  await agent.prompt("hi");
+  const failureEvents = coreEvents.slice(coreEvents.findIndex((e) => e.type === "agent_start") + 1);
+  const coreState = strip({
+    errorMessage: agent.state.errorMessage,
+    isStreaming: agent.state.isStreaming,
+    streamingMessage: agent.state.streamingMessage ?? null,
+    pending: agent.state.pendingToolCalls.size,
+    last: agent.state.messages.at(-1),
+  });
+
+  // The facade: failRun on a state object of the same shape.
+  const jsEvents = [];
+  let resolved = false;
+  const active = { signal: new AbortController().signal, resolve: () => { resolved = true; } };
+  const st = {
+    model, messages: [], active, isStreaming: true, streamingMessage: undefined, pendingToolCalls: new Set(["c"]),
+    listeners: new Set([(e) => { jsEvents.push(strip(e)); throw new Error("ignored"); }]),
+  };
+  await facade.__failRun(st, active, "boom");
+  assert.ok(resolved);
+  assert.deepEqual(jsEvents, failureEvents);
+  assert.deepEqual(strip({
+    errorMessage: st.errorMessage,
+    isStreaming: st.isStreaming,
+    streamingMessage: st.streamingMessage ?? null,
+    pending: st.pendingToolCalls.size,
+    last: st.messages.at(-1),
+  }), coreState);
+
+  // And the facade's reducer part agrees with the core's reducer on the failure events.
+  same("failure events", (rec) => {
+    const s = { messages: [], streamingMessage: undefined, pendingToolCalls: new Set(), errorMessage: undefined };
+    return { raw: s, s, events: structuredClone(failureEvents) };
+  }, (reference, input) =>
+    input.events.forEach((e) => (reference ? fastPath("reduceAgentEvent", true, input.s, e) : facade.__reduceFailure(input.s, e))),
+  { compareLog: false });
+});
+
+test("the seeds", { skip }, () => {
+  console.log(`# parity seeds: ${SEEDS.join(", ")} (PARITY_SEED=<n> reruns one)`);
+});
