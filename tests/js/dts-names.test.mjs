@@ -1,0 +1,319 @@
+// pkg-template/index.d.ts against the names the code defines: the Rust lists in src/ (event types, queue modes,
+// built-in apis, the Agent's fields and options, snapshot and checkpoint fields, wasm export names) and the JS
+// wrapper's exports. Everything is read as text, so it runs without a build; a rename on one side without the other
+// fails here instead of reaching a user's types.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, readdirSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const read = (path) => readFileSync(join(ROOT, path), "utf8");
+const DTS = read("pkg-template/index.d.ts");
+
+// ---- reading the Rust side
+
+/** The text without its `#[cfg(test)] mod name { … }` blocks (top-level modules close with a `}` in column 0). */
+function withoutTestModules(text) {
+  return text.replace(/^#\[cfg\(test\)\]\s*\n(?:#\[[^\n]*\]\s*\n)*(?:pub )?mod \w+ \{[\s\S]*?^\}$/gm, "");
+}
+
+/** Every `.rs` file under `dir`, with `#[cfg(test)] mod …` blocks and `tests/` folders left out. */
+function rustSources(dir) {
+  const out = [];
+  const walk = (d) => {
+    for (const entry of readdirSync(join(ROOT, d), { withFileTypes: true })) {
+      const path = join(d, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== "tests") walk(path);
+      } else if (entry.name.endsWith(".rs") && entry.name !== "test_host.rs") {
+        out.push({ path, text: withoutTestModules(read(path)) });
+      }
+    }
+  };
+  walk(dir);
+  return out;
+}
+const CORE = rustSources("src/core");
+const SRC = rustSources("src");
+const allText = (files) => files.map((f) => f.text).join("\n");
+
+/** The string items of every `const NAME: [&str; N] = [...]` in `files`, one list per definition. */
+function rustStrConsts(files, name) {
+  const found = [];
+  for (const { path, text } of files) {
+    for (const m of text.matchAll(new RegExp(`const ${name}: \\[&str; \\d+\\] =\\s*\\[([^\\]]*)\\]`, "g"))) {
+      found.push({ path, items: [...m[1].matchAll(/"([^"]*)"/g)].map((s) => s[1]) });
+    }
+  }
+  assert.ok(found.length > 0, `no \`const ${name}: [&str; N]\` found under src/: was it renamed or moved? Update this test.`);
+  return found;
+}
+const rustStrConst = (files, name) => {
+  const found = rustStrConsts(files, name);
+  assert.equal(found.length, 1, `expected one \`const ${name}\`, found it in ${found.map((f) => f.path).join(", ")}`);
+  return found[0].items;
+};
+
+/** The body of the Rust function `name` (from its signature to the first line that is a lone `}`). */
+function rustFnBody(files, signature) {
+  for (const { text } of files) {
+    const at = text.indexOf(signature);
+    if (at >= 0) return text.slice(at, text.indexOf("\n}", at) + 2);
+  }
+  assert.fail(`no \`${signature}\` found under src/: was it renamed or moved? Update this test.`);
+}
+
+// ---- reading index.d.ts
+
+/** The text of a top-level declaration from its header to the matching closing brace or semicolon. */
+function dtsDecl(header) {
+  const at = DTS.indexOf(header);
+  assert.ok(at >= 0, `index.d.ts has no \`${header}\``);
+  let depth = 0;
+  for (let i = at; i < DTS.length; i++) {
+    const c = DTS[i];
+    if (c === "{" || c === "(" || c === "<") depth++;
+    else if (c === "}" || c === ")" || (c === ">" && DTS[i - 1] !== "=")) {
+      depth--;
+      if (depth === 0 && c === "}" && !header.startsWith("export type")) return DTS.slice(at, i + 1);
+    } else if (c === ";" && depth === 0) return DTS.slice(at, i + 1);
+  }
+  assert.fail(`unterminated \`${header}\``);
+}
+
+/** The string literals of a union type alias: `export type NAME = "a" | "b"`. */
+const dtsUnion = (name) => [...dtsDecl(`export type ${name} =`).matchAll(/"([^"]*)"/g)].map((m) => m[1]);
+
+/** The `type: "…"` literals of a union of object types. */
+const dtsTypeTags = (name) => [...dtsDecl(`export type ${name} =`).matchAll(/\btype: "([^"]*)"/g)].map((m) => m[1]);
+
+/**
+ * The members declared directly in an interface or class body: `{ fields, methods }`. Members are the lines indented
+ * by two spaces (the file's format); getters and setters count as fields.
+ */
+function dtsMembers(header) {
+  const body = dtsDecl(header);
+  const fields = new Set();
+  const methods = new Set();
+  for (const line of body.split("\n").slice(1)) {
+    const m = /^ {2}(?:readonly )?(static )?(?:(get|set) )?([A-Za-z_$][\w$]*)(\??)(\s*[:(<])/.exec(line);
+    if (!m) continue;
+    const [, isStatic, accessor, name, , after] = m;
+    if (accessor || after.trim() === ":") fields.add(name);
+    else methods.add(isStatic ? `static ${name}` : name);
+  }
+  return { fields, methods };
+}
+
+/** Interface keys including those of the interfaces it extends (within index.d.ts; `Omit<…>`/`Pick<…>` not followed). */
+function dtsInterfaceKeys(name) {
+  const header = new RegExp(`export interface ${name}(?:<[^{]*?>)?(?: extends ([\\w, ]+))? \\{`).exec(DTS);
+  assert.ok(header, `index.d.ts has no interface ${name}`);
+  const keys = dtsMembers(header[0]).fields;
+  for (const base of (header[1] ?? "").split(",").map((s) => s.trim()).filter(Boolean)) {
+    for (const key of dtsInterfaceKeys(base)) keys.add(key);
+  }
+  return keys;
+}
+
+const sorted = (items) => [...new Set(items)].sort();
+const same = (actual, expected, message) => assert.deepEqual(sorted(actual), sorted(expected), message);
+function subset(small, big, message) {
+  const missing = sorted(small).filter((x) => !new Set(big).has(x));
+  assert.deepEqual(missing, [], message);
+}
+
+// ---- reading the JS wrapper
+
+/** The names a pkg-template module exports, following `export * from` and `export { … } from` within the folder. */
+function jsExports(file, seen = new Set()) {
+  if (seen.has(file)) return new Set();
+  seen.add(file);
+  const text = read(`pkg-template/${file}`);
+  const names = new Set();
+  for (const m of text.matchAll(/^export (?:async )?(?:function\*?|const|let|class) ([\w$]+)/gm)) names.add(m[1]);
+  for (const m of text.matchAll(/^export \{([^}]*)\}/gm)) {
+    for (const part of m[1].split(",").map((s) => s.trim()).filter(Boolean)) names.add(part.split(/\s+as\s+/).pop());
+  }
+  for (const m of text.matchAll(/^export \* from "\.\/([\w.-]+)"/gm)) {
+    for (const name of jsExports(m[1], seen)) names.add(name);
+  }
+  return names;
+}
+
+/** Functions the wasm side exports under a JS name: `#[wasm_bindgen(js_name = x)] pub fn …` at the top level. */
+function wasmExports() {
+  const names = new Set();
+  for (const { text } of rustSources("src/js")) {
+    for (const m of text.matchAll(/^#\[wasm_bindgen\(js_name = (\w+)\)\]\s*\n(?:#\[[^\n]*\]\s*\n)*pub fn/gm)) names.add(m[1]);
+    for (const m of text.matchAll(/^#\[wasm_bindgen\]\s*\n(?:#\[[^\n]*\]\s*\n)*pub fn (\w+)/gm)) names.add(m[1]);
+  }
+  return names;
+}
+
+// ---- the lists
+
+// Exported by pkg-template/api.js without being public API. Each entry says why; an entry that stops being exported
+// fails the test, so the list cannot outlive its reason.
+const EXPORTED_BUT_UNDECLARED = {
+  // The D1.2 failure message, shared by api.js and agent.js; `export *` in index.js makes it reachable from the
+  // package root. It should move to a module index.js does not re-export; until then it is undeclared on purpose.
+  failureMessage: "internal helper",
+};
+
+test("API-1.1/API-1.6.1 index.d.ts declares exactly the values the package's main entry exports", () => {
+  const exported = jsExports("index.js");
+  const declared = [...DTS.matchAll(/^export declare (?:function|const|let|class) ([\w$]+)/gm)].map((m) => m[1]);
+  for (const name of Object.keys(EXPORTED_BUT_UNDECLARED)) {
+    assert.ok(exported.has(name), `${name} is no longer exported: remove it from EXPORTED_BUT_UNDECLARED`);
+  }
+  same(declared, [...exported].filter((n) => !(n in EXPORTED_BUT_UNDECLARED)), "index.d.ts vs pkg-template exports");
+});
+
+test("K-9.2 the web and MCP entries' declarations match their modules' exports", () => {
+  const declared = (file) => [...read(`pkg-template/${file}`).matchAll(/^export declare (?:function|const|let|class) ([\w$]+)/gm)]
+    .map((m) => m[1]);
+  const main = jsExports("index.js");
+  const web = jsExports("web-slim.js");
+  assert.match(read("pkg-template/web.d.ts"), /^export \* from "\.\/index\.js";$/m, "web.d.ts re-exports index.d.ts");
+  same([...declared("index.d.ts"), ...declared("web.d.ts")], [...web].filter((n) => !(n in EXPORTED_BUT_UNDECLARED)),
+    "index.d.ts + web.d.ts vs pkg-template/web-slim.js (agent-loop-wasm/web)");
+  subset(main, web, "agent-loop-wasm/web lacks an export of the main entry");
+  same(declared("mcp.d.ts"), jsExports("mcp.js"), "mcp.d.ts vs pkg-template/mcp.js (agent-loop-wasm/mcp)");
+});
+
+test("API-1.1 every wasm function the JS wrapper calls is exported by src/js under that name", () => {
+  const wasm = wasmExports();
+  assert.ok(wasm.size > 20, `only ${wasm.size} wasm exports found: is the scan broken?`);
+  const used = new Set();
+  for (const file of readdirSync(join(ROOT, "pkg-template")).filter((f) => /\.(m?js|cjs)$/.test(f))) {
+    for (const m of read(`pkg-template/${file}`).matchAll(/\bcore\.([A-Za-z_$][\w$]*)\s*\(/g)) used.add(m[1]);
+  }
+  subset(used, wasm, "called as core.<name>(…) in pkg-template/ but not a #[wasm_bindgen(js_name = …)] export of src/js/");
+});
+
+test("API-1.1 each public function of api.js that enters the wasm calls the Rust export of its own name", () => {
+  const api = read("pkg-template/api.js");
+  const wasm = wasmExports();
+  const pairs = [];
+  for (const m of api.matchAll(/^export function ([\w$]+)\([^)]*\) \{\n([\s\S]*?)\n\}/gm)) {
+    const calls = [...m[2].matchAll(/\bcore\.([\w$]+)\(/g)].map((c) => c[1]);
+    if (calls.length > 0) pairs.push([m[1], calls]);
+  }
+  assert.ok(pairs.length >= 8, `only ${pairs.length} wrappers found: is the scan broken?`);
+  for (const [name, calls] of pairs) {
+    assert.deepEqual(calls, [name], `api.js ${name} should call core.${name} (calls ${calls.join(", ")})`);
+    assert.ok(wasm.has(name), `core.${name} is not exported by src/js/`);
+  }
+});
+
+test("S-2.6 AgentEvent's `type`s are exactly the event types src/core emits", () => {
+  const core = [...allText(CORE).matchAll(/"((?:agent|turn|message|tool_execution)_[a-z_]+)"/g)].map((m) => m[1]);
+  same(dtsTypeTags("AgentEvent"), core, "index.d.ts AgentEvent vs string literals in src/core");
+  // The Agent's trap path (agent.js) builds failure events in JS: they must be declared events too.
+  const js = [...read("pkg-template/agent.js").matchAll(/\btype: "([a-z_]+)"/g)].map((m) => m[1]);
+  subset(js, dtsTypeTags("AgentEvent"), "events built by pkg-template/agent.js but missing from AgentEvent");
+});
+
+test("S-2.7 AssistantMessageEvent's `type`s are exactly the ones core::host::EventCode recognises", () => {
+  const of = rustFnBody(CORE, "pub fn of(kind: &str) -> EventCode");
+  const rust = [...of.matchAll(/"([a-z_]+)"/g)].map((m) => m[1]);
+  same(dtsTypeTags("AssistantMessageEvent"), rust, "index.d.ts AssistantMessageEvent vs EventCode::of");
+});
+
+test("S-2.1/P-6.10 stop reasons: what the providers produce is a `done` reason, and every reason is a StopReason", () => {
+  const asStr = rustFnBody(SRC.filter((f) => /pub enum StopReason\b/.test(f.text)), "impl StopReason {");
+  const produced = [...asStr.matchAll(/=> "(\w+)"/g)].map((m) => m[1]);
+  assert.ok(produced.length >= 3, "providers::assemble::StopReason::as_str not read");
+  const events = dtsDecl("export type AssistantMessageEvent =");
+  const reasons = (type) => [...new RegExp(`type: "${type}"; reason: ([^;]+);`).exec(events)[1].matchAll(/"(\w+)"/g)].map((m) => m[1]);
+  subset(produced, reasons("done"), "a stop reason the providers produce is not a `done` reason in index.d.ts");
+  subset([...reasons("done"), ...reasons("error")], dtsUnion("StopReason"), "an event reason missing from StopReason");
+});
+
+test("A-5.3 QueueMode is every MODES list of src/core (Agent options, snapshots, checkpoints)", () => {
+  const lists = rustStrConsts(SRC, "MODES");
+  for (const { path, items } of lists) same(dtsUnion("QueueMode"), items, `index.d.ts QueueMode vs MODES in ${path}`);
+});
+
+test("T-4.1 ToolExecutionMode's values are the ones src/core reads", () => {
+  const core = allText(CORE);
+  for (const mode of dtsUnion("ToolExecutionMode")) {
+    assert.ok(core.includes(`"${mode}"`), `"${mode}" is declared in ToolExecutionMode but src/core never names it`);
+  }
+  assert.equal(dtsUnion("ToolExecutionMode").length, 2);
+});
+
+test("S-2.1 ThinkingLevel is \"off\" plus providers::request::THINKING_LEVELS", () => {
+  same(dtsUnion("ThinkingLevel"), ["off", ...rustStrConst(SRC, "THINKING_LEVELS")], "index.d.ts ThinkingLevel");
+});
+
+test("API-1.1/§6 BuiltinApi is core::builtin::BUILTIN_APIS, and each is a KnownApi", () => {
+  const rust = rustStrConst(CORE, "BUILTIN_APIS");
+  same(dtsUnion("BuiltinApi"), rust, "index.d.ts BuiltinApi vs BUILTIN_APIS");
+  subset(rust, dtsUnion("KnownApi"), "a built-in api missing from KnownApi");
+});
+
+test("A-5.1 the Agent's public fields and options are core::agent's FIELDS", () => {
+  const fields = rustStrConst(CORE, "FIELDS");
+  const agent = dtsMembers("export declare class Agent {");
+  same(agent.fields, [...fields, "streamFunction", "state", "steeringMode", "followUpMode", "signal"],
+    "index.d.ts class Agent fields vs FIELDS (+ streamFunction and the accessors)");
+  same(dtsInterfaceKeys("AgentOptions"), [...fields, "initialState", "onCheckpoint", "streamFn", "steeringMode", "followUpMode"],
+    "index.d.ts AgentOptions vs FIELDS (+ the options that are not fields)");
+  subset(rustStrConst(CORE, "AGENT_HOOKS"), agent.fields, "a hook core::agent reads that class Agent does not declare");
+});
+
+test("A-5.4 the Agent's methods in index.d.ts are the methods of pkg-template/agent.js", () => {
+  const js = read("pkg-template/agent.js");
+  const cls = js.slice(js.indexOf("export class Agent {"));
+  const methods = [...cls.matchAll(/^ {2}(static )?([A-Za-z_$][\w$]*)\(/gm)].map((m) => (m[1] ? `static ${m[2]}` : m[2]));
+  const accessors = [...cls.matchAll(/^ {2}(?:get|set) ([A-Za-z_$][\w$]*)\(/gm)].map((m) => m[1]);
+  const declared = dtsMembers("export declare class Agent {");
+  same([...declared.methods].filter((m) => m !== "constructor"), methods.filter((m) => m !== "constructor"),
+    "index.d.ts class Agent methods vs agent.js");
+  subset(accessors, declared.fields, "a getter or setter of agent.js missing from class Agent");
+});
+
+test("A-5.5.2 every field core::agent forwards into a run's config, and every hook args.rs checks, is an AgentLoopConfig key", () => {
+  const config = dtsInterfaceKeys("AgentLoopConfig");
+  subset(rustStrConst(CORE, "FORWARDED"), config, "FORWARDED names a key AgentLoopConfig (with its bases) lacks");
+  subset(rustStrConst(CORE, "CONFIG_HOOKS"), config, "CONFIG_HOOKS names a key AgentLoopConfig lacks");
+});
+
+test("A-5.2 AgentState's keys are the state view's, and the core keeps each (systemPrompt is computed)", () => {
+  const declared = dtsMembers("export interface AgentState {").fields;
+  const js = read("pkg-template/agent.js");
+  const view = js.slice(js.indexOf("function createStateView("), js.indexOf("export class Agent {"));
+  same(declared, [...view.matchAll(/\bget ([\w$]+)\(/g)].map((m) => m[1]), "index.d.ts AgentState vs createStateView");
+  const init = rustFnBody(CORE, "pub fn init<");
+  const kept = [...init.slice(init.indexOf("let state = [")).matchAll(/\("(\w+)",/g)].map((m) => m[1]);
+  subset([...declared].filter((k) => k !== "systemPrompt"), kept, "an AgentState key core::agent::init does not set");
+});
+
+test("D8 AgentSnapshot's fields are the ones core::snapshot checks, under its format name", () => {
+  const snapshotRs = rustSources("src/core").find((f) => f.path.endsWith("snapshot.rs") && /FORMAT/.test(f.text));
+  assert.ok(snapshotRs, "src/core/**/snapshot.rs with FORMAT not found");
+  const text = snapshotRs.text;
+  const checked = [
+    ...[...text.matchAll(/snapshot\.get\("(\w+)"\)/g)].map((m) => m[1]),
+    ...[...text.matchAll(/expect_messages\(snapshot, "(\w+)"\)/g)].map((m) => m[1]),
+    ...[...text.matchAll(/for key in \[([^\]]*)\]/g)].flatMap((m) => [...m[1].matchAll(/"(\w+)"/g)].map((s) => s[1])),
+  ];
+  same(dtsMembers("export interface AgentSnapshot {").fields, checked, "index.d.ts AgentSnapshot vs core::snapshot's checks");
+  const format = /pub const FORMAT: &str = "([^"]+)"/.exec(text)[1];
+  assert.match(dtsDecl("export interface AgentSnapshot {"), new RegExp(`format: "${format}"`));
+});
+
+test("D8 AgentCheckpoint carries core::checkpoint's fields under its format name and version", () => {
+  const ck = rustSources("src/core").find((f) => /pub const FORMAT: &str = "[^"]*checkpoint"/.test(f.text));
+  assert.ok(ck, "the checkpoint FORMAT constant was not found under src/core");
+  const decl = dtsDecl("export interface AgentCheckpoint {");
+  const keys = dtsMembers("export interface AgentCheckpoint {").fields;
+  assert.match(decl, new RegExp(`format: "${/pub const FORMAT: &str = "([^"]+)"/.exec(ck.text)[1]}"`));
+  assert.match(decl, new RegExp(`version: ${/pub const VERSION: u64 = (\d+)/.exec(ck.text)[1]};`));
+  subset(rustStrConst([ck], "PLAIN"), keys, "a field core::checkpoint writes that AgentCheckpoint lacks");
+  for (const key of keys) assert.ok(ck.text.includes(`"${key}"`), `AgentCheckpoint.${key} is never named in ${relative(ROOT, join(ROOT, ck.path))}`);
+});
