@@ -6,6 +6,7 @@
 //! The bookkeeping lives in the facade's state object (`st.ck`), never on the Rust side, and a
 //! write's base only moves when the write succeeded, so a failed write is retried whole.
 
+use super::agent::state::{MODES, get, items};
 use super::args::ArgError;
 use super::host::Kind;
 use crate::core::fast::FastPaths;
@@ -13,19 +14,9 @@ use std::rc::Rc;
 
 pub const FORMAT: &str = "agent-loop-wasm/agent-checkpoint";
 pub const VERSION: u64 = 1;
-const MODES: [&str; 2] = ["all", "one-at-a-time"];
 
 /// The fields a full checkpoint (or a snapshot) carries besides the transcript, in writing order.
 const PLAIN: [&str; 6] = ["model", "thinkingLevel", "steeringMode", "followUpMode", "sessionId", "toolNames"];
-
-fn get<H: FastPaths>(h: &H, obj: &H::V, key: &str) -> Result<H::V, H::V> {
-    h.get(obj, key)
-}
-
-fn items<H: FastPaths>(h: &H, obj: &H::V, key: &str) -> Result<Vec<H::V>, H::V> {
-    let v = h.get(obj, key)?;
-    if h.kind(&v) == Kind::Array { h.array_items(&v) } else { Ok(Vec::new()) }
-}
 
 fn tracker<H: FastPaths>(h: &H, st: &H::V) -> Result<Option<H::V>, H::V> {
     let ck = get(h, st, "ck")?;

@@ -2,13 +2,13 @@
 //! migrations, and the checks `Agent.restore` applies before anything is changed. Building the
 //! snapshot from live values and applying it are in `agent`; this module is pure JSON.
 
+use super::agent::state::MODES;
 use super::text::wtf::drop_deep;
 use super::validate::js_number_to_string;
 use serde_json::{Map, Value};
 
 pub const FORMAT: &str = "agent-loop-wasm/agent-snapshot";
 pub const VERSION: u64 = 1;
-const MODES: [&str; 2] = ["all", "one-at-a-time"];
 
 /// One migration step: a snapshot of version `v` in, the same snapshot at version `v + 1` out.
 type Migration = fn(Map<String, Value>) -> Result<Map<String, Value>, String>;

@@ -1,6 +1,6 @@
 //! `new Agent(options)`: the options a run reads, their checks and defaults, and the initial state.
 
-use super::state::get;
+use super::state::{MODES, get};
 use crate::core::args::{ArgError, CONFIG_HOOKS, Checker};
 use crate::core::checkpoint;
 use crate::core::declare::tools::{declaration, role};
@@ -77,8 +77,6 @@ pub const AGENT_HOOKS: [&str; 8] = [
     "prepareNextTurn",
     "prepareNextTurnWithContext",
 ];
-
-pub(crate) const MODES: [&str; 2] = ["all", "one-at-a-time"];
 
 pub(crate) fn check_mode<H: FastPaths>(
     h: &H,

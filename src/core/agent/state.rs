@@ -35,6 +35,9 @@ pub const KEYS: [(&str, &str); 24] = [
     ("view", "the `agent.state` object the facade hands out (set by `pkg-template/agent.js`)"),
 ];
 
+/// The two queue modes: what `steeringMode` and `followUpMode` may hold, in options, snapshots and checkpoints.
+pub const MODES: [&str; 2] = ["all", "one-at-a-time"];
+
 pub(crate) type Thrown<V> = V;
 
 pub(crate) fn get<H: Host>(h: &H, obj: &H::V, key: &str) -> Result<H::V, H::V> {
