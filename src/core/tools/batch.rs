@@ -1,0 +1,391 @@
+//! Tool calls in batches inside a run (T-4.1, T-4.5, T-4.6, D5): sequential and parallel batches, the results in
+//! request order, the calls a resumed turn still owes, the calls of a response cut by the token limit, and the
+//! counting semaphore of `maxParallelTools`.
+
+use super::*;
+
+impl<'h, H: FastPaths> Run<'h, H> {
+    fn tool_env<'s>(&'s self, assistant: &'s H::V) -> Result<ToolEnv<'s, H>, Stop> {
+        let h = self.h;
+        let context = self.context();
+        let tools = h.get(&context, "tools").map_err(|e| self.fail(&e))?;
+        Ok(ToolEnv {
+            h,
+            tools,
+            assistant,
+            context,
+            hooks: self.config(),
+            signal: &self.signal,
+            grace_ms: self.abort_grace_ms,
+            tool_timeout_ms: timeout_ms(h, &self.config(), "toolTimeoutMs"),
+            halted: Some(&self.emitter),
+            tool_index: Default::default(),
+            updates: Default::default(),
+        })
+    }
+
+    async fn emit_tool_start(&self, call: &Call<H::V>) -> Result<(), Stop> {
+        let h = self.h;
+        self.emit(h.object(&[
+            ("type", h.constant("tool_execution_start")),
+            ("toolCallId", call.id.clone()),
+            ("toolName", call.name_value.clone()),
+            ("args", call.args.clone()),
+        ]))
+        .await
+    }
+
+    async fn emit_tool_end(&self, outcome: &Outcome<H::V>) -> Result<(), Stop> {
+        let h = self.h;
+        let mut entries = vec![
+            ("type", h.constant("tool_execution_end")),
+            ("toolCallId", outcome.call.id.clone()),
+            ("toolName", outcome.call.name_value.clone()),
+            ("result", outcome.result.clone()),
+            ("isError", outcome.is_error.clone()),
+        ];
+        if let Some(ms) = outcome.duration_ms {
+            entries.push(("durationMs", h.number(ms)));
+        }
+        self.emit(h.object(&entries)).await
+    }
+
+    async fn emit_result_message(&self, outcome: &Outcome<H::V>) -> Result<H::V, Stop> {
+        let message = result_message(self.h, outcome);
+        self.emit_message("message_start", &message).await?;
+        self.emit_message("message_end", &message).await?;
+        Ok(message)
+    }
+
+    /// The execution's `onUpdate` events. The call is borrowed, not cloned: each clone of a JS handle holds a slot of
+    /// the host's table for as long as the execution runs (issue 17).
+    fn update_sink<'s>(&'s self, call: &'s Call<H::V>) -> impl Fn(H::V) -> LocalBoxFuture<'s, ()> + 's {
+        move |partial: H::V| {
+            let h = self.h;
+            let event = h.object(&[
+                ("type", h.constant("tool_execution_update")),
+                ("toolCallId", call.id.clone()),
+                ("toolName", call.name_value.clone()),
+                ("args", call.args.clone()),
+                ("partialResult", partial),
+            ]);
+            async move {
+                // A failing sink is remembered by the emitter; the tool keeps running (L-3.10.4).
+                let _ = self.emit(event).await;
+            }
+            .boxed_local()
+        }
+    }
+
+    /// T-4.1.2: sequential when the config says so or any called tool asks for it.
+    fn batch_is_sequential(&self, env: &ToolEnv<'_, H>, calls: &[Call<H::V>]) -> bool {
+        let h = self.h;
+        let mode = h.get(&env.hooks, "toolExecution").ok().and_then(|v| h.as_string(&v));
+        if mode.as_deref() == Some("sequential") {
+            return true;
+        }
+        calls.iter().any(|call| match env.find_tool(&call.name) {
+            Ok(Some(tool)) => {
+                h.get(&tool, "executionMode").ok().and_then(|v| h.as_string(&v)).as_deref() == Some("sequential")
+            }
+            _ => false,
+        })
+    }
+
+    pub async fn execute_tool_calls(&self, assistant: &H::V, calls: &[Call<H::V>]) -> Result<Batch<H::V>, Stop> {
+        let env = self.tool_env(assistant)?;
+        if self.batch_is_sequential(&env, calls) {
+            // Boxed: its future is larger than the parallel batch's, and inline every run's future would be sized
+            // for it (issue 17, memory per in-flight run).
+            Box::pin(self.execute_tool_calls_sequential(&env, calls)).await
+        } else {
+            self.execute_tool_calls_parallel(&env, calls).await
+        }
+    }
+
+    async fn execute_tool_calls_sequential(
+        &self,
+        env: &ToolEnv<'_, H>,
+        calls: &[Call<H::V>],
+    ) -> Result<Batch<H::V>, Stop> {
+        let mut outcomes = Vec::with_capacity(calls.len());
+        let mut messages = Vec::with_capacity(calls.len());
+        for call in calls {
+            self.emit_tool_start(call).await?;
+            let outcome = env.run_call(call, self.update_sink(call)).await;
+            self.emit_tool_end(&outcome).await?;
+            messages.push(self.emit_result_message(&outcome).await?);
+            outcomes.push(outcome);
+        }
+        let terminate = batch_terminates(self.h, &outcomes);
+        Ok(Batch { messages, terminate })
+    }
+
+    async fn execute_tool_calls_parallel(
+        &self,
+        env: &ToolEnv<'_, H>,
+        calls: &[Call<H::V>],
+    ) -> Result<Batch<H::V>, Stop> {
+        let outcomes = self.parallel_outcomes(env, calls).await?;
+        // T-4.5.3: result messages in source order.
+        let mut messages = Vec::with_capacity(outcomes.len());
+        for outcome in &outcomes {
+            messages.push(self.emit_result_message(outcome).await?);
+        }
+        let terminate = batch_terminates(self.h, &outcomes);
+        Ok(Batch { messages, terminate })
+    }
+
+    /// A parallel batch up to its outcomes (every `tool_execution_end` emitted), in source order.
+    async fn parallel_outcomes(&self, env: &ToolEnv<'_, H>, calls: &[Call<H::V>]) -> Result<Vec<Outcome<H::V>>, Stop> {
+        let h = self.h;
+        // T-4.5.1 preflight in source order; immediate outcomes end here.
+        let mut preflight: Vec<Preflight<H::V>> = Vec::with_capacity(calls.len());
+        for call in calls {
+            self.emit_tool_start(call).await?;
+            match env.prepare(call).await {
+                Preparation::Immediate { result } => {
+                    let outcome = immediate_outcome(h, call, result);
+                    self.emit_tool_end(&outcome).await?;
+                    preflight.push(Preflight::Done(outcome));
+                }
+                Preparation::Prepared { tool, args } => preflight.push(Preflight::Ready(tool, args)),
+            }
+        }
+        // T-4.5.2: prepared calls start in source order, all within this tick unless D5 caps
+        // them (then as slots free, still in source order); each ends on its own.
+        let slots = Slots::new(max_parallel_tools(h, &env.hooks));
+        let mut running: Vec<LocalBoxFuture<'_, Outcome<H::V>>> = Vec::with_capacity(calls.len());
+        for (call, entry) in calls.iter().zip(preflight) {
+            let (tool, args) = match entry {
+                Preflight::Done(outcome) => {
+                    running.push(futures::future::ready(outcome).boxed_local());
+                    continue;
+                }
+                Preflight::Ready(tool, args) => (tool, args),
+            };
+            let stopped = || h.signal_aborted(env.signal) || self.emitter.failed();
+            let aborted = move || async move {
+                let outcome = immediate_outcome(h, call, error_result(h, OPERATION_ABORTED));
+                let _ = self.emit_tool_end(&outcome).await;
+                outcome
+            };
+            let execute = move |execution: Execution<H>, args: H::V| async move {
+                let executed = env.finish(call, execution, self.update_sink(call)).await;
+                let outcome = env.finalize(call, &args, executed).await;
+                let _ = self.emit_tool_end(&outcome).await;
+                outcome
+            };
+            match slots.try_acquire() {
+                Some(_) if stopped() => running.push(aborted().boxed_local()),
+                Some(permit) => {
+                    let execution = env.start(call, &tool, &args);
+                    running.push(
+                        async move {
+                            let _permit = permit;
+                            execute(execution, args).await
+                        }
+                        .boxed_local(),
+                    );
+                }
+                None => {
+                    let slots = slots.clone();
+                    running.push(
+                        async move {
+                            let _permit = slots.acquire().await;
+                            if stopped() {
+                                return aborted().await;
+                            }
+                            let execution = env.start(call, &tool, &args);
+                            execute(execution, args).await
+                        }
+                        .boxed_local(),
+                    );
+                }
+            }
+        }
+        let outcomes = join_all(running).await;
+        if self.emitter.failed() {
+            return Err(Stop::EmitFailed);
+        }
+        Ok(outcomes)
+    }
+
+    /// Finishes the tool batch of an interrupted turn (`Agent.resume`): calls with a result in the
+    /// transcript or an ended execution are not run again; a tool with `resume: "fail"` gets the
+    /// interruption as its error result; the rest run as a batch would. The new result messages
+    /// are emitted in source order; returns them as the batch, and every result of the turn.
+    pub async fn resume_tool_calls(
+        &self,
+        assistant: &H::V,
+        calls: &[Call<H::V>],
+        resumed: &Resumed<H::V>,
+    ) -> Result<(Batch<H::V>, Vec<H::V>), Stop> {
+        enum Slot<V> {
+            Have(V),
+            Done(Outcome<V>),
+            Rerun(usize),
+        }
+        let h = self.h;
+        let env = self.tool_env(assistant)?;
+        let truncated = h.get(assistant, "stopReason").ok().and_then(|r| h.as_string(&r)).as_deref() == Some("length");
+        let id_of = |v: &H::V| h.get(v, "toolCallId").unwrap_or_else(|_| h.undefined());
+        let mut slots = Vec::with_capacity(calls.len());
+        let mut rerun = Vec::new();
+        for call in calls {
+            if let Some(message) = resumed.existing.iter().find(|m| h.same(&id_of(m), &call.id)) {
+                slots.push(Slot::Have(message.clone()));
+                continue;
+            }
+            if let Some(record) = resumed.completed.iter().find(|r| h.same(&id_of(r), &call.id)) {
+                let read = |key: &str| h.get(record, key).unwrap_or_else(|_| h.undefined());
+                let outcome = Outcome {
+                    call: call.clone(),
+                    result: read("result"),
+                    is_error: read("isError"),
+                    duration_ms: None,
+                };
+                slots.push(Slot::Done(outcome));
+                continue;
+            }
+            let refused = if truncated {
+                Some(truncated_text(&call.name))
+            } else {
+                let tool = env.find_tool(&call.name).ok().flatten();
+                let mode = tool.and_then(|t| h.get(&t, "resume").ok()).and_then(|m| h.as_string(&m));
+                (mode.as_deref() == Some("fail")).then(|| {
+                    let id = h.as_string(&call.id).unwrap_or_else(|| h.error_message(&call.id));
+                    format!("Tool call \"{id}\" was interrupted and not retried")
+                })
+            };
+            match refused {
+                Some(text) => {
+                    self.emit_tool_start(call).await?;
+                    let outcome = immediate_outcome(h, call, error_result(h, &text));
+                    self.emit_tool_end(&outcome).await?;
+                    slots.push(Slot::Done(outcome));
+                }
+                None => {
+                    rerun.push(call.clone());
+                    slots.push(Slot::Rerun(rerun.len() - 1));
+                }
+            }
+        }
+        let mut ran: Vec<Option<Outcome<H::V>>> = if rerun.is_empty() {
+            Vec::new()
+        } else if self.batch_is_sequential(&env, &rerun) {
+            let mut outcomes = Vec::with_capacity(rerun.len());
+            for call in &rerun {
+                self.emit_tool_start(call).await?;
+                let outcome = env.run_call(call, self.update_sink(call)).await;
+                self.emit_tool_end(&outcome).await?;
+                outcomes.push(Some(outcome));
+            }
+            outcomes
+        } else {
+            self.parallel_outcomes(&env, &rerun).await?.into_iter().map(Some).collect()
+        };
+        let (mut messages, mut all, mut outcomes) = (Vec::new(), Vec::new(), Vec::new());
+        let mut had_existing = false;
+        for slot in slots {
+            let outcome = match slot {
+                Slot::Have(message) => {
+                    had_existing = true;
+                    all.push(message);
+                    continue;
+                }
+                Slot::Done(outcome) => outcome,
+                Slot::Rerun(i) => match ran.get_mut(i).and_then(Option::take) {
+                    Some(outcome) => outcome,
+                    None => continue,
+                },
+            };
+            let message = self.emit_result_message(&outcome).await?;
+            messages.push(message.clone());
+            all.push(message);
+            outcomes.push(outcome);
+        }
+        // Results already in the transcript carry no `terminate`: such a batch goes on.
+        let terminate = !had_existing && batch_terminates(h, &outcomes);
+        Ok((Batch { messages, terminate }, all))
+    }
+
+    /// T-4.6.1: a response cut by the token limit executes nothing.
+    pub async fn fail_truncated(&self, calls: &[Call<H::V>]) -> Result<Batch<H::V>, Stop> {
+        let h = self.h;
+        let mut messages = Vec::with_capacity(calls.len());
+        for call in calls {
+            self.emit_tool_start(call).await?;
+            let outcome = immediate_outcome(h, call, error_result(h, &truncated_text(&call.name)));
+            self.emit_tool_end(&outcome).await?;
+            messages.push(self.emit_result_message(&outcome).await?);
+        }
+        Ok(Batch { messages, terminate: false })
+    }
+}
+
+/// T-4.6.1's error text for a call of a response cut by the token limit.
+fn truncated_text(name: &str) -> String {
+    format!(
+        "Tool call \"{name}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments."
+    )
+}
+
+/// D5: `config.maxParallelTools` (a positive integer), else unlimited.
+fn max_parallel_tools<H: FastPaths>(h: &H, config: &H::V) -> usize {
+    match h.get(config, "maxParallelTools").ok().and_then(|v| h.as_number(&v)) {
+        Some(n) if n.is_finite() && n >= 1.0 => n as usize,
+        _ => usize::MAX,
+    }
+}
+
+/// A first-come-first-served counting semaphore for D5: a released slot goes to the oldest waiter.
+struct Slots {
+    free: Cell<usize>,
+    waiters: RefCell<VecDeque<oneshot::Sender<()>>>,
+}
+
+struct Permit(Rc<Slots>);
+
+impl Slots {
+    fn new(limit: usize) -> Rc<Self> {
+        Rc::new(Slots { free: Cell::new(limit), waiters: RefCell::new(VecDeque::new()) })
+    }
+
+    fn try_acquire(self: &Rc<Self>) -> Option<Permit> {
+        if self.free.get() == 0 || !self.waiters.borrow().is_empty() {
+            return None;
+        }
+        self.free.set(self.free.get() - 1);
+        Some(Permit(self.clone()))
+    }
+
+    async fn acquire(self: Rc<Self>) -> Permit {
+        if let Some(permit) = self.try_acquire() {
+            return permit;
+        }
+        let (tx, rx) = oneshot::channel();
+        self.waiters.borrow_mut().push_back(tx);
+        // The sender is only dropped unsent when the batch itself is dropped.
+        let _ = rx.await;
+        Permit(self)
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        loop {
+            let next = self.0.waiters.borrow_mut().pop_front();
+            match next {
+                // The slot passes straight to the oldest waiter still waiting.
+                Some(waiter) => {
+                    if waiter.send(()).is_ok() {
+                        return;
+                    }
+                }
+                None => break,
+            }
+        }
+        self.0.free.set(self.0.free.get().saturating_add(1));
+    }
+}
