@@ -3,21 +3,20 @@
 // (top-level await loads the wasm) and the offline model from /examples/offline-model.mjs.
 import { TOOLS } from "./tools.js";
 import { createMcpPanel } from "./mcp.js";
+import { $, el, fmtMs } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
+import {
+  timeline,
+  timelineDraw,
+  timelineEnd,
+  timelineRequestPending,
+  timelineRequestStreaming,
+  timelineReset,
+  timelineToolQueued,
+  timelineToolReturned,
+  timelineToolRunning,
+} from "./timeline.js";
 
-const $ = (id) => document.getElementById(id);
-const el = (tag, props = {}, ...children) => {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(props)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
-    else if (key === "dataset") Object.assign(node.dataset, value);
-    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-    else node.setAttribute(key, value === true ? "" : value);
-  }
-  for (const child of children.flat()) if (child != null) node.append(child);
-  return node;
-};
 
 // ---------------------------------------------------------------------------------------------------------------
 // Loading the package
@@ -303,6 +302,7 @@ function setStatus(state, text) {
 
 function setRunning(value) {
   running = value;
+  timeline.running = value;
   document.body.classList.toggle("is-running", value);
   $("transcript").setAttribute("aria-busy", String(value));
   refreshButtons();
@@ -331,62 +331,6 @@ function toast(message, kind = "info") {
   setTimeout(() => t.remove(), 4300);
 }
 
-// ---------------------------------------------------------------------------------------------------------------
-// Text rendering: a tiny, safe Markdown subset (paragraphs, lists, headings, code, **bold**, `code`)
-// ---------------------------------------------------------------------------------------------------------------
-function inline(text) {
-  const out = [];
-  const re = /(`[^`\n]+`|\*\*[^*\n]+\*\*)/g;
-  let last = 0;
-  for (const m of text.matchAll(re)) {
-    if (m.index > last) out.push(text.slice(last, m.index));
-    const token = m[0];
-    out.push(token.startsWith("`") ? el("code", { text: token.slice(1, -1) }) : el("strong", { text: token.slice(2, -2) }));
-    last = m.index + token.length;
-  }
-  if (last < text.length) out.push(text.slice(last));
-  return out;
-}
-
-function renderMarkdown(target, source) {
-  const nodes = [];
-  const lines = source.split("\n");
-  let para = [];
-  let list = null;
-  const flushPara = () => {
-    if (para.length) nodes.push(el("p", {}, ...para.flatMap((l, i) => (i ? [el("br"), ...inline(l)] : inline(l)))));
-    para = [];
-  };
-  const flushList = () => { if (list) nodes.push(list); list = null; };
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    if (line.startsWith("```")) {
-      flushPara(); flushList();
-      const body = [];
-      while (++i < lines.length && !lines[i].startsWith("```")) body.push(lines[i]);
-      nodes.push(el("pre", { class: "code" }, el("code", { text: body.join("\n") })));
-      continue;
-    }
-    const bullet = line.match(/^\s*(?:[-*•]|(\d+)[.)])\s+(.*)$/);
-    const heading = line.match(/^(#{1,4})\s+(.*)$/);
-    if (bullet) {
-      flushPara();
-      const tag = bullet[1] ? "ol" : "ul";
-      if (!list || list.tagName.toLowerCase() !== tag) { flushList(); list = el(tag); }
-      list.append(el("li", {}, ...inline(bullet[2])));
-    } else if (heading) {
-      flushPara(); flushList();
-      nodes.push(el(`h${Math.min(6, heading[1].length + 3)}`, {}, ...inline(heading[2])));
-    } else if (line.trim() === "") {
-      flushPara(); flushList();
-    } else {
-      flushList();
-      para.push(line);
-    }
-  }
-  flushPara(); flushList();
-  target.replaceChildren(...nodes);
-}
 
 // Rendering is batched per animation frame: a streaming block is marked dirty and drawn once per frame.
 const dirty = new Map();
@@ -423,7 +367,6 @@ function textOf(content) {
   return content.filter((c) => c?.type === "text").map((c) => c.text).join("\n");
 }
 
-const fmtMs = (ms) => (ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`);
 const clip = (s, n) => (s.length > n ? `${s.slice(0, n)}…` : s);
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -713,180 +656,6 @@ function enqueue(kind) {
   toast(kind === "steer" ? "Steering message queued: it joins after the current turn" : "Follow-up queued: it runs when the agent would stop");
 }
 
-// ---------------------------------------------------------------------------------------------------------------
-// Timeline: model requests and tool executions of the latest run, placed by real start/end times
-// ---------------------------------------------------------------------------------------------------------------
-// A tool's bar is its execute() call (timed by the instrumented tools below); before it, a hatched "queued"
-// segment runs from its tool_execution_start event (the batch's preflight, or waiting for a maxParallelTools slot).
-const timeline = { t0: 0, lanes: [], frame: 0, endedAt: null, zoom: "tools" };
-const since = () => performance.now() - timeline.t0;
-function timelineReset() {
-  timeline.t0 = performance.now();
-  timeline.lanes = [];
-  timeline.endedAt = null;
-  $("timeline").replaceChildren(el("div", { class: "axis" }));
-  timelineTick();
-}
-function timelineLane(key, kind, label) {
-  let lane = timeline.lanes.find((l) => l.key === key);
-  if (lane) return lane;
-  const track = el("div", { class: "track" });
-  const node = el("div", { class: `lane ${kind}` },
-    el("div", { class: "lane-label", title: label }, el("span", { text: label })), track);
-  lane = { key, kind, label, bars: [], node, track };
-  timeline.lanes.push(lane);
-  $("timeline").append(node);
-  return lane;
-}
-function findBar(key) {
-  for (const lane of timeline.lanes) for (const b of lane.bars) if (b.key === key) return b;
-  return undefined;
-}
-/**
- * A model request: hatched from turn_start (context preparation, the request, waiting for the response) to
- * the assistant message_start, solid while the response streams, until its message_end.
- */
-function timelineRequestPending(key, label) {
-  const lane = timelineLane("model", "model", "model");
-  const bar = { key, kind: "model", label, queuedAt: since(), start: null, end: null, status: "queued" };
-  bar.wait = el("div", { class: "wait", dataset: { testid: "timeline-wait" } });
-  bar.node = el("div", { class: "bar model queued", dataset: { testid: "timeline-bar", kind: "model", request: label, status: "queued" } },
-    el("span", { class: "bar-label" }));
-  bar.node.dataset.queuedAt = bar.queuedAt.toFixed(1);
-  lane.bars.push(bar);
-  lane.track.append(bar.wait, bar.node);
-  timelineTick();
-}
-function timelineRequestStreaming(key, label) {
-  if (!findBar(key)) timelineRequestPending(key, label);
-  timelineToolRunning(key);
-}
-/** A tool call: queued at tool_execution_start, running while execute() runs. */
-function timelineToolQueued(toolCallId, toolName) {
-  const lane = timelineLane(`tool-${toolCallId}`, "tool", toolName);
-  const bar = { key: toolCallId, kind: "tool", label: toolName, queuedAt: since(), start: null, end: null, status: "queued" };
-  bar.wait = el("div", { class: "wait", dataset: { testid: "timeline-wait" } });
-  bar.node = el("div", { class: "bar tool queued", dataset: { testid: "timeline-bar", kind: "tool", toolCallId, toolName, status: "queued" } },
-    el("span", { class: "bar-label" }));
-  bar.node.dataset.queuedAt = bar.queuedAt.toFixed(1);
-  lane.bars.push(bar);
-  lane.track.append(bar.wait, bar.node);
-  timelineTick();
-}
-function timelineToolRunning(key) {
-  const bar = findBar(key);
-  if (!bar || bar.start !== null) return;
-  bar.start = since();
-  bar.status = "running";
-  bar.node.dataset.start = bar.start.toFixed(1);
-  bar.node.dataset.status = "running";
-  bar.node.classList.replace("queued", "running");
-}
-function timelineEnd(key, status) {
-  const bar = findBar(key);
-  if (!bar || bar.closed) return;
-  bar.closed = true;
-  if (bar.start === null) bar.start = bar.queuedAt ?? since(); // never executed (validation error, abort, …)
-  if (bar.end === null) bar.end = since();
-  bar.status = status;
-  bar.node.dataset.start = bar.start.toFixed(1);
-  bar.node.dataset.end = bar.end.toFixed(1);
-  bar.node.dataset.status = status;
-  bar.node.classList.remove("queued", "running");
-  bar.node.classList.add(status);
-  timelineDraw();
-}
-/** The end of execute() itself (before afterToolCall and the tool_execution_end event). */
-function timelineToolReturned(toolCallId) {
-  const bar = findBar(toolCallId);
-  if (bar && bar.start !== null && bar.end === null) {
-    bar.end = since();
-    bar.node.dataset.end = bar.end.toFixed(1);
-  }
-}
-function niceStep(span) {
-  const target = span / 5;
-  const steps = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000];
-  return steps.find((s) => s >= target) ?? 600_000;
-}
-// The visible window: the whole run, or (zoom "tools") the span of the tool executions with a margin.
-function timelineWindow(now) {
-  let total = 100;
-  for (const lane of timeline.lanes) for (const b of lane.bars) total = Math.max(total, b.end ?? now);
-  total = Math.max(total, now);
-  const tools = timeline.lanes.filter((l) => l.kind === "tool").flatMap((l) => l.bars);
-  if (timeline.zoom !== "tools" || tools.length === 0) return [0, total, total];
-  const first = Math.min(...tools.map((b) => b.queuedAt ?? b.start));
-  const last = Math.max(...tools.map((b) => b.end ?? now));
-  const pad = Math.max(5, (last - first) * 0.12);
-  return [Math.max(0, first - pad), Math.min(total, last + pad), total];
-}
-function timelineDraw() {
-  const now = timeline.endedAt ?? (performance.now() - timeline.t0);
-  const [w0, w1, total] = timelineWindow(now);
-  const span = Math.max(1, w1 - w0);
-  const pct = (t) => (100 * (t - w0)) / span;
-  const axis = $("timeline").querySelector(".axis");
-  if (axis) {
-    const step = niceStep(span);
-    const ticks = [];
-    for (let t = Math.ceil(w0 / step) * step; t <= w1 + 0.001; t += step) {
-      const left = pct(t);
-      ticks.push(el("span", { class: `tick${left < 4 ? " first" : left > 94 ? " last" : ""}`, style: `left:${left}%`, text: t === 0 ? "0" : fmtMs(t) }));
-    }
-    axis.replaceChildren(...ticks);
-  }
-  const place = (node, from, to) => {
-    const a = Math.max(from, w0);
-    const z = Math.min(to, w1);
-    node.hidden = z < a;
-    node.style.left = `min(${pct(a)}%, calc(100% - 3px))`;
-    node.style.width = `max(3px, ${(100 * (z - a)) / span}%)`;
-    node.classList.toggle("clipped-left", from < w0);
-    node.classList.toggle("clipped-right", to > w1);
-    return (z - a) / span;
-  };
-  for (const lane of timeline.lanes) {
-    for (const b of lane.bars) {
-      if (b.wait) {
-        const waitedUntil = b.start ?? b.end ?? now;
-        const waited = waitedUntil - b.queuedAt;
-        if (waited >= 2) place(b.wait, b.queuedAt, waitedUntil);
-        b.wait.hidden = waited < 2;
-        b.wait.title = `${b.label}: queued for ${fmtMs(waited)} before it ran`;
-      }
-      if (b.start === null) { b.node.hidden = true; continue; }
-      const end = b.end ?? now;
-      const width = place(b.node, b.start, end);
-      b.node.title = `${b.label}: ${fmtMs(b.start)} → ${b.end === null ? "running" : fmtMs(end)} (${fmtMs(end - b.start)})`;
-      b.node.firstChild.textContent = fmtMs(end - b.start);
-      b.node.classList.toggle("narrow", width < 0.14);
-      b.node.classList.toggle("label-left", width < 0.14 && (Math.min(end, w1) - w0) / span > 0.8);
-    }
-  }
-  const tools = timeline.lanes.filter((l) => l.kind === "tool").flatMap((l) => l.bars);
-  const requests = timeline.lanes.filter((l) => l.kind === "model").flatMap((l) => l.bars);
-  let peak = 0;
-  let open = 0;
-  const points = tools.filter((b) => b.start !== null && b.status !== "queued")
-    .flatMap((b) => [[b.start, 1], [b.end ?? now, -1]]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  for (const [, d] of points) { open += d; peak = Math.max(peak, open); }
-  $("timeline-meta").textContent = `Run ${runCount} · ${fmtMs(total)} · ${requests.length} request${requests.length === 1 ? "" : "s"} · ` +
-    `${tools.length} tool call${tools.length === 1 ? "" : "s"}${tools.length > 1 ? ` · up to ${peak} at once` : ""}`;
-  $("timeline").dataset.peakParallel = String(peak);
-}
-for (const button of document.querySelectorAll("[data-zoom]")) {
-  button.addEventListener("click", () => {
-    timeline.zoom = button.dataset.zoom;
-    for (const b of document.querySelectorAll("[data-zoom]")) b.setAttribute("aria-pressed", String(b === button));
-    timelineDraw();
-  });
-}
-function timelineTick() {
-  cancelAnimationFrame(timeline.frame);
-  timelineDraw();
-  if (running) timeline.frame = requestAnimationFrame(timelineTick);
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Raw event log
@@ -958,6 +727,7 @@ function onEvent(event, signal) {
   switch (event.type) {
     case "agent_start":
       runCount++;
+      timeline.runCount = runCount;
       turn = 0;
       timelineReset();
       break;
