@@ -748,21 +748,30 @@ test("A-5.5.2 new options apiKey/maxTokens/temperature/headers/fetch and D3-D5 n
 });
 
 test("A-5.5.2/D3.1 Agent toolTimeoutMs applies to tool executions", deviation("D3"), async () => {
+  // The tool ends only when its signal aborts, or on its own after 2 s (50× the timeout), so an implementation
+  // without the timeout fails on the order below instead of hanging; no wall-clock bound on the run.
+  const seen = [];
+  let timer;
   const slow = tool("slow", async (id, args, signal) => {
     await new Promise((resolve) => {
-      const timer = setTimeout(resolve, 300);
-      signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      timer = setTimeout(() => (seen.push("tool ended on its own"), resolve()), 2000);
+      const aborted = () => (clearTimeout(timer), seen.push("tool signal aborted"), resolve());
+      signal?.addEventListener("abort", aborted, { once: true });
     });
     return okResult("late");
   });
   const faux = createFaux([assistant(toolCall("c1", "slow", {})), assistant("done")]);
   const agent = makeAgent(faux, { initialState: { tools: [slow] }, toolTimeoutMs: 20 });
-  const started = Date.now();
+  agent.subscribe((e) => {
+    if (e.type === "tool_execution_end") seen.push(`tool_execution_end ${firstText(e.result)}`);
+  });
   await agent.prompt("go");
+  clearTimeout(timer);
   const result = agent.state.messages.find((m) => m.role === "toolResult");
   assert.equal(result.isError, true);
   assert.equal(firstText(result), 'Tool "slow" timed out after 0.02 seconds');
-  assert.ok(Date.now() - started < 250);
+  assert.equal(seen.includes("tool ended on its own"), false, seen.join(", "));
+  assert.equal(seen.at(-1), 'tool_execution_end Tool "slow" timed out after 0.02 seconds', seen.join(", "));
   assert.equal(faux.calls.length, 2);
 });
 
@@ -792,8 +801,12 @@ test("A-5.5.2/D3.2 Agent streamIdleTimeoutMs ends a stalled stream with the idle
 });
 
 test("A-5.5.2/D4 Agent abortGraceMs bounds a tool that ignores the abort", deviation("D4"), async () => {
+  // The tool ignores the abort and ends on its own after 1 s (50× the grace): the run must end before it does.
+  let toolEnded = false;
+  let timer;
   const stubborn = tool("stubborn", async () => {
-    await sleep(400);
+    await new Promise((resolve) => (timer = setTimeout(resolve, 1000)));
+    toolEnded = true;
     return okResult("late");
   });
   const faux = createFaux([assistant(toolCall("c1", "stubborn", {})), assistant("never")]);
@@ -809,7 +822,10 @@ test("A-5.5.2/D4 Agent abortGraceMs bounds a tool that ignores the abort", devia
   });
   await agent.prompt("go");
   const elapsed = Date.now() - abortedAt;
-  assert.ok(elapsed >= 15 && elapsed < 300, `ended ${elapsed} ms after the abort`);
+  // Timers never fire early, so the grace was waited out; the tool still running proves it was not waited for.
+  assert.ok(elapsed >= 15, `ended ${elapsed} ms after the abort, before the 20 ms grace`);
+  assert.equal(toolEnded, false, `the run waited for the tool (${elapsed} ms after the abort)`);
+  clearTimeout(timer);
   const result = agent.state.messages.at(-1);
   assert.equal(result.role, "toolResult");
   assert.equal(result.isError, true);
@@ -860,9 +876,9 @@ test("E-8.4.4 hygiene: Node exits at once after Agent runs ending normally and i
     agent.state.messages.push({ role: "user", content: "three", timestamp: 1 });
     agent.subscribe((e) => { if (e.type === "message_update") agent.abort(); });
     await agent.continue();
-    console.log("done " + agent.state.messages.length);
+    // What keeps the event loop alive now: a timer left by a run would show as "Timeout".
+    console.log("done " + agent.state.messages.length + " " + JSON.stringify(process.getActiveResourcesInfo()));
   `;
-  const started = Date.now();
   const { code, out } = await new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--input-type=module", "-e", script], { env: process.env, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
@@ -876,9 +892,11 @@ test("E-8.4.4 hygiene: Node exits at once after Agent runs ending normally and i
     });
   });
   assert.equal(code, 0, out);
-  assert.match(out, /^done \d+/);
-  const elapsed = Date.now() - started;
-  assert.ok(elapsed < 3000, `child exited after ${elapsed} ms`);
+  assert.match(out, /^done \d+ /);
+  // No wall-clock bound (the child may be slow under a parallel run): what would keep Node alive after the last run
+  // is listed instead. Only the child's own stdout/stderr pipes remain; a leftover timer would add "Timeout".
+  const resources = JSON.parse(out.slice(out.indexOf("[")).split("\n")[0]);
+  assert.deepEqual(resources.filter((r) => r !== "PipeWrap" && r !== "TTYWrap"), [], out);
 });
 
 test("E-8.1 options.steeringMode / followUpMode must be valid (TypeError)", deviation("E-8.1 TypeErrors"), () => {

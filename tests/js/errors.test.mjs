@@ -656,7 +656,8 @@ test("D1 L-3.6.4 a stream ending without done/error: 'Stream ended without a don
     };
     const t0 = performance.now();
     const { result, labels } = await collect(agentLoop(prompts(), ctx(), config(), undefined, streamFn));
-    assert.ok(performance.now() - t0 < 500, `${kind} took too long`);
+    // Generous: without the rule the run never ends (no idle timeout by default) and the 5 s test timeout fails it.
+    assert.ok(performance.now() - t0 < 2000, `${kind} took too long`);
     assert.deepEqual(labels(), [...HEAD, "message_start:assistant", "message_end:assistant", "turn_end", "agent_end"]);
     assert.equal(result.at(-1).stopReason, "error");
     assert.equal(result.at(-1).errorMessage, "Stream ended without a done or error event");

@@ -236,8 +236,9 @@ for (const api of APIS) {
 
 // A seeded fuzz of whole contexts: random texts with lone surrogates, marker-like characters, quotes and escapes;
 // unread fields that are deep, cyclic, BigInt, throwing or spied on; sometimes unsendable arguments. Every case
-// either sends each text and each argument object exactly as JSON.stringify writes it, or (unsendable arguments)
-// ends with the error naming the first such field and sends nothing; no unread field is ever read.
+// either sends each text and each argument object exactly as JSON.stringify writes it (the whole body equals a control
+// request's with plain placeholders, each replaced by that value's JSON), or (unsendable arguments) ends with the error
+// naming the first such field and sends nothing; no unread field is ever read.
 const FUZZ_SEED = Number(process.env.FIDELITY_SEED ?? Date.now() % 1e9);
 test(`issue 13 fuzz: random contexts are sent exactly or refused by field, unread fields untouched (seed ${FUZZ_SEED})`, { ...P, timeout: 60_000 }, async () => {
   let s = FUZZ_SEED >>> 0 || 1;
@@ -267,24 +268,46 @@ test(`issue 13 fuzz: random contexts are sent exactly or refused by field, unrea
   for (let i = 0; i < 120; i++) {
     const api = APIS[i % APIS.length];
     const messages = [];
+    // The control: the same context with each text and each argument object a plain placeholder (`PH<k>X`,
+    // `{"p":"ARG<k>"}`) and no hostile unread field. Its body, each placeholder replaced by the value as
+    // JSON.stringify writes it (argument objects once more as a string for the OpenAI formats), is the exact body.
+    const control = [];
     const texts = [];
     const sentArgs = [];
+    const text = () => {
+      const t = str();
+      texts.push(t);
+      return [t, `PH${texts.length - 1}X`];
+    };
     let refused;
     for (let turn = 0; turn < 1 + Math.floor(rand() * 3); turn++) {
-      const text = str();
-      texts.push(text);
-      messages.push(rand() < 0.5 ? user(text, turn) : { role: "user", content: [{ type: "text", text }], timestamp: turn, extra: hostile() });
+      const [said, saidPlain] = text();
+      if (rand() < 0.5) {
+        messages.push(user(said, turn));
+        control.push(user(saidPlain, turn));
+      } else {
+        messages.push({ role: "user", content: [{ type: "text", text: said }], timestamp: turn, extra: hostile() });
+        control.push({ role: "user", content: [{ type: "text", text: saidPlain }], timestamp: turn });
+      }
       const id = `call_${turn}`;
       const bad = rand() < 0.1;
       const a = bad ? unsendable() : args();
       if (bad && refused === undefined) refused = `context.messages[${messages.length}].content[1].arguments: `;
       if (!bad) sentArgs.push(a);
-      const answer = str();
-      texts.push(answer);
-      messages.push({ role: "assistant", content: [{ type: "text", text: answer }, { type: "toolCall", id, name: "look", arguments: a, note: hostile() }], api: "other", provider: "other", model: "other", stopReason: "toolUse", usage: hostile(), timestamp: turn });
-      const result = str();
-      texts.push(result);
-      messages.push({ role: "toolResult", toolCallId: id, toolName: "look", content: [{ type: "text", text: result }], isError: false, details: hostile(), timestamp: turn });
+      const [answer, answerPlain] = text();
+      const assistant = (t, args, hostileParts) => ({
+        role: "assistant", content: [{ type: "text", text: t }, { type: "toolCall", id, name: "look", arguments: args, ...(hostileParts ? { note: hostile() } : {}) }],
+        api: "other", provider: "other", model: "other", stopReason: "toolUse", usage: hostileParts ? hostile() : {}, timestamp: turn,
+      });
+      messages.push(assistant(answer, a, true));
+      control.push(assistant(answerPlain, { p: `ARG${sentArgs.length - 1}` }, false));
+      const [result, resultPlain] = text();
+      const toolResult = (t, hostileParts) => ({
+        role: "toolResult", toolCallId: id, toolName: "look", content: [{ type: "text", text: t }], isError: false,
+        ...(hostileParts ? { details: hostile() } : {}), timestamp: turn,
+      });
+      messages.push(toolResult(result, true));
+      control.push(toolResult(resultPlain, false));
     }
     const sent = [];
     const run = await drain(streamBuiltin(providerModel(api, "http://127.0.0.1:9"), { messages }, { apiKey: KEY, fetch: fetchInto(sent, api), maxRetries: 0 }));
@@ -297,12 +320,21 @@ test(`issue 13 fuzz: random contexts are sent exactly or refused by field, unrea
     }
     assert.equal(run.final.type, "done", `${where}: ${run.final.error?.errorMessage}`);
     assert.equal(sent.length, 1, where);
-    const body = sent[0];
-    for (const text of texts) assert.ok(body.includes(JSON.stringify(text).slice(1, -1)), `${where}: text ${JSON.stringify(text)} in ${body}`);
-    for (const a of sentArgs) {
-      const json = api.startsWith("openai") ? JSON.stringify(JSON.stringify(a)).slice(1, -1) : JSON.stringify(a);
-      assert.ok(body.includes(json), `${where}: arguments ${json} in ${body}`);
-    }
+    const controlSent = [];
+    const controlRun = await drain(streamBuiltin(providerModel(api, "http://127.0.0.1:9"), { messages: control }, { apiKey: KEY, fetch: fetchInto(controlSent, api), maxRetries: 0 }));
+    assert.equal(controlRun.final.type, "done", `${where} control: ${controlRun.final.error?.errorMessage}`);
+    const asString = (json) => (api.startsWith("openai") ? JSON.stringify(json).slice(1, -1) : json);
+    let expected = controlSent[0];
+    sentArgs.forEach((a, k) => {
+      const placeholder = asString(JSON.stringify({ p: `ARG${k}` }));
+      assert.equal(expected.split(placeholder).length, 2, `${where}: the control holds ${placeholder} once`);
+      expected = expected.replace(placeholder, () => asString(JSON.stringify(a)));
+    });
+    texts.forEach((t, k) => {
+      assert.ok(expected.includes(`PH${k}X`), `${where}: the control holds PH${k}X`);
+      expected = expected.replaceAll(`PH${k}X`, () => escaped(t));
+    });
+    assert.equal(sent[0], expected, where);
   }
   assert.equal(reads, 0);
 });

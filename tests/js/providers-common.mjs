@@ -10,9 +10,10 @@ export const { streamBuiltin, agentLoop, BUILTIN_APIS } = lib;
 export const SKIP = IS_REFERENCE && "built-in providers (§6) exist only in agent-loop-wasm";
 /** Options of every provider test: 5 s at most. */
 export const P = { timeout: 5000, skip: SKIP };
-/** A test that shows a bug in src/ (reported, not fixed here). */
-// Tests written against bugs found while the suite was built; the bugs are fixed, so these are
-// ordinary tests now and the diagnosis stays only as documentation of what they guard.
+/**
+ * A test written against a bug found while the suite was built. The bugs are fixed: these are ordinary tests that fail
+ * the suite like any other; the diagnosis stays only as documentation of what they guard.
+ */
 export const bug = (_fixedDiagnosis) => ({ ...P });
 
 /** Every key variable the built-ins read (P-6.2.3); cleared so the machine's environment cannot leak in. */

@@ -16,7 +16,7 @@ import { R, bounded, bug, cyclic, deep, describe, hostileProxy, throwingGetters,
 
 // The whole package (impl.mjs re-exports only the loop API; streamBuiltin and BUILTIN_APIS are fuzzed too).
 const lib = IS_REFERENCE ? impl : await import("../../pkg/dist/node/index.mjs");
-/** Rejections of the known API-1.5.1 bug (its own todo test below), raised on purpose there. */
+/** Rejections the API-1.5.1 result() test below raises on purpose and checks itself: kept out of the file watcher. */
 const KNOWN_STREAM_BUG = new Set();
 const watch = watchProcess({ uncaught: true, ignore: (r) => KNOWN_STREAM_BUG.has(r) });
 const SEED = Number(process.env.FUZZ_SEED ?? (Date.now() % 0x7fffffff));

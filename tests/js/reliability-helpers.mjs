@@ -9,9 +9,10 @@ import { IS_REFERENCE } from "./impl.mjs";
 export const SKIP_REFERENCE = IS_REFERENCE && "reliability suites check D1–D5/E-8.4, which the reference lacks";
 /** Options of a reliability test: 5 s bound, skipped against the reference. */
 export const R = { timeout: 5000, skip: SKIP_REFERENCE };
-/** Same, marked as a known bug (runs, reported, does not fail the suite). */
-// Tests written against bugs found while the suite was built; the bugs are fixed, so these are
-// ordinary tests now and the diagnosis stays only as documentation of what they guard.
+/**
+ * A test written against a bug found while the suite was built. The bugs are fixed: these are ordinary tests that fail
+ * the suite like any other; the diagnosis stays only as documentation of what they guard.
+ */
 export const bug = (_fixedDiagnosis) => ({ ...R });
 
 // ---------------------------------------------------------------------------------------------
@@ -20,8 +21,8 @@ export const bug = (_fixedDiagnosis) => ({ ...R });
 
 /**
  * Installs file-wide watchers: every unhandled rejection (and, with `uncaught`, every uncaught exception) is
- * recorded unless `ignore(reason)` (a known bug with its own todo test); an `after` hook asserts there were
- * none. Returns the live lists for per-test checks.
+ * recorded unless `ignore(reason)` (a rejection a test raises on purpose and checks itself); an `after` hook asserts
+ * there were none. Returns the live lists for per-test checks.
  */
 export function watchProcess({ uncaught = false, ignore = () => false } = {}) {
   const unhandled = [];

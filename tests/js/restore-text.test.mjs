@@ -8,6 +8,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { restoreString, restoreText } from "../../src/js/helpers.js";
 
+// Our request-body writer only: the reference has no such step, so its pass has nothing to run here.
+const skip = process.env.AGENT_LOOP_IMPL === "reference" && "restoreText is our request-body step; the reference has none";
+
 const SEED = Number(process.env.RESTORE_TEXT_SEED ?? 20261203);
 
 function rng(seed) {
@@ -80,7 +83,7 @@ function fuzzCase(random) {
   return { body: { model: "m", messages: value(0), stream: true }, table };
 }
 
-test(`restoreText gives the bytes of the object path (parse, restoreAt, stringify) on fuzzed bodies (seed ${SEED})`, () => {
+test(`restoreText gives the bytes of the object path (parse, restoreAt, stringify) on fuzzed bodies (seed ${SEED})`, { skip }, () => {
   const random = rng(SEED);
   let marked = 0;
   for (let i = 0; i < 3000; i++) {
@@ -92,7 +95,7 @@ test(`restoreText gives the bytes of the object path (parse, restoreAt, stringif
   assert.ok(marked > 1000, `only ${marked} cases hold a marker`);
 });
 
-test("restoreText: the exact forms (whole, bare, quoted, escaped quotes and backslashes around, keys)", () => {
+test("restoreText: the exact forms (whole, bare, quoted, escaped quotes and backslashes around, keys)", { skip }, () => {
   const table = ["\ud83d", { a: 1 }, 'say "hi"'];
   const cases = [
     ['{"x":"\uFDD0s0.8\uFDD1"}', '{"x":"\\ud83d"}'],

@@ -4,7 +4,7 @@
 //    body or a fetch TypeError echoes it.
 //  - Deterministic failures (bad URL, invalid header, a redirect loop) are not retried; network errors still are.
 //  - Network errors keep their cause as pi-ai 1.6.0 words it (`withCauseDetail`: the deepest cause and its code):
-//    its google-generative-ai provider, which calls fetch directly as we do, gives exactly
+//    its google-generative-ai provider, which calls fetch directly as we do, gives exactly (each test runs it too)
 //    `fetch failed: redirect count exceeded`, `fetch failed: other side closed (UND_ERR_SOCKET)` and
 //    `terminated: other side closed (UND_ERR_SOCKET)` for these servers (its SDK providers say `Connection error.`
 //    instead of `fetch failed`).
@@ -150,12 +150,21 @@ test("issue 13: a bad URL fails once with the cause (no retries)", P, async () =
   assert.equal(calls.length, 1);
 });
 
+/** The error message of pi-ai 1.6.0's own google-generative-ai provider (it calls fetch directly, as ours does). */
+async function piAiGoogleError(baseUrl) {
+  const { streamSimple } = await import("@earendil-works/pi-ai/api/google-generative-ai");
+  return (await drain(streamSimple(providerModel("google-generative-ai", baseUrl), ctx(), { apiKey: "k" }))).result?.errorMessage;
+}
+
 test("issue 13: a socket closed before the headers is retried and reported as `fetch failed: other side closed (UND_ERR_SOCKET)`", P, async () => {
   const r = server.route();
   r.reply({ dropBeforeHeaders: true }, { dropBeforeHeaders: true });
   const x = await drain(streamBuiltin(providerModel("openai-responses", r.baseUrl), ctx(), { apiKey: "k", maxRetries: 1 }));
   assert.deepEqual(x.types, ["error"]);
   assert.equal(x.result.errorMessage, "fetch failed: other side closed (UND_ERR_SOCKET)");
+  const theirs = server.route();
+  theirs.reply({ dropBeforeHeaders: true });
+  assert.equal(await piAiGoogleError(theirs.baseUrl), x.result.errorMessage, "pi-ai's wording");
   assert.equal(r.requests.length, 2, "a network error is still retried");
 });
 
@@ -169,6 +178,10 @@ for (const api of APIS) {
     assert.equal(x.final.type, "error");
     assert.equal(x.result.errorMessage, "terminated: other side closed (UND_ERR_SOCKET)");
     assert.equal(r.requests.length, 1);
+    const theirs = server.route();
+    const same = wire["google-generative-ai"].text("A long enough answer that the server cuts off halfway through its body.");
+    theirs.reply({ sse: same, dropAfter: Math.floor(same.length / 2) });
+    assert.equal(await piAiGoogleError(theirs.baseUrl), x.result.errorMessage, "pi-ai's wording");
   });
 }
 
@@ -189,6 +202,7 @@ test("issue 13: a redirect loop → `fetch failed: redirect count exceeded`, not
     assert.equal(x.result.errorMessage, "fetch failed: redirect count exceeded");
     assert.equal(calls.length, 1);
     assert.equal(hits, 21, "undici follows 20 redirects, then gives up; no second round");
+    assert.equal(await piAiGoogleError(base), x.result.errorMessage, "pi-ai's wording");
   } finally {
     loop.closeAllConnections();
     await new Promise((resolve) => loop.close(resolve));
