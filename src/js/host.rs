@@ -19,50 +19,32 @@ use std::task::{Context, Poll, Waker};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/js/helpers.js")]
+/// The checked calls: a throw sets `CALL_FAILED` and waits for `takeCaught` (see `checked`).
+#[wasm_bindgen(module = "/src/js/snippets/calls.js")]
 extern "C" {
-    #[wasm_bindgen(catch, js_name = agentStateValid)]
-    fn agent_state_valid(agent: &JsValue, st: &JsValue, hooks: &JsValue, timers: &JsValue) -> Result<bool, JsValue>;
-    #[wasm_bindgen(catch, js_name = loopArgsValid)]
-    #[allow(clippy::too_many_arguments)]
-    fn loop_args_valid(
-        prompts: &JsValue,
-        has_prompts: bool,
-        context: &JsValue,
-        config: &JsValue,
-        emit: &JsValue,
-        has_emit: bool,
-        signal: &JsValue,
-        stream_fn: &JsValue,
-        hooks: &JsValue,
-        timers: &JsValue,
-    ) -> Result<bool, JsValue>;
-    #[wasm_bindgen(catch, js_name = reduceAgentEvent)]
-    fn reduce_agent_event(st: &JsValue, event: &JsValue) -> Result<bool, JsValue>;
-    #[wasm_bindgen(js_name = queuePoller)]
-    fn queue_poller(st: &JsValue, list: &JsValue, mode: &JsValue, transit: &JsValue, skip: bool) -> JsValue;
-    #[wasm_bindgen(catch, js_name = toolChanges)]
-    fn tool_changes(messages: &JsValue, extra: Vec<JsValue>, tools: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = setFailureFlag)]
+    fn set_failure_flag(memory: &JsValue, address: u32);
+    #[wasm_bindgen(js_name = takeCaught)]
+    fn take_caught() -> JsValue;
+    #[wasm_bindgen(js_name = getChecked)]
+    fn get_checked(obj: &JsValue, key: &JsValue) -> JsValue;
+    fn apply0(f: &JsValue, this: &JsValue) -> JsValue;
+    fn apply1(f: &JsValue, this: &JsValue, a: &JsValue) -> JsValue;
+    fn apply2(f: &JsValue, this: &JsValue, a: &JsValue, b: &JsValue) -> JsValue;
+    fn apply4(f: &JsValue, this: &JsValue, a: &JsValue, b: &JsValue, c: &JsValue, d: &JsValue) -> JsValue;
+    #[wasm_bindgen(catch)]
+    fn apply(f: &JsValue, this: &JsValue, args: Vec<JsValue>) -> Result<JsValue, JsValue>;
+}
+
+/// Values: object shapes, copies, sets, ids, `kindOf`, error texts, the clock.
+#[wasm_bindgen(module = "/src/js/snippets/values.js")]
+extern "C" {
     #[wasm_bindgen(catch, js_name = copyFields)]
     fn copy_fields(from: &JsValue, to: &JsValue, keys: &JsValue) -> Result<(), JsValue>;
-    #[wasm_bindgen(catch, js_name = firstBadMessage)]
-    fn first_bad_message(list: &JsValue) -> Result<f64, JsValue>;
-    #[wasm_bindgen(js_name = defaultConvertToLlm)]
-    fn default_convert_to_llm() -> JsValue;
-    #[wasm_bindgen(js_name = pumpQueued)]
-    fn pump_queued(source: &JsValue, messages: &JsValue, index: f64, sink: &JsValue) -> u8;
-    #[wasm_bindgen(js_name = pumpEvent)]
-    fn pump_event(event: &JsValue, messages: &JsValue, index: f64, sink: &JsValue) -> u8;
-    #[wasm_bindgen(js_name = takePumped)]
-    fn take_pumped() -> JsValue;
-    #[wasm_bindgen(js_name = callListeners)]
-    fn call_listeners(listeners: &JsValue, cursor: &JsValue, a: &JsValue, b: &JsValue) -> JsValue;
     #[wasm_bindgen(catch, js_name = setAdd)]
     fn set_add(set: &JsValue, v: &JsValue) -> Result<(), JsValue>;
     #[wasm_bindgen(catch, js_name = setDelete)]
     fn set_delete(set: &JsValue, v: &JsValue) -> Result<(), JsValue>;
-    #[wasm_bindgen(js_name = takeListened)]
-    fn take_listened() -> JsValue;
     #[wasm_bindgen(js_name = objectId)]
     fn object_id(v: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = takeCollected)]
@@ -109,14 +91,6 @@ extern "C" {
         k6: &JsValue,
         v6: &JsValue,
     ) -> JsValue;
-    #[wasm_bindgen(catch, js_name = jsonCopy)]
-    fn json_copy(v: &JsValue) -> Result<Option<String>, JsValue>;
-    #[wasm_bindgen(catch)]
-    fn stringify(v: &JsValue) -> Result<Option<String>, JsValue>;
-    #[wasm_bindgen(js_name = takeCopy)]
-    fn take_copy() -> JsValue;
-    #[wasm_bindgen(catch, js_name = patchCopy)]
-    fn patch_copy(copy: &JsValue, patches: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = bindFirst)]
     fn bind_first(f: &JsValue, first: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = typeMessage)]
@@ -164,18 +138,6 @@ extern "C" {
     fn kind_of(v: &JsValue) -> u8;
     #[wasm_bindgen(js_name = errorMessage)]
     fn error_message(e: &JsValue) -> String;
-    #[wasm_bindgen(js_name = setFailureFlag)]
-    fn set_failure_flag(memory: &JsValue, address: u32);
-    #[wasm_bindgen(js_name = takeCaught)]
-    fn take_caught() -> JsValue;
-    #[wasm_bindgen(js_name = getChecked)]
-    fn get_checked(obj: &JsValue, key: &JsValue) -> JsValue;
-    fn apply0(f: &JsValue, this: &JsValue) -> JsValue;
-    fn apply1(f: &JsValue, this: &JsValue, a: &JsValue) -> JsValue;
-    fn apply2(f: &JsValue, this: &JsValue, a: &JsValue, b: &JsValue) -> JsValue;
-    fn apply4(f: &JsValue, this: &JsValue, a: &JsValue, b: &JsValue, c: &JsValue, d: &JsValue) -> JsValue;
-    #[wasm_bindgen(catch)]
-    fn apply(f: &JsValue, this: &JsValue, args: Vec<JsValue>) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = arrayOf)]
     fn array_of(values: Vec<JsValue>) -> JsValue;
     fn variadic(f: &JsValue) -> JsValue;
@@ -184,6 +146,80 @@ extern "C" {
     #[wasm_bindgen(js_name = regexTest)]
     fn regex_test_values(pattern: &JsValue, text: &JsValue) -> JsValue;
     fn now() -> f64;
+}
+
+/// E-8.1 for the valid case, in one crossing (`Checker` in core::args names what is wrong).
+#[wasm_bindgen(module = "/src/js/snippets/args.js")]
+extern "C" {
+    #[wasm_bindgen(catch, js_name = agentStateValid)]
+    fn agent_state_valid(agent: &JsValue, st: &JsValue, hooks: &JsValue, timers: &JsValue) -> Result<bool, JsValue>;
+    #[wasm_bindgen(catch, js_name = loopArgsValid)]
+    #[allow(clippy::too_many_arguments)]
+    fn loop_args_valid(
+        prompts: &JsValue,
+        has_prompts: bool,
+        context: &JsValue,
+        config: &JsValue,
+        emit: &JsValue,
+        has_emit: bool,
+        signal: &JsValue,
+        stream_fn: &JsValue,
+        hooks: &JsValue,
+        timers: &JsValue,
+    ) -> Result<bool, JsValue>;
+    #[wasm_bindgen(catch, js_name = firstBadMessage)]
+    fn first_bad_message(list: &JsValue) -> Result<f64, JsValue>;
+}
+
+/// The Agent's fused operations: reducer, queue poller, awaited listeners, default `convertToLlm`.
+#[wasm_bindgen(module = "/src/js/snippets/agent.js")]
+extern "C" {
+    #[wasm_bindgen(catch, js_name = reduceAgentEvent)]
+    fn reduce_agent_event(st: &JsValue, event: &JsValue) -> Result<bool, JsValue>;
+    #[wasm_bindgen(js_name = queuePoller)]
+    fn queue_poller(st: &JsValue, list: &JsValue, mode: &JsValue, transit: &JsValue, skip: bool) -> JsValue;
+    #[wasm_bindgen(js_name = defaultConvertToLlm)]
+    fn default_convert_to_llm() -> JsValue;
+    #[wasm_bindgen(js_name = callListeners)]
+    fn call_listeners(listeners: &JsValue, cursor: &JsValue, a: &JsValue, b: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = takeListened)]
+    fn take_listened() -> JsValue;
+}
+
+/// L-3.4 tool-declaration changes in one crossing.
+#[wasm_bindgen(module = "/src/js/snippets/declare.js")]
+extern "C" {
+    #[wasm_bindgen(catch, js_name = toolChanges)]
+    fn tool_changes(messages: &JsValue, extra: Vec<JsValue>, tools: &JsValue) -> Result<JsValue, JsValue>;
+}
+
+/// The stream pump: answers a code; its value waits for `takePumped`.
+#[wasm_bindgen(module = "/src/js/snippets/pump.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = pumpQueued)]
+    fn pump_queued(source: &JsValue, messages: &JsValue, index: f64, sink: &JsValue) -> u8;
+    #[wasm_bindgen(js_name = pumpEvent)]
+    fn pump_event(event: &JsValue, messages: &JsValue, index: f64, sink: &JsValue) -> u8;
+    #[wasm_bindgen(js_name = takePumped)]
+    fn take_pumped() -> JsValue;
+}
+
+/// The validator's value view (`Host::json_copy`, `patch_copy`) and `JSON.stringify` at any depth.
+#[wasm_bindgen(module = "/src/js/snippets/view.js")]
+extern "C" {
+    #[wasm_bindgen(catch, js_name = jsonCopy)]
+    fn json_copy(v: &JsValue) -> Result<Option<String>, JsValue>;
+    #[wasm_bindgen(catch)]
+    fn stringify(v: &JsValue) -> Result<Option<String>, JsValue>;
+    #[wasm_bindgen(js_name = takeCopy)]
+    fn take_copy() -> JsValue;
+    #[wasm_bindgen(catch, js_name = patchCopy)]
+    fn patch_copy(copy: &JsValue, patches: &str) -> Result<JsValue, JsValue>;
+}
+
+/// Promises, timers, abort signals and iterators, awaited through numbered slots (`Awaited`).
+#[wasm_bindgen(module = "/src/js/snippets/waits.js")]
+extern "C" {
     fn timer(ms: f64) -> JsValue;
     #[wasm_bindgen(js_name = watchAbort)]
     fn watch_abort(signal: &JsValue, slot: f64) -> bool;
@@ -208,8 +244,8 @@ extern "C" {
     pub fn silence(p: &JsValue);
 }
 
-/// Set to 1 by the helpers when a checked call threw (see `getChecked` in helpers.js). Its address
-/// is handed to JS once; the helpers write it, this side reads it right after each checked call.
+/// Set to 1 by the snippets when a checked call threw (`failed` in snippets/calls.js). Its address
+/// is handed to JS once; the snippets write it, this side reads it right after each checked call.
 static CALL_FAILED: AtomicI32 = AtomicI32::new(0);
 
 thread_local! {
@@ -230,7 +266,7 @@ fn checked<T>(call: impl FnOnce() -> T) -> Result<T, JsValue> {
     Err(take_caught())
 }
 
-/// How an awaited JS promise ended: the helpers' codes (0 rejected, 1 fulfilled, 2 iterator done).
+/// How an awaited JS promise ended: the snippets' codes (0 rejected, 1 fulfilled, 2 iterator done).
 type Outcome = (u8, JsValue);
 
 enum Slot {
@@ -246,7 +282,7 @@ thread_local! {
     static SETTLE_INSTALLED: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Called by the helpers' one settle function (from a promise reaction, never inside a borrow).
+/// Called by the snippets' one settle function (snippets/waits.js) (from a promise reaction, never inside a borrow).
 fn settle(slot: f64, code: u8, value: JsValue) {
     let waker = SLOTS.with(|slots| {
         let mut slots = slots.try_borrow_mut().ok()?;
@@ -261,7 +297,7 @@ fn settle(slot: f64, code: u8, value: JsValue) {
     }
 }
 
-/// A JS promise awaited through a numbered slot: the helpers report its outcome to `settle`, which
+/// A JS promise awaited through a numbered slot: the snippets report its outcome to `settle`, which
 /// wakes the task. Dropping it frees the slot.
 struct Awaited {
     slot: u64,
@@ -351,7 +387,7 @@ impl Cancellable {
         Cancellable { awaited, undo: cancel.map(Undo::Cancel) }
     }
 
-    /// The abort of `signal`, through the helpers' one listener per signal (`watchAbort`); `None` when the wait
+    /// The abort of `signal`, through the snippets' one listener per signal (`watchAbort`); `None` when the wait
     /// can never end (not an event target).
     fn abort_of(signal: &JsValue) -> Option<Self> {
         let mut watching = false;

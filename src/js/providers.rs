@@ -23,7 +23,7 @@ use serde_json::Value;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/js/helpers.js")]
+#[wasm_bindgen(module = "/src/js/snippets/providers.js")]
 extern "C" {
     #[wasm_bindgen(catch)]
     fn patch(root: &JsValue, path: &Array, op: u8, value: &JsValue) -> Result<(), JsValue>;
@@ -46,9 +46,6 @@ extern "C" {
     #[wasm_bindgen(js_name = headerEntries)]
     fn header_entries(headers: &JsValue) -> Array;
     fn random() -> f64;
-    /// `JSON.stringify` at any depth (helpers.js), the text kept in JS: the request body is never copied into wasm.
-    #[wasm_bindgen(catch, js_name = stringify)]
-    fn stringify_in_js(v: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = projectMessages)]
     fn project_messages(
         messages: &JsValue,
@@ -66,6 +63,13 @@ extern "C" {
     fn failure_message(e: &JsValue) -> String;
     #[wasm_bindgen(js_name = retryableFailure)]
     fn retryable_failure(e: &JsValue) -> bool;
+}
+
+#[wasm_bindgen(module = "/src/js/snippets/view.js")]
+extern "C" {
+    /// `JSON.stringify` at any depth, the text kept in JS: the request body is never copied into wasm.
+    #[wasm_bindgen(catch, js_name = stringify)]
+    fn stringify_in_js(v: &JsValue) -> Result<JsValue, JsValue>;
 }
 
 const REQUEST_ABORTED: &str = "Request was aborted";
@@ -297,8 +301,8 @@ impl Driver {
     }
 
     /// The fields of `context.messages` the wire formats read, `model` and `options`, and the side
-    /// table of the values left in JS (`projectMessages` in helpers.js, `providers::marker`); `None` when the
-    /// schemas do not fit as JSON text and must go as forwarded values (`opaque_schemas`).
+    /// table of the values left in JS (`projectMessages` in snippets/providers.js, `providers::marker`);
+    /// `None` when the schemas do not fit as JSON text and must go as forwarded values (`opaque_schemas`).
     fn project(&self, raw: &JsValue, opaque_schemas: bool) -> Result<Option<Projected>, End> {
         let fail = |e: JsValue| End::Error(self.h.error_message(&e));
         let projected = project_messages(raw, &self.model, &self.options, opaque_schemas).map_err(fail)?;
@@ -881,7 +885,7 @@ async fn read_limited(response: &JsValue, limit: usize) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// A patch's code and value for the `patch` helper.
+/// A patch's code and value for the `patch` snippet.
 fn patch_op(op: &PatchOp, texts: &mut Texts) -> (u8, JsValue) {
     match op {
         PatchOp::SetObject => (0, JsValue::UNDEFINED),
