@@ -3,6 +3,7 @@
 //! pump) reporting the throw itself through `checked` or a code, so a throwing getter or proxy
 //! becomes `Err`, never an unwind or a trap.
 
+use super::protocol::{bad_message, call_flag, kind_code, pump, settled};
 use crate::core::agent::Queue;
 use crate::core::args;
 use crate::core::fxhash::FxMap;
@@ -193,7 +194,7 @@ extern "C" {
     fn tool_changes(messages: &JsValue, extra: Vec<JsValue>, tools: &JsValue) -> Result<JsValue, JsValue>;
 }
 
-/// The stream pump: answers a code; its value waits for `takePumped`.
+/// The stream pump: answers a `protocol::pump` code; its value waits for `takePumped`.
 #[wasm_bindgen(module = "/src/js/snippets/pump.js")]
 extern "C" {
     #[wasm_bindgen(js_name = pumpQueued)]
@@ -244,9 +245,9 @@ extern "C" {
     pub fn silence(p: &JsValue);
 }
 
-/// Set to 1 by the snippets when a checked call threw (`failed` in snippets/calls.js). Its address
+/// Set to `call_flag::THREW` by the snippets when a checked call threw (`failed` in snippets/calls.js). Its address
 /// is handed to JS once; the snippets write it, this side reads it right after each checked call.
-static CALL_FAILED: AtomicI32 = AtomicI32::new(0);
+static CALL_FAILED: AtomicI32 = AtomicI32::new(call_flag::CLEAR);
 
 thread_local! {
     static FLAG_INSTALLED: Cell<bool> = const { Cell::new(false) };
@@ -259,14 +260,14 @@ fn checked<T>(call: impl FnOnce() -> T) -> Result<T, JsValue> {
         FLAG_INSTALLED.with(|i| i.set(true));
     }
     let value = call();
-    if CALL_FAILED.load(Ordering::Relaxed) == 0 {
+    if CALL_FAILED.load(Ordering::Relaxed) == call_flag::CLEAR {
         return Ok(value);
     }
-    CALL_FAILED.store(0, Ordering::Relaxed);
+    CALL_FAILED.store(call_flag::CLEAR, Ordering::Relaxed);
     Err(take_caught())
 }
 
-/// How an awaited JS promise ended: the snippets' codes (0 rejected, 1 fulfilled, 2 iterator done).
+/// How an awaited JS promise ended: a `settled` code and the value.
 type Outcome = (u8, JsValue);
 
 enum Slot {
@@ -342,9 +343,9 @@ impl Future for Awaited {
                 }
                 Some(Slot::Settled(_)) => match slots.remove(&self.slot) {
                     Some(Slot::Settled(outcome)) => Poll::Ready(outcome),
-                    _ => Poll::Ready((0, JsValue::UNDEFINED)),
+                    _ => Poll::Ready((settled::REJECTED, JsValue::UNDEFINED)),
                 },
-                None => Poll::Ready((0, JsValue::UNDEFINED)),
+                None => Poll::Ready((settled::REJECTED, JsValue::UNDEFINED)),
             }
         })
     }
@@ -361,7 +362,7 @@ impl Drop for Awaited {
 }
 
 fn into_result((code, value): Outcome) -> Result<JsValue, JsValue> {
-    if code == 0 { Err(value) } else { Ok(value) }
+    if code == settled::REJECTED { Err(value) } else { Ok(value) }
 }
 
 /// What dropping an unfinished wait must undo.
@@ -622,14 +623,14 @@ impl Host for JsHost {
 
     fn kind(&self, v: &JsValue) -> Kind {
         match kind_of(v) {
-            0 => Kind::Undefined,
-            1 => Kind::Null,
-            2 => Kind::Bool,
-            3 => Kind::Number,
-            4 => Kind::String,
-            5 => Kind::Array,
-            6 => Kind::Function,
-            7 => Kind::Object,
+            kind_code::UNDEFINED => Kind::Undefined,
+            kind_code::NULL => Kind::Null,
+            kind_code::BOOL => Kind::Bool,
+            kind_code::NUMBER => Kind::Number,
+            kind_code::STRING => Kind::String,
+            kind_code::ARRAY => Kind::Array,
+            kind_code::FUNCTION => Kind::Function,
+            kind_code::OBJECT => Kind::Object,
             _ => Kind::Other,
         }
     }
@@ -842,8 +843,8 @@ impl Host for JsHost {
             Err(e) => futures::future::ready(Err(e)).boxed_local(),
             Ok(()) => awaited
                 .map(|(code, value)| match code {
-                    0 => Err(value),
-                    2 => Ok(None),
+                    settled::REJECTED => Err(value),
+                    settled::DONE => Ok(None),
                     _ => Ok(Some(value)),
                 })
                 .boxed_local(),
@@ -857,7 +858,7 @@ impl Host for JsHost {
         slot: Option<usize>,
         sink: Option<&JsValue>,
     ) -> Result<Pumped<JsValue>, JsValue> {
-        let index = slot.map_or(-1.0, |i| i as f64);
+        let index = slot.map_or(pump::NO_SLOT, |i| i as f64);
         let undefined = JsValue::UNDEFINED;
         let sink = sink.unwrap_or(&undefined);
         let code = match &event {
@@ -865,16 +866,16 @@ impl Host for JsHost {
             Some(event) => pump_event(event, messages, index, sink),
         };
         Ok(match code {
-            9 => return Err(take_pumped()),
-            5 => Pumped::Delivered,
-            6 => Pumped::Update(take_pumped()),
-            7 => Pumped::SinkFailed(take_pumped()),
-            8 => Pumped::Empty,
-            0 => Pumped::Event(EventCode::Start, take_pumped()),
-            1 => Pumped::Event(EventCode::Block, take_pumped()),
-            2 => Pumped::Event(EventCode::Done, take_pumped()),
-            3 => Pumped::Event(EventCode::Error, take_pumped()),
-            _ => Pumped::Event(EventCode::Other, take_pumped()),
+            pump::THREW => return Err(take_pumped()),
+            pump::DELIVERED => Pumped::Delivered,
+            pump::UPDATE => Pumped::Update(take_pumped()),
+            pump::SINK_FAILED => Pumped::SinkFailed(take_pumped()),
+            pump::EMPTY => Pumped::Empty,
+            pump::START => Pumped::Event(EventCode::Start, take_pumped()),
+            pump::BLOCK => Pumped::Event(EventCode::Block, take_pumped()),
+            pump::DONE => Pumped::Event(EventCode::Done, take_pumped()),
+            pump::ERROR => Pumped::Event(EventCode::Error, take_pumped()),
+            _ => Pumped::Event(EventCode::Other, take_pumped()), // pump::OTHER
         })
     }
     fn tool_changes(&self, messages: &JsValue, extra: &[(JsValue, JsValue)], tools: &JsValue) -> ToolChanges<JsValue> {
@@ -897,12 +898,13 @@ impl Host for JsHost {
         queue_poller(st, &key(list), &key(mode), &key(queue.transit()), skip)
     }
     fn first_bad_message(&self, list: &JsValue) -> Result<Option<(usize, bool)>, JsValue> {
+        // `bad_message::ALL_MESSAGES` (-1), or `index * 2 + why`.
         let code = first_bad_message(list)?;
         if code < 0.0 {
             return Ok(None);
         }
         let code = code as usize;
-        Ok(Some((code / 2, code.is_multiple_of(2))))
+        Ok(Some((code / 2, code % 2 == bad_message::NOT_OBJECT)))
     }
     fn default_convert_to_llm(&self) -> Option<JsValue> {
         Some(default_convert_to_llm())

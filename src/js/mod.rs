@@ -5,6 +5,7 @@
 mod agent;
 mod executor;
 mod host;
+mod protocol;
 #[cfg(feature = "providers")]
 mod providers;
 

@@ -5,6 +5,7 @@
 
 use super::executor::spawn;
 use super::host::{JsHost, silence};
+use super::protocol::{delta_kind, patch_op};
 use crate::core::agent_loop::empty_assistant;
 use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
@@ -644,17 +645,17 @@ impl Driver {
         // `Texts` hands out the strings in `op_texts` order: the delta, then the patches.
         let delta = texts.next(delta);
         let (code, single) = match (kind, patches) {
-            (BlockKind::Text, _) => (0, None),
-            (BlockKind::Thinking, _) => (1, None),
-            (BlockKind::ToolCall, [one]) => (2, Some(one)),
-            (BlockKind::ToolCall, []) => (2, None),
+            (BlockKind::Text, _) => (delta_kind::TEXT, None),
+            (BlockKind::Thinking, _) => (delta_kind::THINKING, None),
+            (BlockKind::ToolCall, [one]) => (delta_kind::TOOL_CALL, Some(one)),
+            (BlockKind::ToolCall, []) => (delta_kind::TOOL_CALL, None),
             (BlockKind::ToolCall, several) => {
                 let root = self.h.get(&self.content(index), "arguments").unwrap_or(JsValue::UNDEFINED);
                 for p in several {
                     let (op, value) = patch_op(&p.op, texts);
                     let _ = patch(&root, &self.path(&p.path), op, &value);
                 }
-                (2, None)
+                (delta_kind::TOOL_CALL, None)
             }
         };
         let index = u32::try_from(index).unwrap_or(u32::MAX);
@@ -663,7 +664,7 @@ impl Driver {
                 let (op, value) = patch_op(&p.op, texts);
                 (JsValue::from(self.path(&p.path)), i32::from(op), value)
             }
-            None => (JsValue::UNDEFINED, -1, JsValue::UNDEFINED),
+            None => (JsValue::UNDEFINED, patch_op::NONE, JsValue::UNDEFINED),
         };
         push_delta(&self.stream, &self.message, index, code, &delta, &path, op, &value);
     }
@@ -885,14 +886,14 @@ async fn read_limited(response: &JsValue, limit: usize) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// A patch's code and value for the `patch` snippet.
+/// A patch's `patch_op` code and value for the `patch` snippet.
 fn patch_op(op: &PatchOp, texts: &mut Texts) -> (u8, JsValue) {
     match op {
-        PatchOp::SetObject => (0, JsValue::UNDEFINED),
-        PatchOp::SetArray => (1, JsValue::UNDEFINED),
-        PatchOp::SetValue(v) => (2, js(v)),
-        PatchOp::SetString(s) => (3, texts.next(s)),
-        PatchOp::AppendString(s) => (4, texts.next(s)),
+        PatchOp::SetObject => (patch_op::SET_OBJECT, JsValue::UNDEFINED),
+        PatchOp::SetArray => (patch_op::SET_ARRAY, JsValue::UNDEFINED),
+        PatchOp::SetValue(v) => (patch_op::SET_VALUE, js(v)),
+        PatchOp::SetString(s) => (patch_op::SET_STRING, texts.next(s)),
+        PatchOp::AppendString(s) => (patch_op::APPEND_STRING, texts.next(s)),
     }
 }
 

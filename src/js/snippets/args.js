@@ -2,6 +2,10 @@
 // src/js/host.rs and `loop_args_look_valid` there, the JS twins of `Checker` in src/core/args.rs (and `check_state`
 // of src/core/agent.rs). Each answers only whether everything is valid; the core's check then names what is not.
 
+/** `firstBadMessage`'s answer: `ALL_MESSAGES`, or `index * 2 + NOT_OBJECT | NO_ROLE`. Twin of
+ *  `protocol::bad_message` (src/js/protocol.rs). */
+export const BAD_MESSAGE = Object.freeze({ ALL_MESSAGES: -1, NOT_OBJECT: 0, NO_ROLE: 1 });
+
 // E-8.1 in one step for the valid case (src/core/args.rs `Checker`): each reads the fields the core's check
 // reads, in its order, and answers whether all of them are valid; `false` sends the caller through the core's
 // check, which names what is wrong. The hook and timer lists come from the core.
@@ -9,7 +13,7 @@ const isNullish = (v) => v === undefined || v === null;
 const isFunction = (v) => typeof v === "function";
 /** `Checker::object`: an object that is not an array, or a function. */
 const isObjectArg = (v) => isFunction(v) || (typeof v === "object" && v !== null && !Array.isArray(v));
-const messagesValid = (list) => Array.isArray(list) && firstBadMessage(list) < 0;
+const messagesValid = (list) => Array.isArray(list) && firstBadMessage(list) === BAD_MESSAGE.ALL_MESSAGES;
 
 function toolsValid(tools) {
   if (isNullish(tools)) return true;
@@ -64,15 +68,17 @@ export function loopArgsValid(prompts, hasPrompts, context, config, emit, hasEmi
   return isNullish(streamFn) || isFunction(streamFn);
 }
 
-/** `Host::first_bad_message` (E-8.1) in one step: `-1` when every entry of the array `list` is a
- *  message (an object or function with a string `role`), else `2 * index`, plus 1 when the entry is
- *  an object whose `role` is not a string. A throwing getter throws through. */
+/** `Host::first_bad_message` (E-8.1) in one step: `BAD_MESSAGE.ALL_MESSAGES` when every entry of the array `list`
+ *  is a message (an object or function with a string `role`), else `index * 2 + NOT_OBJECT` for an entry that is
+ *  not an object, `index * 2 + NO_ROLE` for one whose `role` is not a string. A throwing getter throws through. */
 export function firstBadMessage(list) {
   const n = list.length;
   for (let i = 0; i < n; i++) {
     const m = list[i];
-    if (typeof m !== "function" && (typeof m !== "object" || m === null || Array.isArray(m))) return 2 * i;
-    if (typeof m.role !== "string") return 2 * i + 1;
+    if (typeof m !== "function" && (typeof m !== "object" || m === null || Array.isArray(m))) {
+      return i * 2 + BAD_MESSAGE.NOT_OBJECT;
+    }
+    if (typeof m.role !== "string") return i * 2 + BAD_MESSAGE.NO_ROLE;
   }
-  return -1;
+  return BAD_MESSAGE.ALL_MESSAGES;
 }

@@ -3,8 +3,11 @@
 // of `checked` in src/js/host.rs, which serves `Host::get` and `Host::call_sync`. Holds the shared failure state
 // (the flag word and the caught value); other snippets report a throw through `failed`. No loop logic.
 //
-// A throw sets a flag word in wasm memory (`CALL_FAILED` in host.rs), which the binding checks after the call, and
-// the thrown value waits for `takeCaught`.
+// A throw sets a flag word in wasm memory (`CALL_FLAG.THREW`, `CALL_FAILED` in host.rs), which the binding checks
+// after the call, and the thrown value waits for `takeCaught`.
+
+/** Twin of `protocol::call_flag` (src/js/protocol.rs). */
+export const CALL_FLAG = Object.freeze({ CLEAR: 0, THREW: 1 });
 
 let flagMemory = null;
 let flagView = null;
@@ -21,7 +24,7 @@ export function setFailureFlag(memory, address) {
 export function failed(e) {
   caught = e;
   if (flagView.buffer !== flagMemory.buffer) flagView = new Int32Array(flagMemory.buffer); // memory grew
-  flagView[flagIndex] = 1;
+  flagView[flagIndex] = CALL_FLAG.THREW;
 }
 
 export function takeCaught() {

@@ -5,10 +5,14 @@
 
 import { errorMessage } from "./values.js";
 
-// ---- built-in providers: the few JS operations their driver needs
+/** `patch`'s operation, and `pushDelta`'s `NONE`. Twin of `protocol::patch_op` (src/js/protocol.rs). */
+export const PATCH_OP = Object.freeze({
+  SET_OBJECT: 0, SET_ARRAY: 1, SET_VALUE: 2, SET_STRING: 3, APPEND_STRING: 4, NONE: -1,
+});
+/** `pushDelta`'s block kind. Twin of `protocol::delta_kind` (src/js/protocol.rs). */
+export const DELTA_KIND = Object.freeze({ TEXT: 0, THINKING: 1, TOOL_CALL: 2 });
 
-/** Applies one partial-JSON patch to the live arguments object (P-6.4.2). op: 0 object, 1 array,
- *  2 value, 3 string start, 4 string append. */
+/** Applies one partial-JSON patch (a `PATCH_OP`) to the live arguments object (P-6.4.2). */
 export function patch(root, path, op, value) {
   let target = root;
   const last = path.length - 1;
@@ -19,24 +23,24 @@ export function patch(root, path, op, value) {
   if (last < 0) return;
   const key = path[last];
   switch (op) {
-    case 0: target[key] = {}; break;
-    case 1: target[key] = []; break;
-    case 2: case 3: target[key] = value; break;
-    case 4: if (typeof target[key] === "string") target[key] += value; break;
+    case PATCH_OP.SET_OBJECT: target[key] = {}; break;
+    case PATCH_OP.SET_ARRAY: target[key] = []; break;
+    case PATCH_OP.SET_VALUE: case PATCH_OP.SET_STRING: target[key] = value; break;
+    case PATCH_OP.APPEND_STRING: if (typeof target[key] === "string") target[key] += value; break;
   }
 }
 
+/** By `DELTA_KIND`. */
 const DELTA_EVENTS = ["text_delta", "thinking_delta", "toolcall_delta"];
 const DELTA_FIELDS = ["text", "thinking"];
 
-/** A `<kind>_delta` in one call (kind 0 text, 1 thinking, 2 tool call): the block
- *  `partial.content[index]` grows (`+= delta`: strings grow on the JS side, never rebuilt from Rust,
- *  P-6.1.7; for a tool call the one patch `op` ≥ 0 of its arguments), then its event is pushed.
- *  A step that throws is skipped, as when they were separate calls. */
+/** A `<kind>_delta` in one call: the block `partial.content[index]` grows (`+= delta`: strings grow on the JS
+ *  side, never rebuilt from Rust, P-6.1.7; for a tool call the one patch `op` of its arguments, unless
+ *  `PATCH_OP.NONE`), then its event is pushed. A step that throws is skipped, as when they were separate calls. */
 export function pushDelta(stream, partial, index, kind, delta, path, op, value) {
   try {
-    if (kind < 2) partial.content[index][DELTA_FIELDS[kind]] += delta;
-    else if (op >= 0) patch(partial.content[index].arguments, path, op, value);
+    if (kind < DELTA_KIND.TOOL_CALL) partial.content[index][DELTA_FIELDS[kind]] += delta;
+    else if (op !== PATCH_OP.NONE) patch(partial.content[index].arguments, path, op, value);
   } catch {}
   try {
     stream.push({ type: DELTA_EVENTS[kind], contentIndex: index, delta, partial });
@@ -78,8 +82,12 @@ export function random() {
 // back, so the body JSON.stringify writes holds exactly what the caller's values hold. `details`
 // and every other field no wire format reads are never touched.
 
-const MARK = "\uFDD0";
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+/** A marker's first and last characters: twins of `START` and `END` in src/providers/marker.rs, which measures the
+ *  markers (the regular expressions below spell them too). */
+export const MARK = "\uFDD0";
+export const MARK_END = "\uFDD1";
+/** The surrogates Rust keeps as stand-ins (src/core/wtf.rs, `stand_in`): a string holding one alone is marked. */
+export const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 const wellFormed = typeof String.prototype.isWellFormed === "function"
   ? (s) => s.isWellFormed()
   : (s) => !LONE_SURROGATE.test(s);
@@ -120,7 +128,7 @@ class Projection {
       this.strings.set(s, index);
     }
     this.markers++;
-    return `${MARK}s${index}.${JSON.stringify(s).length - 2}\uFDD1`;
+    return `${MARK}s${index}.${JSON.stringify(s).length - 2}${MARK_END}`;
   }
 
   /** A forwarded value: kept here, checked now so an unsendable one is named by its path. */
@@ -135,7 +143,7 @@ class Projection {
     const index = this.table.length;
     this.table.push(v);
     this.markers++;
-    return `${MARK}v${index}.${text.length}\uFDD1`;
+    return `${MARK}v${index}.${text.length}${MARK_END}`;
   }
 
   /** A scalar field as JSON.stringify would write it; objects in scalar positions are not read. */
@@ -280,6 +288,7 @@ function count(text, c) {
   return n;
 }
 
+// `MARK` and `MARK_END` spelled out (tests/js/protocol.test.mjs checks them).
 const WHOLE_MARKER = /^\uFDD0[sv](\d+)\.\d+\uFDD1$/;
 const MARKERS = /("?)\uFDD0([sv])(\d+)\.\d+\uFDD1("?)/g;
 

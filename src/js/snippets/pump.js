@@ -1,7 +1,15 @@
 // The stream pump: `Host::pump` of src/js/host.rs in one crossing per event (L-3.6.2). Takes the next event of one
 // of our own streams (pkg-template/streams.js, marked `__agentLoopWasmStream`) or dispatches one the iterator
 // produced, puts a block event's partial into its transcript slot and hands the `message_update` to the observing
-// sink. The hottest call of a run. Answers a code and never throws: a throw is a code too.
+// sink. The hottest call of a run. Answers a `PUMP` code and never throws: a throw is a code too.
+
+/** What `pumpEvent` / `pumpQueued` answer. Twin of `protocol::pump` (src/js/protocol.rs), which documents each;
+ *  `START`…`OTHER` are the loop's `EventCode`s (src/core/host.rs). */
+export const PUMP = Object.freeze({
+  START: 0, BLOCK: 1, DONE: 2, ERROR: 3, OTHER: 4,
+  DELIVERED: 5, UPDATE: 6, SINK_FAILED: 7, EMPTY: 8, THREW: 9,
+  NO_SLOT: -1,
+});
 
 const EMPTY = Symbol("agent-loop-wasm.empty");
 
@@ -19,20 +27,23 @@ function take(source) {
   return EMPTY;
 }
 
+/** `EventCode::of` of src/core/host.rs. */
 const EVENT_CODES = {
-  start: 0,
-  text_start: 1, text_delta: 1, text_end: 1,
-  thinking_start: 1, thinking_delta: 1, thinking_end: 1,
-  toolcall_start: 1, toolcall_delta: 1, toolcall_end: 1,
-  done: 2,
-  error: 3,
+  start: PUMP.START,
+  text_start: PUMP.BLOCK, text_delta: PUMP.BLOCK, text_end: PUMP.BLOCK,
+  thinking_start: PUMP.BLOCK, thinking_delta: PUMP.BLOCK, thinking_end: PUMP.BLOCK,
+  toolcall_start: PUMP.BLOCK, toolcall_delta: PUMP.BLOCK, toolcall_end: PUMP.BLOCK,
+  done: PUMP.DONE,
+  error: PUMP.ERROR,
 };
 
-/** The loop's dispatch code of an assistant message event: 0 start, 1 block, 2 done, 3 error, 4 other. */
+/** The loop's dispatch code of an assistant message event: `PUMP.START`…`PUMP.OTHER`. */
 function eventCode(event) {
-  if (event === null || typeof event !== "object") return 4;
+  if (event === null || typeof event !== "object") return PUMP.OTHER;
   const type = event.type; // read once: a caller's getter may answer differently the second time
-  return typeof type === "string" && Object.prototype.hasOwnProperty.call(EVENT_CODES, type) ? EVENT_CODES[type] : 4;
+  return typeof type === "string" && Object.prototype.hasOwnProperty.call(EVENT_CODES, type)
+    ? EVENT_CODES[type]
+    : PUMP.OTHER;
 }
 
 /** L-3.6.2 fused: the partial replaces messages[index]; returns the message_update event. */
@@ -42,10 +53,8 @@ function streamUpdate(event, messages, index) {
   return { type: "message_update", assistantMessageEvent: event, message: { ...partial } };
 }
 
-// `Host::pump` in one step. Codes: 0–4 an event for the loop (its eventCode), 5 delivered to the
-// sink, 6 an update to emit, 7 the sink threw, 8 nothing queued, 9 a getter of the event threw.
-// The value of codes 0–4, 6, 7 and 9 waits in `pumped` for `takePumped`. Never throws, so the
-// binding needs no exception wrapper on the hottest call of a stream.
+// `Host::pump` in one step. The value of every code but `DELIVERED` and `EMPTY` waits in `pumped` for
+// `takePumped`. Never throws, so the binding needs no exception wrapper on the hottest call of a stream.
 let pumped;
 
 export function takePumped() {
@@ -60,39 +69,39 @@ export function pumpEvent(event, messages, index, sink) {
   let update;
   try {
     code = eventCode(event);
-    if (code !== 1 || index < 0) {
+    if (code !== PUMP.BLOCK || index < 0 /* PUMP.NO_SLOT: no transcript slot */) {
       pumped = event;
       return code;
     }
     update = streamUpdate(event, messages, index);
   } catch (e) {
     pumped = e;
-    return 9;
+    return PUMP.THREW;
   }
   if (sink === undefined) {
     pumped = update;
-    return 6;
+    return PUMP.UPDATE;
   }
   try {
     Reflect.apply(sink, undefined, [update]);
   } catch (e) {
     pumped = e;
-    return 7;
+    return PUMP.SINK_FAILED;
   }
-  return 5;
+  return PUMP.DELIVERED;
 }
 
 /** The most queued events one `pumpQueued` call delivers to the sink. */
 const DRAIN = 32;
 
-/** The next event queued in our own stream `source`, dispatched; 8 when none is queued. Block
- *  events the sink takes (5) are drained in one call while more are queued: the loop does
- *  nothing between two of them, so it only needs to hear that some were delivered. */
+/** The next event queued in our own stream `source`, dispatched; `PUMP.EMPTY` when none is queued. Block events
+ *  the sink takes (`PUMP.DELIVERED`) are drained in one call while more are queued: the loop does nothing between
+ *  two of them, so it only needs to hear that some were delivered. */
 export function pumpQueued(source, messages, index, sink) {
   let event = take(source);
-  if (event === EMPTY) return 8;
+  if (event === EMPTY) return PUMP.EMPTY;
   let code = pumpEvent(event, messages, index, sink);
-  for (let n = 1; code === 5 && n < DRAIN; n++) {
+  for (let n = 1; code === PUMP.DELIVERED && n < DRAIN; n++) {
     event = take(source);
     if (event === EMPTY) break;
     code = pumpEvent(event, messages, index, sink);

@@ -4,6 +4,11 @@
 // loop logic. What may run caller code (a getter, an iterator, a proxy trap) catches here (`errorMessage`) or is
 // declared `catch` in host.rs.
 
+/** `kindOf`'s codes. Twin of `protocol::kind_code` (src/js/protocol.rs). */
+export const KIND_CODE = Object.freeze({
+  UNDEFINED: 0, NULL: 1, BOOL: 2, NUMBER: 3, STRING: 4, ARRAY: 5, FUNCTION: 6, OBJECT: 7, OTHER: 8,
+});
+
 /** An object or a function: what can hold properties (the core's object-like values). */
 export const isObject = (m) => m !== null && (typeof m === "object" || typeof m === "function");
 
@@ -111,17 +116,16 @@ export function push(a, v) {
   a.push(v);
 }
 
-/** `Host::kind`. */
+/** `Host::kind`: a `KIND_CODE`. */
 export function kindOf(v) {
-  // 0 undefined, 1 null, 2 boolean, 3 number, 4 string, 5 array, 6 function, 7 object, 8 other
   switch (typeof v) {
-    case "undefined": return 0;
-    case "boolean": return 2;
-    case "number": return 3;
-    case "string": return 4;
-    case "function": return 6;
-    case "object": return v === null ? 1 : Array.isArray(v) ? 5 : 7;
-    default: return 8;
+    case "undefined": return KIND_CODE.UNDEFINED;
+    case "boolean": return KIND_CODE.BOOL;
+    case "number": return KIND_CODE.NUMBER;
+    case "string": return KIND_CODE.STRING;
+    case "function": return KIND_CODE.FUNCTION;
+    case "object": return v === null ? KIND_CODE.NULL : Array.isArray(v) ? KIND_CODE.ARRAY : KIND_CODE.OBJECT;
+    default: return KIND_CODE.OTHER;
   }
 }
 

@@ -14,7 +14,14 @@
 // which each such value is a marker string (`validate/special.rs` reads them), so that the
 // validator types it as pi-schema does; `patchCopy` then changes only what coercion changed.
 let copied = null;
-const VIEW_MARK = "\u{10F7FE}";
+/** The first character of every marker: twin of `MARK` in src/core/validate/special.rs (a private-use code point
+ *  outside the lone-surrogate stand-ins of src/core/wtf.rs). */
+export const VIEW_MARK = "\u{10F7FE}";
+/** The letter after `VIEW_MARK`: twins of the arms of `special` in src/core/validate/special.rs, except `NEG_ZERO`,
+ *  which only Rust writes (src/core/validate_call.rs) and `revive` reads. */
+export const VIEW_KIND = Object.freeze({
+  NAN: "n", INFINITY: "+", NEG_INFINITY: "-", UNDEFINED: "u", BIGINT: "b", BYTES: "y", CYCLE: "c", NEG_ZERO: "z",
+});
 /** The values the `y` (bytes) and `c` (cycle) markers of the last view stand for, by index. */
 let viewRefs = null;
 
@@ -102,17 +109,17 @@ function viewText(root) {
         return void out.push(v ? "true" : "false");
       case "number":
         if (Number.isFinite(v)) return void out.push(String(v === 0 ? 0 : v));
-        return void out.push(marker(v !== v ? "n" : v > 0 ? "+" : "-"));
+        return void out.push(marker(v !== v ? VIEW_KIND.NAN : v > 0 ? VIEW_KIND.INFINITY : VIEW_KIND.NEG_INFINITY));
       case "bigint":
-        return void out.push(marker("b" + v));
+        return void out.push(marker(VIEW_KIND.BIGINT + v));
       case "object":
         if (v === null) return void out.push("null");
         if (v instanceof Uint8Array) {
           // Its bytes too: pi-schema's coercion may copy a Uint8Array's members into a plain object.
-          return void out.push(marker("y" + (refs.push(v) - 1) + (v.length > 0 ? "," + v.join(",") : "")));
+          return void out.push(marker(VIEW_KIND.BYTES + (refs.push(v) - 1) + (v.length > 0 ? "," + v.join(",") : "")));
         }
         if (onPath.has(v) && (stack.length >= 64 || containers >= 20000 || chars >= VIEW_CYCLE_CHARS)) {
-          return void out.push(marker("c" + (refs.push(v) - 1)));
+          return void out.push(marker(VIEW_KIND.CYCLE + (refs.push(v) - 1)));
         }
         onPath.set(v, (onPath.get(v) ?? 0) + 1);
         containers++;
@@ -126,7 +133,7 @@ function viewText(root) {
         return;
       default:
         // undefined (symbols and functions never survive structuredClone)
-        return void out.push(marker("u"));
+        return void out.push(marker(VIEW_KIND.UNDEFINED));
     }
   };
   write(root);
@@ -221,20 +228,20 @@ function parseView(text) {
 function revive(marker) {
   const rest = marker.slice(VIEW_MARK.length + 1);
   switch (marker[VIEW_MARK.length]) {
-    case "n":
+    case VIEW_KIND.NAN:
       return NaN;
-    case "+":
+    case VIEW_KIND.INFINITY:
       return Infinity;
-    case "-":
+    case VIEW_KIND.NEG_INFINITY:
       return -Infinity;
-    case "u":
+    case VIEW_KIND.UNDEFINED:
       return undefined;
-    case "z":
+    case VIEW_KIND.NEG_ZERO:
       return -0;
-    case "b":
+    case VIEW_KIND.BIGINT:
       return BigInt(rest);
-    case "y":
-    case "c":
+    case VIEW_KIND.BYTES:
+    case VIEW_KIND.CYCLE:
       return viewRefs?.[Number.parseInt(rest, 10)] ?? marker;
     default:
       return marker;

@@ -5,6 +5,9 @@
 
 import { instanceFailed } from "./executor.js";
 
+/** The outcome code handed to the settle function. Twin of `protocol::settled` (src/js/protocol.rs). */
+export const SETTLED = Object.freeze({ REJECTED: 0, FULFILLED: 1, DONE: 2 });
+
 const DONE = Symbol("agent-loop-wasm.done");
 
 // Cancelling also settles the promise: the Rust future awaiting it frees its callbacks only when
@@ -27,9 +30,9 @@ export function timer(ms) {
 const abortWatches = new WeakMap();
 
 /**
- * Settles `slot` (code 1) in a microtask once `signal` aborts, or right away if it has; answers true. Answers false
- * when the wait can never end (not an event target), and then keeps nothing. A throwing `aborted` getter counts as
- * an abort, as a rejected wait did before.
+ * Settles `slot` (`FULFILLED`) in a microtask once `signal` aborts, or right away if it has; answers true. Answers
+ * false when the wait can never end (not an event target), and then keeps nothing. A throwing `aborted` getter counts
+ * as an abort, as a rejected wait did before.
  */
 export function watchAbort(signal, slot) {
   if (signal === null || (typeof signal !== "object" && typeof signal !== "function")) return false;
@@ -40,7 +43,7 @@ export function watchAbort(signal, slot) {
     aborted = true;
   }
   if (aborted) {
-    queueMicrotask(() => settle(slot, 1, undefined));
+    queueMicrotask(() => settle(slot, SETTLED.FULFILLED, undefined));
     return true;
   }
   let watch = abortWatches.get(signal);
@@ -50,7 +53,7 @@ export function watchAbort(signal, slot) {
       const fired = [...slots];
       slots.clear();
       queueMicrotask(() => {
-        for (const s of fired) settle(s, 1, undefined);
+        for (const s of fired) settle(s, SETTLED.FULFILLED, undefined);
       });
     };
     watch = { slots, listener };
@@ -97,9 +100,8 @@ function unwrapStep(r) {
   return r.done ? DONE : r.value;
 }
 
-// Awaiting from Rust: one function, installed once, receives every outcome as (slot, code, value)
-// with code 0 rejected, 1 fulfilled, 2 iterator done; Rust keeps the slots. Cheaper than two fresh
-// wasm closures per awaited promise.
+// Awaiting from Rust: one function, installed once, receives every outcome as (slot, `SETTLED` code, value); Rust
+// keeps the slots. Cheaper than two fresh wasm closures per awaited promise.
 let settle = () => {};
 
 export function setSettle(f) {
@@ -115,7 +117,7 @@ export function setSettle(f) {
 }
 
 function settleInto(promise, slot) {
-  promise.then((v) => settle(slot, 1, v), (e) => settle(slot, 0, e));
+  promise.then((v) => settle(slot, SETTLED.FULFILLED, v), (e) => settle(slot, SETTLED.REJECTED, e));
 }
 
 /** A `{promise, cancel}` handle of the helpers below: its promise settles `slot`; returns cancel. */
@@ -133,11 +135,11 @@ export function awaitThenable(value, slot) {
   return false;
 }
 
-/** `await it.next()` into `slot`: code 1 with the value, 2 when done. */
+/** `await it.next()` into `slot`: `FULFILLED` with the value, `DONE` when done. */
 export function nextInto(it, slot) {
   Promise.resolve(it.next()).then(unwrapStep).then(
-    (v) => (v === DONE ? settle(slot, 2, undefined) : settle(slot, 1, v)),
-    (e) => settle(slot, 0, e),
+    (v) => (v === DONE ? settle(slot, SETTLED.DONE, undefined) : settle(slot, SETTLED.FULFILLED, v)),
+    (e) => settle(slot, SETTLED.REJECTED, e),
   );
 }
 
