@@ -14,17 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use wasm_bindgen::prelude::*;
 
+use super::snippets::{schedule_poll, set_fallback_poller, set_poller};
 use crate::core::fxhash::FxMap;
-
-#[wasm_bindgen(module = "/src/js/snippets/executor.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = schedulePoll)]
-    fn schedule_poll();
-    #[wasm_bindgen(js_name = setPoller)]
-    fn set_poller(poll: &JsValue, on_failure: &JsValue);
-    #[wasm_bindgen(js_name = setFallbackPoller)]
-    fn set_fallback_poller(poll: &JsValue);
-}
 
 /// What a waker points at: the task's id and whether it is already in the ready queue. (An
 /// `Arc` only because `std::task::Wake` asks for one; wasm32 here has a single thread.)

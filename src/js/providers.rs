@@ -4,8 +4,12 @@
 //! JS message object every event shares. Never throws: every failure is the final `error` event.
 
 use super::executor::spawn;
-use super::host::{JsHost, silence};
+use super::host::JsHost;
 use super::protocol::{delta_kind, patch_op};
+use super::snippets::{
+    env_var, failure_message, global_fetch, header_entries, patch, project_messages, push_delta, random, restore_at,
+    restore_string, restore_text, retryable_failure, silence, stringify_in_js,
+};
 use crate::core::agent_loop::empty_assistant;
 use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
@@ -23,55 +27,6 @@ use js_sys::{Array, JsString, Object, Reflect, Uint8Array};
 use serde_json::Value;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
-
-#[wasm_bindgen(module = "/src/js/snippets/providers.js")]
-extern "C" {
-    #[wasm_bindgen(catch)]
-    fn patch(root: &JsValue, path: &Array, op: u8, value: &JsValue) -> Result<(), JsValue>;
-    #[allow(clippy::too_many_arguments)]
-    #[wasm_bindgen(js_name = pushDelta)]
-    fn push_delta(
-        stream: &JsValue,
-        partial: &JsValue,
-        index: u32,
-        kind: u8,
-        delta: &JsValue,
-        path: &JsValue,
-        op: i32,
-        value: &JsValue,
-    );
-    #[wasm_bindgen(js_name = globalFetch)]
-    fn global_fetch() -> JsValue;
-    #[wasm_bindgen(js_name = envVar)]
-    fn env_var(name: &str) -> JsValue;
-    #[wasm_bindgen(js_name = headerEntries)]
-    fn header_entries(headers: &JsValue) -> Array;
-    fn random() -> f64;
-    #[wasm_bindgen(catch, js_name = projectMessages)]
-    fn project_messages(
-        messages: &JsValue,
-        model: &JsValue,
-        options: &JsValue,
-        opaque_schemas: bool,
-    ) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = restoreString)]
-    fn restore_string(s: &str, table: &JsValue) -> JsValue;
-    #[wasm_bindgen(catch, js_name = restoreAt)]
-    fn restore_at(root: &JsValue, path: &Array, s: &str, table: &JsValue) -> Result<(), JsValue>;
-    #[wasm_bindgen(catch, js_name = restoreText)]
-    fn restore_text(text: &str, table: &JsValue) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = failureMessage)]
-    fn failure_message(e: &JsValue) -> String;
-    #[wasm_bindgen(js_name = retryableFailure)]
-    fn retryable_failure(e: &JsValue) -> bool;
-}
-
-#[wasm_bindgen(module = "/src/js/snippets/view.js")]
-extern "C" {
-    /// `JSON.stringify` at any depth, the text kept in JS: the request body is never copied into wasm.
-    #[wasm_bindgen(catch, js_name = stringify)]
-    fn stringify_in_js(v: &JsValue) -> Result<JsValue, JsValue>;
-}
 
 const REQUEST_ABORTED: &str = "Request was aborted";
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
@@ -652,7 +607,7 @@ impl Driver {
             (BlockKind::ToolCall, several) => {
                 let root = self.h.get(&self.content(index), "arguments").unwrap_or(JsValue::UNDEFINED);
                 for p in several {
-                    let (op, value) = patch_op(&p.op, texts);
+                    let (op, value) = encode_patch(&p.op, texts);
                     let _ = patch(&root, &self.path(&p.path), op, &value);
                 }
                 (delta_kind::TOOL_CALL, None)
@@ -661,7 +616,7 @@ impl Driver {
         let index = u32::try_from(index).unwrap_or(u32::MAX);
         let (path, op, value) = match single {
             Some(p) => {
-                let (op, value) = patch_op(&p.op, texts);
+                let (op, value) = encode_patch(&p.op, texts);
                 (JsValue::from(self.path(&p.path)), i32::from(op), value)
             }
             None => (JsValue::UNDEFINED, patch_op::NONE, JsValue::UNDEFINED),
@@ -887,7 +842,7 @@ async fn read_limited(response: &JsValue, limit: usize) -> String {
 }
 
 /// A patch's `patch_op` code and value for the `patch` snippet.
-fn patch_op(op: &PatchOp, texts: &mut Texts) -> (u8, JsValue) {
+fn encode_patch(op: &PatchOp, texts: &mut Texts) -> (u8, JsValue) {
     match op {
         PatchOp::SetObject => (patch_op::SET_OBJECT, JsValue::UNDEFINED),
         PatchOp::SetArray => (patch_op::SET_ARRAY, JsValue::UNDEFINED),
