@@ -157,7 +157,7 @@ function namedBuild(tmp) {
   }
   const copy = join(tmp, "node");
   cpSync(nodeDir, copy, { recursive: true });
-  // Only the glue and the wasm: the package's snippets (helpers.js, transpiled for its glue) stay.
+  // Only the glue and the wasm: the package's snippets (src/js/snippets/, transpiled for its glue) stay.
   for (const f of ["agent_loop_wasm.js", "agent_loop_wasm_bg.wasm"]) cpSync(join(out, f), join(copy, f));
   const rawTime = statSync(raw).mtime.toISOString();
   const pkgTime = statSync(join(nodeDir, "agent_loop_wasm_bg.wasm")).mtime.toISOString();
@@ -177,7 +177,7 @@ function categorize(frame) {
   if (functionName === "(garbage collector)") return "GC";
   if (functionName === "(program)" || functionName === "(idle)" || functionName === "(root)") return functionName;
   if (/agent_loop_wasm\.js$/.test(url)) return "wasm-bindgen glue";
-  if (/helpers\.js$/.test(url)) return "helpers.js (Rust's JS helpers)";
+  if (/\/src\/js\/snippets\/\w+\.js$/.test(url)) return "src/js/snippets (Rust's JS snippets)";
   if (/\/(streams|api|agent|index|core)\.(m?js|cjs)$/.test(url) && /pkg|agent-loop|bench-prof/.test(url)) return "our JS wrapper (streams.js, api.js)";
   if (/pi-agent-core/.test(url)) return "pi-agent-core loop";
   if (/pi-ai\/dist\/utils\/event-stream/.test(url)) return "pi-ai EventStream";

@@ -48,6 +48,9 @@ function run(cmd, args) {
 }
 
 function wasmPack(target) {
+  // wasm-bindgen writes the snippets it is told of and deletes none: a snippet file renamed or removed since the last
+  // build would otherwise be copied into pkg/ below.
+  rmSync(join(root, "target", "wasm-pack", target, "snippets"), { recursive: true, force: true });
   return run("wasm-pack", [
     "build", "--target", target, "--out-dir", join(root, "target", "wasm-pack", target),
     "--out-name", "agent_loop_wasm", "--weak-refs", "--no-pack", "--no-typescript", "--no-gitignore", "--no-opt",

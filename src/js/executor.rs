@@ -1,8 +1,9 @@
 //! The one executor of the binding's background work: runs, provider streams and the promises of
-//! async exports are tasks here, polled by the `pollTasks` export from a microtask the helpers
-//! schedule. The npm wrapper (pkg-template/trap.js) installs that microtask's body, so a trap while
-//! polling lands in a `try/catch` it owns: it poisons the instance (E-8.4.2) and ends every live run
-//! from JS, where wasm-bindgen-futures' own queue would surface the trap as an uncaught exception.
+//! async exports are tasks here, polled by the `pollTasks` export from a microtask the snippets
+//! schedule (snippets/executor.js). The npm wrapper (pkg-template/trap.js) installs that microtask's
+//! body, so a trap while polling lands in a `try/catch` it owns: it poisons the instance (E-8.4.2)
+//! and ends every live run from JS, where wasm-bindgen-futures' own queue would surface the trap as
+//! an uncaught exception.
 
 use futures::future::LocalBoxFuture;
 use std::cell::{Cell, RefCell};
@@ -13,17 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use wasm_bindgen::prelude::*;
 
+use super::snippets::{schedule_poll, set_fallback_poller, set_poller};
 use crate::core::fxhash::FxMap;
-
-#[wasm_bindgen(module = "/src/js/helpers.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = schedulePoll)]
-    fn schedule_poll();
-    #[wasm_bindgen(js_name = setPoller)]
-    fn set_poller(poll: &JsValue, on_failure: &JsValue);
-    #[wasm_bindgen(js_name = setFallbackPoller)]
-    fn set_fallback_poller(poll: &JsValue);
-}
 
 /// What a waker points at: the task's id and whether it is already in the ready queue. (An
 /// `Arc` only because `std::task::Wake` asks for one; wasm32 here has a single thread.)
@@ -68,7 +60,7 @@ fn enqueue(handle: &Arc<Handle>) {
     }
 }
 
-/// Until the wrapper installs its guarded poller, the helpers call `pollTasks` directly.
+/// Until the wrapper installs its guarded poller, the snippets call `pollTasks` directly.
 fn install_fallback() {
     if FALLBACK_INSTALLED.with(|i| i.replace(true)) {
         return;
@@ -107,7 +99,7 @@ pub fn spawn_promise(future: impl Future<Output = Result<JsValue, JsValue>> + 's
     promise
 }
 
-/// Polls every ready task, including those woken meanwhile. Called by the helpers' microtask
+/// Polls every ready task, including those woken meanwhile. Called by the snippets' microtask
 /// (through the trap wrapper); never with a borrow of the executor's state held across a poll.
 #[wasm_bindgen(js_name = pollTasks)]
 pub fn poll_tasks() {
@@ -137,7 +129,7 @@ pub fn poll_tasks() {
 }
 
 /// Installs the wrapper's guarded poller and its failure handler (for traps in promise
-/// reactions the helpers run, such as an awaited promise settling).
+/// reactions the snippets run, such as an awaited promise settling).
 #[wasm_bindgen(js_name = setPoller)]
 pub fn set_poller_export(poll: JsValue, on_failure: JsValue) {
     set_poller(&poll, &on_failure);

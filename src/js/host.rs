@@ -1,8 +1,11 @@
-//! `Host` on the real JS engine: every operation that may run caller code goes through a helper
-//! that catches, either declared with `catch` or (the hottest: property reads, calls, the stream
-//! pump) reporting the throw itself through `checked` or a code, so a throwing getter or proxy
-//! becomes `Err`, never an unwind or a trap.
+//! `Host` on the real JS engine: every operation that may run caller code goes through a snippet
+//! (snippets.rs) that catches, either declared with `catch` or (the hottest: property reads, calls,
+//! the stream pump) reporting the throw itself through `checked` or a `protocol` code, so a throwing
+//! getter or proxy becomes `Err`, never an unwind or a trap.
 
+use super::protocol::{bad_message, call_flag, kind_code, pump, settled};
+// The free functions this file calls and does not define: the JS snippets, declared in snippets.rs.
+use super::snippets::*;
 use crate::core::agent::Queue;
 use crate::core::args;
 use crate::core::fast::{EventCode, FastPaths, Pumped, ToolChanges};
@@ -20,198 +23,9 @@ use std::task::{Context, Poll, Waker};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/js/helpers.js")]
-extern "C" {
-    #[wasm_bindgen(catch, js_name = agentStateValid)]
-    fn agent_state_valid(agent: &JsValue, st: &JsValue, hooks: &JsValue, timers: &JsValue) -> Result<bool, JsValue>;
-    #[wasm_bindgen(catch, js_name = loopArgsValid)]
-    #[allow(clippy::too_many_arguments)]
-    fn loop_args_valid(
-        prompts: &JsValue,
-        has_prompts: bool,
-        context: &JsValue,
-        config: &JsValue,
-        emit: &JsValue,
-        has_emit: bool,
-        signal: &JsValue,
-        stream_fn: &JsValue,
-        hooks: &JsValue,
-        timers: &JsValue,
-    ) -> Result<bool, JsValue>;
-    #[wasm_bindgen(catch, js_name = reduceAgentEvent)]
-    fn reduce_agent_event(st: &JsValue, event: &JsValue) -> Result<bool, JsValue>;
-    #[wasm_bindgen(js_name = queuePoller)]
-    fn queue_poller(st: &JsValue, list: &JsValue, mode: &JsValue, transit: &JsValue, skip: bool) -> JsValue;
-    #[wasm_bindgen(catch, js_name = toolChanges)]
-    fn tool_changes(messages: &JsValue, extra: Vec<JsValue>, tools: &JsValue) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(catch, js_name = copyFields)]
-    fn copy_fields(from: &JsValue, to: &JsValue, keys: &JsValue) -> Result<(), JsValue>;
-    #[wasm_bindgen(catch, js_name = firstBadMessage)]
-    fn first_bad_message(list: &JsValue) -> Result<f64, JsValue>;
-    #[wasm_bindgen(js_name = defaultConvertToLlm)]
-    fn default_convert_to_llm() -> JsValue;
-    #[wasm_bindgen(js_name = pumpQueued)]
-    fn pump_queued(source: &JsValue, messages: &JsValue, index: f64, sink: &JsValue) -> u8;
-    #[wasm_bindgen(js_name = pumpEvent)]
-    fn pump_event(event: &JsValue, messages: &JsValue, index: f64, sink: &JsValue) -> u8;
-    #[wasm_bindgen(js_name = takePumped)]
-    fn take_pumped() -> JsValue;
-    #[wasm_bindgen(js_name = callListeners)]
-    fn call_listeners(listeners: &JsValue, cursor: &JsValue, a: &JsValue, b: &JsValue) -> JsValue;
-    #[wasm_bindgen(catch, js_name = setAdd)]
-    fn set_add(set: &JsValue, v: &JsValue) -> Result<(), JsValue>;
-    #[wasm_bindgen(catch, js_name = setDelete)]
-    fn set_delete(set: &JsValue, v: &JsValue) -> Result<(), JsValue>;
-    #[wasm_bindgen(js_name = takeListened)]
-    fn take_listened() -> JsValue;
-    #[wasm_bindgen(js_name = objectId)]
-    fn object_id(v: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = takeCollected)]
-    fn take_collected() -> JsValue;
-    fn object1(k1: &JsValue, v1: &JsValue) -> JsValue;
-    fn object2(k1: &JsValue, v1: &JsValue, k2: &JsValue, v2: &JsValue) -> JsValue;
-    fn object3(k1: &JsValue, v1: &JsValue, k2: &JsValue, v2: &JsValue, k3: &JsValue, v3: &JsValue) -> JsValue;
-    #[allow(clippy::too_many_arguments)]
-    fn object4(
-        k1: &JsValue,
-        v1: &JsValue,
-        k2: &JsValue,
-        v2: &JsValue,
-        k3: &JsValue,
-        v3: &JsValue,
-        k4: &JsValue,
-        v4: &JsValue,
-    ) -> JsValue;
-    #[allow(clippy::too_many_arguments)]
-    fn object5(
-        k1: &JsValue,
-        v1: &JsValue,
-        k2: &JsValue,
-        v2: &JsValue,
-        k3: &JsValue,
-        v3: &JsValue,
-        k4: &JsValue,
-        v4: &JsValue,
-        k5: &JsValue,
-        v5: &JsValue,
-    ) -> JsValue;
-    #[allow(clippy::too_many_arguments)]
-    fn object6(
-        k1: &JsValue,
-        v1: &JsValue,
-        k2: &JsValue,
-        v2: &JsValue,
-        k3: &JsValue,
-        v3: &JsValue,
-        k4: &JsValue,
-        v4: &JsValue,
-        k5: &JsValue,
-        v5: &JsValue,
-        k6: &JsValue,
-        v6: &JsValue,
-    ) -> JsValue;
-    #[wasm_bindgen(catch, js_name = jsonCopy)]
-    fn json_copy(v: &JsValue) -> Result<Option<String>, JsValue>;
-    #[wasm_bindgen(catch)]
-    fn stringify(v: &JsValue) -> Result<Option<String>, JsValue>;
-    #[wasm_bindgen(js_name = takeCopy)]
-    fn take_copy() -> JsValue;
-    #[wasm_bindgen(catch, js_name = patchCopy)]
-    fn patch_copy(copy: &JsValue, patches: &str) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = bindFirst)]
-    fn bind_first(f: &JsValue, first: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = typeMessage)]
-    fn type_message(t: &JsValue, message: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = toolStartEvent)]
-    fn tool_start_event(t: &JsValue, id: &JsValue, name: &JsValue, args: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = toolEndEvent)]
-    fn tool_end_event(
-        t: &JsValue,
-        id: &JsValue,
-        name: &JsValue,
-        result: &JsValue,
-        is_error: &JsValue,
-        ms: &JsValue,
-    ) -> JsValue;
-    #[allow(clippy::too_many_arguments)]
-    #[wasm_bindgen(js_name = toolResultMessage)]
-    fn tool_result_message(
-        role: &JsValue,
-        id: &JsValue,
-        name: &JsValue,
-        content: &JsValue,
-        details: &JsValue,
-        usage: &JsValue,
-        is_error: &JsValue,
-        ms: &JsValue,
-        timestamp: &JsValue,
-    ) -> JsValue;
-    #[wasm_bindgen(js_name = objectN)]
-    fn object_n(pairs: Vec<JsValue>) -> JsValue;
-    #[wasm_bindgen(catch)]
-    fn copy(v: &JsValue) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(catch)]
-    fn items(v: &JsValue) -> Result<Vec<JsValue>, JsValue>;
-    #[wasm_bindgen(catch)]
-    fn entries(v: &JsValue) -> Result<Array, JsValue>;
-    #[wasm_bindgen(js_name = newSet)]
-    fn new_set(items: &Array) -> JsValue;
-    #[wasm_bindgen(catch, js_name = setItems)]
-    fn set_items(v: &JsValue) -> Result<Array, JsValue>;
-    fn deferred() -> Array;
-    #[wasm_bindgen(catch)]
-    fn push(a: &JsValue, v: &JsValue) -> Result<(), JsValue>;
-    #[wasm_bindgen(js_name = kindOf)]
-    fn kind_of(v: &JsValue) -> u8;
-    #[wasm_bindgen(js_name = errorMessage)]
-    fn error_message(e: &JsValue) -> String;
-    #[wasm_bindgen(js_name = setFailureFlag)]
-    fn set_failure_flag(memory: &JsValue, address: u32);
-    #[wasm_bindgen(js_name = takeCaught)]
-    fn take_caught() -> JsValue;
-    #[wasm_bindgen(js_name = getChecked)]
-    fn get_checked(obj: &JsValue, key: &JsValue) -> JsValue;
-    fn apply0(f: &JsValue, this: &JsValue) -> JsValue;
-    fn apply1(f: &JsValue, this: &JsValue, a: &JsValue) -> JsValue;
-    fn apply2(f: &JsValue, this: &JsValue, a: &JsValue, b: &JsValue) -> JsValue;
-    fn apply4(f: &JsValue, this: &JsValue, a: &JsValue, b: &JsValue, c: &JsValue, d: &JsValue) -> JsValue;
-    #[wasm_bindgen(catch)]
-    fn apply(f: &JsValue, this: &JsValue, args: Vec<JsValue>) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = arrayOf)]
-    fn array_of(values: Vec<JsValue>) -> JsValue;
-    fn variadic(f: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = regexTest)]
-    fn regex_test(pattern: &str, text: &str) -> JsValue;
-    #[wasm_bindgen(js_name = regexTest)]
-    fn regex_test_values(pattern: &JsValue, text: &JsValue) -> JsValue;
-    fn now() -> f64;
-    fn timer(ms: f64) -> JsValue;
-    #[wasm_bindgen(js_name = watchAbort)]
-    fn watch_abort(signal: &JsValue, slot: f64) -> bool;
-    #[wasm_bindgen(js_name = unwatchAbort)]
-    fn unwatch_abort(signal: &JsValue, slot: f64);
-    #[wasm_bindgen(js_name = abortController)]
-    fn abort_controller() -> Array;
-    #[wasm_bindgen(catch)]
-    fn abort(controller: &JsValue, reason: &JsValue) -> Result<(), JsValue>;
-    #[wasm_bindgen(catch, js_name = asyncIterator)]
-    fn async_iterator(source: &JsValue) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = setSettle)]
-    fn set_settle(f: &JsValue);
-    #[wasm_bindgen(js_name = awaitHandle)]
-    fn await_handle(handle: &JsValue, slot: f64) -> JsValue;
-    #[wasm_bindgen(catch, js_name = awaitThenable)]
-    fn await_thenable(value: &JsValue, slot: f64) -> Result<bool, JsValue>;
-    #[wasm_bindgen(catch, js_name = nextInto)]
-    fn next_into(it: &JsValue, slot: f64) -> Result<(), JsValue>;
-    #[wasm_bindgen(js_name = iteratorReturn)]
-    fn iterator_return(it: &JsValue);
-    pub fn silence(p: &JsValue);
-}
-
-/// Set to 1 by the helpers when a checked call threw (see `getChecked` in helpers.js). Its address
-/// is handed to JS once; the helpers write it, this side reads it right after each checked call.
-static CALL_FAILED: AtomicI32 = AtomicI32::new(0);
+/// Set to `call_flag::THREW` by the snippets when a checked call threw (`failed` in snippets/calls.js). Its address
+/// is handed to JS once; the snippets write it, this side reads it right after each checked call.
+static CALL_FAILED: AtomicI32 = AtomicI32::new(call_flag::CLEAR);
 
 thread_local! {
     static FLAG_INSTALLED: Cell<bool> = const { Cell::new(false) };
@@ -224,14 +38,14 @@ fn checked<T>(call: impl FnOnce() -> T) -> Result<T, JsValue> {
         FLAG_INSTALLED.with(|i| i.set(true));
     }
     let value = call();
-    if CALL_FAILED.load(Ordering::Relaxed) == 0 {
+    if CALL_FAILED.load(Ordering::Relaxed) == call_flag::CLEAR {
         return Ok(value);
     }
-    CALL_FAILED.store(0, Ordering::Relaxed);
+    CALL_FAILED.store(call_flag::CLEAR, Ordering::Relaxed);
     Err(take_caught())
 }
 
-/// How an awaited JS promise ended: the helpers' codes (0 rejected, 1 fulfilled, 2 iterator done).
+/// How an awaited JS promise ended: a `settled` code and the value.
 type Outcome = (u8, JsValue);
 
 enum Slot {
@@ -247,7 +61,7 @@ thread_local! {
     static SETTLE_INSTALLED: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Called by the helpers' one settle function (from a promise reaction, never inside a borrow).
+/// Called by the snippets' one settle function (snippets/waits.js) (from a promise reaction, never inside a borrow).
 fn settle(slot: f64, code: u8, value: JsValue) {
     let waker = SLOTS.with(|slots| {
         let mut slots = slots.try_borrow_mut().ok()?;
@@ -262,7 +76,7 @@ fn settle(slot: f64, code: u8, value: JsValue) {
     }
 }
 
-/// A JS promise awaited through a numbered slot: the helpers report its outcome to `settle`, which
+/// A JS promise awaited through a numbered slot: the snippets report its outcome to `settle`, which
 /// wakes the task. Dropping it frees the slot.
 struct Awaited {
     slot: u64,
@@ -307,9 +121,9 @@ impl Future for Awaited {
                 }
                 Some(Slot::Settled(_)) => match slots.remove(&self.slot) {
                     Some(Slot::Settled(outcome)) => Poll::Ready(outcome),
-                    _ => Poll::Ready((0, JsValue::UNDEFINED)),
+                    _ => Poll::Ready((settled::REJECTED, JsValue::UNDEFINED)),
                 },
-                None => Poll::Ready((0, JsValue::UNDEFINED)),
+                None => Poll::Ready((settled::REJECTED, JsValue::UNDEFINED)),
             }
         })
     }
@@ -326,7 +140,7 @@ impl Drop for Awaited {
 }
 
 fn into_result((code, value): Outcome) -> Result<JsValue, JsValue> {
-    if code == 0 { Err(value) } else { Ok(value) }
+    if code == settled::REJECTED { Err(value) } else { Ok(value) }
 }
 
 /// What dropping an unfinished wait must undo.
@@ -352,7 +166,7 @@ impl Cancellable {
         Cancellable { awaited, undo: cancel.map(Undo::Cancel) }
     }
 
-    /// The abort of `signal`, through the helpers' one listener per signal (`watchAbort`); `None` when the wait
+    /// The abort of `signal`, through the snippets' one listener per signal (`watchAbort`); `None` when the wait
     /// can never end (not an event target).
     fn abort_of(signal: &JsValue) -> Option<Self> {
         let mut watching = false;
@@ -587,14 +401,14 @@ impl Host for JsHost {
 
     fn kind(&self, v: &JsValue) -> Kind {
         match kind_of(v) {
-            0 => Kind::Undefined,
-            1 => Kind::Null,
-            2 => Kind::Bool,
-            3 => Kind::Number,
-            4 => Kind::String,
-            5 => Kind::Array,
-            6 => Kind::Function,
-            7 => Kind::Object,
+            kind_code::UNDEFINED => Kind::Undefined,
+            kind_code::NULL => Kind::Null,
+            kind_code::BOOL => Kind::Bool,
+            kind_code::NUMBER => Kind::Number,
+            kind_code::STRING => Kind::String,
+            kind_code::ARRAY => Kind::Array,
+            kind_code::FUNCTION => Kind::Function,
+            kind_code::OBJECT => Kind::Object,
             _ => Kind::Other,
         }
     }
@@ -777,8 +591,8 @@ impl Host for JsHost {
             Err(e) => futures::future::ready(Err(e)).boxed_local(),
             Ok(()) => awaited
                 .map(|(code, value)| match code {
-                    0 => Err(value),
-                    2 => Ok(None),
+                    settled::REJECTED => Err(value),
+                    settled::DONE => Ok(None),
                     _ => Ok(Some(value)),
                 })
                 .boxed_local(),
@@ -807,7 +621,7 @@ impl FastPaths for JsHost {
         slot: Option<usize>,
         sink: Option<&JsValue>,
     ) -> Result<Pumped<JsValue>, JsValue> {
-        let index = slot.map_or(-1.0, |i| i as f64);
+        let index = slot.map_or(pump::NO_SLOT, |i| i as f64);
         let undefined = JsValue::UNDEFINED;
         let sink = sink.unwrap_or(&undefined);
         let code = match &event {
@@ -815,16 +629,16 @@ impl FastPaths for JsHost {
             Some(event) => pump_event(event, messages, index, sink),
         };
         Ok(match code {
-            9 => return Err(take_pumped()),
-            5 => Pumped::Delivered,
-            6 => Pumped::Update(take_pumped()),
-            7 => Pumped::SinkFailed(take_pumped()),
-            8 => Pumped::Empty,
-            0 => Pumped::Event(EventCode::Start, take_pumped()),
-            1 => Pumped::Event(EventCode::Block, take_pumped()),
-            2 => Pumped::Event(EventCode::Done, take_pumped()),
-            3 => Pumped::Event(EventCode::Error, take_pumped()),
-            _ => Pumped::Event(EventCode::Other, take_pumped()),
+            pump::THREW => return Err(take_pumped()),
+            pump::DELIVERED => Pumped::Delivered,
+            pump::UPDATE => Pumped::Update(take_pumped()),
+            pump::SINK_FAILED => Pumped::SinkFailed(take_pumped()),
+            pump::EMPTY => Pumped::Empty,
+            pump::START => Pumped::Event(EventCode::Start, take_pumped()),
+            pump::BLOCK => Pumped::Event(EventCode::Block, take_pumped()),
+            pump::DONE => Pumped::Event(EventCode::Done, take_pumped()),
+            pump::ERROR => Pumped::Event(EventCode::Error, take_pumped()),
+            _ => Pumped::Event(EventCode::Other, take_pumped()), // pump::OTHER
         })
     }
     fn tool_changes(&self, messages: &JsValue, extra: &[(JsValue, JsValue)], tools: &JsValue) -> ToolChanges<JsValue> {
@@ -847,12 +661,13 @@ impl FastPaths for JsHost {
         queue_poller(st, &key(list), &key(mode), &key(queue.transit()), skip)
     }
     fn first_bad_message(&self, list: &JsValue) -> Result<Option<(usize, bool)>, JsValue> {
+        // `bad_message::ALL_MESSAGES` (-1), or `index * 2 + why`.
         let code = first_bad_message(list)?;
         if code < 0.0 {
             return Ok(None);
         }
         let code = code as usize;
-        Ok(Some((code / 2, code.is_multiple_of(2))))
+        Ok(Some((code / 2, code % 2 == bad_message::NOT_OBJECT)))
     }
     fn default_convert_to_llm(&self) -> JsValue {
         default_convert_to_llm()

@@ -6,8 +6,10 @@ mod agent;
 mod executor;
 mod host;
 mod parity;
+mod protocol;
 #[cfg(feature = "providers")]
 mod providers;
+mod snippets;
 
 use crate::core::agent_loop::{Start, drive_start, start_continue_run, start_prompt_run};
 use crate::core::args::{ArgError, Checker};

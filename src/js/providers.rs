@@ -4,7 +4,12 @@
 //! JS message object every event shares. Never throws: every failure is the final `error` event.
 
 use super::executor::spawn;
-use super::host::{JsHost, silence};
+use super::host::JsHost;
+use super::protocol::{delta_kind, patch_op};
+use super::snippets::{
+    env_var, failure_message, global_fetch, header_entries, patch, project_messages, push_delta, random, restore_at,
+    restore_string, restore_text, retryable_failure, silence, stringify_in_js,
+};
 use crate::core::agent_loop::empty_assistant;
 use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
@@ -22,51 +27,6 @@ use js_sys::{Array, JsString, Object, Reflect, Uint8Array};
 use serde_json::Value;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
-
-#[wasm_bindgen(module = "/src/js/helpers.js")]
-extern "C" {
-    #[wasm_bindgen(catch)]
-    fn patch(root: &JsValue, path: &Array, op: u8, value: &JsValue) -> Result<(), JsValue>;
-    #[allow(clippy::too_many_arguments)]
-    #[wasm_bindgen(js_name = pushDelta)]
-    fn push_delta(
-        stream: &JsValue,
-        partial: &JsValue,
-        index: u32,
-        kind: u8,
-        delta: &JsValue,
-        path: &JsValue,
-        op: i32,
-        value: &JsValue,
-    );
-    #[wasm_bindgen(js_name = globalFetch)]
-    fn global_fetch() -> JsValue;
-    #[wasm_bindgen(js_name = envVar)]
-    fn env_var(name: &str) -> JsValue;
-    #[wasm_bindgen(js_name = headerEntries)]
-    fn header_entries(headers: &JsValue) -> Array;
-    fn random() -> f64;
-    /// `JSON.stringify` at any depth (helpers.js), the text kept in JS: the request body is never copied into wasm.
-    #[wasm_bindgen(catch, js_name = stringify)]
-    fn stringify_in_js(v: &JsValue) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(catch, js_name = projectMessages)]
-    fn project_messages(
-        messages: &JsValue,
-        model: &JsValue,
-        options: &JsValue,
-        opaque_schemas: bool,
-    ) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = restoreString)]
-    fn restore_string(s: &str, table: &JsValue) -> JsValue;
-    #[wasm_bindgen(catch, js_name = restoreAt)]
-    fn restore_at(root: &JsValue, path: &Array, s: &str, table: &JsValue) -> Result<(), JsValue>;
-    #[wasm_bindgen(catch, js_name = restoreText)]
-    fn restore_text(text: &str, table: &JsValue) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = failureMessage)]
-    fn failure_message(e: &JsValue) -> String;
-    #[wasm_bindgen(js_name = retryableFailure)]
-    fn retryable_failure(e: &JsValue) -> bool;
-}
 
 const REQUEST_ABORTED: &str = "Request was aborted";
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
@@ -297,8 +257,8 @@ impl Driver {
     }
 
     /// The fields of `context.messages` the wire formats read, `model` and `options`, and the side
-    /// table of the values left in JS (`projectMessages` in helpers.js, `providers::marker`); `None` when the
-    /// schemas do not fit as JSON text and must go as forwarded values (`opaque_schemas`).
+    /// table of the values left in JS (`projectMessages` in snippets/providers.js, `providers::marker`);
+    /// `None` when the schemas do not fit as JSON text and must go as forwarded values (`opaque_schemas`).
     fn project(&self, raw: &JsValue, opaque_schemas: bool) -> Result<Option<Projected>, End> {
         let fail = |e: JsValue| End::Error(self.h.error_message(&e));
         let projected = project_messages(raw, &self.model, &self.options, opaque_schemas).map_err(fail)?;
@@ -640,26 +600,26 @@ impl Driver {
         // `Texts` hands out the strings in `op_texts` order: the delta, then the patches.
         let delta = texts.next(delta);
         let (code, single) = match (kind, patches) {
-            (BlockKind::Text, _) => (0, None),
-            (BlockKind::Thinking, _) => (1, None),
-            (BlockKind::ToolCall, [one]) => (2, Some(one)),
-            (BlockKind::ToolCall, []) => (2, None),
+            (BlockKind::Text, _) => (delta_kind::TEXT, None),
+            (BlockKind::Thinking, _) => (delta_kind::THINKING, None),
+            (BlockKind::ToolCall, [one]) => (delta_kind::TOOL_CALL, Some(one)),
+            (BlockKind::ToolCall, []) => (delta_kind::TOOL_CALL, None),
             (BlockKind::ToolCall, several) => {
                 let root = self.h.get(&self.content(index), "arguments").unwrap_or(JsValue::UNDEFINED);
                 for p in several {
-                    let (op, value) = patch_op(&p.op, texts);
+                    let (op, value) = encode_patch(&p.op, texts);
                     let _ = patch(&root, &self.path(&p.path), op, &value);
                 }
-                (2, None)
+                (delta_kind::TOOL_CALL, None)
             }
         };
         let index = u32::try_from(index).unwrap_or(u32::MAX);
         let (path, op, value) = match single {
             Some(p) => {
-                let (op, value) = patch_op(&p.op, texts);
+                let (op, value) = encode_patch(&p.op, texts);
                 (JsValue::from(self.path(&p.path)), i32::from(op), value)
             }
-            None => (JsValue::UNDEFINED, -1, JsValue::UNDEFINED),
+            None => (JsValue::UNDEFINED, patch_op::NONE, JsValue::UNDEFINED),
         };
         push_delta(&self.stream, &self.message, index, code, &delta, &path, op, &value);
     }
@@ -881,14 +841,14 @@ async fn read_limited(response: &JsValue, limit: usize) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// A patch's code and value for the `patch` helper.
-fn patch_op(op: &PatchOp, texts: &mut Texts) -> (u8, JsValue) {
+/// A patch's `patch_op` code and value for the `patch` snippet.
+fn encode_patch(op: &PatchOp, texts: &mut Texts) -> (u8, JsValue) {
     match op {
-        PatchOp::SetObject => (0, JsValue::UNDEFINED),
-        PatchOp::SetArray => (1, JsValue::UNDEFINED),
-        PatchOp::SetValue(v) => (2, js(v)),
-        PatchOp::SetString(s) => (3, texts.next(s)),
-        PatchOp::AppendString(s) => (4, texts.next(s)),
+        PatchOp::SetObject => (patch_op::SET_OBJECT, JsValue::UNDEFINED),
+        PatchOp::SetArray => (patch_op::SET_ARRAY, JsValue::UNDEFINED),
+        PatchOp::SetValue(v) => (patch_op::SET_VALUE, js(v)),
+        PatchOp::SetString(s) => (patch_op::SET_STRING, texts.next(s)),
+        PatchOp::AppendString(s) => (patch_op::APPEND_STRING, texts.next(s)),
     }
 }
 

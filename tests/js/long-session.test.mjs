@@ -1,5 +1,5 @@
 // Issue 17, long sessions: the loop remembers how far it scanned the transcript for system messages
-// instead of re-reading it every turn (src/js/helpers.js `systemMessages`). These check that tool
+// instead of re-reading it every turn (src/js/snippets/declare.js `systemMessages`). These check that tool
 // declarations (L-3.4) stay exactly what a full replay gives when the caller edits the transcript
 // between turns: a system message edited in place, `state.messages` replaced or spliced, and a long
 // transcript with a declaring system message in the middle. They run against the reference too.
@@ -138,7 +138,7 @@ test("the default convertToLlm skips entries that are not messages and roles tha
 });
 
 // L-3.4.1: a declared tool is the same as the executable one when their declarations' JSON texts are equal. The
-// loop decides most of these without building the texts (src/js/helpers.js `sameJson`); each case here is one
+// loop decides most of these without building the texts (src/js/snippets/declare.js `sameJson`); each case here is one
 // where a structural comparison and the texts could disagree. `same` is what the texts say (the reference agrees).
 const DECLARATION_CASES = [
   ["0 and -0", { a: 0 }, { a: -0 }, true],

@@ -1,12 +1,12 @@
 // Issue 17: without an onPayload hook the request body goes to fetch as the text Rust wrote, and `restoreText`
-// (src/js/helpers.js) puts the originals of the side table back into that text, in place of parsing the body,
+// (src/js/snippets/providers.js) puts the originals of the side table back into that text, in place of parsing the body,
 // restoring each marked string value (`restoreAt`) and writing it again. Seeded fuzz: random bodies with markers of
 // both kinds in string values (whole, bare inside a longer string, quoted inside a longer string, several in one)
 // and in keys, strings full of quotes, backslashes and controls; restoreText must give exactly the object path's
 // bytes. The four wire formats' bodies are compared end to end in fidelity-requests.test.mjs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { restoreString, restoreText } from "../../src/js/helpers.js";
+import { restoreString, restoreText } from "../../src/js/snippets/providers.js";
 
 // Our request-body writer only: the reference has no such step, so its pass has nothing to run here.
 const skip = process.env.AGENT_LOOP_IMPL === "reference" && "restoreText is our request-body step; the reference has none";

@@ -1,0 +1,200 @@
+// The Agent's fused operations (A-5): the event reducer, the queue poller, the awaited listeners and the default
+// `convertToLlm`. JS twins of the fast paths `FastPaths::reduce_agent_event`, `queue_poller`, `call_listeners` and
+// `default_convert_to_llm` (src/core/fast/mod.rs), each the same reads and writes in the same order as its Rust
+// reference (src/core/agent/reducer.rs, drain.rs, convert.rs, src/core/fast/listeners.rs), in one crossing per
+// event, poll or stretch of listeners; tests/js/parity.test.mjs holds each to its reference.
+
+import { failed } from "./calls.js";
+import { isObject, push } from "./values.js";
+
+/** `Array.from(v)` for an array, else `[]` (the core's `items`). */
+const listOf = (v) => (Array.isArray(v) ? Array.from(v) : []);
+
+/** A string `role` of an object-like message, else undefined (the core's `role`). */
+function roleOf(m) {
+  if (!isObject(m)) return undefined;
+  const role = Reflect.get(m, "role");
+  return typeof role === "string" ? role : undefined;
+}
+
+/** Drops the entries of the list `st[key]` that `keep` rejects, only when one does (the core's `retain`). */
+function retainList(st, key, keep) {
+  const list = listOf(Reflect.get(st, key));
+  if (!list.every(keep)) Reflect.set(st, key, list.filter(keep));
+}
+
+function toolCallIdOf(record) {
+  try {
+    return Reflect.get(record, "toolCallId");
+  } catch {
+    return undefined;
+  }
+}
+
+/** `FastPaths::reduce_agent_event`: the Agent's reducer (A-5.2.2), the core's `agent::reducer::reduce` read for read
+ *  and write for write, in one crossing per event. `true` at a durable point of an agent that writes
+ *  checkpoints. A getter's or setter's throw throws through. */
+export function reduceAgentEvent(st, event) {
+  const type = Reflect.get(event, "type");
+  const durable = isObject(Reflect.get(st, "ck"));
+  switch (typeof type === "string" ? type : "") {
+    case "message_start":
+    case "message_update":
+      Reflect.set(st, "streamingMessage", Reflect.get(event, "message"));
+      break;
+    case "message_end": {
+      Reflect.set(st, "streamingMessage", undefined);
+      const message = Reflect.get(event, "message");
+      push(Reflect.get(st, "messages"), message);
+      if (!durable) break;
+      retainList(st, "transitSteering", (m) => !Object.is(m, message));
+      retainList(st, "transitFollowUp", (m) => !Object.is(m, message));
+      if (roleOf(message) === "toolResult") {
+        const id = Reflect.get(message, "toolCallId");
+        retainList(st, "completedTools", (r) => !Object.is(toolCallIdOf(r), id));
+      }
+      return true;
+    }
+    case "tool_execution_start":
+    case "tool_execution_end": {
+      const id = Reflect.get(event, "toolCallId");
+      const ids = [...Reflect.get(st, "pendingToolCalls")].filter((x) => !Object.is(x, id));
+      if (type === "tool_execution_start") ids.push(id);
+      Reflect.set(st, "pendingToolCalls", new Set(ids));
+      if (!durable || type !== "tool_execution_end") break;
+      // Ended, but its result message may come later (a parallel batch emits them at its end).
+      const record = {
+        toolCallId: id,
+        toolName: Reflect.get(event, "toolName"),
+        result: Reflect.get(event, "result"),
+        isError: Reflect.get(event, "isError"),
+      };
+      push(Reflect.get(st, "completedTools"), record);
+      push(Reflect.get(st, "endedTools"), record);
+      return true;
+    }
+    case "turn_end": {
+      const message = Reflect.get(event, "message");
+      if (roleOf(message) === "assistant") {
+        const error = Reflect.get(message, "errorMessage");
+        if (error) Reflect.set(st, "errorMessage", error);
+      }
+      break;
+    }
+    case "agent_end":
+      Reflect.set(st, "streamingMessage", undefined);
+      break;
+  }
+  return false;
+}
+
+/** `FastPaths::queue_poller`: the function a run polls for the queue `st[list]` (A-5.5.1), the core's
+ *  `agent::drain` in JS: the selection (`st[mode] === "all"`: all, else the first), the rest left
+ *  queued, the selection also kept in `st[transit]` while the agent writes checkpoints. A throw
+ *  gives an empty poll. With `skip`, the first poll is empty. */
+export function queuePoller(st, list, mode, transit, skip) {
+  return () => {
+    if (skip) {
+      skip = false;
+      return [];
+    }
+    try {
+      const all = listOf(Reflect.get(st, list));
+      const selected = Reflect.get(st, mode) === "all" ? all : all.slice(0, 1);
+      Reflect.set(st, list, listOf(Reflect.get(st, list)).slice(selected.length));
+      if (selected.length > 0 && isObject(Reflect.get(st, "ck"))) {
+        const waiting = Reflect.get(st, transit);
+        if (Array.isArray(waiting)) for (const m of selected) push(waiting, m);
+      }
+      return selected;
+    } catch {
+      return [];
+    }
+  };
+}
+
+/** The agent's default `convertToLlm` (A-5.1.2): the messages with one of the four LLM roles. Never
+ *  throws: a non-array gives `[]`, an entry that is not an object or whose `role` getter throws is
+ *  left out. One function for every agent, so an agent keeps no closure of its own for it. Reads
+ *  each `role` once; a transcript of LLM messages only (the usual case) costs one copy and one pass. */
+function convertToLlm(messages) {
+  let list;
+  try {
+    list = Array.from(messages);
+  } catch {
+    return [];
+  }
+  const n = list.length;
+  let i = 0;
+  try {
+    while (i < n && isLlmMessage(list[i])) i++;
+  } catch {
+    // list[i]'s role threw: left out
+  }
+  if (i === n) return list;
+  const kept = list.slice(0, i);
+  // list[i] stopped the loop above: it is not an LLM message (or its role threw), so it is not read again.
+  for (let j = i + 1; j < n; j++) {
+    try {
+      if (isLlmMessage(list[j])) kept.push(list[j]);
+    } catch {
+      // a throwing role getter: left out
+    }
+  }
+  return kept;
+}
+
+function isLlmMessage(m) {
+  if (m === null || (typeof m !== "object" && typeof m !== "function")) return false;
+  const role = m.role;
+  return role === "user" || role === "assistant" || role === "toolResult" || role === "system";
+}
+
+export function defaultConvertToLlm() {
+  return convertToLlm;
+}
+
+// `FastPaths::call_listeners`: `for (const f of listeners) await f(a, b)` a stretch at a time. `cursor` is undefined at
+// first (the iterator is made here, live over the Set as `for … of` is) and then the iterator this returned. Calls
+// until one returns a thenable, which waits for `takeListened`; returns the iterator to go on with, or undefined
+// when every listener was called. A throw sets the failure flag; when a listener threw, `takeListened` gives the
+// iterator (to go on after it), when the list itself failed, undefined.
+let listened;
+
+export function callListeners(listeners, cursor, a, b) {
+  listened = undefined;
+  let it;
+  try {
+    it = cursor === undefined ? listeners[Symbol.iterator]() : cursor;
+  } catch (e) {
+    failed(e);
+    return undefined;
+  }
+  for (;;) {
+    let step;
+    try {
+      step = it.next();
+      if (step.done) return undefined;
+    } catch (e) {
+      failed(e);
+      return undefined;
+    }
+    try {
+      const r = Reflect.apply(step.value, undefined, [a, b]);
+      if (r !== null && (typeof r === "object" || typeof r === "function") && typeof r.then === "function") {
+        listened = r;
+        return it;
+      }
+    } catch (e) {
+      listened = it;
+      failed(e);
+      return undefined;
+    }
+  }
+}
+
+export function takeListened() {
+  const v = listened;
+  listened = undefined;
+  return v;
+}

@@ -1,0 +1,190 @@
+// Values for the binding: the object and array shapes it builds, copies, sets, ids, `typeof` codes, error texts, the
+// clock. JS twin of the value primitives of `JsHost` in src/js/host.rs (`Host::object`, `kind`, `shallow_copy`,
+// `copy_fields`, `object_id`…): each does one JS operation that js-sys cannot do without eval, in one crossing. No
+// loop logic. What may run caller code (a getter, an iterator, a proxy trap) catches here (`errorMessage`) or is
+// declared `catch` in host.rs.
+
+/** `kindOf`'s codes. Twin of `protocol::kind_code` (src/js/protocol.rs). */
+export const KIND_CODE = Object.freeze({
+  UNDEFINED: 0, NULL: 1, BOOL: 2, NUMBER: 3, STRING: 4, ARRAY: 5, FUNCTION: 6, OBJECT: 7, OTHER: 8,
+});
+
+/** An object or a function: what can hold properties (the core's object-like values). */
+export const isObject = (m) => m !== null && (typeof m === "object" || typeof m === "function");
+
+// `Host::object` for the common small shapes (events, content blocks): one crossing, keys as computed.
+export function object1(k1, v1) {
+  return { [k1]: v1 };
+}
+export function object2(k1, v1, k2, v2) {
+  return { [k1]: v1, [k2]: v2 };
+}
+export function object3(k1, v1, k2, v2, k3, v3) {
+  return { [k1]: v1, [k2]: v2, [k3]: v3 };
+}
+export function object4(k1, v1, k2, v2, k3, v3, k4, v4) {
+  return { [k1]: v1, [k2]: v2, [k3]: v3, [k4]: v4 };
+}
+export function object5(k1, v1, k2, v2, k3, v3, k4, v4, k5, v5) {
+  return { [k1]: v1, [k2]: v2, [k3]: v3, [k4]: v4, [k5]: v5 };
+}
+export function object6(k1, v1, k2, v2, k3, v3, k4, v4, k5, v5, k6, v6) {
+  return { [k1]: v1, [k2]: v2, [k3]: v3, [k4]: v4, [k5]: v5, [k6]: v6 };
+}
+
+// The hottest shapes as literals (`literal` in host.rs picks them by their keys): V8 builds a
+// literal from its boilerplate, several times faster than computed keys.
+export function typeMessage(type, message) {
+  return { type, message };
+}
+export function toolStartEvent(type, toolCallId, toolName, args) {
+  return { type, toolCallId, toolName, args };
+}
+export function toolEndEvent(type, toolCallId, toolName, result, isError, durationMs) {
+  return { type, toolCallId, toolName, result, isError, durationMs };
+}
+export function toolResultMessage(role, toolCallId, toolName, content, details, usage, isError, durationMs, timestamp) {
+  return { role, toolCallId, toolName, content, details, usage, isError, durationMs, timestamp };
+}
+
+// `Host::object_id` / `collected_ids`.
+const ids = new WeakMap();
+let nextId = 1;
+// The ids of collected objects, for the caches keyed by them to forget (issue 13: the schema
+// cache keeps nothing for a `parameters` object JS has dropped).
+let collected = [];
+const registry =
+  typeof FinalizationRegistry === "function" ? new FinalizationRegistry((id) => collected.push(id)) : null;
+
+/** A stable number per object (never reused), or undefined for primitives. */
+export function objectId(v) {
+  if (v === null || (typeof v !== "object" && typeof v !== "function")) return undefined;
+  let id = ids.get(v);
+  if (id === undefined) {
+    id = nextId++;
+    ids.set(v, id);
+    if (registry !== null) registry.register(v, id);
+  }
+  return id;
+}
+
+/** The ids collected since the last call (a Float64Array), or undefined for none. */
+export function takeCollected() {
+  if (collected.length === 0) return undefined;
+  const out = Float64Array.from(collected);
+  collected = [];
+  return out;
+}
+
+/** `Host::object` for larger shapes: an object from `[key, value, key, value, …]` (shapes larger than `object6`). */
+export function objectN(pairs) {
+  const o = {};
+  for (let i = 0; i + 1 < pairs.length; i += 2) o[pairs[i]] = pairs[i + 1];
+  return o;
+}
+
+export function copy(v) {
+  return Array.isArray(v) ? [...v] : { ...v };
+}
+
+export function items(a) {
+  return Array.from(a);
+}
+
+export function entries(o) {
+  return Object.entries(o);
+}
+
+export function newSet(items) {
+  return new Set(items);
+}
+
+export function setItems(s) {
+  return [...s];
+}
+
+export function deferred() {
+  let resolve;
+  const promise = new Promise((r) => {
+    resolve = r;
+  });
+  return [promise, resolve];
+}
+
+/** `Host::array_push` (also the Agent reducer's push, snippets/agent.js). */
+export function push(a, v) {
+  a.push(v);
+}
+
+/** `Host::kind`: a `KIND_CODE`. */
+export function kindOf(v) {
+  switch (typeof v) {
+    case "undefined": return KIND_CODE.UNDEFINED;
+    case "boolean": return KIND_CODE.BOOL;
+    case "number": return KIND_CODE.NUMBER;
+    case "string": return KIND_CODE.STRING;
+    case "function": return KIND_CODE.FUNCTION;
+    case "object": return v === null ? KIND_CODE.NULL : Array.isArray(v) ? KIND_CODE.ARRAY : KIND_CODE.OBJECT;
+    default: return KIND_CODE.OTHER;
+  }
+}
+
+export function errorMessage(e) {
+  try {
+    if (e instanceof Error) return String(e.message);
+    if (e !== null && typeof e === "object" && typeof e.message === "string" && typeof e.name === "string") {
+      return e.message;
+    }
+    return String(e);
+  } catch {
+    try {
+      return Object.prototype.toString.call(e);
+    } catch {
+      return "Unknown error";
+    }
+  }
+}
+
+export function setAdd(set, v) {
+  set.add(v);
+}
+
+export function setDelete(set, v) {
+  set.delete(v);
+}
+
+/** An array from a list wasm-bindgen hands over in one step. */
+export function arrayOf(values) {
+  return values;
+}
+
+/** A JS function calling `f` with `first` before its own arguments. */
+export function bindFirst(f, first) {
+  return function (...args) {
+    return Reflect.apply(f, undefined, [first, ...args]);
+  };
+}
+
+/** A JS function forwarding its arguments as one array to `f`. */
+export function variadic(f) {
+  return function (...args) {
+    return f(args);
+  };
+}
+
+export function regexTest(pattern, text) {
+  try {
+    return new RegExp(pattern, "u").test(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export function now() {
+  return performance.now();
+}
+
+/** `Host::copy_fields`: `to[key] = from[key]` for each key, as `Reflect.set` (a getter's throw throws through). */
+export function copyFields(from, to, keys) {
+  for (let i = 0; i < keys.length; i++) Reflect.set(to, keys[i], from[keys[i]]);
+}
