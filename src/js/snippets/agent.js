@@ -1,4 +1,4 @@
-// The Agent's fused operations (A-5): the event reducer, the queue poller, the awaited listeners and the default
+// The Agent's fused operations (§5): the event reducer, the queue poller, the awaited listeners and the default
 // `convertToLlm`. JS twins of the fast paths `FastPaths::reduce_agent_event`, `queue_poller`, `call_listeners` and
 // `default_convert_to_llm` (src/core/fast/mod.rs), each the same reads and writes in the same order as its Rust
 // reference (src/core/agent/reducer.rs, drain.rs, convert.rs, src/core/fast/listeners.rs), in one crossing per
