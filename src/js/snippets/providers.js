@@ -98,6 +98,18 @@ const BLOCK_FIELDS = new Set(["type", "text", "textSignature", "thinking", "thin
   "mimeType", "id", "name", "arguments", "thoughtSignature"]);
 const TOOL_FIELDS = new Set(["name", "description", "parameters"]);
 
+// Issue 34: big payloads stay out of wasm memory. A long string in a field the wire formats only forward (a text, a
+// thinking text, an image's base64 data, a string `content`) is left here as a marker too, so the request's text in
+// linear memory holds only what is small and structural, whatever the images and texts weigh; `restoreText` puts
+// the originals into the body in JS. The one test the wire formats make on such a field is whether it is blank
+// (Rust's `trim().is_empty()`), so a string that is blank by Rust's definition is never marked: a marker is not
+// blank, and would not be dropped where the original is.
+/** From this many UTF-16 units on, a forwarded string stays in JS. */
+export const LONG_STRING = 1024;
+const FORWARDED_TEXT = new Set(["text", "thinking", "data"]);
+/** A character that is not white space by Rust's `char::is_whitespace` (Unicode White_Space). */
+const NOT_RUST_SPACE = /[^\t\n\v\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]/;
+
 class Projection {
   constructor(opaqueSchemas) {
     this.opaqueSchemas = opaqueSchemas;
@@ -121,6 +133,15 @@ class Projection {
 
   text(s) {
     if (wellFormed(s) && !s.includes(MARK)) return s;
+    return this.marked(s);
+  }
+
+  /** A forwarded string: a long one that is not blank stays here (issue 34), any other as `text` has it. */
+  forwarded(s) {
+    return s.length >= LONG_STRING && NOT_RUST_SPACE.test(s) ? this.marked(s) : this.text(s);
+  }
+
+  marked(s) {
     let index = this.strings.get(s);
     if (index === undefined) {
       index = this.table.length;
@@ -195,7 +216,7 @@ class Projection {
     if (!this.isObject(m)) return this.scalar(m);
     return this.fields(m, MESSAGE_FIELDS, (key, v) => {
       switch (key) {
-        case "content": return this.list(v, (b) => this.block(b));
+        case "content": return typeof v === "string" ? this.forwarded(v) : this.list(v, (b) => this.block(b));
         case "sections": return this.sections(v);
         case "toolsAdded": case "toolsRemoved": return this.list(v, (t) => this.tool(t));
         default: return this.scalar(v);
@@ -205,10 +226,10 @@ class Projection {
 
   block(b) {
     if (!this.isObject(b)) return this.scalar(b);
-    return this.fields(b, BLOCK_FIELDS, (key, v) =>
-      key === "arguments" && ((v !== null && typeof v === "object") || typeof v === "bigint")
-        ? this.opaque(v)
-        : this.scalar(v));
+    return this.fields(b, BLOCK_FIELDS, (key, v) => {
+      if (key === "arguments" && ((v !== null && typeof v === "object") || typeof v === "bigint")) return this.opaque(v);
+      return typeof v === "string" && FORWARDED_TEXT.has(key) ? this.forwarded(v) : this.scalar(v);
+    });
   }
 
   sections(v) {
