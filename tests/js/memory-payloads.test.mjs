@@ -56,3 +56,31 @@ test("issue 34: a 50 MB tool result, every wire format: wasm memory grows by les
     assert.ok(got.grown < BUDGET, `${api}: wasm memory grew ${got.grown} bytes for two 50 MB requests`);
   }
 });
+
+test("issue 34: snapshots and checkpoints holding long strings restore exactly (kept in JS, put back as they were)", OURS, async () => {
+  const { Agent } = await import("./impl.mjs");
+  const long = (seed) => `${seed}:`.padEnd(5000, "x");
+  const odd = [
+    long("plain"),
+    `\uFDD0s0.5\uFDD1`, // a caller string that looks like a marker
+    `${long("mark")}\uFDD0`,
+    `${long("lone")}\ud83d`, // a lone surrogate in a long string
+    "short",
+  ];
+  const messages = [
+    { role: "user", content: [{ type: "text", text: odd[0] }, { type: "image", data: long("img"), mimeType: "image/png" }], timestamp: 1 },
+    { role: "user", content: odd.slice(1).join("|"), timestamp: 2 },
+    { role: "user", content: odd[1], timestamp: 3 },
+    { role: "user", content: odd[3], timestamp: 4 },
+  ];
+  const checkpoints = [];
+  const agent = new Agent({ initialState: { messages: [] }, onCheckpoint: (c) => checkpoints.push(JSON.stringify(c)) });
+  agent.state.messages = messages;
+  await new Promise((r) => setTimeout(r, 0));
+  const snapshot = agent.snapshot();
+  assert.deepEqual(snapshot.messages, messages);
+  for (const input of [snapshot, JSON.stringify(snapshot), checkpoints, [JSON.stringify(snapshot)]]) {
+    const restored = Agent.restore(input, {});
+    assert.deepEqual(restored.state.messages, messages, typeof input);
+  }
+});
