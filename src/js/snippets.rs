@@ -270,6 +270,10 @@ extern "C" {
         op: i32,
         value: &JsValue,
     );
+    #[wasm_bindgen(js_name = parseArgs)]
+    pub(super) fn parse_args(block: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = takeArgsText)]
+    pub(super) fn take_args_text(block: &JsValue) -> String;
     #[wasm_bindgen(js_name = globalFetch)]
     pub(super) fn global_fetch() -> JsValue;
     #[wasm_bindgen(js_name = envVar)]

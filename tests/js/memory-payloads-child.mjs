@@ -16,6 +16,8 @@ const MiB = 1024 * 1024;
 const KEY = "test-key";
 
 let keep = false;
+/** When set, the SSE answer instead of `wire[api].text("ok")`. */
+let answer = null;
 const kept = [];
 let lastLength = 0;
 let api = "openai-completions";
@@ -27,7 +29,7 @@ const server = http.createServer((req, res) => {
     lastLength = body.length;
     if (keep) kept.push(body);
     res.writeHead(200, { "content-type": "text/event-stream" });
-    res.end(wire[api].text("ok"));
+    res.end(answer ?? wire[api].text("ok"));
   });
 });
 await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -110,6 +112,38 @@ function toolResultContext(which, size) {
   };
 }
 
+/** A tool call whose arguments (`{"path": …, "content": <size characters>}`) stream in 16 KiB fragments, one SSE
+ *  event each, as a coding agent's "write this file" does. */
+function streamedCall(which, size) {
+  const content = "const x = \"é😀\";\n".repeat(Math.ceil(size / 16)).slice(0, size);
+  const args = JSON.stringify({ path: "big.js", content });
+  const frags = [];
+  for (let at = 0; at < args.length; at += 16384) frags.push(args.slice(at, at + 16384));
+  const data = (v) => `data: ${JSON.stringify(v)}\n\n`;
+  if (which === "openai-completions") {
+    const chunk = (delta, extra = {}) => data({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, ...extra }] });
+    let sse = chunk({ role: "assistant", tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "write", arguments: "" } }] });
+    for (const f of frags) sse += chunk({ tool_calls: [{ index: 0, function: { arguments: f } }] });
+    sse += chunk({}, { finish_reason: "tool_calls" });
+    return { sse: sse + "data: [DONE]\n\n", args };
+  }
+  const event = (name, v) => `event: ${name}\n${data(v)}`;
+  let sse = event("message_start", { type: "message_start", message: { id: "m1", type: "message", role: "assistant", model: "claude", content: [], usage: { input_tokens: 1, output_tokens: 1 } } });
+  sse += event("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_1", name: "write", input: {} } });
+  for (const f of frags) sse += event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: f } });
+  sse += event("content_block_stop", { type: "content_block_stop", index: 0 });
+  sse += event("message_delta", { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 2 } });
+  sse += event("message_stop", { type: "message_stop" });
+  return { sse, args };
+}
+
+/** The final message of a stream (ours or the reference's) on `context`. */
+async function final(stream) {
+  let last;
+  for await (const e of stream) last = e;
+  return last;
+}
+
 const out = {};
 try {
   if (scenario === "images") {
@@ -131,6 +165,32 @@ try {
       await ours(which, toolResultContext(which, args.mib * MiB));
       out.apis[which] = { ...bytes, grown: memory() - base };
     }
+  } else if (scenario === "tool-args") {
+    out.apis = {};
+    const context = { messages: [{ role: "user", content: "write it", timestamp: 1 }] };
+    for (const which of args.apis) {
+      api = which;
+      // The warm-up streams 1 MiB the same way: what a stream needs whatever its size (the decoder's buffers, one
+      // network chunk's operations) is grown by then; what the 20 MB call adds on top must not depend on its size.
+      answer = streamedCall(which, MiB).sse;
+      await final(lib.streamBuiltin(model(which), context, { apiKey: KEY }));
+      const base = memory();
+      const { sse, args: text } = streamedCall(which, args.mib * MiB);
+      answer = sse;
+      const ourEnd = await final(lib.streamBuiltin(model(which), context, { apiKey: KEY }));
+      const grown = memory() - base;
+      const { streamSimple } = await import(`@earendil-works/pi-ai/api/${which}`);
+      const theirEnd = await final(streamSimple(model(which), context, { apiKey: KEY }));
+      const ourCall = ourEnd.message.content.find((b) => b.type === "toolCall");
+      const theirCall = theirEnd.message.content.find((b) => b.type === "toolCall");
+      out.apis[which] = {
+        type: ourEnd.type,
+        sameArguments: JSON.stringify(ourCall.arguments) === JSON.stringify(theirCall.arguments),
+        exact: JSON.stringify(ourCall.arguments) === text,
+        grown,
+      };
+    }
+    answer = null;
   } else {
     throw new Error(`unknown scenario ${scenario}`);
   }

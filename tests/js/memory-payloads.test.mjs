@@ -57,6 +57,18 @@ test("issue 34: a 50 MB tool result, every wire format: wasm memory grows by les
   }
 });
 
+test("issue 34: a 20 MB tool call streamed in 16 KiB fragments: wasm memory grows by less than 1 MiB over a 1 MiB one's, arguments as pi-ai's", OURS, async () => {
+  const apis = ["openai-completions", "anthropic-messages"];
+  const out = await child("tool-args", { apis, mib: 20 });
+  for (const api of apis) {
+    const got = out.apis[api];
+    assert.equal(got.type, "done", api);
+    assert.equal(got.exact, true, `${api}: the arguments are the streamed object`);
+    assert.equal(got.sameArguments, true, `${api}: the arguments are pi-ai's`);
+    assert.ok(got.grown < BUDGET, `${api}: wasm memory grew ${got.grown} bytes for a 20 MB tool call`);
+  }
+});
+
 test("issue 34: snapshots and checkpoints holding long strings restore exactly (kept in JS, put back as they were)", OURS, async () => {
   const { Agent } = await import("./impl.mjs");
   const long = (seed) => `${seed}:`.padEnd(5000, "x");

@@ -37,14 +37,45 @@ const DELTA_FIELDS = ["text", "thinking"];
 /** A `<kind>_delta` in one call: the block `partial.content[index]` grows (`+= delta`: strings grow on the JS
  *  side, never rebuilt from Rust, P-6.1.7; for a tool call the one patch `op` of its arguments, unless
  *  `PATCH_OP.NONE`), then its event is pushed. A step that throws is skipped, as when they were separate calls. */
+// Issue 34: each tool call's arguments text, kept here as its deltas arrive (the assembler keeps none, see
+// `Assembler::keep_args_in_host`), and parsed here at its end: a tool call of megabytes (a file written by a coding
+// agent) is never held in wasm memory whole.
+const argsTexts = new WeakMap();
+
 export function pushDelta(stream, partial, index, kind, delta, path, op, value) {
   try {
     if (kind < DELTA_KIND.TOOL_CALL) partial.content[index][DELTA_FIELDS[kind]] += delta;
-    else if (op !== PATCH_OP.NONE) patch(partial.content[index].arguments, path, op, value);
+    else {
+      const block = partial.content[index];
+      argsTexts.set(block, (argsTexts.get(block) ?? "") + delta);
+      if (op !== PATCH_OP.NONE) patch(block.arguments, path, op, value);
+    }
   } catch {}
   try {
     stream.push({ type: DELTA_EVENTS[kind], contentIndex: index, delta, partial });
   } catch {}
+}
+
+/** The final arguments of the tool call `block` as `JSON.parse` reads its text (called when the assembler found the
+ *  text clean: read alike by `JSON.parse` and the core's parser), or undefined when that is not an object: then the
+ *  core parses the text itself (`takeArgsText`), with its repair and its error texts. */
+export function parseArgs(block) {
+  let v;
+  try {
+    v = JSON.parse(argsTexts.get(block) ?? "");
+  } catch {
+    return undefined;
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return undefined;
+  argsTexts.delete(block);
+  return v;
+}
+
+/** The arguments text of the tool call `block`, for the core to parse (P-6.4.3's repair and error texts). */
+export function takeArgsText(block) {
+  const text = argsTexts.get(block) ?? "";
+  argsTexts.delete(block);
+  return text;
 }
 
 export function globalFetch() {
