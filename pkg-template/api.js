@@ -259,6 +259,12 @@ export function validateToolArguments(tool, toolCall) {
   return core.validateToolArguments(tool, toolCall);
 }
 
+/** Bytes of this package's WebAssembly memory now (it grows, never shrinks): for watching headroom where an isolate's
+ *  memory is capped, as on Cloudflare Workers (issue 34). */
+export function wasmMemoryBytes() {
+  return core.wasmMemoryBytes();
+}
+
 export function setDefaultStreamFn(streamFn) {
   core.setDefaultStreamFn(streamFn);
 }

@@ -1161,6 +1161,13 @@ export declare function streamProxy(
 /** The library version. */
 export declare const VERSION: string;
 
+/**
+ * Bytes of this package's WebAssembly memory now. Linear memory grows and never shrinks, so this is the most the
+ * instance has needed so far; big payloads (images, long texts, tool results) stay in JS and do not count here. For
+ * watching headroom where an isolate's memory is capped (128 MB on Cloudflare Workers).
+ */
+export declare function wasmMemoryBytes(): number;
+
 /** The newest {@link AgentSnapshot} format version this library writes and reads (1). */
 export declare const SNAPSHOT_VERSION: number;
 

@@ -2,14 +2,15 @@
 // storage, runs resumed after eviction, a crash or a restart. Deployable unchanged with wrangler (wrangler.toml) or
 // run locally on workerd (`node examples/durable-objects/serve.mjs`).
 //
-//   POST /agents/:id/prompt     {"text": "..."}   starts a run (202), 409 while one is running
+//   POST /agents/:id/prompt     {"text": "...", "images"?: [{"data": base64, "mimeType": "image/png"}]}
+//                                                 starts a run (202), 409 while one is running
 //   POST /agents/:id/steer      {"text": "..."}   queues a steering message (202)
 //   POST /agents/:id/follow-up  {"text": "..."}   queues a follow-up (202)
 //   POST /agents/:id/abort                        aborts the run (202)
-//   GET  /agents/:id                              the agent's state (JSON)
+//   GET  /agents/:id                              the agent's state (JSON), with the wasm memory it took so far
 //   GET  /agents/:id/events                       the live events (Server-Sent Events)
 import { DurableObject } from "cloudflare:workers";
-import { Agent } from "agent-loop-wasm";
+import { Agent, wasmMemoryBytes } from "agent-loop-wasm";
 import { exampleTools } from "./tools.js";
 
 /** Checkpoints kept as rows before they are folded into the stored snapshot. */
@@ -70,7 +71,7 @@ export class AgentObject extends DurableObject {
       provider: env.MODEL_PROVIDER ?? "openai",
       baseUrl: env.MODEL_URL ?? "https://api.openai.com/v1",
       reasoning: false,
-      input: ["text"],
+      input: ["text", "image"],
       cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
       contextWindow: 128000,
       maxTokens: 4096,
@@ -110,7 +111,16 @@ export class AgentObject extends DurableObject {
   async fetch(request) {
     const url = new URL(request.url);
     const action = url.pathname.split("/")[3] ?? "";
-    const message = async () => ({ role: "user", content: String((await request.json()).text ?? ""), timestamp: Date.now() });
+    const message = async () => {
+      const body = await request.json();
+      const text = String(body.text ?? "");
+      // Screenshots and photos go with the text as image blocks; they stay JS strings, out of the wasm memory.
+      const images = Array.isArray(body.images) ? body.images : [];
+      const content = images.length
+        ? [{ type: "text", text }, ...images.map((i) => ({ type: "image", data: String(i.data), mimeType: String(i.mimeType ?? "image/png") }))]
+        : text;
+      return { role: "user", content, timestamp: Date.now() };
+    };
     const accepted = () => Response.json({ accepted: true }, { status: 202 });
     try {
       if (request.method === "POST" && action === "prompt") {
@@ -146,6 +156,8 @@ export class AgentObject extends DurableObject {
       steeringQueue: snapshot.steeringQueue,
       followUpQueue: snapshot.followUpQueue,
       storage: { checkpoints: rows, bytes, seq: snapshot.checkpointSeq },
+      // The isolate's wasm memory (all objects share one instance): never shrinks, so this is its peak so far.
+      wasmMemoryBytes: wasmMemoryBytes(),
     };
   }
 }

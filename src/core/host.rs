@@ -153,6 +153,30 @@ pub trait Host: Clone + 'static {
     /// `JSON.stringify(v)` or `JSON.stringify(v, null, 2)`; `Ok(None)` when the result is undefined.
     fn json_stringify(&self, v: &Self::V, pretty: bool) -> Result<Option<String>, Self::V>;
     fn json_parse(&self, text: &str) -> Result<Self::V, Self::V>;
+    /// `JSON.parse(text)` of the JS string `text`, read by the engine where it is: a checkpoint row of megabytes is
+    /// not copied into the host's memory (issue 34). Errors are the engine's `SyntaxError`.
+    fn json_parse_value(&self, text: &Self::V) -> Result<Self::V, Self::V> {
+        self.json_parse(&self.as_string(text).unwrap_or_default())
+    }
+    /// The JSON text of `v` with every long string (and every string holding the projection marker character) left in
+    /// the engine, a marker in its place, and the table of what was left (`undefined` when nothing was): what `Rust`
+    /// reads of a snapshot holding megabytes of images is small and structural (issue 34). `json_parse_kept` puts the
+    /// strings back. This default leaves nothing: the text is `JSON.stringify`'s.
+    fn json_text_kept(&self, v: &Self::V) -> Result<(Option<String>, Self::V), Self::V> {
+        Ok((self.json_stringify(v, false)?, self.undefined()))
+    }
+    /// `JSON.parse(text)`, each whole-marker string replaced by the value `table` keeps for it (`json_text_kept`).
+    fn json_parse_kept(&self, text: &str, _table: &Self::V) -> Result<Self::V, Self::V> {
+        self.json_parse(text)
+    }
+    /// `JSON.parse(JSON.stringify(v))` at any depth (`undefined` when the text is), the text never leaving the engine:
+    /// a snapshot of a transcript holding megabytes of images is not copied into the host's memory (issue 34).
+    fn json_clone(&self, v: &Self::V) -> Result<Self::V, Self::V> {
+        match self.json_stringify(v, false)? {
+            Some(text) => self.json_parse(&text),
+            None => Ok(self.undefined()),
+        }
+    }
     /// `new RegExp(pattern, "u").test(text)`; `None` when the pattern is invalid.
     fn regex_test(&self, pattern: &str, text: &str) -> Option<bool>;
 

@@ -529,6 +529,22 @@ impl Host for JsHost {
         let text = js_sys::JSON::stringify_with_replacer_and_space(v, &JsValue::NULL, &JsValue::from_f64(2.0))?;
         Ok(JsValue::from(text).as_string())
     }
+    fn json_clone(&self, v: &JsValue) -> Result<JsValue, JsValue> {
+        json_clone(v)
+    }
+    fn json_parse_value(&self, text: &JsValue) -> Result<JsValue, JsValue> {
+        parse_text(text)
+    }
+    fn json_text_kept(&self, v: &JsValue) -> Result<(Option<String>, JsValue), JsValue> {
+        let text = json_text_kept(v)?;
+        Ok((text, take_kept()))
+    }
+    fn json_parse_kept(&self, text: &str, table: &JsValue) -> Result<JsValue, JsValue> {
+        if table.is_undefined() {
+            return self.json_parse(text);
+        }
+        parse_kept(text, table)
+    }
     fn json_parse(&self, text: &str) -> Result<JsValue, JsValue> {
         if wtf::has_stand_in(text) {
             // Raw stand-ins (from text read with `as_string`) are lone surrogates: escape them first.

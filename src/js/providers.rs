@@ -7,8 +7,8 @@ use super::executor::spawn;
 use super::host::JsHost;
 use super::protocol::{delta_kind, patch_op};
 use super::snippets::{
-    env_var, failure_message, global_fetch, header_entries, patch, project_messages, push_delta, random, restore_at,
-    restore_string, restore_text, retryable_failure, silence, stringify_in_js,
+    env_var, failure_message, global_fetch, header_entries, parse_args, patch, project_messages, push_delta, random,
+    restore_at, restore_string, restore_text, retryable_failure, silence, stringify_in_js, take_args_text,
 };
 use crate::core::agent_loop::empty_assistant;
 use crate::core::builtin::unavailable_event;
@@ -18,9 +18,10 @@ use crate::core::text::wtf;
 use crate::providers::json::parse_data;
 use crate::providers::marker;
 use crate::providers::partial_json::{Patch, PatchOp, PathSeg};
+use crate::providers::repair::parse_tool_arguments;
 use crate::providers::sse::{DEFAULT_MAX_EVENT_BYTES, SseDecoder, SseError, SseEvents};
 use crate::providers::{
-    Assembler, BlockKind, HttpRequest, Json, MessageOp, RequestInput, StreamMapper, json, wire_format,
+    Arguments, Assembler, BlockKind, HttpRequest, Json, MessageOp, RequestInput, StreamMapper, json, wire_format,
 };
 use futures::future::{Either, select};
 use js_sys::{Array, JsString, Object, Reflect, Uint8Array};
@@ -250,6 +251,8 @@ impl Driver {
         }
         let mut mapper = format.mapper(&input);
         let mut asm = Assembler::for_model(model, input_keeps_open(model));
+        // Tool-call arguments stay in JS as they stream (issue 34): `pushDelta` keeps them, `parseArgs` parses them.
+        asm.keep_args_in_host();
         let body = self.payload(&request.body, table).await?;
         let response = self.send(&request, &body).await?;
         push(&self.stream, &h.object(&[("type", h.constant("start")), ("partial", self.message.clone())]));
@@ -671,7 +674,22 @@ impl Driver {
                         self.event(event_name(kind, "end"), index, &[("content", text)]);
                     }
                     BlockKind::ToolCall => {
-                        match arguments {
+                        let parsed = match arguments {
+                            Some(Arguments::Parsed(parsed)) => Some(parsed),
+                            Some(Arguments::InHost { clean }) => {
+                                let args = if clean { parse_args(&block) } else { JsValue::UNDEFINED };
+                                if args.is_undefined() {
+                                    // Not read alike by JSON.parse and the core's parser (or not an object): the core
+                                    // parses it, with P-6.4.3's repair and error texts.
+                                    Some(parse_tool_arguments(&take_args_text(&block)))
+                                } else {
+                                    let _ = h.set(&block, "arguments", &args);
+                                    None
+                                }
+                            }
+                            None => None,
+                        };
+                        match parsed {
                             Some(Ok(args)) => {
                                 let _ = h.set(&block, "arguments", &js(&Value::Object(args)));
                             }

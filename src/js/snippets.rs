@@ -209,6 +209,16 @@ extern "C" {
     pub(super) fn json_copy(v: &JsValue) -> Result<Option<String>, JsValue>;
     #[wasm_bindgen(catch)]
     pub(super) fn stringify(v: &JsValue) -> Result<Option<String>, JsValue>;
+    #[wasm_bindgen(catch, js_name = jsonClone)]
+    pub(super) fn json_clone(v: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = jsonTextKept)]
+    pub(super) fn json_text_kept(v: &JsValue) -> Result<Option<String>, JsValue>;
+    #[wasm_bindgen(js_name = takeKept)]
+    pub(super) fn take_kept() -> JsValue;
+    #[wasm_bindgen(catch, js_name = parseKept)]
+    pub(super) fn parse_kept(text: &str, table: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = parseText)]
+    pub(super) fn parse_text(text: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = takeCopy)]
     pub(super) fn take_copy() -> JsValue;
     #[wasm_bindgen(catch, js_name = patchCopy)]
@@ -260,6 +270,10 @@ extern "C" {
         op: i32,
         value: &JsValue,
     );
+    #[wasm_bindgen(js_name = parseArgs)]
+    pub(super) fn parse_args(block: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = takeArgsText)]
+    pub(super) fn take_args_text(block: &JsValue) -> String;
     #[wasm_bindgen(js_name = globalFetch)]
     pub(super) fn global_fetch() -> JsValue;
     #[wasm_bindgen(js_name = envVar)]

@@ -72,18 +72,32 @@ pub enum MessageOp {
     SetField { index: usize, key: &'static str, value: Value },
     /// Emit `<kind>_end`; for tool calls first replace `arguments` with the final value, or set
     /// `arguments: {}` and `argumentsError` when the text was not a JSON object.
-    Close { index: usize, kind: BlockKind, arguments: Option<Result<Map<String, Value>, String>> },
+    Close { index: usize, kind: BlockKind, arguments: Option<Arguments> },
     /// `stopReason` (and `rawStopReason` when given); emit `done`.
     Done { reason: StopReason, raw: Option<String> },
     /// `stopReason: "error"`, `errorMessage` (and `rawStopReason`); emit `error`.
     Fail { message: String, raw: Option<String> },
 }
 
+/// A tool call's final arguments at `toolcall_end`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arguments {
+    /// Parsed here (P-6.4.3): the arguments object, or the error text.
+    Parsed(Result<Map<String, Value>, String>),
+    /// The text is the host's (`Assembler::keep_args_in_host`): the host parses it (`JSON.parse`, which reads it as
+    /// this crate would when `clean`), or hands it back for `repair::parse_tool_arguments`.
+    InHost { clean: bool },
+}
+
 struct Block {
     kind: BlockKind,
     key: String,
     open: bool,
+    /// A tool call's live parser and its arguments text (empty while the host keeps the text, unless a provider
+    /// sent the whole text at the end).
     args: Option<(PartialJson, String)>,
+    /// The whole text came in one piece (`tool_args_complete`): it is here, whoever keeps the deltas.
+    args_replaced: bool,
     signature: String,
 }
 
@@ -95,17 +109,26 @@ pub struct Assembler {
     /// openai-completions: text and thinking blocks stay open until the end (P-6.1.4).
     keep_open: bool,
     finished: bool,
+    /// Issue 34: the host keeps each tool call's arguments text (it has every delta) and parses it at the end, so a
+    /// tool call of megabytes is not held here a second time.
+    args_in_host: bool,
 }
 
 impl Assembler {
     pub fn new(cost: [f64; 4], keep_open: bool) -> Self {
-        Assembler { blocks: Vec::new(), ops: Vec::new(), cost, keep_open, finished: false }
+        Assembler { blocks: Vec::new(), ops: Vec::new(), cost, keep_open, finished: false, args_in_host: false }
     }
 
     /// Reads `model.cost` (missing numbers are 0).
     pub fn for_model(model: &Value, keep_open: bool) -> Self {
         let price = |k: &str| model.get("cost").and_then(|c| c.get(k)).and_then(Value::as_f64).unwrap_or(0.0);
         Assembler::new([price("input"), price("output"), price("cacheRead"), price("cacheWrite")], keep_open)
+    }
+
+    /// The host keeps the tool calls' arguments text (issue 34): `Close` carries `Arguments::InHost`, unless the
+    /// provider sent the whole text at the end.
+    pub fn keep_args_in_host(&mut self) {
+        self.args_in_host = true;
     }
 
     /// The queued operations, oldest first, left in the queue.
@@ -161,7 +184,14 @@ impl Assembler {
         self.close_streaming_blocks(Some(kind));
         let index = self.blocks.len();
         let args = (kind == BlockKind::ToolCall).then(|| (PartialJson::new(), String::new()));
-        self.blocks.push(Block { kind, key: key.to_string(), open: true, args, signature: String::new() });
+        self.blocks.push(Block {
+            kind,
+            key: key.to_string(),
+            open: true,
+            args,
+            args_replaced: false,
+            signature: String::new(),
+        });
         self.ops.push(MessageOp::Open { index, kind, fields });
         index
     }
@@ -253,8 +283,11 @@ impl Assembler {
             return;
         }
         let Some(index) = self.find_open(key) else { return };
+        let keep_text = !self.args_in_host;
         let Some(Block { args: Some((parser, text)), .. }) = self.blocks.get_mut(index) else { return };
-        text.push_str(delta);
+        if keep_text {
+            text.push_str(delta);
+        }
         let mut patches = Vec::new();
         parser.push(delta, &mut patches);
         self.ops.push(MessageOp::Delta { index, kind: BlockKind::ToolCall, delta: delta.to_string(), patches });
@@ -263,8 +296,9 @@ impl Assembler {
     /// The provider sent the complete argument text (Responses `.done`): it replaces what arrived.
     pub fn tool_args_complete(&mut self, key: &str, full: &str) {
         let Some(index) = self.find_open(key) else { return };
-        if let Some(Block { args: Some((_, text)), .. }) = self.blocks.get_mut(index) {
+        if let Some(Block { args: Some((_, text)), args_replaced, .. }) = self.blocks.get_mut(index) {
             *text = full.to_string();
+            *args_replaced = true;
         }
     }
 
@@ -281,7 +315,14 @@ impl Assembler {
             return;
         }
         block.open = false;
-        let arguments = block.args.as_ref().map(|(_, text)| parse_tool_arguments(text));
+        let in_host = self.args_in_host && !block.args_replaced;
+        let arguments = block.args.as_ref().map(|(parser, text)| {
+            if in_host {
+                Arguments::InHost { clean: parser.clean() }
+            } else {
+                Arguments::Parsed(parse_tool_arguments(text))
+            }
+        });
         self.ops.push(MessageOp::Close { index, kind: block.kind, arguments });
     }
 
@@ -395,14 +436,15 @@ pub fn apply_native(message: &mut Value, op: &MessageOp) -> Option<String> {
         MessageOp::Close { index, kind, arguments } => {
             if let Some(Value::Object(block)) = message.get_mut("content").and_then(|c| c.get_mut(*index)) {
                 match arguments {
-                    Some(Ok(args)) => {
+                    Some(Arguments::Parsed(Ok(args))) => {
                         block.insert("arguments".into(), Value::Object(args.clone()));
                     }
-                    Some(Err(error)) => {
+                    Some(Arguments::Parsed(Err(error))) => {
                         block.insert("arguments".into(), Value::Object(Map::new()));
                         block.insert("argumentsError".into(), Value::String(error.clone()));
                     }
-                    None => {}
+                    // Native callers never keep the text elsewhere.
+                    Some(Arguments::InHost { .. }) | None => {}
                 }
             }
             Some(format!("{}_end", kind.event_prefix()))

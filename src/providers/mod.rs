@@ -17,7 +17,7 @@ pub mod sse;
 pub mod strict;
 pub mod transcript;
 
-pub use assemble::{Assembler, BlockKind, MessageOp, StopReason, Usage};
+pub use assemble::{Arguments, Assembler, BlockKind, MessageOp, StopReason, Usage};
 pub use json::Json;
 pub use request::RequestInput;
 

@@ -139,6 +139,8 @@ pub struct PartialJson {
     /// The text of the number or literal being read.
     scalar: String,
     dec: StrDecoder,
+    /// A number beyond the f64 range was read (`JSON.parse` gives ±Infinity, a `Value` holds `null`).
+    lossy: bool,
     /// Work units (bytes examined + patch payload), for the linearity test.
     #[cfg(test)]
     ops: u64,
@@ -147,6 +149,13 @@ pub struct PartialJson {
 impl PartialJson {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Whether the text so far is one whole object, within the limits, whose every value `JSON.parse` and this
+    /// crate's parsers read alike: then `JSON.parse` of the text, where the text is, is the final arguments
+    /// (issue 34). `false` does not mean invalid, only that the text must be parsed here.
+    pub fn clean(&self) -> bool {
+        self.state == State::Done && !self.lossy
     }
 
     /// Feeds the next fragment of the arguments text; patches for the changes it brings are appended
@@ -306,7 +315,11 @@ impl PartialJson {
             "true" => Value::Bool(true),
             "false" => Value::Bool(false),
             "null" => Value::Null,
-            s if is_json_number(s) => json_number(s),
+            s if is_json_number(s) => {
+                let value = json_number(s);
+                self.lossy |= value.is_null();
+                value
+            }
             _ => return self.freeze(),
         };
         self.tick(self.scalar.len());

@@ -31,6 +31,7 @@ function firstUserText(messages) {
 
 /** What the model answers agent `name` at turn `t` (the number of assistant messages it was sent). */
 function script(name, t) {
+  if (name.startsWith("vision")) return { text: `seen turn ${t}` };
   const charge = name.startsWith("charge");
   if (t === 0 && charge) return { calls: [{ id: `c_${name}_0_charge`, name: "charge_card", args: { cents: 100 } }] };
   if (t < TURNS - 1) {
@@ -294,6 +295,68 @@ test("Durable Objects: 200 concurrent agents, then SIGKILL of workerd mid-run an
       `durable objects: ${figures.agentsPerSecond} agents/s (200 agents x ${TURNS} turns, 2 parallel tools), ` +
         `all 60 agents woken by their alarms (each made its model request) ${figures.allAwakeMs} ms and all done ${figures.resumeAllMs} ms after the restart, ` +
         `${figures.storageBytesPerTurn} storage bytes per turn`,
+    );
+  } finally {
+    workerd.child.kill("SIGKILL");
+    world.release();
+    await world.close();
+    rmSync(storage, { recursive: true, force: true });
+  }
+});
+
+test("issue 34: a vision agent on workerd, 20 images of 1.5 MB over 10 turns through the built-in provider: wasm memory stays small, checkpoints hold what changed", { timeout: 240_000 }, async () => {
+  const storage = mkdtempSync(join(tmpdir(), "alw-do-vision-"));
+  const world = await startWorld();
+  let workerd = await startWorkerd(storage, world);
+  const MiB = 1024 * 1024;
+  try {
+    // The first request of an instance grows its memory by what any request needs: the budget counts from after it.
+    assert.equal((await post(workerd.base, "warmup", "prompt", "go warmup")).status, 202);
+    await waitIdle(workerd.base, ["warmup"], 30_000);
+    const start = (await state(workerd.base, "warmup")).wasmMemoryBytes;
+    const name = "vision1";
+    const image = (turn, k) => ({ data: `${turn}-${k}-`.padEnd(1.5 * MiB, "Q"), mimeType: "image/png" });
+    const figures = [];
+    let bytesBefore = 0;
+    for (let turn = 0; turn < 10; turn++) {
+      const body = JSON.stringify({ text: `go ${name}`, images: [image(turn, 0), image(turn, 1)] });
+      const r = await fetch(`${workerd.base}/agents/${name}/prompt`, { method: "POST", headers: { "content-type": "application/json" }, body });
+      assert.equal(r.status, 202, await r.text());
+      const s = (await waitIdle(workerd.base, [name], 60_000)).get(name);
+      assert.equal(s.errorMessage, undefined);
+      const last = s.messages.at(-1);
+      assert.equal(last.role, "assistant");
+      assert.equal(last.content[0].text, `seen turn ${turn}`);
+      const images = s.messages.flatMap((m) => (Array.isArray(m.content) ? m.content.filter((b) => b.type === "image") : []));
+      assert.equal(images.length, 2 * (turn + 1));
+      // Each turn's checkpoints carry that turn's messages (its two images), not the transcript again.
+      const added = s.storage.bytes - bytesBefore;
+      assert.ok(added < 2 * 1.5 * MiB * 1.3, `turn ${turn}: checkpoints grew ${added} bytes for 3 MB of new images`);
+      bytesBefore = s.storage.bytes;
+      figures.push({ turn, wasm: s.wasmMemoryBytes - start, storage: s.storage.bytes });
+    }
+    const grown = figures.at(-1).wasm;
+    // The last request carried 20 images (30 MB); before issue 34 it grew the instance's memory by about 7x that.
+    assert.ok(grown < 2 * MiB, `wasm memory grew ${grown} bytes over 10 turns: ${JSON.stringify(figures)}`);
+
+    // A restart: the object restores the agent from its 30 MB of checkpoint rows, then takes one more turn.
+    workerd.child.kill("SIGKILL");
+    await once(workerd.child, "exit");
+    workerd = await startWorkerd(storage, world);
+    assert.equal((await post(workerd.base, "warmup", "prompt", "go warmup")).status, 202);
+    await waitIdle(workerd.base, ["warmup"], 30_000);
+    const restartBase = (await state(workerd.base, "warmup")).wasmMemoryBytes;
+    const restored = await state(workerd.base, name);
+    assert.equal(restored.messages.length, figures.length * 2 + 1);
+    const body = JSON.stringify({ text: `go ${name}`, images: [image(10, 0), image(10, 1)] });
+    assert.equal((await fetch(`${workerd.base}/agents/${name}/prompt`, { method: "POST", headers: { "content-type": "application/json" }, body })).status, 202);
+    const after = (await waitIdle(workerd.base, [name], 60_000)).get(name);
+    assert.equal(after.messages.at(-1).content[0].text, "seen turn 10");
+    const restoreGrown = after.wasmMemoryBytes - restartBase;
+    assert.ok(restoreGrown < 2 * MiB, `restoring 30 MB of checkpoints and one more turn grew wasm memory ${restoreGrown} bytes`);
+    console.log(
+      `durable objects, vision: 20 images of 1.5 MB over 10 turns, wasm memory +${(grown / MiB).toFixed(2)} MiB after the warm-up, ` +
+        `checkpoints ${(bytesBefore / MiB).toFixed(1)} MiB; after a restart, restore and one more turn +${(restoreGrown / MiB).toFixed(2)} MiB`,
     );
   } finally {
     workerd.child.kill("SIGKILL");

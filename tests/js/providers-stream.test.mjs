@@ -177,6 +177,27 @@ test("P-6.4.3 malformed final arguments → {} plus argumentsError; non-object �
   assert.deepEqual(live[0], { a: [1] });
 });
 
+test("issue 34: arguments JSON.parse reads otherwise than the core (a number beyond f64, nesting past 512) are parsed by the core", P, async () => {
+  // The arguments text stays in JS and JSON.parse reads it there only when the core would read it alike.
+  const start = (index, id) => event("content_block_start", { type: "content_block_start", index, content_block: { type: "tool_use", id, name: "t", input: {} } });
+  const delta = (index, partial_json) => event("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } });
+  const stop = (index) => event("content_block_stop", { type: "content_block_stop", index });
+  const deep = `{"d":${"[".repeat(520)}${"]".repeat(520)}}`;
+  const sse =
+    event("message_start", { type: "message_start", message: { id: "m", model: "claude-test", usage: { input_tokens: 1, output_tokens: 1 } } }) +
+    start(0, "a") + delta(0, '{"n": 1e4') + delta(0, '00, "m": 2}') + stop(0) +
+    start(1, "b") + delta(1, deep) + stop(1) +
+    start(2, "c") + delta(2, '{"ok": [1, {"x": "\\ud83d"}]}') + stop(2) +
+    event("message_delta", { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 5 } }) +
+    event("message_stop", { type: "message_stop" });
+  const run = await stream("anthropic-messages", sse);
+  const [a, b, c] = run.result.content;
+  assert.deepEqual(a.arguments, { n: null, m: 2 }, "beyond the f64 range: null (a Value cannot hold Infinity), as before");
+  assert.deepEqual(b.arguments, {});
+  assert.match(b.argumentsError, /^Maximum nesting depth \(512\) exceeded in JSON at position \d+/);
+  assert.deepEqual(c.arguments, { ok: [1, { x: "\ud83d" }] }, "clean: JSON.parse's reading, a lone surrogate kept");
+});
+
 // ------------------------------------------------------------------------------------------------------------------
 // Usage and cost (§6.10)
 // ------------------------------------------------------------------------------------------------------------------

@@ -150,31 +150,29 @@ pub fn snapshot<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<H::V, H:
     if let Some(path) = unserializable(h, &picture, "") {
         return Err(h.error(&format!("Agent.snapshot: {path} is not JSON-serializable"), true));
     }
-    let text = h.json_stringify(&picture, false)?.unwrap_or_default();
-    h.json_parse(&text)
+    h.json_clone(&picture)
 }
 
 /// The checking half of `Agent.restore` (D8.2, D8.3): parses, migrates and checks a snapshot
 /// (object or JSON text) into a fresh plain value; throws the exact D8.3 `Error`s.
 pub fn parse_snapshot<H: FastPaths>(h: &H, input: &H::V) -> Result<H::V, H::V> {
-    let text = match h.as_string(input) {
-        Some(text) => {
-            // Parsed by the engine first, so its SyntaxError text is what the message shows.
-            h.json_parse(&text).map_err(|e| {
-                h.error(&format!("Agent.restore: snapshot is not valid JSON: {}", h.error_message(&e)), false)
-            })?;
-            text
+    let value = if h.kind(input) == Kind::String {
+        // Parsed by the engine, where the text is, so its SyntaxError text is what the message shows.
+        h.json_parse_value(input).map_err(|e| {
+            h.error(&format!("Agent.restore: snapshot is not valid JSON: {}", h.error_message(&e)), false)
+        })?
+    } else {
+        if !h.kind(input).is_object_like() {
+            return Err(h.error("Agent.restore: not an agent-loop-wasm snapshot", false));
         }
-        None => {
-            if !h.kind(input).is_object_like() {
-                return Err(h.error("Agent.restore: not an agent-loop-wasm snapshot", false));
-            }
-            if let Some(path) = unserializable(h, input, "") {
-                return Err(h.error(&format!("Agent.restore: invalid snapshot: {path}: not JSON-serializable"), false));
-            }
-            h.json_stringify(input, false)?.unwrap_or_default()
+        if let Some(path) = unserializable(h, input, "") {
+            return Err(h.error(&format!("Agent.restore: invalid snapshot: {path}: not JSON-serializable"), false));
         }
+        input.clone()
     };
+    // What Rust migrates and checks is the structure: long strings (images, texts) stay in the engine (issue 34).
+    let (text, table) = h.json_text_kept(&value)?;
+    let text = text.unwrap_or_default();
     // Lone surrogates and any depth survive (issue 13): `restore` takes whatever `snapshot()` made.
     let value =
         wtf::parse(&text).map_err(|e| h.error(&format!("Agent.restore: snapshot is not valid JSON: {e}"), false))?;
@@ -182,7 +180,7 @@ pub fn parse_snapshot<H: FastPaths>(h: &H, input: &H::V) -> Result<H::V, H::V> {
     let migrated = serde_json::Value::Object(migrated);
     let text = js_json_stringify(&migrated);
     wtf::drop_deep(migrated);
-    h.json_parse(&text)
+    h.json_parse_kept(&text, &table)
 }
 
 /// The checking half of `Agent.restore` for every input it takes: a snapshot (object or JSON
@@ -194,8 +192,9 @@ pub fn parse_restore<H: FastPaths>(h: &H, input: &H::V) -> Result<H::V, H::V> {
     }
     let mut list = h.array_items(input)?;
     for (i, item) in list.iter_mut().enumerate() {
-        if let Some(text) = h.as_string(item) {
-            *item = h.json_parse(&text).map_err(|e| {
+        if h.kind(item) == Kind::String {
+            // Parsed where the text is: a row of megabytes is not copied into the host (issue 34).
+            *item = h.json_parse_value(item).map_err(|e| {
                 h.error(&format!("Agent.restore: checkpoints[{i}] is not valid JSON: {}", h.error_message(&e)), false)
             })?;
         }

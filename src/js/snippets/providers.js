@@ -37,14 +37,45 @@ const DELTA_FIELDS = ["text", "thinking"];
 /** A `<kind>_delta` in one call: the block `partial.content[index]` grows (`+= delta`: strings grow on the JS
  *  side, never rebuilt from Rust, P-6.1.7; for a tool call the one patch `op` of its arguments, unless
  *  `PATCH_OP.NONE`), then its event is pushed. A step that throws is skipped, as when they were separate calls. */
+// Issue 34: each tool call's arguments text, kept here as its deltas arrive (the assembler keeps none, see
+// `Assembler::keep_args_in_host`), and parsed here at its end: a tool call of megabytes (a file written by a coding
+// agent) is never held in wasm memory whole.
+const argsTexts = new WeakMap();
+
 export function pushDelta(stream, partial, index, kind, delta, path, op, value) {
   try {
     if (kind < DELTA_KIND.TOOL_CALL) partial.content[index][DELTA_FIELDS[kind]] += delta;
-    else if (op !== PATCH_OP.NONE) patch(partial.content[index].arguments, path, op, value);
+    else {
+      const block = partial.content[index];
+      argsTexts.set(block, (argsTexts.get(block) ?? "") + delta);
+      if (op !== PATCH_OP.NONE) patch(block.arguments, path, op, value);
+    }
   } catch {}
   try {
     stream.push({ type: DELTA_EVENTS[kind], contentIndex: index, delta, partial });
   } catch {}
+}
+
+/** The final arguments of the tool call `block` as `JSON.parse` reads its text (called when the assembler found the
+ *  text clean: read alike by `JSON.parse` and the core's parser), or undefined when that is not an object: then the
+ *  core parses the text itself (`takeArgsText`), with its repair and its error texts. */
+export function parseArgs(block) {
+  let v;
+  try {
+    v = JSON.parse(argsTexts.get(block) ?? "");
+  } catch {
+    return undefined;
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return undefined;
+  argsTexts.delete(block);
+  return v;
+}
+
+/** The arguments text of the tool call `block`, for the core to parse (P-6.4.3's repair and error texts). */
+export function takeArgsText(block) {
+  const text = argsTexts.get(block) ?? "";
+  argsTexts.delete(block);
+  return text;
 }
 
 export function globalFetch() {
@@ -98,6 +129,18 @@ const BLOCK_FIELDS = new Set(["type", "text", "textSignature", "thinking", "thin
   "mimeType", "id", "name", "arguments", "thoughtSignature"]);
 const TOOL_FIELDS = new Set(["name", "description", "parameters"]);
 
+// Issue 34: big payloads stay out of wasm memory. A long string in a field the wire formats only forward (a text, a
+// thinking text, an image's base64 data, a string `content`) is left here as a marker too, so the request's text in
+// linear memory holds only what is small and structural, whatever the images and texts weigh; `restoreText` puts
+// the originals into the body in JS. The one test the wire formats make on such a field is whether it is blank
+// (Rust's `trim().is_empty()`), so a string that is blank by Rust's definition is never marked: a marker is not
+// blank, and would not be dropped where the original is.
+/** From this many UTF-16 units on, a forwarded string stays in JS. */
+export const LONG_STRING = 1024;
+const FORWARDED_TEXT = new Set(["text", "thinking", "data"]);
+/** A character that is not white space by Rust's `char::is_whitespace` (Unicode White_Space). */
+const NOT_RUST_SPACE = /[^\t\n\v\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]/;
+
 class Projection {
   constructor(opaqueSchemas) {
     this.opaqueSchemas = opaqueSchemas;
@@ -121,6 +164,15 @@ class Projection {
 
   text(s) {
     if (wellFormed(s) && !s.includes(MARK)) return s;
+    return this.marked(s);
+  }
+
+  /** A forwarded string: a long one that is not blank stays here (issue 34), any other as `text` has it. */
+  forwarded(s) {
+    return s.length >= LONG_STRING && NOT_RUST_SPACE.test(s) ? this.marked(s) : this.text(s);
+  }
+
+  marked(s) {
     let index = this.strings.get(s);
     if (index === undefined) {
       index = this.table.length;
@@ -195,7 +247,7 @@ class Projection {
     if (!this.isObject(m)) return this.scalar(m);
     return this.fields(m, MESSAGE_FIELDS, (key, v) => {
       switch (key) {
-        case "content": return this.list(v, (b) => this.block(b));
+        case "content": return typeof v === "string" ? this.forwarded(v) : this.list(v, (b) => this.block(b));
         case "sections": return this.sections(v);
         case "toolsAdded": case "toolsRemoved": return this.list(v, (t) => this.tool(t));
         default: return this.scalar(v);
@@ -205,10 +257,10 @@ class Projection {
 
   block(b) {
     if (!this.isObject(b)) return this.scalar(b);
-    return this.fields(b, BLOCK_FIELDS, (key, v) =>
-      key === "arguments" && ((v !== null && typeof v === "object") || typeof v === "bigint")
-        ? this.opaque(v)
-        : this.scalar(v));
+    return this.fields(b, BLOCK_FIELDS, (key, v) => {
+      if (key === "arguments" && ((v !== null && typeof v === "object") || typeof v === "bigint")) return this.opaque(v);
+      return typeof v === "string" && FORWARDED_TEXT.has(key) ? this.forwarded(v) : this.scalar(v);
+    });
   }
 
   sections(v) {

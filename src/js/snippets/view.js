@@ -3,6 +3,8 @@
 // src/core/validate_call.rs writes the `z` one). Copies and writes values of any depth without recursion (issue 13).
 // Runs no caller code but `toJSON` (in `stringify`) and what `structuredClone` reads. No loop logic.
 
+import { MARK, MARK_END } from "./providers.js";
+
 // `FastPaths::json_copy`: the text goes to Rust, the copy waits here for `takeCopy` (the next call of
 // the binding), so it never crosses as text. The copy is a `structuredClone`, as the reference's
 // `validateToolArguments` makes it (T-4.3): what it cannot clone (a promise, a function) throws
@@ -249,6 +251,61 @@ function revive(marker) {
 }
 
 /** `JSON.stringify(v)`, at any depth. */
+// Issue 34: what Rust reads of a snapshot is its structure. `jsonTextKept` writes a value's JSON with each long
+// string (and each string holding the projection marker character) left here, a projection marker in its place, and
+// `parseKept` puts them back into the parsed result: images and long texts never enter wasm memory.
+/** From this many UTF-16 units on, a string of a snapshot stays in JS. */
+const KEEP_FROM = 1024;
+const WHOLE_KEPT = new RegExp(`^${MARK}s(\\d+)\\.\\d+${MARK_END}$`);
+let kept;
+
+/** `Host::json_text_kept`: the JSON text of `v`, long strings as markers; their table waits for `takeKept`. Too deep
+ *  for the engine's recursive stringify, the value is written whole, as `stringify` writes it. */
+export function jsonTextKept(v) {
+  const table = [];
+  const keep = (_, x) => {
+    if (typeof x !== "string" || (x.length < KEEP_FROM && !x.includes(MARK))) return x;
+    table.push(x);
+    return `${MARK}s${table.length - 1}.${x.length}${MARK_END}`;
+  };
+  let text;
+  try {
+    text = JSON.stringify(v, keep);
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+    table.length = 0;
+    text = stringifyDeep(v);
+  }
+  kept = table.length > 0 ? table : undefined;
+  return text;
+}
+
+export function takeKept() {
+  const table = kept;
+  kept = undefined;
+  return table;
+}
+
+/** `Host::json_parse_kept`: `JSON.parse(text)` with each whole marker replaced by what `table` kept for it. */
+export function parseKept(text, table) {
+  return JSON.parse(text, (_, x) => {
+    if (typeof x !== "string" || !x.startsWith(MARK)) return x;
+    const m = WHOLE_KEPT.exec(x);
+    return m === null ? x : table[Number(m[1])];
+  });
+}
+
+/** `Host::json_parse_value`: `JSON.parse` of a JS string, where it is. */
+export function parseText(text) {
+  return JSON.parse(text);
+}
+
+/** `Host::json_clone`: `JSON.parse(JSON.stringify(v))` at any depth, in JS (`undefined` when the text is). */
+export function jsonClone(v) {
+  const text = stringify(v);
+  return text === undefined ? undefined : JSON.parse(text);
+}
+
 export function stringify(v) {
   try {
     return JSON.stringify(v);

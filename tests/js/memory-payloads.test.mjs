@@ -1,0 +1,98 @@
+// Issue 34: big payloads stay out of wasm memory. A request's images, long texts and tool results are left in JS
+// (markers in the text the wire formats build, the originals put into the body in JS), so the instance's linear
+// memory, which never shrinks, grows by no more than a small budget whatever the payloads weigh. Each scenario runs
+// memory-payloads-child.mjs in a fresh Node process and also compares the body with pi-ai 1.6.0's, byte for byte.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { IS_REFERENCE } from "./impl.mjs";
+
+const CHILD = fileURLToPath(new URL("./memory-payloads-child.mjs", import.meta.url));
+const OURS = { skip: IS_REFERENCE && "ours only (wasm memory)", timeout: 120000 };
+const MiB = 1024 * 1024;
+/** The README's budget: the most a request of any size may add to the instance's memory once it is warm. */
+const BUDGET = 1 * MiB;
+
+function child(scenario, args) {
+  return new Promise((resolve, reject) => {
+    const argv = ["--max-old-space-size=3072", CHILD, scenario, JSON.stringify(args)];
+    const p = spawn(process.execPath, argv, { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    p.stdout.on("data", (d) => (stdout += d));
+    p.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => p.kill("SIGKILL"), 110000);
+    p.on("error", reject);
+    p.on("close", (code, signal) => {
+      clearTimeout(timer);
+      try {
+        assert.equal(signal, null, `child killed by ${signal}: ${stderr}`);
+        assert.equal(code, 0, `child exit ${code}: ${stderr}${stdout}`);
+        const out = JSON.parse(stdout.trim().split("\n").at(-1));
+        assert.equal(out.error, undefined, out.error);
+        resolve(out);
+      } catch (error) {
+        reject(error);
+      }
+    });
+  });
+}
+
+test("issue 34: ten 1.5 MB images, 20 requests through openai-completions: wasm memory grows by less than 1 MiB, bytes as pi-ai's", OURS, async () => {
+  const out = await child("images", { api: "openai-completions", mib: 1.5, count: 10, rounds: 20 });
+  assert.equal(out.bytes.same, true, "the body is pi-ai's, byte for byte");
+  assert.ok(out.bytes.length > 15 * MiB, `a ${out.bytes.length}-byte body`);
+  assert.ok(out.grown < BUDGET, `wasm memory grew ${out.grown} bytes over 20 requests of ${out.bodyLength} bytes`);
+});
+
+test("issue 34: a 50 MB tool result, every wire format: wasm memory grows by less than 1 MiB, the body as pi-ai's", OURS, async () => {
+  const apis = ["openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai"];
+  const out = await child("tool-result", { apis, mib: 50 });
+  for (const api of apis) {
+    const got = out.apis[api];
+    assert.equal(got.same, true, `${api}: the body is pi-ai's (google-generative-ai: the same JSON, its SDK's key order)`);
+    assert.ok(got.length > 50 * MiB, `${api}: a ${got.length}-byte body`);
+    assert.ok(got.grown < BUDGET, `${api}: wasm memory grew ${got.grown} bytes for two 50 MB requests`);
+  }
+});
+
+test("issue 34: a 20 MB tool call streamed in 16 KiB fragments: wasm memory grows by less than 1 MiB over a 1 MiB one's, arguments as pi-ai's", OURS, async () => {
+  const apis = ["openai-completions", "anthropic-messages"];
+  const out = await child("tool-args", { apis, mib: 20 });
+  for (const api of apis) {
+    const got = out.apis[api];
+    assert.equal(got.type, "done", api);
+    assert.equal(got.exact, true, `${api}: the arguments are the streamed object`);
+    assert.equal(got.sameArguments, true, `${api}: the arguments are pi-ai's`);
+    assert.ok(got.grown < BUDGET, `${api}: wasm memory grew ${got.grown} bytes for a 20 MB tool call`);
+  }
+});
+
+test("issue 34: snapshots and checkpoints holding long strings restore exactly (kept in JS, put back as they were)", OURS, async () => {
+  const { Agent } = await import("./impl.mjs");
+  const long = (seed) => `${seed}:`.padEnd(5000, "x");
+  const odd = [
+    long("plain"),
+    `\uFDD0s0.5\uFDD1`, // a caller string that looks like a marker
+    `${long("mark")}\uFDD0`,
+    `${long("lone")}\ud83d`, // a lone surrogate in a long string
+    "short",
+  ];
+  const messages = [
+    { role: "user", content: [{ type: "text", text: odd[0] }, { type: "image", data: long("img"), mimeType: "image/png" }], timestamp: 1 },
+    { role: "user", content: odd.slice(1).join("|"), timestamp: 2 },
+    { role: "user", content: odd[1], timestamp: 3 },
+    { role: "user", content: odd[3], timestamp: 4 },
+  ];
+  const checkpoints = [];
+  const agent = new Agent({ initialState: { messages: [] }, onCheckpoint: (c) => checkpoints.push(JSON.stringify(c)) });
+  agent.state.messages = messages;
+  await new Promise((r) => setTimeout(r, 0));
+  const snapshot = agent.snapshot();
+  assert.deepEqual(snapshot.messages, messages);
+  for (const input of [snapshot, JSON.stringify(snapshot), checkpoints, [JSON.stringify(snapshot)]]) {
+    const restored = Agent.restore(input, {});
+    assert.deepEqual(restored.state.messages, messages, typeof input);
+  }
+});
