@@ -1,6 +1,6 @@
 //! What `streamBuiltin` (D7, §6) shares with the core: the names of the four built-in wire formats,
 //! and the P-6.1.1 lone `error` event for an api none of them serves (it never throws, P-6.1.2).
-//! The providers themselves live in `src/providers/` (bytes) and `src/js/providers.rs` (fetch).
+//! The providers themselves live in `src/providers/` (bytes) and `src/js/providers/` (fetch).
 
 use super::agent_loop::empty_assistant;
 use crate::core::fast::FastPaths;

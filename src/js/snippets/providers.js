@@ -1,4 +1,4 @@
-// The JS half of the built-in providers (§6): src/js/providers.rs (`Driver`) calls these for what needs JS values —
+// The JS half of the built-in providers (§6): src/js/providers/ (`Driver`) calls these for what needs JS values —
 // the request projection and its side table of markers, the restoring of the body, the fetch-error texts and
 // retry classification, and the deltas applied to the one message object every event shares. Never throws where
 // the driver cannot catch; a caller value is read, never written (D6).
