@@ -105,7 +105,7 @@ impl WireFormat for AnthropicMessages {
         Ok(HttpRequest { url, headers, body: Value::Object(body) })
     }
 
-    fn mapper(&self, input: &RequestInput<'_>) -> Box<dyn StreamMapper> {
+    fn stream_mapper(&self, input: &RequestInput<'_>) -> Box<dyn StreamMapper> {
         Box::new(Mapper { model_id: str_field(input.model, "id").to_string(), ..Mapper::default() })
     }
 }
@@ -441,6 +441,7 @@ impl Mapper {
                 usage.get("cache_creation").and_then(|c| c.num("ephemeral_1h_input_tokens")).unwrap_or(0.0),
             ),
             reasoning: None,
+            ..Usage::default()
         };
         asm.usage(&self.usage);
     }
@@ -516,8 +517,8 @@ impl Mapper {
     fn apply_delta(&mut self, key: &str, kind: DeltaType, value: &str, asm: &mut Assembler) {
         let Some(block) = self.open_kind(key).filter(|_| asm.has_open(key)) else { return };
         match (kind, block) {
-            (DeltaType::Text, BlockKind::Text) => asm.text_delta(key, value),
-            (DeltaType::Thinking, BlockKind::Thinking) => asm.thinking_delta(key, value),
+            (DeltaType::Text, BlockKind::Text) => asm.sent_delta(key, BlockKind::Text, value),
+            (DeltaType::Thinking, BlockKind::Thinking) => asm.sent_delta(key, BlockKind::Thinking, value),
             (DeltaType::Signature, BlockKind::Thinking) => asm.append_signature(key, "thinkingSignature", value),
             (DeltaType::InputJson, BlockKind::ToolCall) => asm.tool_args_delta(key, value),
             _ => {}

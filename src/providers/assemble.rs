@@ -54,6 +54,12 @@ pub struct Usage {
     pub cache_write: f64,
     pub cache_write_1h: Option<f64>,
     pub reasoning: Option<f64>,
+    /// The provider's own total token count (Gemini's `totalTokenCount`, which counts tool-use prompt tokens the
+    /// other fields leave out); `totalTokens` is the sum of the four counts without it.
+    pub total: Option<f64>,
+    /// The cost the provider billed (OpenRouter's `usage.cost`, already resolved for BYOK): it replaces the
+    /// catalog total and sets `totalFromProvider` (issue 33, as the reference).
+    pub billed: Option<f64>,
 }
 
 /// What the binding applies to the JS message, in order.
@@ -85,6 +91,10 @@ struct Block {
     open: bool,
     args: Option<(PartialJson, String)>,
     signature: String,
+    /// A field written once, as JSON text, when the block closes (`reasoning_details`, issue 33).
+    at_close: Option<(&'static str, Value)>,
+    /// A tool call's name (for the `null`-arguments rule).
+    name: String,
 }
 
 pub struct Assembler {
@@ -95,11 +105,13 @@ pub struct Assembler {
     /// openai-completions: text and thinking blocks stay open until the end (P-6.1.4).
     keep_open: bool,
     finished: bool,
+    /// Tools whose schema accepts `{}`: a call of one whose arguments are `null` gets `{}` (issue 33).
+    accept_null: Vec<String>,
 }
 
 impl Assembler {
     pub fn new(cost: [f64; 4], keep_open: bool) -> Self {
-        Assembler { blocks: Vec::new(), ops: Vec::new(), cost, keep_open, finished: false }
+        Assembler { blocks: Vec::new(), ops: Vec::new(), cost, keep_open, finished: false, accept_null: Vec::new() }
     }
 
     /// Reads `model.cost` (missing numbers are 0).
@@ -161,12 +173,22 @@ impl Assembler {
         self.close_streaming_blocks(Some(kind));
         let index = self.blocks.len();
         let args = (kind == BlockKind::ToolCall).then(|| (PartialJson::new(), String::new()));
-        self.blocks.push(Block { kind, key: key.to_string(), open: true, args, signature: String::new() });
+        self.blocks.push(Block {
+            kind,
+            key: key.to_string(),
+            open: true,
+            args,
+            signature: String::new(),
+            at_close: None,
+            name: String::new(),
+        });
         self.ops.push(MessageOp::Open { index, kind, fields });
         index
     }
 
-    fn streaming_delta(&mut self, key: &str, kind: BlockKind, delta: &str) {
+    /// `emit_empty`: an empty delta still emits `<kind>_delta` (Anthropic's `""` before a signature, Gemini's
+    /// `{"text": "", "thoughtSignature": …}`), as the reference does; without it an empty delta only opens the block.
+    fn streaming_delta(&mut self, key: &str, kind: BlockKind, delta: &str, emit_empty: bool) {
         if self.finished {
             return;
         }
@@ -178,22 +200,27 @@ impl Assembler {
                 self.open(key, kind, vec![("type", Value::from(type_name)), (field, Value::from(""))])
             }
         };
-        if !delta.is_empty() {
+        if emit_empty || !delta.is_empty() {
             self.ops.push(MessageOp::Delta { index, kind, delta: delta.to_string(), patches: Vec::new() });
         }
     }
 
     pub fn text_delta(&mut self, key: &str, delta: &str) {
-        self.streaming_delta(key, BlockKind::Text, delta);
+        self.streaming_delta(key, BlockKind::Text, delta, false);
     }
 
     pub fn thinking_delta(&mut self, key: &str, delta: &str) {
-        self.streaming_delta(key, BlockKind::Thinking, delta);
+        self.streaming_delta(key, BlockKind::Thinking, delta, false);
+    }
+
+    /// A delta the provider sent, emitted even when empty (issue 33: the reference emits those).
+    pub fn sent_delta(&mut self, key: &str, kind: BlockKind, delta: &str) {
+        self.streaming_delta(key, kind, delta, true);
     }
 
     /// Opens a text or thinking block without text yet (a provider announced it).
     pub fn open_block(&mut self, key: &str, kind: BlockKind) {
-        self.streaming_delta(key, kind, "");
+        self.streaming_delta(key, kind, "", false);
     }
 
     /// A thinking block that arrives complete (redacted thinking): opened and closed at once.
@@ -214,11 +241,30 @@ impl Assembler {
         self.close_index(index);
     }
 
+    /// The tools whose schema accepts an empty object (see `accept_null`).
+    pub fn accept_null_arguments(&mut self, names: Vec<String>) {
+        self.accept_null = names;
+    }
+
     /// Sets a field of the latest block with `key` (no event).
     pub fn set_field(&mut self, key: &str, field: &'static str, value: Value) {
         if let Some(index) = self.find_any(key) {
+            if field == "name"
+                && let (Some(block), Some(name)) = (self.blocks.get_mut(index), value.as_str())
+            {
+                block.name = name.to_string();
+            }
             self.ops.push(MessageOp::SetField { index, key: field, value });
         }
+    }
+
+    /// The value (an array at first) the open block with `key` writes to `field` as JSON when it closes; kept in
+    /// Rust until then, so a value that grows with every event is written once.
+    pub fn at_close(&mut self, key: &str, field: &'static str) -> Option<&mut Value> {
+        let index = self.find_open(key)?;
+        let block = self.blocks.get_mut(index)?;
+        let (_, value) = block.at_close.get_or_insert_with(|| (field, Value::Array(Vec::new())));
+        Some(value)
     }
 
     /// Appends to the latest block's signature (`thinkingSignature`), no event.
@@ -240,7 +286,10 @@ impl Assembler {
             ("name", Value::from(name)),
             ("arguments", Value::Object(Map::new())),
         ];
-        self.open(key, BlockKind::ToolCall, fields);
+        let index = self.open(key, BlockKind::ToolCall, fields);
+        if let Some(block) = self.blocks.get_mut(index) {
+            block.name = name.to_string();
+        }
     }
 
     /// Whether a tool call with this key is open.
@@ -257,6 +306,16 @@ impl Assembler {
         text.push_str(delta);
         let mut patches = Vec::new();
         parser.push(delta, &mut patches);
+        self.ops.push(MessageOp::Delta { index, kind: BlockKind::ToolCall, delta: delta.to_string(), patches });
+    }
+
+    /// Arguments that arrive as changes at paths (Gemini 3's `partialArgs`), not as text: `patches` update the live
+    /// value; `delta` is what the `toolcall_delta` event carries. The final text comes by `tool_args_complete`.
+    pub fn tool_args_patched(&mut self, key: &str, delta: &str, patches: Vec<Patch>) {
+        if self.finished {
+            return;
+        }
+        let Some(index) = self.find_open(key) else { return };
         self.ops.push(MessageOp::Delta { index, kind: BlockKind::ToolCall, delta: delta.to_string(), patches });
     }
 
@@ -281,7 +340,16 @@ impl Assembler {
             return;
         }
         block.open = false;
-        let arguments = block.args.as_ref().map(|(_, text)| parse_tool_arguments(text));
+        if let Some((field, value)) = block.at_close.take() {
+            self.ops.push(MessageOp::SetField { index, key: field, value: Value::String(value.to_string()) });
+        }
+        let accept_null = self.accept_null.contains(&block.name);
+        let arguments = block.args.as_ref().map(|(_, text)| match parse_tool_arguments(text) {
+            // Issue 33: Groq sends `"null"` for a call without parameters; a tool whose schema accepts `{}` gets
+            // `{}` instead of an error the model would retry forever (the reference rejects the call).
+            Err(_) if accept_null && text.trim() == "null" => Ok(Map::new()),
+            parsed => parsed,
+        });
         self.ops.push(MessageOp::Close { index, kind: block.kind, arguments });
     }
 
@@ -299,7 +367,17 @@ impl Assembler {
         let (input, output, read, write) =
             (clamp(usage.input), clamp(usage.output), clamp(usage.cache_read), clamp(usage.cache_write));
         let [p_in, p_out, p_read, p_write] = self.cost;
-        let cost = [input * p_in / 1e6, output * p_out / 1e6, read * p_read / 1e6, write * p_write / 1e6];
+        // The reference's arithmetic, operation for operation, so the numbers are equal to the last bit: the rate per
+        // token times the count; a 1-hour cache write costs twice the input rate (issue 33), a 5-minute one the
+        // cache-write rate.
+        let long_write = usage.cache_write_1h.map_or(0.0, clamp);
+        let short_write = write - long_write;
+        let cost = [
+            (p_in / 1e6) * input,
+            (p_out / 1e6) * output,
+            (p_read / 1e6) * read,
+            (p_write * short_write + p_in * 2.0 * long_write) / 1e6,
+        ];
         let mut fields = Map::new();
         put(&mut fields, "input", Value::from(input));
         put(&mut fields, "output", Value::from(output));
@@ -311,13 +389,15 @@ impl Assembler {
         if let Some(n) = usage.reasoning {
             put(&mut fields, "reasoning", Value::from(clamp(n)));
         }
-        put(&mut fields, "totalTokens", Value::from(input + output + read + write));
+        put(&mut fields, "totalTokens", Value::from(usage.total.map_or(input + output + read + write, clamp)));
+        let billed = usage.billed.filter(|n| n.is_finite() && *n >= 0.0);
         let cost = object([
             ("input", Value::from(cost[0])),
             ("output", Value::from(cost[1])),
             ("cacheRead", Value::from(cost[2])),
             ("cacheWrite", Value::from(cost[3])),
-            ("total", Value::from(cost[0] + cost[1] + cost[2] + cost[3])),
+            ("total", Value::from(billed.unwrap_or(cost[0] + cost[1] + cost[2] + cost[3]))),
+            ("totalFromProvider", Value::Bool(billed.is_some())),
         ]);
         put(&mut fields, "cost", cost);
         self.ops.push(MessageOp::Usage(Value::Object(fields)));
@@ -427,4 +507,20 @@ pub fn apply_native(message: &mut Value, op: &MessageOp) -> Option<String> {
             Some("error".into())
         }
     }
+}
+
+/// Whether a tool's `parameters` schema accepts `{}`: an object schema (no `type`, or `"object"`, or a list holding
+/// it) that requires no property and no minimum number of them; a schema this cannot read does not.
+pub fn accepts_empty_object(schema: Option<&Value>) -> bool {
+    let Some(Value::Object(schema)) = schema else { return matches!(schema, Some(Value::Bool(true))) };
+    let object_type = match schema.get("type") {
+        None => true,
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+        Some(_) => false,
+    };
+    let requires_none = schema.get("required").is_none_or(|r| r.as_array().is_some_and(Vec::is_empty));
+    let no_minimum = schema.get("minProperties").is_none_or(|n| n.as_f64() == Some(0.0));
+    let unconditional = ["anyOf", "oneOf", "allOf", "not", "if", "$ref"].iter().all(|k| !schema.contains_key(*k));
+    object_type && requires_none && no_minimum && unconditional
 }
