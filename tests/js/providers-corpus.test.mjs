@@ -169,6 +169,53 @@ export const DOCUMENTED = [
     },
   },
   {
+    id: "chat-refusal-is-text", readme: "Chat Completions refusals",
+    applies: (entry) => entry.api === "openai-completions",
+    rewrite(r, { sse }) {
+      const refusals = payloads(sse).map((p) => p.choices?.[0]?.delta?.refusal).filter((t) => typeof t === "string" && t !== "");
+      if (refusals.length === 0 || r.message.content.length > 0) return r;
+      const text = refusals.join("");
+      const at = r.events.findIndex((e) => e.type === "done" || e.type === "error");
+      r.events.splice(at, 0, { type: "text_start", i: 0 }, ...refusals.map((delta) => ({ type: "text_delta", i: 0, delta })), { type: "text_end", i: 0, content: text });
+      r.message.content = [{ type: "text", text }];
+      return r;
+    },
+  },
+  {
+    id: "redacted-thinking-empty", readme: "Redacted thinking",
+    applies: (entry) => entry.api === "anthropic-messages",
+    rewrite(r) {
+      const redacted = new Set(r.message.content.flatMap((b, i) => (b.redacted ? [i] : [])));
+      for (const i of redacted) r.message.content[i].thinking = "";
+      for (const e of r.events) if (e.type === "thinking_end" && redacted.has(e.i)) e.content = "";
+      return r;
+    },
+  },
+  {
+    id: "error-ends-blocks", readme: "An error in the middle of a stream",
+    rewrite(r) {
+      const last = r.events.at(-1);
+      if (last?.type !== "error") return r;
+      // The provider's own message, where the reference shows the error event as JSON.
+      let message = last.errorMessage;
+      try {
+        const parsed = JSON.parse(message);
+        if (typeof parsed?.error?.message === "string") message = parsed.error.message;
+      } catch {}
+      last.errorMessage = r.message.errorMessage = message;
+      // Every started block ends before the error (P-6.1.4), in content order.
+      const ended = new Set(r.events.filter((e) => e.type.endsWith("_end")).map((e) => e.i));
+      const ends = r.message.content.flatMap((b, i) => {
+        if (ended.has(i) || !r.events.some((e) => e.type.endsWith("_start") && e.i === i)) return [];
+        if (b.type === "text") return [{ type: "text_end", i, content: b.text }];
+        if (b.type === "thinking") return [{ type: "thinking_end", i, content: b.thinking }];
+        return [{ type: "toolcall_end", i, toolCall: b }];
+      });
+      r.events.splice(r.events.length - 1, 0, ...ends);
+      return r;
+    },
+  },
+  {
     id: "responses-error-code", readme: "Responses errors name their code",
     applies: (entry) => entry.api === "openai-responses",
     rewrite(r, { sse }) {
