@@ -4,14 +4,16 @@
 // characters and between `\r` and `\n` — and the two event sequences and final messages are compared. Each
 // difference must be one of DOCUMENTED (each the README's Differences entry, with its reason), which rewrite the
 // reference's result into ours; anything else fails, and so does a documented difference no stream shows any more.
-//   CORPUS_SEED=<n> replays the chunking; CORPUS_ONLY=<name> runs one stream; CORPUS_PRINT=1 prints the differences.
+//   CORPUS_SEED=<n> replays the chunking; CORPUS_ONLY=<name> runs one stream; CORPUS_PRINT=1 prints the differences
+//   (2: in full).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
 import { IS_REFERENCE } from "./impl.mjs";
 
-const ours = IS_REFERENCE ? undefined : await import("../../pkg/dist/node/index.mjs");
+// CORPUS_PKG=<a built index.mjs> compares another build (e.g. main's, to see what a change fixed).
+const ours = IS_REFERENCE ? undefined : await import(process.env.CORPUS_PKG ?? "../../pkg/dist/node/index.mjs");
 const SKIP = IS_REFERENCE && "compares the built-in providers (ours) with the reference's";
 
 const dir = new URL("../fixtures/provider-corpus/", import.meta.url);
