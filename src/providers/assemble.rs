@@ -509,10 +509,10 @@ pub fn apply_native(message: &mut Value, op: &MessageOp) -> Option<String> {
     }
 }
 
-/// Whether a tool's `parameters` schema accepts `{}`: an object schema (no `type`, or `"object"`, or a list holding
-/// it) that requires no property and no minimum number of them; a schema this cannot read does not.
+/// Whether a tool's `parameters` schema accepts `{}`: none, `true`, or an object schema (no `type`, or `"object"`,
+/// or a list holding it) that requires no property and no minimum number of them; a schema this cannot read does not.
 pub fn accepts_empty_object(schema: Option<&Value>) -> bool {
-    let Some(Value::Object(schema)) = schema else { return matches!(schema, Some(Value::Bool(true))) };
+    let Some(Value::Object(schema)) = schema else { return matches!(schema, None | Some(Value::Bool(true))) };
     let object_type = match schema.get("type") {
         None => true,
         Some(Value::String(t)) => t == "object",
@@ -523,4 +523,32 @@ pub fn accepts_empty_object(schema: Option<&Value>) -> bool {
     let no_minimum = schema.get("minProperties").is_none_or(|n| n.as_f64() == Some(0.0));
     let unconditional = ["anyOf", "oneOf", "allOf", "not", "if", "$ref"].iter().all(|k| !schema.contains_key(*k));
     object_type && requires_none && no_minimum && unconditional
+}
+
+#[cfg(test)]
+mod issue_33_tests {
+    use super::accepts_empty_object;
+    use serde_json::json;
+
+    #[test]
+    fn issue_33_which_schemas_accept_an_empty_object() {
+        for yes in [
+            json!({"type": "object", "properties": {}}),
+            json!({}),
+            json!({"type": ["object", "null"], "required": []}),
+            json!(true),
+        ] {
+            assert!(accepts_empty_object(Some(&yes)), "{yes}");
+        }
+        for no in [
+            json!({"type": "object", "required": ["a"]}),
+            json!({"type": "string"}),
+            json!({"minProperties": 1}),
+            json!({"anyOf": [{"type": "object"}]}),
+            json!("\u{fdd0}v1.2\u{fdd1}"),
+        ] {
+            assert!(!accepts_empty_object(Some(&no)), "{no}");
+        }
+        assert!(accepts_empty_object(None), "a tool without parameters");
+    }
 }

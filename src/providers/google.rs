@@ -761,6 +761,56 @@ mod tests {
     // ---- stream fixtures ----
 
     #[test]
+    fn issue_33_streamed_call_assembles_its_partial_args() {
+        let part = |call: Value| chunk(json!([{"functionCall": call}]), None);
+        let arg = |path: &str, value: Value| {
+            let mut fragment = json!({"jsonPath": path});
+            if let (Some(f), Some(v)) = (fragment.as_object_mut(), value.as_object()) {
+                f.extend(v.clone());
+            }
+            fragment
+        };
+        let body = sse(&[
+            part(json!({"name": "cook", "willContinue": true})),
+            part(
+                json!({"partialArgs": [arg("$.r.items[1].name", json!({"stringValue": "Ri", "willContinue": true}))], "willContinue": true}),
+            ),
+            part(
+                json!({"partialArgs": [arg("$.r.items[1].name", json!({"stringValue": "ce"}))], "willContinue": true}),
+            ),
+            part(
+                json!({"partialArgs": [arg("$.r['n']", json!({"numberValue": 2})), arg("$.ok", json!({"boolValue": true}))], "willContinue": true}),
+            ),
+            part(json!({"partialArgs": [arg("$.none", json!({"nullValue": null}))]})),
+            chunk(json!([{"functionCall": {"name": "whole", "args": {"a": 1}}}]), Some("STOP")),
+        ]);
+        let (message, events) = run(&body);
+        assert_eq!(
+            events,
+            names(
+                "toolcall_start toolcall_delta toolcall_delta toolcall_delta toolcall_delta toolcall_delta toolcall_end toolcall_start toolcall_delta toolcall_end done"
+            )
+        );
+        let calls = message["content"].as_array().unwrap();
+        assert_eq!(calls[0]["name"], "cook");
+        assert_eq!(
+            calls[0]["arguments"],
+            json!({"r": {"items": [null, {"name": "Rice"}], "n": 2}, "ok": true, "none": null})
+        );
+        assert_eq!(calls[1]["arguments"], json!({"a": 1}));
+        assert_eq!(message["stopReason"], "toolUse");
+    }
+
+    #[test]
+    fn issue_33_json_paths() {
+        use super::super::partial_json::PathSeg::{Index, Key};
+        assert_eq!(parse_json_path("$.a[2]['b.c']"), Some(vec![Key("a".into()), Index(2), Key("b.c".into())]));
+        for bad in ["a", "$", "$.", "$[x]", "$.a[1", "$..a"] {
+            assert_eq!(parse_json_path(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn p_6_9_text_stream() {
         let mut last = chunk(json!([{"text": "!"}]), Some("STOP"));
         last["usageMetadata"] = usage_metadata();
