@@ -5,8 +5,9 @@
 use super::assemble::{Assembler, BlockKind, StopReason, Usage};
 use super::json::{Json, NULL, Scanner};
 use super::request::{
-    ANTHROPIC_BASE_URL, api_key, base_url, compat_bool, has_header, invalid_json_message, max_tokens, merge_sampling,
-    model_reasons, object, option_number, option_str, put, thinking_level, thinking_limits,
+    ANTHROPIC_BASE_URL, api_key, base_url, compat_bool, has_header, invalid_json_message, is_openrouter, max_tokens,
+    merge_sampling, model_reasons, object, openrouter_billed_cost, option_number, option_str, put, thinking_level,
+    thinking_limits,
 };
 use super::strict;
 use super::transcript::{self, block_type, role, str_field};
@@ -106,7 +107,11 @@ impl WireFormat for AnthropicMessages {
     }
 
     fn stream_mapper(&self, input: &RequestInput<'_>) -> Box<dyn StreamMapper> {
-        Box::new(Mapper { model_id: str_field(input.model, "id").to_string(), ..Mapper::default() })
+        Box::new(Mapper {
+            model_id: str_field(input.model, "id").to_string(),
+            openrouter: is_openrouter(input.model),
+            ..Mapper::default()
+        })
     }
 }
 
@@ -330,6 +335,8 @@ enum Stop {
 #[derive(Default)]
 struct Mapper {
     model_id: String,
+    /// OpenRouter adds its billed cost to `message_delta`'s usage (issue 33).
+    openrouter: bool,
     /// Content blocks open by Anthropic `index` (ignored kinds are not here).
     open: Vec<(String, BlockKind)>,
     usage: Usage,
@@ -576,7 +583,8 @@ impl Mapper {
                 self.usage.reasoning = Some(n);
             }
         }
-        asm.usage(&self.usage);
+        let billed = data.get("usage").filter(|_| self.openrouter).and_then(openrouter_billed_cost);
+        asm.usage(&Usage { billed, ..self.usage.clone() });
     }
 
     fn message_stop(&mut self, asm: &mut Assembler) {

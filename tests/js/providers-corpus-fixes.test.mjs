@@ -78,6 +78,12 @@ test("issue 33 OpenRouter's billed usage.cost is the total (totalFromProvider), 
   assert.equal(missing.message.usage.cost.totalFromProvider, false);
   const other = await run("openai-completions", chunk({ prompt_tokens: 10, completion_tokens: 2, cost: 0.001, is_byok: false }));
   assert.equal(other.message.usage.cost.totalFromProvider, false, "only OpenRouter's cost is read");
+  // Anthropic Messages through OpenRouter: the billed cost rides on message_delta's usage.
+  const messages = sse("anthropic-text").replace(/("type":"message_delta".*?"usage":\{)/, '$1"cost":0.0042,"is_byok":false,');
+  assert.ok(messages.includes('"cost":0.0042'));
+  const anthropic = await run("anthropic-messages", messages, { extra: { provider: "openrouter" } });
+  assert.equal(anthropic.message.usage.cost.total, 0.0042);
+  assert.equal(anthropic.message.usage.cost.totalFromProvider, true);
 });
 
 test("issue 33 Gemini's totalTokens is the API's totalTokenCount (with code execution it counts tool-use prompt tokens)", T, async () => {
