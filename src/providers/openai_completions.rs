@@ -514,6 +514,29 @@ impl Mapper {
                 asm.text_delta(TEXT_KEY, text);
             }
         }
+        // Issue 33: Mistral's reasoning models (Magistral) stream `content` as typed parts: `{type: "thinking",
+        // thinking: [{type: "text", text}]}` and `{type: "text", text}` (the reference writes `[object Object]`).
+        if let Some(Json::Array(parts)) = delta.get("content") {
+            for part in parts {
+                match part.get("type").and_then(Json::as_str) {
+                    Some("text") => {
+                        if let Some(text) = part.get("text").and_then(Json::as_str).filter(|s| !s.is_empty()) {
+                            asm.text_delta(TEXT_KEY, text);
+                        }
+                    }
+                    Some("thinking") => {
+                        let inner = part.get("thinking").and_then(Json::as_array).unwrap_or_default();
+                        for text in inner.iter().filter_map(|t| t.get("text").and_then(Json::as_str)) {
+                            if !text.is_empty() {
+                                asm.thinking_delta(THINKING_KEY, text);
+                                self.thinking_open = true;
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
         let fragments = match delta.get("tool_calls") {
             None | Some(Json::Null) => &[][..],
             Some(Json::Array(fragments)) => fragments,

@@ -156,3 +156,11 @@ test("issue 33 OpenRouter reasoning_details are kept (signature included) and se
   assert.deepEqual(sent.reasoning_details, details, "sent back as streamed");
   assert.equal(sent.reasoning, undefined, "the details replace the plain reasoning field");
 });
+
+test("issue 33 Mistral's typed content parts (Magistral): thinking parts are thinking, text parts text", T, async () => {
+  const { message } = await run("openai-completions", sse("mistral-reasoning"));
+  assert.equal(message.stopReason, "stop", message.errorMessage);
+  assert.deepEqual(message.content.map((b) => b.type), ["thinking", "text"]);
+  assert.match(message.content[0].thinking, /^The user is asking for 2\+2\./);
+  assert.equal(message.content[1].text, "2 + 2 = 4");
+});

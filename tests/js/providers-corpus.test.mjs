@@ -184,6 +184,35 @@ export const DOCUMENTED = [
     },
   },
   {
+    id: "mistral-content-parts", readme: "Mistral's content parts",
+    applies: (entry) => entry.api === "openai-completions",
+    // The reference writes each part as `[object Object]` text; ours reads thinking and text parts (Chat keeps both
+    // blocks open to the end, then ends them in content order).
+    rewrite(r, { sse }) {
+      const deltas = payloads(sse).flatMap((p) => {
+        const content = p.choices?.[0]?.delta?.content;
+        if (!Array.isArray(content)) return [];
+        return content.flatMap((part) =>
+          part.type === "text" ? [["text", part.text]] : part.type === "thinking" ? (part.thinking ?? []).map((t) => ["thinking", t.text]) : []);
+      }).filter(([, text]) => text);
+      if (deltas.length === 0) return r;
+      const blocks = [];
+      const events = [];
+      for (const [kind, delta] of deltas) {
+        let i = blocks.findIndex((b) => b.type === kind);
+        if (i < 0) (i = blocks.push({ type: kind, [kind]: "" }) - 1), events.push({ type: `${kind}_start`, i });
+        blocks[i][kind] += delta;
+        events.push({ type: `${kind}_delta`, i, delta });
+      }
+      blocks.forEach((b, i) => events.push({ type: `${b.type}_end`, i, content: b[b.type] }));
+      const at = r.events.findIndex((e) => e.type.endsWith("_start") && e.type !== "start");
+      const end = r.events.findIndex((e) => e.type === "done" || e.type === "error");
+      r.events.splice(at, end - at, ...events);
+      r.message.content = blocks;
+      return r;
+    },
+  },
+  {
     id: "redacted-thinking-empty", readme: "Redacted thinking",
     applies: (entry) => entry.api === "anthropic-messages",
     rewrite(r) {
