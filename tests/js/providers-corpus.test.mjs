@@ -284,6 +284,19 @@ export const DOCUMENTED = [
     },
   },
   {
+    id: "responses-no-empty-text", readme: "Responses messages without text",
+    applies: (entry) => entry.api === "openai-responses",
+    rewrite(r) {
+      for (let i = r.message.content.length - 1; i >= 0; i--) {
+        const b = r.message.content[i];
+        if (b.type !== "text" || b.text !== "" || r.events.some((e) => e.type === "text_delta" && e.i === i)) continue;
+        r.message.content.splice(i, 1);
+        r.events = r.events.filter((e) => e.i !== i).map((e) => (e.i > i ? { ...e, i: e.i - 1 } : e));
+      }
+      return r;
+    },
+  },
+  {
     id: "gemini-response-model", readme: "Gemini's `responseModel`",
     applies: (entry) => entry.api === "google-generative-ai",
     rewrite(r, { entry }) {
