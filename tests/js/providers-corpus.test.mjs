@@ -247,6 +247,30 @@ export const DOCUMENTED = [
     },
   },
   {
+    id: "cut-call-ends-with-error", readme: "A tool call cut off by the token limit",
+    rewrite(r) {
+      const done = r.events.at(-1);
+      if (done?.type !== "done") return r;
+      const ended = new Set(r.events.filter((e) => e.type === "toolcall_end").map((e) => e.i));
+      r.message.content.forEach((block, i) => {
+        if (block.type !== "toolCall" || ended.has(i)) return;
+        const text = r.events.filter((e) => e.type === "toolcall_delta" && e.i === i).map((e) => e.delta).join("");
+        let error;
+        try {
+          const value = JSON.parse(text);
+          if (value === null || typeof value !== "object" || Array.isArray(value)) error = "Tool call arguments must be a JSON object";
+        } catch (e) {
+          error = e.message;
+        }
+        if (error === undefined) return;
+        block.arguments = {};
+        block.argumentsError = `${error}\n\nReceived arguments:\n${text}`;
+        r.events.splice(r.events.length - 1, 0, { type: "toolcall_end", i, toolCall: clone(block) });
+      });
+      return r;
+    },
+  },
+  {
     id: "responses-error-code", readme: "Responses errors name their code",
     applies: (entry) => entry.api === "openai-responses",
     rewrite(r, { sse }) {
