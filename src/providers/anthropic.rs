@@ -5,8 +5,9 @@
 use super::assemble::{Assembler, BlockKind, StopReason, Usage};
 use super::json::{Json, NULL, Scanner};
 use super::request::{
-    ANTHROPIC_BASE_URL, api_key, base_url, compat_bool, has_header, invalid_json_message, max_tokens, merge_sampling,
-    model_reasons, object, option_number, option_str, put, thinking_level, thinking_limits,
+    ANTHROPIC_BASE_URL, api_key, base_url, compat_bool, has_header, invalid_json_message, is_openrouter, max_tokens,
+    merge_sampling, model_reasons, object, openrouter_billed_cost, option_number, option_str, put, thinking_level,
+    thinking_limits,
 };
 use super::strict;
 use super::transcript::{self, block_type, role, str_field};
@@ -105,8 +106,12 @@ impl WireFormat for AnthropicMessages {
         Ok(HttpRequest { url, headers, body: Value::Object(body) })
     }
 
-    fn mapper(&self, input: &RequestInput<'_>) -> Box<dyn StreamMapper> {
-        Box::new(Mapper { model_id: str_field(input.model, "id").to_string(), ..Mapper::default() })
+    fn stream_mapper(&self, input: &RequestInput<'_>) -> Box<dyn StreamMapper> {
+        Box::new(Mapper {
+            model_id: str_field(input.model, "id").to_string(),
+            openrouter: is_openrouter(input.model),
+            ..Mapper::default()
+        })
     }
 }
 
@@ -330,6 +335,8 @@ enum Stop {
 #[derive(Default)]
 struct Mapper {
     model_id: String,
+    /// OpenRouter adds its billed cost to `message_delta`'s usage (issue 33).
+    openrouter: bool,
     /// Content blocks open by Anthropic `index` (ignored kinds are not here).
     open: Vec<(String, BlockKind)>,
     usage: Usage,
@@ -441,6 +448,7 @@ impl Mapper {
                 usage.get("cache_creation").and_then(|c| c.num("ephemeral_1h_input_tokens")).unwrap_or(0.0),
             ),
             reasoning: None,
+            ..Usage::default()
         };
         asm.usage(&self.usage);
     }
@@ -516,8 +524,8 @@ impl Mapper {
     fn apply_delta(&mut self, key: &str, kind: DeltaType, value: &str, asm: &mut Assembler) {
         let Some(block) = self.open_kind(key).filter(|_| asm.has_open(key)) else { return };
         match (kind, block) {
-            (DeltaType::Text, BlockKind::Text) => asm.text_delta(key, value),
-            (DeltaType::Thinking, BlockKind::Thinking) => asm.thinking_delta(key, value),
+            (DeltaType::Text, BlockKind::Text) => asm.sent_delta(key, BlockKind::Text, value),
+            (DeltaType::Thinking, BlockKind::Thinking) => asm.sent_delta(key, BlockKind::Thinking, value),
             (DeltaType::Signature, BlockKind::Thinking) => asm.append_signature(key, "thinkingSignature", value),
             (DeltaType::InputJson, BlockKind::ToolCall) => asm.tool_args_delta(key, value),
             _ => {}
@@ -575,7 +583,8 @@ impl Mapper {
                 self.usage.reasoning = Some(n);
             }
         }
-        asm.usage(&self.usage);
+        let billed = data.get("usage").filter(|_| self.openrouter).and_then(openrouter_billed_cost);
+        asm.usage(&Usage { billed, ..self.usage.clone() });
     }
 
     fn message_stop(&mut self, asm: &mut Assembler) {

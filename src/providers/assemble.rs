@@ -54,6 +54,12 @@ pub struct Usage {
     pub cache_write: f64,
     pub cache_write_1h: Option<f64>,
     pub reasoning: Option<f64>,
+    /// The provider's own total token count (Gemini's `totalTokenCount`, which counts tool-use prompt tokens the
+    /// other fields leave out); `totalTokens` is the sum of the four counts without it.
+    pub total: Option<f64>,
+    /// The cost the provider billed (OpenRouter's `usage.cost`, already resolved for BYOK): it replaces the
+    /// catalog total and sets `totalFromProvider` (issue 33, as the reference).
+    pub billed: Option<f64>,
 }
 
 /// What the binding applies to the JS message, in order.
@@ -85,8 +91,8 @@ pub enum Arguments {
     /// Parsed here (P-6.4.3): the arguments object, or the error text.
     Parsed(Result<Map<String, Value>, String>),
     /// The text is the host's (`Assembler::keep_args_in_host`): the host parses it (`JSON.parse`, which reads it as
-    /// this crate would when `clean`), or hands it back for `repair::parse_tool_arguments`.
-    InHost { clean: bool },
+    /// this crate would when `clean`), or hands it back for `final_arguments` (with `accept_null`).
+    InHost { clean: bool, accept_null: bool },
 }
 
 struct Block {
@@ -99,6 +105,20 @@ struct Block {
     /// The whole text came in one piece (`tool_args_complete`): it is here, whoever keeps the deltas.
     args_replaced: bool,
     signature: String,
+    /// A field written once, as JSON text, when the block closes (`reasoning_details`, issue 33).
+    at_close: Option<(&'static str, Value)>,
+    /// A tool call's name (for the `null`-arguments rule).
+    name: String,
+}
+
+/// A tool call's final arguments from its text (P-6.4.3): `repair::parse_tool_arguments`, except that a call of a
+/// tool whose schema accepts `{}` (`accept_null`) whose text is `null` gets `{}` (issue 33: Groq sends `"null"` for a
+/// call without parameters; an error would have the model retry forever, and the reference rejects the call).
+pub fn final_arguments(text: &str, accept_null: bool) -> Result<Map<String, Value>, String> {
+    match parse_tool_arguments(text) {
+        Err(_) if accept_null && text.trim() == "null" => Ok(Map::new()),
+        parsed => parsed,
+    }
 }
 
 pub struct Assembler {
@@ -112,11 +132,21 @@ pub struct Assembler {
     /// Issue 34: the host keeps each tool call's arguments text (it has every delta) and parses it at the end, so a
     /// tool call of megabytes is not held here a second time.
     args_in_host: bool,
+    /// Tools whose schema accepts `{}`: a call of one whose arguments are `null` gets `{}` (issue 33).
+    accept_null: Vec<String>,
 }
 
 impl Assembler {
     pub fn new(cost: [f64; 4], keep_open: bool) -> Self {
-        Assembler { blocks: Vec::new(), ops: Vec::new(), cost, keep_open, finished: false, args_in_host: false }
+        Assembler {
+            blocks: Vec::new(),
+            ops: Vec::new(),
+            cost,
+            keep_open,
+            finished: false,
+            args_in_host: false,
+            accept_null: Vec::new(),
+        }
     }
 
     /// Reads `model.cost` (missing numbers are 0).
@@ -191,12 +221,16 @@ impl Assembler {
             args,
             args_replaced: false,
             signature: String::new(),
+            at_close: None,
+            name: String::new(),
         });
         self.ops.push(MessageOp::Open { index, kind, fields });
         index
     }
 
-    fn streaming_delta(&mut self, key: &str, kind: BlockKind, delta: &str) {
+    /// `emit_empty`: an empty delta still emits `<kind>_delta` (Anthropic's `""` before a signature, Gemini's
+    /// `{"text": "", "thoughtSignature": …}`), as the reference does; without it an empty delta only opens the block.
+    fn streaming_delta(&mut self, key: &str, kind: BlockKind, delta: &str, emit_empty: bool) {
         if self.finished {
             return;
         }
@@ -208,22 +242,27 @@ impl Assembler {
                 self.open(key, kind, vec![("type", Value::from(type_name)), (field, Value::from(""))])
             }
         };
-        if !delta.is_empty() {
+        if emit_empty || !delta.is_empty() {
             self.ops.push(MessageOp::Delta { index, kind, delta: delta.to_string(), patches: Vec::new() });
         }
     }
 
     pub fn text_delta(&mut self, key: &str, delta: &str) {
-        self.streaming_delta(key, BlockKind::Text, delta);
+        self.streaming_delta(key, BlockKind::Text, delta, false);
     }
 
     pub fn thinking_delta(&mut self, key: &str, delta: &str) {
-        self.streaming_delta(key, BlockKind::Thinking, delta);
+        self.streaming_delta(key, BlockKind::Thinking, delta, false);
+    }
+
+    /// A delta the provider sent, emitted even when empty (issue 33: the reference emits those).
+    pub fn sent_delta(&mut self, key: &str, kind: BlockKind, delta: &str) {
+        self.streaming_delta(key, kind, delta, true);
     }
 
     /// Opens a text or thinking block without text yet (a provider announced it).
     pub fn open_block(&mut self, key: &str, kind: BlockKind) {
-        self.streaming_delta(key, kind, "");
+        self.streaming_delta(key, kind, "", false);
     }
 
     /// A thinking block that arrives complete (redacted thinking): opened and closed at once.
@@ -244,11 +283,30 @@ impl Assembler {
         self.close_index(index);
     }
 
+    /// The tools whose schema accepts an empty object (see `accept_null`).
+    pub fn accept_null_arguments(&mut self, names: Vec<String>) {
+        self.accept_null = names;
+    }
+
     /// Sets a field of the latest block with `key` (no event).
     pub fn set_field(&mut self, key: &str, field: &'static str, value: Value) {
         if let Some(index) = self.find_any(key) {
+            if field == "name"
+                && let (Some(block), Some(name)) = (self.blocks.get_mut(index), value.as_str())
+            {
+                block.name = name.to_string();
+            }
             self.ops.push(MessageOp::SetField { index, key: field, value });
         }
+    }
+
+    /// The value (an array at first) the open block with `key` writes to `field` as JSON when it closes; kept in
+    /// Rust until then, so a value that grows with every event is written once.
+    pub fn at_close(&mut self, key: &str, field: &'static str) -> Option<&mut Value> {
+        let index = self.find_open(key)?;
+        let block = self.blocks.get_mut(index)?;
+        let (_, value) = block.at_close.get_or_insert_with(|| (field, Value::Array(Vec::new())));
+        Some(value)
     }
 
     /// Appends to the latest block's signature (`thinkingSignature`), no event.
@@ -270,7 +328,10 @@ impl Assembler {
             ("name", Value::from(name)),
             ("arguments", Value::Object(Map::new())),
         ];
-        self.open(key, BlockKind::ToolCall, fields);
+        let index = self.open(key, BlockKind::ToolCall, fields);
+        if let Some(block) = self.blocks.get_mut(index) {
+            block.name = name.to_string();
+        }
     }
 
     /// Whether a tool call with this key is open.
@@ -290,6 +351,16 @@ impl Assembler {
         }
         let mut patches = Vec::new();
         parser.push(delta, &mut patches);
+        self.ops.push(MessageOp::Delta { index, kind: BlockKind::ToolCall, delta: delta.to_string(), patches });
+    }
+
+    /// Arguments that arrive as changes at paths (Gemini 3's `partialArgs`), not as text: `patches` update the live
+    /// value; `delta` is what the `toolcall_delta` event carries. The final text comes by `tool_args_complete`.
+    pub fn tool_args_patched(&mut self, key: &str, delta: &str, patches: Vec<Patch>) {
+        if self.finished {
+            return;
+        }
+        let Some(index) = self.find_open(key) else { return };
         self.ops.push(MessageOp::Delta { index, kind: BlockKind::ToolCall, delta: delta.to_string(), patches });
     }
 
@@ -315,12 +386,16 @@ impl Assembler {
             return;
         }
         block.open = false;
+        if let Some((field, value)) = block.at_close.take() {
+            self.ops.push(MessageOp::SetField { index, key: field, value: Value::String(value.to_string()) });
+        }
+        let accept_null = self.accept_null.contains(&block.name);
         let in_host = self.args_in_host && !block.args_replaced;
         let arguments = block.args.as_ref().map(|(parser, text)| {
             if in_host {
-                Arguments::InHost { clean: parser.clean() }
+                Arguments::InHost { clean: parser.clean(), accept_null }
             } else {
-                Arguments::Parsed(parse_tool_arguments(text))
+                Arguments::Parsed(final_arguments(text, accept_null))
             }
         });
         self.ops.push(MessageOp::Close { index, kind: block.kind, arguments });
@@ -340,7 +415,17 @@ impl Assembler {
         let (input, output, read, write) =
             (clamp(usage.input), clamp(usage.output), clamp(usage.cache_read), clamp(usage.cache_write));
         let [p_in, p_out, p_read, p_write] = self.cost;
-        let cost = [input * p_in / 1e6, output * p_out / 1e6, read * p_read / 1e6, write * p_write / 1e6];
+        // The reference's arithmetic, operation for operation, so the numbers are equal to the last bit: the rate per
+        // token times the count; a 1-hour cache write costs twice the input rate (issue 33), a 5-minute one the
+        // cache-write rate.
+        let long_write = usage.cache_write_1h.map_or(0.0, clamp);
+        let short_write = write - long_write;
+        let cost = [
+            (p_in / 1e6) * input,
+            (p_out / 1e6) * output,
+            (p_read / 1e6) * read,
+            (p_write * short_write + p_in * 2.0 * long_write) / 1e6,
+        ];
         let mut fields = Map::new();
         put(&mut fields, "input", Value::from(input));
         put(&mut fields, "output", Value::from(output));
@@ -352,13 +437,15 @@ impl Assembler {
         if let Some(n) = usage.reasoning {
             put(&mut fields, "reasoning", Value::from(clamp(n)));
         }
-        put(&mut fields, "totalTokens", Value::from(input + output + read + write));
+        put(&mut fields, "totalTokens", Value::from(usage.total.map_or(input + output + read + write, clamp)));
+        let billed = usage.billed.filter(|n| n.is_finite() && *n >= 0.0);
         let cost = object([
             ("input", Value::from(cost[0])),
             ("output", Value::from(cost[1])),
             ("cacheRead", Value::from(cost[2])),
             ("cacheWrite", Value::from(cost[3])),
-            ("total", Value::from(cost[0] + cost[1] + cost[2] + cost[3])),
+            ("total", Value::from(billed.unwrap_or(cost[0] + cost[1] + cost[2] + cost[3]))),
+            ("totalFromProvider", Value::Bool(billed.is_some())),
         ]);
         put(&mut fields, "cost", cost);
         self.ops.push(MessageOp::Usage(Value::Object(fields)));
@@ -468,5 +555,49 @@ pub fn apply_native(message: &mut Value, op: &MessageOp) -> Option<String> {
             }
             Some("error".into())
         }
+    }
+}
+
+/// Whether a tool's `parameters` schema accepts `{}`: none, `true`, or an object schema (no `type`, or `"object"`,
+/// or a list holding it) that requires no property and no minimum number of them; a schema this cannot read does not.
+pub fn accepts_empty_object(schema: Option<&Value>) -> bool {
+    let Some(Value::Object(schema)) = schema else { return matches!(schema, None | Some(Value::Bool(true))) };
+    let object_type = match schema.get("type") {
+        None => true,
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+        Some(_) => false,
+    };
+    let requires_none = schema.get("required").is_none_or(|r| r.as_array().is_some_and(Vec::is_empty));
+    let no_minimum = schema.get("minProperties").is_none_or(|n| n.as_f64() == Some(0.0));
+    let unconditional = ["anyOf", "oneOf", "allOf", "not", "if", "$ref"].iter().all(|k| !schema.contains_key(*k));
+    object_type && requires_none && no_minimum && unconditional
+}
+
+#[cfg(test)]
+mod issue_33_tests {
+    use super::accepts_empty_object;
+    use serde_json::json;
+
+    #[test]
+    fn issue_33_which_schemas_accept_an_empty_object() {
+        for yes in [
+            json!({"type": "object", "properties": {}}),
+            json!({}),
+            json!({"type": ["object", "null"], "required": []}),
+            json!(true),
+        ] {
+            assert!(accepts_empty_object(Some(&yes)), "{yes}");
+        }
+        for no in [
+            json!({"type": "object", "required": ["a"]}),
+            json!({"type": "string"}),
+            json!({"minProperties": 1}),
+            json!({"anyOf": [{"type": "object"}]}),
+            json!("\u{fdd0}v1.2\u{fdd1}"),
+        ] {
+            assert!(!accepts_empty_object(Some(&no)), "{no}");
+        }
+        assert!(accepts_empty_object(None), "a tool without parameters");
     }
 }

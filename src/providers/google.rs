@@ -8,6 +8,7 @@
 
 use super::assemble::{Assembler, BlockKind, StopReason, Usage};
 use super::json::Json;
+use super::partial_json::{self, Patch, PatchOp, PathSeg};
 use super::request::{self, GOOGLE_BASE_URL, object, put};
 use super::strict;
 use super::transcript::{self, is_same_model};
@@ -38,7 +39,7 @@ impl WireFormat for GoogleGenerativeAi {
         Ok(HttpRequest { url, headers, body: request_body(input) })
     }
 
-    fn mapper(&self, input: &RequestInput<'_>) -> Box<dyn StreamMapper> {
+    fn stream_mapper(&self, input: &RequestInput<'_>) -> Box<dyn StreamMapper> {
         let timestamp = input.options.get("timestamp").and_then(Value::as_f64).filter(|t| t.is_finite() && *t >= 0.0);
         Box::new(GoogleMapper::new(timestamp.map_or(0, |t| t as u64)))
     }
@@ -337,6 +338,16 @@ struct GoogleMapper {
     finish_reason: Option<String>,
     response_id_sent: bool,
     response_model: Option<String>,
+    /// Gemini 3's streamed call (`willContinue`), whose arguments arrive as `partialArgs` (issue 33).
+    streamed: Option<StreamedCall>,
+}
+
+/// A call whose arguments stream as `partialArgs` (`{jsonPath, stringValue | numberValue | boolValue | nullValue,
+/// willContinue}`): the value built so far, and the path of a string that continues in the next fragment.
+struct StreamedCall {
+    key: String,
+    args: Value,
+    continuing: Option<Vec<PathSeg>>,
 }
 
 impl GoogleMapper {
@@ -349,6 +360,7 @@ impl GoogleMapper {
             ids: Vec::new(),
             finish_reason: None,
             response_id_sent: false,
+            streamed: None,
             response_model: None,
         }
     }
@@ -373,9 +385,9 @@ impl GoogleMapper {
             }
         };
         if kind == BlockKind::Thinking {
-            asm.thinking_delta(&key, text);
+            asm.sent_delta(&key, BlockKind::Thinking, text);
         } else {
-            asm.text_delta(&key, text);
+            asm.sent_delta(&key, BlockKind::Text, text);
         }
         // A later part without a signature keeps the block's earlier one.
         if let Some(signature) = part.get("thoughtSignature").and_then(Json::as_str).filter(|s| !s.is_empty()) {
@@ -404,7 +416,9 @@ impl GoogleMapper {
     }
 
     /// A whole call: start, one delta with its JSON text, end. `name` is required, `id` and
-    /// `args` (an object) optional.
+    /// `args` (an object) optional. Gemini 3 may stream a call instead (issue 33): a part with `name` and
+    /// `willContinue: true` starts it, parts without `name` carry `partialArgs`, and the first part without
+    /// `willContinue` ends it — one call, its arguments assembled, a `toolcall_delta` per fragment.
     fn function_call(
         &mut self,
         label: &str,
@@ -412,6 +426,16 @@ impl GoogleMapper {
         call: &Json<'_>,
         asm: &mut Assembler,
     ) -> Result<(), String> {
+        let continues = call.get("willContinue").and_then(Json::as_bool) == Some(true);
+        let named = call.get("name").is_some_and(|n| !matches!(n, Json::Null));
+        if !named && self.streamed.is_some() {
+            self.partial_args(label, call, asm)?;
+            if !continues {
+                self.end_streamed(asm);
+            }
+            return Ok(());
+        }
+        self.end_streamed(asm);
         let name = strict::required_str(FORMAT, label, call, "name")?.to_string();
         let given = strict::optional_str(FORMAT, label, call, "id")?;
         let args = match call.get("args") {
@@ -437,9 +461,159 @@ impl GoogleMapper {
         if let Some(signature) = part.get("thoughtSignature").and_then(Json::as_str).filter(|s| !s.is_empty()) {
             asm.set_field(&key, "thoughtSignature", Value::from(signature));
         }
+        if continues && call.get("args").is_none_or(|a| matches!(a, Json::Null)) {
+            self.streamed = Some(StreamedCall { key, args: Value::Object(Map::new()), continuing: None });
+            return self.partial_args(label, call, asm);
+        }
         asm.tool_args_delta(&key, &args);
         asm.close(&key);
         Ok(())
+    }
+
+    /// Applies a streamed call's `partialArgs` to its arguments: each fragment sets (or, continuing a string,
+    /// appends to) the value at its `jsonPath`, creating the objects and arrays on the way, and emits one
+    /// `toolcall_delta` whose `delta` is the fragment as JSON.
+    fn partial_args(&mut self, label: &str, call: &Json<'_>, asm: &mut Assembler) -> Result<(), String> {
+        let Some(streamed) = self.streamed.as_mut() else { return Ok(()) };
+        let fragments = match call.get("partialArgs") {
+            None | Some(Json::Null) => return Ok(()),
+            Some(Json::Array(fragments)) => fragments,
+            other => return Err(strict::message(FORMAT, label, "partialArgs", "an array", other)),
+        };
+        for (position, fragment) in fragments.iter().enumerate() {
+            let label = format!("{label}.partialArgs[{position}]");
+            let path_text = strict::required_str(FORMAT, &label, fragment, "jsonPath")?;
+            let path = parse_json_path(path_text).ok_or_else(|| {
+                format!("Malformed {FORMAT} stream: {label}.jsonPath is not a path this provider reads: {path_text}")
+            })?;
+            let mut patches = Vec::new();
+            ensure_containers(&mut streamed.args, &path, &mut patches);
+            let continues = fragment.get("willContinue").and_then(Json::as_bool) == Some(true);
+            let op = if let Some(text) = strict::optional_str(FORMAT, &label, fragment, "stringValue")? {
+                if streamed.continuing.as_ref() == Some(&path) {
+                    PatchOp::AppendString(text.to_string())
+                } else {
+                    PatchOp::SetString(text.to_string())
+                }
+            } else if let Some(n) = fragment.get("numberValue").filter(|n| matches!(n, Json::Number(_))) {
+                PatchOp::SetValue(n.to_value())
+            } else if let Some(b) = fragment.get("boolValue").filter(|b| matches!(b, Json::Bool(_))) {
+                PatchOp::SetValue(b.to_value())
+            } else if fragment.get("nullValue").is_some() {
+                PatchOp::SetValue(Value::Null)
+            } else {
+                continue;
+            };
+            streamed.continuing =
+                (continues && matches!(op, PatchOp::SetString(_) | PatchOp::AppendString(_))).then(|| path.clone());
+            let patch = Patch { path, op };
+            partial_json::apply(&mut streamed.args, &patch);
+            patches.push(patch);
+            asm.tool_args_patched(&streamed.key, &fragment.to_string(), patches);
+        }
+        Ok(())
+    }
+
+    /// Closes the streamed call (if any) with the arguments its fragments built.
+    fn end_streamed(&mut self, asm: &mut Assembler) {
+        if let Some(streamed) = self.streamed.take() {
+            asm.tool_args_complete(&streamed.key, &streamed.args.to_string());
+            asm.close(&streamed.key);
+        }
+    }
+}
+
+/// `$.a.b[0].c` (also `['a']`) as path segments; `None` for anything else.
+fn parse_json_path(text: &str) -> Option<Vec<PathSeg>> {
+    let mut rest = text.strip_prefix('$')?;
+    let mut path = Vec::new();
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('.') {
+            let end = after.find(['.', '[']).unwrap_or(after.len());
+            let (key, tail) = after.split_at(end);
+            if key.is_empty() {
+                return None;
+            }
+            path.push(PathSeg::Key(key.to_string()));
+            rest = tail;
+        } else if let Some(after) = rest.strip_prefix('[') {
+            let end = after.find(']')?;
+            let (inner, tail) = after.split_at(end);
+            rest = tail.strip_prefix(']')?;
+            let quoted = inner
+                .strip_prefix('\'')
+                .and_then(|i| i.strip_suffix('\''))
+                .or_else(|| inner.strip_prefix('"').and_then(|i| i.strip_suffix('"')));
+            match quoted {
+                Some(key) => path.push(PathSeg::Key(key.to_string())),
+                None => path.push(PathSeg::Index(inner.parse().ok()?)),
+            }
+        } else {
+            return None;
+        }
+    }
+    (!path.is_empty()).then_some(path)
+}
+
+/// Creates the containers `path` passes through (an object before a key, an array before an index; missing array
+/// items before an index as `null`), recording each creation as a patch for the live JS value.
+fn ensure_containers(root: &mut Value, path: &[PathSeg], patches: &mut Vec<Patch>) {
+    let mut node = root;
+    for (depth, next) in path.iter().enumerate().skip(1) {
+        let Some(seg) = path.get(depth - 1) else { return };
+        let here = path.get(..depth).unwrap_or_default().to_vec();
+        // Fill an array up to the index the path takes.
+        if let (PathSeg::Index(i), Value::Array(list)) = (seg, &mut *node) {
+            while list.len() < *i {
+                let mut filler = here.clone();
+                if let Some(PathSeg::Index(last)) = filler.last_mut() {
+                    *last = list.len();
+                }
+                patches.push(Patch { path: filler, op: PatchOp::SetValue(Value::Null) });
+                list.push(Value::Null);
+            }
+        }
+        let wanted_array = matches!(next, PathSeg::Index(_));
+        let slot = match (seg, node) {
+            (PathSeg::Key(k), Value::Object(map)) => {
+                if !map.get(k).is_some_and(|v| v.is_array() == wanted_array && (v.is_array() || v.is_object())) {
+                    let op = if wanted_array { PatchOp::SetArray } else { PatchOp::SetObject };
+                    map.insert(
+                        k.clone(),
+                        if wanted_array { Value::Array(Vec::new()) } else { Value::Object(Map::new()) },
+                    );
+                    patches.push(Patch { path: here, op });
+                }
+                map.get_mut(k)
+            }
+            (PathSeg::Index(i), Value::Array(list)) => {
+                if !list.get(*i).is_some_and(|v| v.is_array() == wanted_array && (v.is_array() || v.is_object())) {
+                    let op = if wanted_array { PatchOp::SetArray } else { PatchOp::SetObject };
+                    let value = if wanted_array { Value::Array(Vec::new()) } else { Value::Object(Map::new()) };
+                    if let Some(slot) = list.get_mut(*i) {
+                        *slot = value;
+                    } else {
+                        list.push(value);
+                    }
+                    patches.push(Patch { path: here, op });
+                }
+                list.get_mut(*i)
+            }
+            _ => None,
+        };
+        let Some(slot) = slot else { return };
+        node = slot;
+    }
+    // The last segment: an array index past the end gets `null`s before it.
+    if let (Some(PathSeg::Index(i)), Value::Array(list)) = (path.last(), node) {
+        while list.len() < *i {
+            let mut filler = path.to_vec();
+            if let Some(PathSeg::Index(last)) = filler.last_mut() {
+                *last = list.len();
+            }
+            patches.push(Patch { path: filler, op: PatchOp::SetValue(Value::Null) });
+            list.push(Value::Null);
+        }
     }
 }
 
@@ -488,6 +662,7 @@ impl StreamMapper for GoogleMapper {
         if asm.finished() {
             return;
         }
+        self.end_streamed(asm);
         let Some(reason) = self.finish_reason.clone() else {
             asm.fail("Google stream ended without a finish reason", None);
             return;
@@ -501,7 +676,7 @@ impl StreamMapper for GoogleMapper {
     }
 }
 
-/// §6.10: cached tokens are part of `promptTokenCount`; thoughts count as output.
+/// §6.10: cached tokens are part of `promptTokenCount`; thoughts count as output; `totalTokens` is the API's.
 fn google_usage(usage: &Json<'_>) -> Usage {
     let number = |key: &str| usage.get(key).and_then(Json::as_f64).unwrap_or(0.0);
     let (cache_read, thoughts) = (number("cachedContentTokenCount"), number("thoughtsTokenCount"));
@@ -512,6 +687,9 @@ fn google_usage(usage: &Json<'_>) -> Usage {
         cache_write: 0.0,
         cache_write_1h: None,
         reasoning: Some(thoughts),
+        // Issue 33: the API's own total, which also counts tool-use prompt tokens (code execution), as the reference.
+        total: Some(number("totalTokenCount")),
+        billed: None,
     }
 }
 
@@ -563,9 +741,10 @@ mod tests {
 
     /// 70 input, 30 output (20 + 10 thoughts), 30 cached.
     fn usage() -> Value {
-        let c = [70.0 * 0.3 / 1e6, 30.0 * 2.5 / 1e6, 30.0 * 0.075 / 1e6, 0.0];
+        let c = [(0.3 / 1e6) * 70.0, (2.5 / 1e6) * 30.0, (0.075 / 1e6) * 30.0, 0.0];
         json!({"input": 70.0, "output": 30.0, "cacheRead": 30.0, "cacheWrite": 0.0, "reasoning": 10.0, "totalTokens": 130.0,
-               "cost": {"input": c[0], "output": c[1], "cacheRead": c[2], "cacheWrite": c[3], "total": c[0] + c[1] + c[2] + c[3]}})
+               "cost": {"input": c[0], "output": c[1], "cacheRead": c[2], "cacheWrite": c[3], "total": c[0] + c[1] + c[2] + c[3],
+                        "totalFromProvider": false}})
     }
 
     fn expected(content: Value, tail: Value) -> Value {
@@ -580,6 +759,56 @@ mod tests {
     }
 
     // ---- stream fixtures ----
+
+    #[test]
+    fn issue_33_streamed_call_assembles_its_partial_args() {
+        let part = |call: Value| chunk(json!([{"functionCall": call}]), None);
+        let arg = |path: &str, value: Value| {
+            let mut fragment = json!({"jsonPath": path});
+            if let (Some(f), Some(v)) = (fragment.as_object_mut(), value.as_object()) {
+                f.extend(v.clone());
+            }
+            fragment
+        };
+        let body = sse(&[
+            part(json!({"name": "cook", "willContinue": true})),
+            part(
+                json!({"partialArgs": [arg("$.r.items[1].name", json!({"stringValue": "Ri", "willContinue": true}))], "willContinue": true}),
+            ),
+            part(
+                json!({"partialArgs": [arg("$.r.items[1].name", json!({"stringValue": "ce"}))], "willContinue": true}),
+            ),
+            part(
+                json!({"partialArgs": [arg("$.r['n']", json!({"numberValue": 2})), arg("$.ok", json!({"boolValue": true}))], "willContinue": true}),
+            ),
+            part(json!({"partialArgs": [arg("$.none", json!({"nullValue": null}))]})),
+            chunk(json!([{"functionCall": {"name": "whole", "args": {"a": 1}}}]), Some("STOP")),
+        ]);
+        let (message, events) = run(&body);
+        assert_eq!(
+            events,
+            names(
+                "toolcall_start toolcall_delta toolcall_delta toolcall_delta toolcall_delta toolcall_delta toolcall_end toolcall_start toolcall_delta toolcall_end done"
+            )
+        );
+        let calls = message["content"].as_array().unwrap();
+        assert_eq!(calls[0]["name"], "cook");
+        assert_eq!(
+            calls[0]["arguments"],
+            json!({"r": {"items": [null, {"name": "Rice"}], "n": 2}, "ok": true, "none": null})
+        );
+        assert_eq!(calls[1]["arguments"], json!({"a": 1}));
+        assert_eq!(message["stopReason"], "toolUse");
+    }
+
+    #[test]
+    fn issue_33_json_paths() {
+        use super::super::partial_json::PathSeg::{Index, Key};
+        assert_eq!(parse_json_path("$.a[2]['b.c']"), Some(vec![Key("a".into()), Index(2), Key("b.c".into())]));
+        for bad in ["a", "$", "$.", "$[x]", "$.a[1", "$..a"] {
+            assert_eq!(parse_json_path(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn p_6_9_text_stream() {
@@ -605,9 +834,12 @@ mod tests {
         ];
         let body = sse(&chunks).replace('\n', "\r\n");
         let (message, events) = run(&body);
+        // Issue 33: the empty text part carrying the signature is a delta too (as the reference emits it).
         assert_eq!(
             events,
-            names("thinking_start thinking_delta thinking_delta thinking_end text_start text_delta text_end done")
+            names(
+                "thinking_start thinking_delta thinking_delta thinking_end text_start text_delta text_delta text_end done"
+            )
         );
         let want = expected(
             json!([

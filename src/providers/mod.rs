@@ -36,8 +36,52 @@ pub struct HttpRequest {
 pub trait WireFormat {
     /// `Err` is the `errorMessage` of the final `error` event (e.g. a missing key).
     fn build_request(&self, input: &RequestInput<'_>) -> Result<HttpRequest, String>;
-    /// A fresh per-response mapper.
-    fn mapper(&self, input: &RequestInput<'_>) -> Box<dyn StreamMapper>;
+    /// A fresh per-response mapper of this wire format's events.
+    fn stream_mapper(&self, input: &RequestInput<'_>) -> Box<dyn StreamMapper>;
+    /// A fresh per-response mapper: the wire format's, and first the rules every format shares (issue 33: the
+    /// tools whose schema accepts `{}`, so a call of one with `null` arguments gets `{}`).
+    fn mapper(&self, input: &RequestInput<'_>) -> Box<dyn StreamMapper> {
+        let accept_empty = transcript::system_head(input.messages)
+            .1
+            .iter()
+            .filter(|tool| assemble::accepts_empty_object(tool.get("parameters")))
+            .filter_map(|tool| tool.get("name").and_then(Value::as_str).map(str::to_string))
+            .collect();
+        Box::new(Shared { inner: self.stream_mapper(input), accept_empty: Some(accept_empty) })
+    }
+}
+
+/// Hands the assembler what every wire format shares before the first event, then forwards.
+struct Shared {
+    inner: Box<dyn StreamMapper>,
+    accept_empty: Option<Vec<String>>,
+}
+
+impl Shared {
+    fn prepare(&mut self, asm: &mut Assembler) {
+        if let Some(names) = self.accept_empty.take() {
+            asm.accept_null_arguments(names);
+        }
+    }
+}
+
+impl StreamMapper for Shared {
+    fn on_event(&mut self, event: Option<&str>, data: &Json<'_>, asm: &mut Assembler) {
+        self.prepare(asm);
+        self.inner.on_event(event, data, asm);
+    }
+    fn on_event_text(&mut self, event: Option<&str>, data: &str, asm: &mut Assembler) -> bool {
+        self.prepare(asm);
+        self.inner.on_event_text(event, data, asm)
+    }
+    fn on_text(&mut self, event: Option<&str>, data: &str, asm: &mut Assembler) {
+        self.prepare(asm);
+        self.inner.on_text(event, data, asm);
+    }
+    fn on_end(&mut self, asm: &mut Assembler) {
+        self.prepare(asm);
+        self.inner.on_end(asm);
+    }
 }
 
 /// Turns one response's events (SSE `event` name and the JSON of its `data`) into assembler calls.

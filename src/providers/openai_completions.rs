@@ -2,11 +2,12 @@
 //! vLLM, Ollama, LM Studio, OpenRouter, Groq, …). Builds the request from the cleaned transcript
 //! and maps `data:` chunks (until `[DONE]`) onto the assembler; blocks stay open until the end.
 
-use super::assemble::{Assembler, StopReason, Usage};
+use super::assemble::{Assembler, BlockKind, StopReason, Usage};
 use super::json::Json;
 use super::request::{
-    OPENAI_BASE_URL, api_key, base_url, compat_bool, compat_str, first_chars, invalid_json_message, mapped_effort,
-    max_tokens, merge_sampling, model_reasons, object, option_number, option_str, put, thinking_level,
+    OPENAI_BASE_URL, api_key, base_url, compat_bool, compat_str, first_chars, invalid_json_message, is_openrouter,
+    mapped_effort, max_tokens, merge_sampling, model_reasons, object, openrouter_billed_cost, option_number,
+    option_str, put, thinking_level,
 };
 use super::strict;
 use super::transcript::{self, str_field};
@@ -90,9 +91,10 @@ impl WireFormat for OpenAiCompletions {
         Ok(HttpRequest { url: format!("{base}/chat/completions"), headers, body: Value::Object(body) })
     }
 
-    fn mapper(&self, input: &RequestInput<'_>) -> Box<dyn StreamMapper> {
+    fn stream_mapper(&self, input: &RequestInput<'_>) -> Box<dyn StreamMapper> {
         Box::new(Mapper {
             model_id: str_field(input.model, "id").to_string(),
+            openrouter: is_openrouter(input.model),
             supports_finish_reason: compat_bool(input.model, "supportsFinishReason") != Some(false),
             ..Mapper::default()
         })
@@ -227,6 +229,7 @@ fn convert_user(message: &Json<'_>) -> Option<Value> {
 
 fn convert_assistant(model: &Value, message: &Json<'_>) -> Option<Value> {
     let content = message.blocks();
+    let details = reasoning_details_to_send(content);
     let text: String = content
         .iter()
         .filter(|b| b.kind() == "text" && !b.str("text").trim().is_empty())
@@ -257,8 +260,10 @@ fn convert_assistant(model: &Value, message: &Json<'_>) -> Option<Value> {
     };
     let has_content = content.as_str().is_some_and(|s| !s.is_empty());
     put(&mut out, "content", content);
+    // Issue 33: streamed `reasoning_details` (kept as the thinking block's signature, JSON) go back as they came, so
+    // a signed or encrypted thinking turn can be replayed (OpenRouter); they replace the plain reasoning field.
     // Replay the streamed reasoning under the field it came in (its thinkingSignature).
-    if let Some(first) = thinking.first() {
+    if let Some(first) = thinking.first().filter(|_| details.is_none()) {
         let field = first.str("thinkingSignature");
         if REASONING_FIELDS.contains(&field) {
             put(&mut out, field, Value::from(joined_thinking.as_str()));
@@ -268,6 +273,9 @@ fn convert_assistant(model: &Value, message: &Json<'_>) -> Option<Value> {
     if has_calls {
         put(&mut out, "tool_calls", Value::Array(calls));
     }
+    if let Some(details) = details {
+        put(&mut out, "reasoning_details", Value::Array(details));
+    }
     if compat_bool(model, "requiresReasoningContentOnAssistantMessages") == Some(true)
         && model_reasons(model)
         && !out.contains_key("reasoning_content")
@@ -275,6 +283,101 @@ fn convert_assistant(model: &Value, message: &Json<'_>) -> Option<Value> {
         put(&mut out, "reasoning_content", Value::from(joined_thinking));
     }
     (has_content || has_calls).then_some(Value::Object(out))
+}
+
+/// The `reasoning_details` an assistant message sends back (the reference's rule): those of the first thinking block
+/// whose signature is a JSON array of valid details, else the encrypted details (with an id) kept as tool calls'
+/// `thoughtSignature`s.
+fn reasoning_details_to_send(content: &[Json<'_>]) -> Option<Vec<Value>> {
+    let parse = |text: &str| serde_json::from_str::<Value>(text).ok();
+    let signed = content.iter().filter(|b| b.kind() == "thinking").find_map(|block| {
+        let Value::Array(details) = parse(block.str("thinkingSignature"))? else { return None };
+        (!details.is_empty() && details.iter().all(is_reasoning_detail)).then_some(details)
+    });
+    if signed.is_some() {
+        return signed;
+    }
+    let legacy: Vec<Value> = content
+        .iter()
+        .filter(|b| b.kind() == "toolCall")
+        .filter_map(|call| parse(call.str("thoughtSignature")))
+        .filter(|d| {
+            is_reasoning_detail(d)
+                && d.get("type").and_then(Value::as_str) == Some("reasoning.encrypted")
+                && d.get("id").and_then(Value::as_str).is_some_and(|id| !id.is_empty())
+                && d.get("data").and_then(Value::as_str).is_some_and(|data| !data.is_empty())
+        })
+        .collect();
+    (!legacy.is_empty()).then_some(legacy)
+}
+
+/// A reasoning detail as OpenRouter defines them: `reasoning.text` (`text`, optional `signature`),
+/// `reasoning.summary` (`summary`) or `reasoning.encrypted` (`data`); `id`, `format`, `index` typed when present.
+fn is_reasoning_detail(detail: &Value) -> bool {
+    let Some(d) = detail.as_object() else { return false };
+    let typed = |key: &str, ok: fn(&Value) -> bool| d.get(key).is_none_or(ok);
+    if !(typed("id", |v| v.is_null() || v.is_string())
+        && typed("format", Value::is_string)
+        && typed("index", Value::is_number))
+    {
+        return false;
+    }
+    let string = |key: &str| d.get(key).is_some_and(Value::is_string);
+    match d.get("type").and_then(Value::as_str) {
+        Some("reasoning.summary") => string("summary"),
+        Some("reasoning.encrypted") => string("data"),
+        // Issue 33: OpenRouter streams Anthropic's signature as a `reasoning.text` detail without `text`; it is
+        // kept (the reference drops it, and the thinking goes back unsigned).
+        Some("reasoning.text") => {
+            (string("text") || d.get("signature").and_then(Value::as_str).is_some_and(|s| !s.is_empty()))
+                && d.get("text").is_none_or(Value::is_string)
+                && typed("signature", |v| v.is_null() || v.is_string())
+        }
+        _ => false,
+    }
+}
+
+/// Appends a streamed detail as the reference merges them: consecutive `reasoning.text` (and `reasoning.summary`)
+/// fragments join into one entry (text appended, the first non-empty signature, missing `id`/`format` filled);
+/// encrypted ones stay separate.
+fn append_reasoning_detail(details: &mut Vec<Value>, detail: Map<String, Value>) {
+    let kind = detail.get("type").and_then(Value::as_str).unwrap_or("");
+    let field = match kind {
+        "reasoning.text" => "text",
+        "reasoning.summary" => "summary",
+        _ => "",
+    };
+    if let Some(Value::Object(last)) = details.last_mut()
+        && !field.is_empty()
+        && last.get("type").and_then(Value::as_str) == Some(kind)
+    {
+        let more = detail.get(field).and_then(Value::as_str).unwrap_or("");
+        if let Some(Value::String(text)) = last.get_mut(field) {
+            text.push_str(more);
+        }
+        let falsy = |v: Option<&Value>| match v {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => true,
+            Some(Value::String(s)) => s.is_empty(),
+            Some(Value::Number(n)) => n.as_f64() == Some(0.0),
+            _ => false,
+        };
+        // JS `last.k ||= detail.k` (`??=` for `id`): a missing value on the right leaves the key out.
+        let replace = [
+            ("signature", kind == "reasoning.text" && falsy(last.get("signature"))),
+            ("id", last.get("id").is_none_or(Value::is_null)),
+            ("format", falsy(last.get("format"))),
+        ];
+        for (key, replace) in replace {
+            if replace {
+                match detail.get(key) {
+                    Some(value) => last.insert(key.to_string(), value.clone()),
+                    None => last.shift_remove(key),
+                };
+            }
+        }
+        return;
+    }
+    details.push(Value::Object(detail));
 }
 
 /// One `tool` message per result; their images (if supported) in one following user message.
@@ -328,6 +431,8 @@ struct ToolCallSlot {
 #[derive(Default)]
 struct Mapper {
     model_id: String,
+    /// OpenRouter reports the billed cost in its usage (issue 33).
+    openrouter: bool,
     supports_finish_reason: bool,
     response_id: bool,
     response_model: bool,
@@ -363,7 +468,11 @@ impl Mapper {
         let choice = chunk.get("choices").and_then(Json::as_array).and_then(<[_]>::first);
         let usage = chunk.get("usage").filter(|u| u.truthy()).or_else(|| choice.and_then(|c| c.get("usage")));
         if let Some(usage) = usage.filter(|u| u.is_object()) {
-            asm.usage(&chat_usage(usage));
+            let mut usage_now = chat_usage(usage);
+            if self.openrouter {
+                usage_now.billed = openrouter_billed_cost(usage);
+            }
+            asm.usage(&usage_now);
         }
         let Some(choice) = choice else { return };
         match choice.get("finish_reason") {
@@ -382,9 +491,50 @@ impl Mapper {
                 asm.set_field(THINKING_KEY, "thinkingSignature", Value::from(field));
             }
         }
+        // Issue 33: `reasoning_details` (OpenRouter) are replay data, not text: kept whole and written once, as the
+        // thinking block's signature (JSON), when the block closes, so the next request can send them back.
+        if let Some(Json::Array(details)) = delta.get("reasoning_details") {
+            for detail in details {
+                let Value::Object(detail) = detail.to_value() else { continue };
+                if !is_reasoning_detail(&Value::Object(detail.clone())) {
+                    continue;
+                }
+                if !self.thinking_open {
+                    self.thinking_open = true;
+                    asm.open_block(THINKING_KEY, BlockKind::Thinking);
+                    asm.set_field(THINKING_KEY, "thinkingSignature", Value::from(""));
+                }
+                if let Some(Value::Array(kept)) = asm.at_close(THINKING_KEY, "thinkingSignature") {
+                    append_reasoning_detail(kept, detail);
+                }
+            }
+        }
         for field in ["content", "refusal"] {
             if let Some(text) = delta.get(field).and_then(Json::as_str).filter(|s| !s.is_empty()) {
                 asm.text_delta(TEXT_KEY, text);
+            }
+        }
+        // Issue 33: Mistral's reasoning models (Magistral) stream `content` as typed parts: `{type: "thinking",
+        // thinking: [{type: "text", text}]}` and `{type: "text", text}` (the reference writes `[object Object]`).
+        if let Some(Json::Array(parts)) = delta.get("content") {
+            for part in parts {
+                match part.get("type").and_then(Json::as_str) {
+                    Some("text") => {
+                        if let Some(text) = part.get("text").and_then(Json::as_str).filter(|s| !s.is_empty()) {
+                            asm.text_delta(TEXT_KEY, text);
+                        }
+                    }
+                    Some("thinking") => {
+                        let inner = part.get("thinking").and_then(Json::as_array).unwrap_or_default();
+                        for text in inner.iter().filter_map(|t| t.get("text").and_then(Json::as_str)) {
+                            if !text.is_empty() {
+                                asm.thinking_delta(THINKING_KEY, text);
+                                self.thinking_open = true;
+                            }
+                        }
+                    }
+                    _ => {}
+                }
             }
         }
         let fragments = match delta.get("tool_calls") {
@@ -522,6 +672,7 @@ fn chat_usage(usage: &Json<'_>) -> Usage {
         cache_write,
         cache_write_1h: None,
         reasoning: Some(reasoning),
+        ..Usage::default()
     }
 }
 

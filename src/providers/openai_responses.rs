@@ -30,7 +30,7 @@ impl WireFormat for OpenAiResponses {
         Ok(HttpRequest { url, headers, body: request_body(input) })
     }
 
-    fn mapper(&self, _input: &RequestInput<'_>) -> Box<dyn StreamMapper> {
+    fn stream_mapper(&self, _input: &RequestInput<'_>) -> Box<dyn StreamMapper> {
         Box::new(ResponsesMapper::default())
     }
 }
@@ -308,8 +308,6 @@ struct Slot {
     key: String,
     /// A text or thinking delta arrived (the block exists and holds streamed text).
     streamed: bool,
-    /// The summary/content part the last thinking delta belonged to (parts are blank-line separated).
-    part: Option<(bool, u64)>,
     /// For tool calls: the id and name, for the unfinished-call check.
     call: Option<(String, String)>,
 }
@@ -415,14 +413,17 @@ impl ResponsesMapper {
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 let delta = strict::required_string(FORMAT, kind, data, "delta")?;
-                let part = (kind.contains("summary"), index_field(data, "summary_index", "content_index"));
                 if let Some(slot) = self.slot_mut(kind, data, SlotKind::Reasoning)? {
-                    if slot.streamed && slot.part.is_some_and(|p| p != part) {
-                        asm.thinking_delta(&slot.key, "\n\n");
-                    }
-                    slot.part = Some(part);
                     slot.streamed = true;
                     asm.thinking_delta(&slot.key, delta);
+                }
+            }
+            // Issue 33: a summary part that ends adds a blank line, as a delta (the reference's events); the block's
+            // final text is the item's, without the last one.
+            "response.reasoning_summary_part.done" => {
+                if let Some(slot) = self.slot_mut(kind, data, SlotKind::Reasoning)? {
+                    slot.streamed = true;
+                    asm.thinking_delta(&slot.key, "\n\n");
                 }
             }
             "response.function_call_arguments.delta" => {
@@ -513,7 +514,7 @@ impl ResponsesMapper {
         if let Some(old) = output_index.and_then(|i| self.slots.iter().position(|s| s.output_index == Some(i))) {
             self.slots.remove(old);
         }
-        self.slots.push(Slot { output_index, item_id, kind, key, streamed: false, part: None, call });
+        self.slots.push(Slot { output_index, item_id, kind, key, streamed: false, call });
         Ok(Some(self.slots.len() - 1))
     }
 
@@ -529,10 +530,13 @@ impl ResponsesMapper {
         let item_type = item.get("type").and_then(Json::as_str);
         match (slot.kind, item_type) {
             (SlotKind::Reasoning, Some("reasoning")) => {
+                let text = joined_texts(item.get("summary"), "\n\n");
+                let text = if text.is_empty() { joined_texts(item.get("content"), "\n\n") } else { text };
                 if !slot.streamed {
-                    let text = joined_texts(item.get("summary"), "\n\n");
-                    let text = if text.is_empty() { joined_texts(item.get("content"), "\n\n") } else { text };
                     asm.thinking_delta(&slot.key, &text);
+                } else if !text.is_empty() {
+                    // The item's text is the block's final text (the reference's rule).
+                    asm.set_field(&slot.key, "thinking", Value::String(text));
                 }
                 let signature = item.to_string();
                 asm.set_field(&slot.key, "thinkingSignature", Value::String(signature));
@@ -542,6 +546,10 @@ impl ResponsesMapper {
                 let text = if slot.streamed { String::new() } else { message_text(item) };
                 if slot.streamed || !text.is_empty() {
                     asm.text_delta(&slot.key, &text);
+                    if slot.streamed {
+                        // The item's text is the block's final text (the reference's rule).
+                        asm.set_field(&slot.key, "text", Value::String(message_text(item)));
+                    }
                     let mut signature = Map::new();
                     put(&mut signature, "v", Value::from(1));
                     if let Some(id) = item.get("id").filter(|id| id.is_string()) {
@@ -591,10 +599,6 @@ impl ResponsesMapper {
 /// An event's `output_index`: missing (the item id then finds the slot) or an integer ≥ 0.
 fn output_index(kind: &str, data: &Json<'_>) -> Result<Option<u64>, String> {
     strict::optional_index(FORMAT, kind, data, "output_index")
-}
-
-fn index_field(data: &Json<'_>, first: &str, second: &str) -> u64 {
-    data.get(first).or_else(|| data.get(second)).and_then(Json::as_u64).unwrap_or(0)
 }
 
 /// The `text` fields of a list of parts, joined.
@@ -669,6 +673,7 @@ fn responses_usage(usage: &Json<'_>) -> Usage {
         cache_write,
         cache_write_1h: None,
         reasoning: Some(details("output_tokens_details", "reasoning_tokens")),
+        ..Usage::default()
     }
 }
 
@@ -732,9 +737,10 @@ mod tests {
 
     /// 60 input, 20 output, 40 cached at 2/8/0.5 per million.
     fn usage() -> Value {
+        let c = [(2.0 / 1e6) * 60.0, (8.0 / 1e6) * 20.0, (0.5 / 1e6) * 40.0];
         json!({"input": 60.0, "output": 20.0, "cacheRead": 40.0, "cacheWrite": 0.0, "reasoning": 5.0, "totalTokens": 120.0,
-               "cost": {"input": 0.00012, "output": 0.00016, "cacheRead": 0.00002, "cacheWrite": 0.0,
-                        "total": 0.00012 + 0.00016 + 0.00002}})
+               "cost": {"input": c[0], "output": c[1], "cacheRead": c[2], "cacheWrite": 0.0,
+                        "total": c[0] + c[1] + c[2] + 0.0, "totalFromProvider": false}})
     }
 
     fn expected(content: Value, tail: Value) -> Value {
@@ -1213,8 +1219,8 @@ mod tests {
                     event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r9\",\"status\":\"completed\",\"usage\":{\"input_tokens\":7,\"output_tokens\":3}}}\n\n";
         let (message, events) = run(body);
         assert_eq!(events, names("done"));
-        let cost = json!({"input": 7.0 * 2.0 / 1e6, "output": 3.0 * 8.0 / 1e6, "cacheRead": 0.0, "cacheWrite": 0.0,
-                          "total": 7.0 * 2.0 / 1e6 + 3.0 * 8.0 / 1e6});
+        let cost = json!({"input": (2.0 / 1e6) * 7.0, "output": (8.0 / 1e6) * 3.0, "cacheRead": 0.0, "cacheWrite": 0.0,
+                          "total": (2.0 / 1e6) * 7.0 + (8.0 / 1e6) * 3.0, "totalFromProvider": false});
         let want = expected(
             json!([]),
             json!({"responseId": "r9", "usage": {"input": 7.0, "output": 3.0, "cacheRead": 0.0, "cacheWrite": 0.0,

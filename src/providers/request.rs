@@ -64,6 +64,36 @@ pub fn option_str<'a>(options: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 /// `model.compat.<key>` as a boolean (`None` when unset or not a boolean).
+/// OpenRouter, by provider or base URL (the reference's test): its streamed usage carries the billed cost.
+pub fn is_openrouter(model: &Value) -> bool {
+    let field = |key: &str| model.get(key).and_then(Value::as_str).unwrap_or("");
+    field("provider") == "openrouter" || field("baseUrl").contains("openrouter.ai")
+}
+
+/// Issue 33: the cost OpenRouter billed, from a streamed `usage` (`cost`, `is_byok`, `cost_details`), resolved as the
+/// reference resolves it: without BYOK `cost`; with BYOK `cost` plus the upstream cost (given, or prompt + completions).
+/// `None` when the accounting is missing or not a finite number ≥ 0.
+pub fn openrouter_billed_cost(usage: &Json<'_>) -> Option<f64> {
+    let valid = |n: Option<f64>| n.filter(|n| n.is_finite() && *n >= 0.0);
+    let cost = valid(usage.get("cost").and_then(Json::as_f64))?;
+    match usage.get("is_byok") {
+        Some(Json::Bool(false)) => Some(cost),
+        Some(Json::Bool(true)) => {
+            let details = usage.get("cost_details").filter(|d| d.truthy())?;
+            let upstream = match details.get("upstream_inference_cost") {
+                Some(Json::Null) => {
+                    let prompt = valid(details.get("upstream_inference_prompt_cost").and_then(Json::as_f64))?;
+                    let completions = valid(details.get("upstream_inference_completions_cost").and_then(Json::as_f64))?;
+                    Some(prompt + completions)
+                }
+                other => other.and_then(Json::as_f64),
+            };
+            valid(upstream).map(|upstream| cost + upstream)
+        }
+        _ => None,
+    }
+}
+
 pub fn compat_bool(model: &Value, key: &str) -> Option<bool> {
     model.get("compat").and_then(|c| c.get(key)).and_then(Value::as_bool)
 }
@@ -553,10 +583,18 @@ pub(crate) mod test_driver {
             object.insert((*k).into(), json!(v));
         }
         object.insert("totalTokens".into(), json!(input + output + read + write));
-        let c = [input * cost[0] / 1e6, output * cost[1] / 1e6, read * cost[2] / 1e6, write * cost[3] / 1e6];
+        // pi-ai's `calculateCost`: rate per token × count; a 1-hour cache write at twice the input rate.
+        let long = extra.iter().find(|(k, _)| *k == "cacheWrite1h").map_or(0.0, |(_, v)| *v);
+        let c = [
+            (cost[0] / 1e6) * input,
+            (cost[1] / 1e6) * output,
+            (cost[2] / 1e6) * read,
+            (cost[3] * (write - long) + cost[0] * 2.0 * long) / 1e6,
+        ];
         object.insert(
             "cost".into(),
-            json!({"input": c[0], "output": c[1], "cacheRead": c[2], "cacheWrite": c[3], "total": c[0] + c[1] + c[2] + c[3]}),
+            json!({"input": c[0], "output": c[1], "cacheRead": c[2], "cacheWrite": c[3], "total": c[0] + c[1] + c[2] + c[3],
+                   "totalFromProvider": false}),
         );
         Value::Object(object)
     }

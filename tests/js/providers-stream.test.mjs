@@ -231,7 +231,7 @@ test("§6.10 usage and cost per API (cached, cache writes, reasoning tokens)", P
     if (cacheWrite1h !== undefined) assert.equal(got.cacheWrite1h, cacheWrite1h, `${api} cacheWrite1h`);
     delete got.reasoning;
     delete got.cacheWrite1h;
-    assertUsage(got, tokens, PRICE);
+    assertUsage(got, tokens, PRICE, { cacheWrite1h });
   }
 });
 

@@ -104,12 +104,12 @@ impl Driver {
                     BlockKind::ToolCall => {
                         let parsed = match arguments {
                             Some(Arguments::Parsed(parsed)) => Some(parsed),
-                            Some(Arguments::InHost { clean }) => {
+                            Some(Arguments::InHost { clean, accept_null }) => {
                                 let args = if clean { parse_args(&block) } else { JsValue::UNDEFINED };
                                 if args.is_undefined() {
                                     // Not read alike by JSON.parse and the core's parser (or not an object): the core
                                     // parses it, with P-6.4.3's repair and error texts.
-                                    Some(parse_tool_arguments(&take_args_text(&block)))
+                                    Some(final_arguments(&take_args_text(&block), accept_null))
                                 } else {
                                     let _ = h.set(&block, "arguments", &args);
                                     None

@@ -17,10 +17,10 @@ use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
 use crate::core::text::json::js_json_stringify_verbatim;
 use crate::core::text::wtf;
+use crate::providers::assemble::final_arguments;
 use crate::providers::json::parse_data;
 use crate::providers::marker;
 use crate::providers::partial_json::{Patch, PatchOp, PathSeg};
-use crate::providers::repair::parse_tool_arguments;
 use crate::providers::sse::{DEFAULT_MAX_EVENT_BYTES, SseDecoder, SseError, SseEvents};
 use crate::providers::{
     Arguments, Assembler, BlockKind, HttpRequest, Json, MessageOp, RequestInput, StreamMapper, json, wire_format,

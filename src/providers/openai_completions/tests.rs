@@ -460,3 +460,31 @@ fn issue_13_malformed_tool_call_fragments_are_stream_errors() {
     assert_eq!(message["stopReason"], "toolUse");
     assert_eq!(message["content"], json!([{"type": "toolCall", "id": "call_1", "name": "f", "arguments": {}}]));
 }
+
+#[test]
+fn issue_33_reasoning_details_merge_keep_the_signature_and_close_into_the_thinking_signature() {
+    let chunk = |details: Value| {
+        format!("data: {}\n\n", json!({"choices": [{"index": 0, "delta": {"reasoning_details": details}}]}))
+    };
+    let fmt = "anthropic-claude-v1";
+    let sse = [
+        chunk(json!([{"type": "reasoning.text", "text": "", "signature": "", "format": fmt, "index": 0}])),
+        chunk(json!([{"type": "reasoning.text", "text": "Think", "format": fmt, "index": 0}])),
+        chunk(json!([{"type": "reasoning.text", "text": "ing.", "format": fmt, "index": 0}])),
+        chunk(json!([{"type": "reasoning.text", "signature": "SIG", "format": fmt, "index": 0}])),
+        chunk(json!([{"type": "reasoning.encrypted", "data": "opaque", "id": "r1"}, {"type": "unknown"}, 7])),
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n".into(),
+    ]
+    .concat();
+    let (message, events) = stream(&model(), &sse);
+    assert_eq!(events, ["start", "thinking_start", "text_start", "text_delta", "thinking_end", "text_end", "done"]);
+    let thinking = &message["content"][0];
+    assert_eq!(thinking["thinking"], "", "details are replay data, not text");
+    let details: Value = serde_json::from_str(thinking["thinkingSignature"].as_str().unwrap()).unwrap();
+    // `signature ||= …` drops the empty one, then the signature-only detail's joins (the reference drops that one).
+    assert_eq!(
+        details,
+        json!([{"type": "reasoning.text", "text": "Thinking.", "format": fmt, "index": 0, "signature": "SIG"},
+               {"type": "reasoning.encrypted", "data": "opaque", "id": "r1"}])
+    );
+}
