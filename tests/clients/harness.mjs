@@ -6,7 +6,7 @@
 // produced (exit codes, stdout/stderr, request bodies, session files, files on disk) is normalised (timestamps, ids,
 // durations, paths, ports) so the two copies can be compared.
 import { spawn, execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,7 +63,9 @@ export function prepareCopies({ mutate } = {}) {
     .at(-1);
   for (const copy of COPIES) {
     mkdirSync(join(WORK, DIR[copy]), { recursive: true });
-    execFileSync("cp", ["-al", INSTALL, join(WORK, DIR[copy], "node_modules")]);
+    // The real folder, not a symlink to it (a worktree may link node_modules): `cp -a` would copy the link, and the
+    // package replaced below would then be replaced in the installed tree itself.
+    execFileSync("cp", ["-al", realpathSync(INSTALL), join(WORK, DIR[copy], "node_modules")]);
   }
   const cores = findPackages(join(WORK, DIR.ours, "node_modules"), "pi-agent-core");
   if (cores.length === 0) throw new Error("no @earendil-works/pi-agent-core in the client's tree");
