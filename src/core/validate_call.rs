@@ -35,6 +35,137 @@ fn to_json<H: FastPaths>(h: &H, v: &H::V) -> Result<serde_json::Value, H::V> {
     parse_json(h, h.json_stringify(v, false)?.as_deref())
 }
 
+// Issue 34: a long string of the arguments comes in the view as a marker (`MARK`, `l`, its index in the host's list),
+// so that a 20 MB file a tool writes is not copied into wasm memory to be validated. Where the schema asks of it only
+// that it be a string (a `properties`/`items` path of plain object and array schemas down to `{"type": "string"}`
+// with annotations), the validator reads the marker as the string it stands for: a string, nothing of its text read,
+// nothing coerced. Anywhere else its text is fetched from the host (`FastPaths::view_string`) before validating.
+
+/// One step of a path into the arguments.
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// The host's index of a long-string marker.
+fn long_index(s: &str) -> Option<usize> {
+    let digits = s.strip_prefix(MARK)?.strip_prefix('l')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// The paths of the long-string markers in `root`, with their indices. Iterative.
+fn long_markers(root: &serde_json::Value) -> Vec<(Vec<Step>, usize)> {
+    use serde_json::Value;
+    let mut out = Vec::new();
+    let mut stack: Vec<(&Value, Vec<Step>)> = vec![(root, Vec::new())];
+    while let Some((v, path)) = stack.pop() {
+        match v {
+            Value::String(s) => {
+                if let Some(index) = long_index(s) {
+                    out.push((path, index));
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let mut p = path.iter().map(clone_step).collect::<Vec<_>>();
+                    p.push(Step::Index(i));
+                    stack.push((item, p));
+                }
+            }
+            Value::Object(map) => {
+                for (k, item) in map {
+                    let mut p = path.iter().map(clone_step).collect::<Vec<_>>();
+                    p.push(Step::Key(k.clone()));
+                    stack.push((item, p));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn clone_step(step: &Step) -> Step {
+    match step {
+        Step::Key(k) => Step::Key(k.clone()),
+        Step::Index(i) => Step::Index(*i),
+    }
+}
+
+/// Whether the schema at `path` asks of the value there only that it be a string, and nothing on the way reads it.
+fn plain_string_at(schema: &serde_json::Value, path: &[Step]) -> bool {
+    const ANNOTATIONS: [&str; 9] =
+        ["description", "title", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "$schema"];
+    let only = |node: &serde_json::Map<String, serde_json::Value>, also: &[&str]| {
+        node.keys().all(|k| ANNOTATIONS.contains(&k.as_str()) || also.contains(&k.as_str()))
+    };
+    let mut node = schema;
+    for step in path {
+        let Some(map) = node.as_object() else { return false };
+        node = match step {
+            Step::Key(key) => {
+                let plain_additional = map.get("additionalProperties").is_none_or(serde_json::Value::is_boolean);
+                if !plain_additional
+                    || !only(map, &["type", "properties", "required", "additionalProperties"])
+                    || map.get("type").is_some_and(|t| t.as_str() != Some("object"))
+                {
+                    return false;
+                }
+                match map.get("properties").and_then(|p| p.get(key.as_str())) {
+                    Some(child) => child,
+                    None => return false,
+                }
+            }
+            Step::Index(_) => {
+                if !only(map, &["type", "items", "minItems", "maxItems"])
+                    || map.get("type").is_some_and(|t| t.as_str() != Some("array"))
+                {
+                    return false;
+                }
+                match map.get("items") {
+                    Some(child) if child.is_object() => child,
+                    _ => return false,
+                }
+            }
+        };
+    }
+    node.as_object()
+        .is_some_and(|map| only(map, &["type"]) && map.get("type").and_then(|t| t.as_str()) == Some("string"))
+}
+
+/// The long-string markers of `value` that the schema may read or coerce, replaced by their text from the host.
+fn fetch_read_long_strings<H: FastPaths>(h: &H, schema: &serde_json::Value, value: &mut serde_json::Value) {
+    // One fetch per string (a cycle's repeats are the same marker).
+    let mut fetched: FxMap<usize, serde_json::Value> = FxMap::default();
+    for (path, index) in long_markers(value) {
+        if plain_string_at(schema, &path) {
+            continue;
+        }
+        let text = match fetched.get(&index) {
+            Some(text) => text.clone(),
+            None => {
+                let Some(text) = h.view_string(index).and_then(|json| wtf::parse(&json).ok()) else { continue };
+                fetched.insert(index, text.clone());
+                text
+            }
+        };
+        let mut node = Some(&mut *value);
+        for step in &path {
+            node = node.and_then(|n| match step {
+                Step::Key(k) => n.get_mut(k.as_str()),
+                Step::Index(i) => n.get_mut(*i),
+            });
+        }
+        if let Some(node) = node {
+            // Parsed from its JSON text, as the view's own strings are: lone surrogates as stand-ins.
+            *node = text;
+        }
+    }
+}
+
 /// Coercion's -0 (`Math.trunc(-0.5)`, `+"-0"`) as the `z` marker, which `Host::patch_copy` turns back into -0: JSON
 /// text has no -0 (`JSON.stringify(-0)` is `0`). Iterative.
 fn mark_negative_zeros(v: &mut serde_json::Value) {
@@ -276,7 +407,10 @@ pub fn validate_tool_call<H: FastPaths>(h: &H, tool: &H::V, call: &H::V, args: &
     let (text, copy) = h.json_copy(args)?;
     // A view that holds values JSON cannot (NaN, BigInts, undefined items, Dates, ...) starts with `MARK`.
     let view = text.as_deref().and_then(|text| text.strip_prefix(MARK));
-    let value = parse_json(h, view.or(text.as_deref()))?;
+    let mut value = parse_json(h, view.or(text.as_deref()))?;
+    if view.is_some_and(|v| v.contains(MARK)) {
+        fetch_read_long_strings(h, schema, &mut value);
+    }
     let outcome = match view {
         Some(_) => coerce_and_validate_view(schema, &value, &HostPatterns(h)),
         None => coerce_and_validate_changes(schema, &value, &HostPatterns(h)),

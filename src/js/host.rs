@@ -715,6 +715,9 @@ impl FastPaths for JsHost {
         let text = json_copy(v)?;
         Ok((text, take_copy()))
     }
+    fn view_string(&self, index: usize) -> Option<String> {
+        view_string(u32::try_from(index).ok()?)
+    }
     fn patch_copy(&self, copy: &JsValue, patches: &str) -> Result<JsValue, JsValue> {
         patch_copy(copy, patches)
     }

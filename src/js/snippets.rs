@@ -209,6 +209,8 @@ extern "C" {
     pub(super) fn json_copy(v: &JsValue) -> Result<Option<String>, JsValue>;
     #[wasm_bindgen(catch)]
     pub(super) fn stringify(v: &JsValue) -> Result<Option<String>, JsValue>;
+    #[wasm_bindgen(js_name = viewString)]
+    pub(super) fn view_string(index: u32) -> Option<String>;
     #[wasm_bindgen(catch, js_name = jsonClone)]
     pub(super) fn json_clone(v: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = jsonTextKept)]

@@ -165,6 +165,16 @@ try {
       await ours(which, toolResultContext(which, args.mib * MiB));
       out.apis[which] = { ...bytes, grown: memory() - base };
     }
+  } else if (scenario === "validate") {
+    // A tool call of megabytes validated (what the loop does before every execute): the arguments' long strings stay
+    // in JS where the schema only asks for strings.
+    const tool = { name: "write", description: "w", parameters: { type: "object", properties: { path: { type: "string" }, content: { type: "string" } }, required: ["path", "content"] } };
+    const call = (size) => ({ type: "toolCall", id: "c1", name: "write", arguments: { path: "big.js", content: "x".repeat(size) } });
+    lib.validateToolArguments(tool, call(MiB));
+    const base = memory();
+    const result = lib.validateToolArguments(tool, call(args.mib * MiB));
+    out.valid = result.content.length === args.mib * MiB;
+    out.grown = memory() - base;
   } else if (scenario === "tool-args") {
     out.apis = {};
     const context = { messages: [{ role: "user", content: "write it", timestamp: 1 }] };

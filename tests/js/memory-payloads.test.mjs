@@ -96,3 +96,58 @@ test("issue 34: snapshots and checkpoints holding long strings restore exactly (
     assert.deepEqual(restored.state.messages, messages, typeof input);
   }
 });
+
+test("issue 34: validating a 20 MB string argument grows wasm memory by less than 1 MiB", OURS, async () => {
+  const out = await child("validate", { mib: 20 });
+  assert.equal(out.valid, true, "the validated arguments hold the string");
+  assert.ok(out.grown < BUDGET, `wasm memory grew ${out.grown} bytes validating a 20 MB argument`);
+});
+
+test("issue 34: long string arguments are validated as pi-ai validates them, whatever the schema asks of them", OURS, async () => {
+  // A long string reaches the validator as a marker where the schema only asks for a string, and as its text anywhere
+  // else: every keyword that reads a string, coerces it or compares it, and the error texts, against pi-ai's own.
+  const ours = (await import("../../pkg/dist/node/index.mjs")).validateToolArguments;
+  const { validateToolArguments: theirs } = await import("@earendil-works/pi-ai");
+  const long = (c, n = 3000) => c.repeat(n);
+  const digits = `${"0".repeat(2000)}42`;
+  const cases = [
+    [{ type: "string" }, long("x")],
+    [{ type: "string", minLength: 5000 }, long("x")],
+    [{ type: "string", maxLength: 2999 }, long("x")],
+    [{ type: "string", pattern: "^x+$" }, long("x")],
+    [{ type: "string", pattern: "^y" }, long("x")],
+    [{ type: "string", format: "uri" }, `https://a.example/${long("p")}`],
+    [{ type: "string", enum: [long("x"), "b"] }, long("x")],
+    [{ type: "string", const: long("x", 2999) }, long("x")],
+    [{ type: "number" }, digits],
+    [{ type: "integer" }, ` ${digits} `],
+    [{ type: "boolean" }, long("t")],
+    [{ type: ["string", "number"] }, digits],
+    [{ anyOf: [{ type: "number" }, { type: "string" }] }, digits],
+    [{ type: "string", description: "file content", title: "content" }, `${long("é😀")}\ud83d`],
+    [{ type: "object" }, long("x")],
+  ];
+  let compared = 0;
+  for (const [leaf, v] of cases) {
+    for (const wrap of ["property", "item", "additional", "pattern"]) {
+      const parameters =
+        wrap === "property" ? { type: "object", properties: { content: leaf, path: { type: "string" } }, required: ["path"] }
+        : wrap === "item" ? { type: "object", properties: { content: { type: "array", items: leaf } } }
+        : wrap === "additional" ? { type: "object", additionalProperties: leaf }
+        : { type: "object", patternProperties: { "^c": leaf } };
+      const args = wrap === "item" ? { content: [v, v] } : { content: v, path: 7 };
+      const tool = { name: "write", description: "w", parameters };
+      const call = { type: "toolCall", id: "c1", name: "write", arguments: args };
+      const run = (f) => {
+        try {
+          return { ok: JSON.stringify(f(tool, call)) };
+        } catch (e) {
+          return { error: `${e.constructor.name}: ${e.message}` };
+        }
+      };
+      assert.deepEqual(run(ours), run(theirs), `${JSON.stringify(leaf).slice(0, 80)} as ${wrap}`);
+      compared++;
+    }
+  }
+  assert.equal(compared, cases.length * 4);
+});

@@ -58,8 +58,10 @@ test("the validator's view mark and kind letters (snippets/view.js) are core::te
   const { VIEW_MARK, VIEW_KIND } = await snippet("view");
   assert.equal(VIEW_MARK, rustChar(rust("src/core/text/mod.rs"), "VIEW_MARK"));
   assert.match(special, /pub const MARK: char = crate::core::text::VIEW_MARK;/);
-  // The letters special() reads, each an arm `'x' =>` or `'x' if …`; NEG_ZERO is written by validate_call.rs.
-  const { NEG_ZERO, ...read } = VIEW_KIND;
+  // The letters special() reads, each an arm `'x' =>` or `'x' if …`; NEG_ZERO is written by validate_call.rs, and
+  // LONG (issue 34) read there.
+  const { NEG_ZERO, LONG, ...read } = VIEW_KIND;
+  assert.ok(rust("src/core/validate_call.rs").includes(`.strip_prefix('${LONG}')`), "VIEW_KIND.LONG");
   for (const [name, letter] of Object.entries(read)) {
     assert.match(special, new RegExp(`^\\s*'${letter.replace(/[+-]/, "\\$&")}' (?:if|=>)`, "m"), `VIEW_KIND.${name}`);
   }

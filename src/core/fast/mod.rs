@@ -15,6 +15,7 @@
 //! | `call_listeners` | `fast::listeners::call_listeners` | `agent.js`: `callListeners` |
 //! | `json_copy` | `fast::view::json_copy` | `view.js`: `jsonCopy` |
 //! | `patch_copy` | `fast::view::patch_copy` | `view.js`: `patchCopy` |
+//! | `view_string` | `None` (the reference writes no long-string markers) | `view.js`: `viewString` |
 //! | `first_bad_message` | `fast::args::first_bad_message` | `args.js`: `firstBadMessage` |
 //! | `agent_state_valid` | `false` (always check in full) | `args.js`: `agentStateValid` |
 //! | `tool_changes` | `declare::tools::tool_changes` | `declare.js`: `toolChanges` |
@@ -87,6 +88,12 @@ pub trait FastPaths: Host {
     /// reference makes a fresh `JSON.parse` of the text (`null` when the text is undefined).
     fn json_copy(&self, v: &Self::V) -> Result<(Option<String>, Self::V), Self::V> {
         view::json_copy(self, v)
+    }
+
+    /// The JSON text of the long string that the `l<index>` marker of the last `json_copy` view stands for (issue
+    /// 34). The reference writes no such markers: `None`.
+    fn view_string(&self, _index: usize) -> Option<String> {
+        None
     }
 
     /// The validated arguments: `copy` (the clone `json_copy` made) with `patches` applied. `patches` is the JSON

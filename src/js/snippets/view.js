@@ -23,7 +23,12 @@ export const VIEW_MARK = "\u{10F7FE}";
  *  which only Rust writes (src/core/validate_call.rs) and `revive` reads. */
 export const VIEW_KIND = Object.freeze({
   NAN: "n", INFINITY: "+", NEG_INFINITY: "-", UNDEFINED: "u", BIGINT: "b", BYTES: "y", CYCLE: "c", NEG_ZERO: "z",
+  LONG: "l",
 });
+/** Issue 34: from this many UTF-16 units on, a string of the arguments stays here as a `LONG` marker
+ *  (`l<index>`); the validator takes it for the string it is where the schema only asks for a string, and asks for
+ *  its text (`viewString`) anywhere else. */
+const VIEW_LONG = 1024;
 /** The values the `y` (bytes) and `c` (cycle) markers of the last view stand for, by index. */
 let viewRefs = null;
 
@@ -77,6 +82,8 @@ function isJsonData(root) {
 function isJsonScalar(v) {
   switch (typeof v) {
     case "string":
+      // A long string goes to the validator as a marker, which only a view carries.
+      return v.length < VIEW_LONG;
     case "boolean":
       return true;
     case "number":
@@ -98,6 +105,7 @@ function viewText(root) {
   // as a marker that the validator takes for an object without members. Small in bytes too: a cycle through a
   // 1 MB string would otherwise be written 20,000 times (gigabytes: the engine's heap limit, which ends the process).
   const onPath = new Map();
+  const longs = new Map();
   let containers = 0;
   let chars = 0;
   const stack = [];
@@ -105,7 +113,14 @@ function viewText(root) {
   const write = (v) => {
     switch (typeof v) {
       case "string":
+        // A long string counts as written (the cycle bound below reads the same as for the text itself), and an
+        // equal one met again (a cycle writes it again) is the same marker.
         chars += v.length;
+        if (v.length >= VIEW_LONG) {
+          let index = longs.get(v);
+          if (index === undefined) longs.set(v, (index = refs.push(v) - 1));
+          return void out.push(marker(VIEW_KIND.LONG + index));
+        }
         return void out.push(JSON.stringify(v));
       case "boolean":
         return void out.push(v ? "true" : "false");
@@ -244,6 +259,7 @@ function revive(marker) {
       return BigInt(rest);
     case VIEW_KIND.BYTES:
     case VIEW_KIND.CYCLE:
+    case VIEW_KIND.LONG:
       return viewRefs?.[Number.parseInt(rest, 10)] ?? marker;
     default:
       return marker;
@@ -298,6 +314,13 @@ export function parseKept(text, table) {
 /** `Host::json_parse_value`: `JSON.parse` of a JS string, where it is. */
 export function parseText(text) {
   return JSON.parse(text);
+}
+
+/** `FastPaths::view_string`: the JSON text of the string a `LONG` marker of the last view stands for (JSON, so that
+ *  a lone surrogate reaches Rust as the escape the view would have written). */
+export function viewString(index) {
+  const v = viewRefs?.[index];
+  return typeof v === "string" ? JSON.stringify(v) : undefined;
 }
 
 /** `Host::json_clone`: `JSON.parse(JSON.stringify(v))` at any depth, in JS (`undefined` when the text is). */
