@@ -343,9 +343,16 @@ export const DOCUMENTED = [
   {
     id: "engine-parse-message", readme: "(none: the JS engine's own wording)", engine: true,
     // Our argument parser words its errors as V8 on Node 22 does (`… (line 1 column 3)`); the reference's are the
-    // running engine's own, without the position on older engines.
+    // running engine's own: without the position on Node 20, and in older words altogether on Node 18's V8 10
+    // (`Unexpected token { in JSON at position 2`), where only the text after the message is compared.
     normalize(r) {
-      for (const call of toolCalls(r)) if (call.argumentsError) call.argumentsError = call.argumentsError.replace(/ \(line \d+ column \d+\)/, "");
+      const old = Number(process.versions.node.split(".")[0]) < 20;
+      for (const call of toolCalls(r)) {
+        if (!call.argumentsError) continue;
+        call.argumentsError = old
+          ? call.argumentsError.replace(/^[^\n]*/, "<the engine's JSON.parse message>")
+          : call.argumentsError.replace(/ \(line \d+ column \d+\)/, "");
+      }
       return r;
     },
   },
