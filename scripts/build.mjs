@@ -193,7 +193,7 @@ writeFileSync(
 );
 writeFileSync(join(deno, "mcp.js"), '// `agent-loop-wasm/mcp` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/mcp.js";\n');
 
-for (const f of ["index.d.ts", "web.d.ts", "mcp.d.ts"]) cpSync(join(template, f), join(out, f));
+for (const f of ["index.d.ts", "ai.d.ts", "tools.d.ts", "web.d.ts", "mcp.d.ts"]) cpSync(join(template, f), join(out, f));
 if (existsSync(join(root, "README.md"))) cpSync(join(root, "README.md"), join(out, "README.md"));
 
 const cargoVersion = /^version = "([^"]+)"/m.exec(readFileSync(join(root, "Cargo.toml"), "utf8"))[1];

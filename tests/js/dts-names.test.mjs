@@ -10,7 +10,8 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const read = (path) => readFileSync(join(ROOT, path), "utf8");
-const DTS = read("pkg-template/index.d.ts");
+// The main entry's declarations: index.d.ts and the two files it re-exports (the pi-ai shapes, the tools).
+const DTS = ["index.d.ts", "ai.d.ts", "tools.d.ts"].map((f) => read(`pkg-template/${f}`)).join("\n");
 
 // ---- reading the Rust side
 
