@@ -4,9 +4,9 @@
 // memory-payloads-child.mjs in a fresh Node process and also compares the body with pi-ai 1.6.0's, byte for byte.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { IS_REFERENCE } from "./impl.mjs";
+import { runChild } from "./child-runner.mjs";
 
 const CHILD = fileURLToPath(new URL("./memory-payloads-child.mjs", import.meta.url));
 const OURS = { skip: IS_REFERENCE && "ours only (wasm memory)", timeout: 120000 };
@@ -14,29 +14,8 @@ const MiB = 1024 * 1024;
 /** The README's budget: the most a request of any size may add to the instance's memory once it is warm. */
 const BUDGET = 1 * MiB;
 
-function child(scenario, args) {
-  return new Promise((resolve, reject) => {
-    const argv = ["--max-old-space-size=3072", CHILD, scenario, JSON.stringify(args)];
-    const p = spawn(process.execPath, argv, { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    p.stdout.on("data", (d) => (stdout += d));
-    p.stderr.on("data", (d) => (stderr += d));
-    const timer = setTimeout(() => p.kill("SIGKILL"), 110000);
-    p.on("error", reject);
-    p.on("close", (code, signal) => {
-      clearTimeout(timer);
-      try {
-        assert.equal(signal, null, `child killed by ${signal}: ${stderr}`);
-        assert.equal(code, 0, `child exit ${code}: ${stderr}${stdout}`);
-        const out = JSON.parse(stdout.trim().split("\n").at(-1));
-        assert.equal(out.error, undefined, out.error);
-        resolve(out);
-      } catch (error) {
-        reject(error);
-      }
-    });
-  });
+async function child(scenario, args) {
+  return (await runChild(CHILD, scenario, args, { nodeFlags: ["--max-old-space-size=3072"], killAfterMs: 110000 })).out;
 }
 
 test("issue 34: ten 1.5 MB images, 20 requests through openai-completions: wasm memory grows by less than 1 MiB, bytes as pi-ai's", OURS, async () => {

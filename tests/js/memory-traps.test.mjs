@@ -5,9 +5,9 @@
 // exception and unhandled rejection; each case asserts there were none and that stderr is empty.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { IS_REFERENCE } from "./impl.mjs";
+import { runChild } from "./child-runner.mjs";
 
 const CHILD = fileURLToPath(new URL("./memory-traps-child.mjs", import.meta.url));
 const OURS = { skip: IS_REFERENCE && "ours only (wasm memory, the poisoned instance)", timeout: 60000 };
@@ -16,31 +16,11 @@ const POISONED = "agent-loop-wasm: the WebAssembly instance failed and can no lo
 /** 64 MiB of wasm memory: room for the package, not for the payloads the trap cases send. */
 const CAPPED = ["--wasm-max-mem-pages=1024"];
 
-function child(scenario, args, flags = []) {
-  return new Promise((resolve, reject) => {
-    const argv = ["--expose-gc", "--max-old-space-size=1536", ...flags, CHILD, scenario, JSON.stringify(args)];
-    const p = spawn(process.execPath, argv, { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    p.stdout.on("data", (d) => (stdout += d));
-    p.stderr.on("data", (d) => (stderr += d));
-    const timer = setTimeout(() => p.kill("SIGKILL"), 45000);
-    p.on("error", reject);
-    p.on("close", (code, signal) => {
-      clearTimeout(timer);
-      try {
-        assert.equal(signal, null, `child killed by ${signal}: ${stderr}`);
-        assert.equal(code, 0, `child exit ${code}: ${stderr}${stdout}`);
-        assert.equal(stderr, "", "nothing on stderr");
-        const out = JSON.parse(stdout.trim().split("\n").at(-1));
-        assert.equal(out.error, undefined, "the scenario ran to its end");
-        assert.deepEqual(out.uncaught, [], "no uncaught exception, no unhandled rejection");
-        resolve(out);
-      } catch (error) {
-        reject(error);
-      }
-    });
-  });
+async function child(scenario, args, flags = []) {
+  const { out, stderr } = await runChild(CHILD, scenario, args, { nodeFlags: ["--expose-gc", "--max-old-space-size=1536", ...flags] });
+  assert.equal(stderr, "", "nothing on stderr");
+  assert.deepEqual(out.uncaught, [], "no uncaught exception, no unhandled rejection");
+  return out;
 }
 
 const DONE_TYPES = ["start", "text_start", "text_delta", "text_end", "done"];

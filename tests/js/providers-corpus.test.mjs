@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
 import { IS_REFERENCE } from "./impl.mjs";
+import { prng } from "./provider-server.mjs";
 
 // CORPUS_PKG=<a built index.mjs> compares another build (e.g. main's, to see what a change fixed).
 const ours = IS_REFERENCE ? undefined : await import(process.env.CORPUS_PKG ?? "../../pkg/dist/node/index.mjs");
@@ -19,17 +20,6 @@ const SKIP = IS_REFERENCE && "compares the built-in providers (ours) with the re
 const dir = new URL("../fixtures/provider-corpus/", import.meta.url);
 const manifest = JSON.parse(readFileSync(new URL("manifest.json", dir), "utf8"));
 const SEED = Number(process.env.CORPUS_SEED ?? Math.floor(Math.random() * 1e9));
-
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Cut points: random sizes 1–64, plus every cut between `\r` and `\n` and inside the first 50 multi-byte characters. */
 function cuts(bytes, random) {
