@@ -275,6 +275,7 @@ extern "C" {
     #[wasm_bindgen(js_name = parseArgs)]
     pub(super) fn parse_args(block: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = takeArgsText)]
+    /// The text as a JSON string literal (lone surrogates escaped).
     pub(super) fn take_args_text(block: &JsValue) -> String;
     #[wasm_bindgen(js_name = globalFetch)]
     pub(super) fn global_fetch() -> JsValue;

@@ -188,14 +188,18 @@ test("issue 34: arguments JSON.parse reads otherwise than the core (a number bey
     start(0, "a") + delta(0, '{"n": 1e4') + delta(0, '00, "m": 2}') + stop(0) +
     start(1, "b") + delta(1, deep) + stop(1) +
     start(2, "c") + delta(2, '{"ok": [1, {"x": "\\ud83d"}]}') + stop(2) +
+    // Cut short, a lone surrogate (decoded from the SSE line) inside: the core parses the text JS kept.
+    start(3, "d") + delta(3, '{"x": "\ud83d') + stop(3) +
     event("message_delta", { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 5 } }) +
     event("message_stop", { type: "message_stop" });
   const run = await stream("anthropic-messages", sse);
-  const [a, b, c] = run.result.content;
+  const [a, b, c, d] = run.result.content;
   assert.deepEqual(a.arguments, { n: null, m: 2 }, "beyond the f64 range: null (a Value cannot hold Infinity), as before");
   assert.deepEqual(b.arguments, {});
   assert.match(b.argumentsError, /^Maximum nesting depth \(512\) exceeded in JSON at position \d+/);
   assert.deepEqual(c.arguments, { ok: [1, { x: "\ud83d" }] }, "clean: JSON.parse's reading, a lone surrogate kept");
+  assert.deepEqual(d.arguments, {});
+  assert.ok(d.argumentsError.endsWith('\n\nReceived arguments:\n{"x": "\ud83d'), JSON.stringify(d.argumentsError));
 });
 
 // ------------------------------------------------------------------------------------------------------------------

@@ -109,7 +109,11 @@ impl Driver {
                                 if args.is_undefined() {
                                     // Not read alike by JSON.parse and the core's parser (or not an object): the core
                                     // parses it, with P-6.4.3's repair and error texts.
-                                    Some(final_arguments(&take_args_text(&block), accept_null))
+                                    let text = match wtf::parse(&take_args_text(&block)) {
+                                        Ok(Value::String(text)) => text,
+                                        _ => String::new(),
+                                    };
+                                    Some(final_arguments(&text, accept_null))
                                 } else {
                                     let _ = h.set(&block, "arguments", &args);
                                     None

@@ -71,11 +71,13 @@ export function parseArgs(block) {
   return v;
 }
 
-/** The arguments text of the tool call `block`, for the core to parse (P-6.4.3's repair and error texts). */
+/** The arguments text of the tool call `block` as a JSON string literal, for the core to parse (P-6.4.3's repair and
+ *  error texts): JSON, so that a lone surrogate reaches Rust as the escape `wtf::parse` turns into its stand-in, as
+ *  the deltas' own text was held there before. */
 export function takeArgsText(block) {
   const text = argsTexts.get(block) ?? "";
   argsTexts.delete(block);
-  return text;
+  return JSON.stringify(text);
 }
 
 export function globalFetch() {
