@@ -56,31 +56,29 @@ fn long_index(s: &str) -> Option<usize> {
     digits.parse().ok()
 }
 
-/// The paths of the long-string markers in `root`, with their indices. Iterative.
+/// The paths of the long-string markers in `root`, with their indices. Iterative: one path, cut back to each node's
+/// depth as the walk returns, copied only for a marker.
 fn long_markers(root: &serde_json::Value) -> Vec<(Vec<Step>, usize)> {
     use serde_json::Value;
     let mut out = Vec::new();
-    let mut stack: Vec<(&Value, Vec<Step>)> = vec![(root, Vec::new())];
-    while let Some((v, path)) = stack.pop() {
+    let mut path: Vec<Step> = Vec::new();
+    let mut stack: Vec<(&Value, usize, Option<Step>)> = vec![(root, 0, None)];
+    while let Some((v, depth, step)) = stack.pop() {
+        path.truncate(depth);
+        path.extend(step);
         match v {
             Value::String(s) => {
                 if let Some(index) = long_index(s) {
-                    out.push((path, index));
+                    out.push((path.iter().map(clone_step).collect(), index));
                 }
             }
             Value::Array(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    let mut p = path.iter().map(clone_step).collect::<Vec<_>>();
-                    p.push(Step::Index(i));
-                    stack.push((item, p));
-                }
+                let depth = path.len();
+                stack.extend(items.iter().enumerate().map(|(i, item)| (item, depth, Some(Step::Index(i)))));
             }
             Value::Object(map) => {
-                for (k, item) in map {
-                    let mut p = path.iter().map(clone_step).collect::<Vec<_>>();
-                    p.push(Step::Key(k.clone()));
-                    stack.push((item, p));
-                }
+                let depth = path.len();
+                stack.extend(map.iter().map(|(k, item)| (item, depth, Some(Step::Key(k.clone())))));
             }
             _ => {}
         }
@@ -408,7 +406,8 @@ pub fn validate_tool_call<H: FastPaths>(h: &H, tool: &H::V, call: &H::V, args: &
     // A view that holds values JSON cannot (NaN, BigInts, undefined items, Dates, ...) starts with `MARK`.
     let view = text.as_deref().and_then(|text| text.strip_prefix(MARK));
     let mut value = parse_json(h, view.or(text.as_deref()))?;
-    if view.is_some_and(|v| v.contains(MARK)) {
+    // Only a view holding a long-string marker (`MARK` then `l`) has any: most views hold none.
+    if view.is_some_and(|v| v.contains(&format!("{MARK}l"))) {
         fetch_read_long_strings(h, schema, &mut value);
     }
     let outcome = match view {
