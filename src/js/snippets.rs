@@ -297,6 +297,12 @@ extern "C" {
     pub(super) fn restore_at(root: &JsValue, path: &Array, s: &str, table: &JsValue) -> Result<(), JsValue>;
     #[wasm_bindgen(catch, js_name = restoreText)]
     pub(super) fn restore_text(text: &str, table: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = projectLine)]
+    pub(super) fn project_line(text: &js_sys::JsString, table: &Array) -> JsValue;
+    #[wasm_bindgen(js_name = restoreValue)]
+    pub(super) fn restore_value(v: &JsValue, table: &Array) -> JsValue;
+    #[wasm_bindgen(js_name = setArgsText)]
+    pub(super) fn set_args_text(block: &JsValue, text: &JsValue);
     #[wasm_bindgen(js_name = failureMessage)]
     pub(super) fn failure_message(e: &JsValue) -> String;
     #[wasm_bindgen(js_name = retryableFailure)]

@@ -5,10 +5,11 @@
 //! parser (P-6.4.2) and the final parse (P-6.4.3), computes usage cost (§6.10), and queues
 //! `MessageOp`s for the binding to apply to the JS message and turn into stream events.
 
-use super::partial_json::{PartialJson, Patch};
+use super::partial_json::{PartialJson, Patch, PatchOp};
 use super::repair::parse_tool_arguments;
 use super::request::{object, put};
 use serde_json::{Map, Value, json};
+use std::rc::Rc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockKind {
@@ -83,7 +84,25 @@ pub enum MessageOp {
     Done { reason: StopReason, raw: Option<String> },
     /// `stopReason: "error"`, `errorMessage` (and `rawStopReason`); emit `error`.
     Fail { message: String, raw: Option<String> },
+    /// The host's arguments text of the tool call at `index` becomes `text` (a marker of a string it keeps, see
+    /// [`HostStrings`]): the provider sent the whole text at the end. No event.
+    ArgsText { index: usize, text: String },
 }
+
+/// Issue 34: the long strings of a stream line that the host keeps (the binding parses a line of megabytes in JS and
+/// hands the wire format a copy whose long strings are markers, `marker::whole_string`). Text and thinking deltas
+/// pass through as markers, and the binding puts the originals back; a tool call's arguments fragment is JSON text
+/// that the live parser must read, so the assembler reads it here in pieces, and the parser's long strings go back
+/// to the host as markers: what this side holds stays bounded by a piece.
+pub trait HostStrings {
+    /// Calls `each` with the text of the string marker `marker`, in order, in pieces of a bounded size.
+    fn read(&self, marker: &str, each: &mut dyn FnMut(&str));
+    /// Keeps `text` on the host's side; the marker that stands for it.
+    fn keep(&self, text: &str) -> String;
+}
+
+/// A patch string this long goes back to the host as a marker.
+const KEEP_PATCH_TEXT_FROM: usize = 1024;
 
 /// A tool call's final arguments at `toolcall_end`.
 #[derive(Clone, Debug, PartialEq)]
@@ -134,6 +153,8 @@ pub struct Assembler {
     args_in_host: bool,
     /// Tools whose schema accepts `{}`: a call of one whose arguments are `null` gets `{}` (issue 33).
     accept_null: Vec<String>,
+    /// Set once a stream line's long strings are kept by the host (issue 34).
+    host_strings: Option<Rc<dyn HostStrings>>,
 }
 
 impl Assembler {
@@ -146,6 +167,7 @@ impl Assembler {
             finished: false,
             args_in_host: false,
             accept_null: Vec::new(),
+            host_strings: None,
         }
     }
 
@@ -159,6 +181,16 @@ impl Assembler {
     /// provider sent the whole text at the end.
     pub fn keep_args_in_host(&mut self) {
         self.args_in_host = true;
+    }
+
+    /// From now on the wire format may report strings that are markers of strings `host` keeps (issue 34).
+    pub fn use_host_strings(&mut self, host: Rc<dyn HostStrings>) {
+        self.host_strings = Some(host);
+    }
+
+    /// The host's string that `text` is the marker of, when it is exactly one.
+    fn host_string(&self, text: &str) -> Option<Rc<dyn HostStrings>> {
+        self.host_strings.clone().filter(|_| super::marker::whole_string(text).is_some())
     }
 
     /// The queued operations, oldest first, left in the queue.
@@ -345,12 +377,35 @@ impl Assembler {
         }
         let Some(index) = self.find_open(key) else { return };
         let keep_text = !self.args_in_host;
+        let host = self.host_string(delta);
         let Some(Block { args: Some((parser, text)), .. }) = self.blocks.get_mut(index) else { return };
-        if keep_text {
-            text.push_str(delta);
-        }
         let mut patches = Vec::new();
-        parser.push(delta, &mut patches);
+        match host {
+            None => {
+                if keep_text {
+                    text.push_str(delta);
+                }
+                parser.push(delta, &mut patches);
+            }
+            Some(host) => {
+                // A fragment the host keeps: the parser reads it piece by piece, and its long strings go back.
+                let mut fresh = Vec::new();
+                host.read(delta, &mut |piece| {
+                    if keep_text {
+                        text.push_str(piece);
+                    }
+                    parser.push(piece, &mut fresh);
+                    for mut patch in fresh.drain(..) {
+                        if let PatchOp::SetString(s) | PatchOp::AppendString(s) = &mut patch.op
+                            && s.len() >= KEEP_PATCH_TEXT_FROM
+                        {
+                            *s = host.keep(s);
+                        }
+                        patches.push(patch);
+                    }
+                });
+            }
+        }
         self.ops.push(MessageOp::Delta { index, kind: BlockKind::ToolCall, delta: delta.to_string(), patches });
     }
 
@@ -367,9 +422,31 @@ impl Assembler {
     /// The provider sent the complete argument text (Responses `.done`): it replaces what arrived.
     pub fn tool_args_complete(&mut self, key: &str, full: &str) {
         let Some(index) = self.find_open(key) else { return };
-        if let Some(Block { args: Some((_, text)), args_replaced, .. }) = self.blocks.get_mut(index) {
-            *text = full.to_string();
-            *args_replaced = true;
+        let host = self.host_string(full);
+        let in_host = self.args_in_host;
+        let Some(Block { args: Some((parser, text)), args_replaced, .. }) = self.blocks.get_mut(index) else { return };
+        match host {
+            None => {
+                *text = full.to_string();
+                *args_replaced = true;
+            }
+            // A text the host keeps replaces the host's text; a fresh parser reads it only to say whether
+            // `JSON.parse` may read it where it is (`clean`).
+            Some(host) if in_host => {
+                let mut fresh = PartialJson::new();
+                let mut ignored = Vec::new();
+                host.read(full, &mut |piece| {
+                    fresh.push(piece, &mut ignored);
+                    ignored.clear();
+                });
+                *parser = fresh;
+                self.ops.push(MessageOp::ArgsText { index, text: full.to_string() });
+            }
+            Some(host) => {
+                text.clear();
+                host.read(full, &mut |piece| text.push_str(piece));
+                *args_replaced = true;
+            }
         }
     }
 
@@ -555,6 +632,8 @@ pub fn apply_native(message: &mut Value, op: &MessageOp) -> Option<String> {
             }
             Some("error".into())
         }
+        // Native callers never keep the text elsewhere.
+        MessageOp::ArgsText { .. } => None,
     }
 }
 
@@ -599,5 +678,135 @@ mod issue_33_tests {
             assert!(!accepts_empty_object(Some(&no)), "{no}");
         }
         assert!(accepts_empty_object(None), "a tool without parameters");
+    }
+}
+
+#[cfg(test)]
+mod issue_34_tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+    use super::*;
+    use crate::providers::marker;
+    use std::cell::{Cell, RefCell};
+
+    /// The host's side in a test: a table of strings, read in pieces of `piece` bytes.
+    struct Table {
+        strings: RefCell<Vec<String>>,
+        piece: usize,
+        largest: Cell<usize>,
+    }
+
+    impl HostStrings for Table {
+        fn read(&self, marker: &str, each: &mut dyn FnMut(&str)) {
+            let index = marker::whole_string(marker).unwrap();
+            let text = self.strings.borrow()[index].clone();
+            let mut rest = text.as_str();
+            while !rest.is_empty() {
+                let mut cut = self.piece.min(rest.len());
+                while !rest.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                let (head, tail) = rest.split_at(cut);
+                each(head);
+                rest = tail;
+            }
+        }
+        fn keep(&self, text: &str) -> String {
+            self.largest.set(self.largest.get().max(text.len()));
+            let mut strings = self.strings.borrow_mut();
+            strings.push(text.to_string());
+            marker::string_marker(strings.len() - 1, text.len())
+        }
+    }
+
+    /// The message the ops build, the table's markers put back.
+    fn built(asm: &mut Assembler, table: Option<&Table>) -> Value {
+        let mut message = json!({"content": []});
+        let ops: Vec<MessageOp> = asm.drain().collect();
+        for op in &ops {
+            apply_native(&mut message, op);
+        }
+        fn restore(v: &mut Value, table: &Table) {
+            match v {
+                Value::String(s) => {
+                    if let Some(i) = marker::whole_string(s) {
+                        *s = table.strings.borrow()[i].clone();
+                    }
+                }
+                Value::Array(items) => items.iter_mut().for_each(|i| restore(i, table)),
+                Value::Object(map) => map.values_mut().for_each(|i| restore(i, table)),
+                _ => {}
+            }
+        }
+        if let Some(table) = table {
+            restore(&mut message, table);
+        }
+        message
+    }
+
+    #[test]
+    fn issue_34_a_tool_call_fragment_the_host_keeps_is_read_in_pieces_and_its_long_strings_go_back() {
+        let content = "é😀\"\\n line ".repeat(20_000);
+        let args = serde_json::to_string(&json!({"path": "a.txt", "content": content, "n": [1, 2]})).unwrap();
+        for split in [args.len(), 17, 5000] {
+            let (first, second) = args.split_at(split.min(args.len()));
+            // Without the host: the fragments as they are.
+            let mut plain = Assembler::new([0.0; 4], false);
+            plain.tool_start("t", "call_1", "write");
+            plain.tool_args_delta("t", first);
+            plain.tool_args_delta("t", second);
+            plain.close("t");
+            let expected = built(&mut plain, None);
+            // With the host keeping the first fragment.
+            let table =
+                Rc::new(Table { strings: RefCell::new(vec![first.to_string()]), piece: 4096, largest: Cell::new(0) });
+            let mut asm = Assembler::new([0.0; 4], false);
+            asm.use_host_strings(table.clone());
+            asm.tool_start("t", "call_1", "write");
+            asm.tool_args_delta("t", &marker::string_marker(0, first.len()));
+            asm.tool_args_delta("t", second);
+            let ops_text: usize = asm
+                .pending()
+                .iter()
+                .map(|op| match op {
+                    MessageOp::Delta { patches, .. } => patches
+                        .iter()
+                        .map(|p| match &p.op {
+                            PatchOp::SetString(s) | PatchOp::AppendString(s) => s.len(),
+                            _ => 0,
+                        })
+                        .sum(),
+                    _ => 0,
+                })
+                .sum();
+            asm.close("t");
+            assert_eq!(built(&mut asm, Some(&table)), expected, "split at {split}");
+            if split > 5000 {
+                // The operations hold markers, not the text; each kept string is at most a piece.
+                assert!(ops_text < 64 * 1024, "{ops_text} bytes of patch text");
+                assert!(table.largest.get() <= 4096);
+            }
+        }
+    }
+
+    #[test]
+    fn issue_34_a_whole_arguments_text_the_host_keeps_replaces_the_host_text() {
+        let args = serde_json::to_string(&json!({"content": "x".repeat(3000)})).unwrap();
+        let table = Rc::new(Table { strings: RefCell::new(vec![args.clone()]), piece: 100, largest: Cell::new(0) });
+        let mut asm = Assembler::new([0.0; 4], false);
+        asm.keep_args_in_host();
+        asm.use_host_strings(table.clone());
+        asm.tool_start("t", "call_1", "write");
+        asm.tool_args_complete("t", &marker::string_marker(0, args.len()));
+        asm.close("t");
+        let ops: Vec<MessageOp> = asm.drain().collect();
+        assert!(matches!(&ops[1], MessageOp::ArgsText { index: 0, text } if marker::whole_string(text) == Some(0)));
+        assert!(matches!(&ops[2], MessageOp::Close { arguments: Some(Arguments::InHost { clean: true, .. }), .. }));
+        // A marker the assembler was not told about is text like any other.
+        let mut asm = Assembler::new([0.0; 4], false);
+        asm.tool_start("t", "call_1", "write");
+        asm.tool_args_complete("t", &marker::string_marker(0, args.len()));
+        asm.close("t");
+        let ops: Vec<MessageOp> = asm.drain().collect();
+        assert!(matches!(&ops[1], MessageOp::Close { arguments: Some(Arguments::Parsed(Err(_))), .. }));
     }
 }

@@ -25,6 +25,35 @@ fn parse(text: &str) -> Option<(u8, usize, usize)> {
     Some((kind, len, START.len_utf8() + end + END.len_utf8()))
 }
 
+/// The index of the string marker that `text` is, when it is exactly one (issue 34: a stream line's long strings
+/// kept by the host).
+pub fn whole_string(text: &str) -> Option<usize> {
+    let (kind, _, size) = parse(text)?;
+    if kind != b's' || size != text.len() {
+        return None;
+    }
+    let digits = text.get(START.len_utf8() + 1..)?;
+    digits.split('.').next()?.parse().ok()
+}
+
+/// Whether JSON `text` may hold the marker character, raw or escaped (`\ufdd0` in any case): a stream line that may
+/// is read the way a long one is, so that the character stands only for markers (issue 34).
+pub fn may_hold_start(text: &str) -> bool {
+    if text.contains(START) {
+        return true;
+    }
+    let bytes = text.as_bytes();
+    let mut at = 0usize;
+    while let Some(found) = bytes.get(at..).and_then(|rest| rest.windows(2).position(|w| w == b"\\u")) {
+        let hex = at + found + 2;
+        if bytes.get(hex..hex + 4).is_some_and(|h| h.eq_ignore_ascii_case(b"fdd0")) {
+            return true;
+        }
+        at = hex;
+    }
+    false
+}
+
 /// `text.encode_utf16().count()` without decoding: one unit per character (every byte that does not continue
 /// a UTF-8 sequence) and a second for each 4-byte one (its lead byte is 0xF0 or above). A counting loop the
 /// compiler turns into wide compares, where decoding went character by character.

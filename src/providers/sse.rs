@@ -36,6 +36,10 @@ const MOVE_DATA_AFTER: usize = 64 * 1024;
 /// `SseEvents::clear` drops a text buffer grown past this, so one huge chunk is not kept for good.
 const KEEP_TEXT_CAPACITY: usize = 1024 * 1024;
 
+/// Once a line's data has been handed out (`SseDecoder::take_spill`), the rest of it is collected in pieces this
+/// small: only what arrived since the last hand-out is held.
+const SPILL_PIECE: usize = 64 * 1024;
+
 /// Why decoding stopped. The decoder is unusable afterwards (the stream is abandoned).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SseError {
@@ -97,9 +101,13 @@ pub struct SseEvent {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SseEventRef<'a> {
     pub event: Option<&'a str>,
+    /// With `spilled`, only the end of the data: what came after the caller took the rest (`take_spill`).
     pub data: &'a str,
     pub id: Option<&'a str>,
     pub retry: Option<u64>,
+    /// The data's beginning was handed to the caller (`SseDecoder::take_spill`); the event's data is that text
+    /// followed by `data`.
+    pub spilled: bool,
 }
 
 impl SseEventRef<'_> {
@@ -122,6 +130,8 @@ pub struct SseEvents {
     text: String,
     spans: Vec<Span>,
     owned: Vec<String>,
+    /// How many events were pushed with `spilled` since the last `clear`.
+    spilled: usize,
 }
 
 /// Where one event's data is.
@@ -141,6 +151,7 @@ struct Span {
     data: Data,
     id: Option<(usize, usize)>,
     retry: Option<u64>,
+    spilled: bool,
 }
 
 impl SseEvents {
@@ -164,6 +175,12 @@ impl SseEvents {
         self.text.clear();
         self.spans.clear();
         self.owned.clear();
+        self.spilled = 0;
+    }
+
+    /// How many of the events were spilled (see [`SseEventRef::spilled`]).
+    pub fn spilled(&self) -> usize {
+        self.spilled
     }
 
     /// The events in dispatch order.
@@ -175,12 +192,25 @@ impl SseEvents {
                 Data::Text(start, end) => field((start, end)),
                 Data::Owned(i) => self.owned.get(i).map(String::as_str).unwrap_or_default(),
             };
-            SseEventRef { event: (!event.is_empty()).then_some(event), data, id: span.id.map(field), retry: span.retry }
+            SseEventRef {
+                event: (!event.is_empty()).then_some(event),
+                data,
+                id: span.id.map(field),
+                retry: span.retry,
+                spilled: span.spilled,
+            }
         })
     }
 
     /// Adds an event; data of [`MOVE_DATA_AFTER`] bytes or more is taken from `data` (left empty).
-    fn push(&mut self, event: &str, data: &mut String, id: Option<&str>, retry: Option<u64>) -> Result<(), SseError> {
+    fn push(
+        &mut self,
+        event: &str,
+        data: &mut String,
+        id: Option<&str>,
+        retry: Option<u64>,
+        spilled: bool,
+    ) -> Result<(), SseError> {
         let text = &mut self.text;
         let mut add = |s: &str| {
             let start = text.len();
@@ -197,7 +227,8 @@ impl SseEvents {
             Data::Text(start, end)
         };
         self.spans.try_reserve(1).map_err(|_| SseError::OutOfMemory { bytes: std::mem::size_of::<Span>() })?;
-        self.spans.push(Span { event, data, id, retry });
+        self.spans.push(Span { event, data, id, retry, spilled });
+        self.spilled = self.spilled.saturating_add(usize::from(spilled));
         Ok(())
     }
 }
@@ -231,6 +262,10 @@ pub struct SseDecoder {
     has_data: bool,
     id: Option<String>,
     retry: Option<u64>,
+    /// A data line holding this many bytes may be handed to the caller (`take_spill`); `usize::MAX`: never.
+    spill_after: usize,
+    /// The event's data so far was handed to the caller, this many bytes of it.
+    spilled: Option<usize>,
 }
 
 impl Default for SseDecoder {
@@ -260,7 +295,47 @@ impl SseDecoder {
             has_data: false,
             id: None,
             retry: None,
+            spill_after: usize::MAX,
+            spilled: None,
         }
+    }
+
+    /// Issue 34: lets a long data line leave the decoder as it arrives. Once a data line holds `after` bytes,
+    /// `take_spill` hands out what the event's data holds so far, and later calls what arrived since; the event is
+    /// then dispatched with `spilled` and only the data that came after the last hand-out. The limit still counts
+    /// the whole data.
+    pub fn spill_long_lines(&mut self, after: usize) {
+        self.spill_after = after;
+    }
+
+    /// Calls `each` with the event data held so far (in order, maybe in several parts) and forgets it, when the
+    /// current line is a data line past the `spill_long_lines` threshold or its data was spilled before. Returns
+    /// whether it handed anything out.
+    pub fn take_spill(&mut self, each: &mut dyn FnMut(&str)) -> bool {
+        let held = self.data.len().saturating_add(self.pieces_len);
+        if !self.data_line || held == 0 || (self.spilled.is_none() && held < self.spill_after) {
+            return false;
+        }
+        each(&self.data);
+        self.data.clear();
+        for piece in &self.pieces {
+            each(piece);
+        }
+        // The last piece's allocation is kept for what comes next; the rest are freed.
+        let last = self.pieces.pop();
+        self.pieces.clear();
+        if let Some(mut last) = last {
+            last.clear();
+            self.pieces.push(last);
+        }
+        self.pieces_len = 0;
+        self.spilled = Some(self.spilled.unwrap_or(0).saturating_add(held));
+        true
+    }
+
+    /// The bytes of the event's data held by the caller.
+    fn spilled_len(&self) -> usize {
+        self.spilled.unwrap_or(0)
     }
 
     /// Decodes one network chunk. Cost: proportional to `bytes.len()` plus the events produced.
@@ -306,7 +381,9 @@ impl SseDecoder {
             self.process_line(&line, out)?;
         }
         self.dispatch(out)?;
+        let spill_after = self.spill_after;
         *self = Self::with_limit(self.limit);
+        self.spill_after = spill_after;
         Ok(())
     }
 
@@ -443,10 +520,16 @@ impl SseDecoder {
 
     /// Appends to the pieces of a long data line, within the limit for the event's data.
     fn push_piece(&mut self, text: &str) -> Result<(), SseError> {
-        let total = self.data.len().saturating_add(self.pieces_len).saturating_add(text.len());
+        let total = self
+            .data
+            .len()
+            .saturating_add(self.pieces_len)
+            .saturating_add(text.len())
+            .saturating_add(self.spilled_len());
         if total > self.limit {
             return Err(SseError::TooLarge { limit: self.limit });
         }
+        let size = if self.spilled.is_some() { SPILL_PIECE } else { PIECE };
         let mut rest = text;
         while !rest.is_empty() {
             let mut cut = self.pieces.last().map_or(0, |p| p.capacity().saturating_sub(p.len())).min(rest.len());
@@ -455,8 +538,8 @@ impl SseDecoder {
             }
             if cut == 0 {
                 let mut piece = String::new();
-                piece.try_reserve_exact(PIECE).map_err(|_| SseError::OutOfMemory { bytes: PIECE })?;
-                self.pieces.try_reserve(1).map_err(|_| SseError::OutOfMemory { bytes: PIECE })?;
+                piece.try_reserve_exact(size).map_err(|_| SseError::OutOfMemory { bytes: size })?;
+                self.pieces.try_reserve(1).map_err(|_| SseError::OutOfMemory { bytes: size })?;
                 self.pieces.push(piece);
                 continue;
             }
@@ -474,7 +557,7 @@ impl SseDecoder {
     fn end_data_line(&mut self, tail: &str) -> Result<(), SseError> {
         self.data_line = false;
         let total = self.data.len().saturating_add(self.pieces_len).saturating_add(tail.len());
-        if total > self.limit {
+        if total.saturating_add(self.spilled_len()) > self.limit {
             return Err(SseError::TooLarge { limit: self.limit });
         }
         self.data
@@ -490,6 +573,12 @@ impl SseDecoder {
     }
 
     fn push_data(&mut self, value: &str) -> Result<(), SseError> {
+        let sep = usize::from(self.has_data);
+        if self.spilled_len().saturating_add(self.data.len()).saturating_add(sep).saturating_add(value.len())
+            > self.limit
+        {
+            return Err(SseError::TooLarge { limit: self.limit });
+        }
         if self.has_data {
             append(&mut self.data, "\n", self.limit)?;
         }
@@ -503,8 +592,9 @@ impl SseDecoder {
     fn dispatch(&mut self, out: &mut SseEvents) -> Result<(), SseError> {
         let id = self.id.take();
         let retry = self.retry.take();
+        let spilled = self.spilled.take().is_some();
         if std::mem::take(&mut self.has_data) {
-            out.push(&self.event, &mut self.data, id.as_deref(), retry)?;
+            out.push(&self.event, &mut self.data, id.as_deref(), retry, spilled)?;
         }
         self.event.clear();
         self.data.clear();
@@ -608,6 +698,40 @@ mod tests {
         d.finish(&mut out).unwrap();
         events.extend(owned(&out));
         events
+    }
+
+    /// `decode_chunks` with long lines spilled after `after` bytes, put together as the driver does: a spilled
+    /// event's data is what `take_spill` handed out since the last spilled event, then its own `data`.
+    fn decode_spilling(chunks: &[&[u8]], after: usize, limit: usize) -> Result<(Vec<SseEvent>, usize), SseError> {
+        let mut d = SseDecoder::with_limit(limit);
+        d.spill_long_lines(after);
+        let mut out = SseEvents::new();
+        let mut events = Vec::new();
+        let mut held = String::new();
+        let mut spills = 0usize;
+        let collect = |out: &SseEvents, held: &mut String, events: &mut Vec<SseEvent>| {
+            assert!(out.spilled() <= 1, "at most one spilled event per push");
+            for e in out.iter() {
+                let mut owned = e.to_event();
+                if e.spilled {
+                    owned.data = std::mem::take(held) + &owned.data;
+                }
+                events.push(owned);
+            }
+        };
+        for c in chunks {
+            out.clear();
+            d.push(c, &mut out)?;
+            collect(&out, &mut held, &mut events);
+            if d.take_spill(&mut |s| held.push_str(s)) {
+                spills += 1;
+            }
+        }
+        out.clear();
+        d.finish(&mut out)?;
+        collect(&out, &mut held, &mut events);
+        assert!(held.is_empty(), "every spilled text belongs to an event");
+        Ok((events, spills))
     }
 
     fn owned(events: &SseEvents) -> Vec<SseEvent> {
@@ -920,6 +1044,34 @@ mod tests {
     }
 
     #[test]
+    fn issue_34_a_long_data_line_leaves_the_decoder_as_it_arrives() {
+        let line = "x".repeat(300_000);
+        let bytes = format!("event: delta\ndata: {{\"a\":1}}\ndata: {line}\ndata: tail\n\ndata: small\n\n");
+        let chunks: Vec<&[u8]> = bytes.as_bytes().chunks(65536).collect();
+        let (events, spills) = decode_spilling(&chunks, 100_000, usize::MAX).unwrap();
+        assert_eq!(events, vec![named("delta", &format!("{{\"a\":1}}\n{line}\ntail")), ev("small")]);
+        // Handed out after the second, third and fourth chunk (past the threshold from 2 * 65536 bytes on); the
+        // fifth ends the line, which then leaves with its event.
+        assert_eq!(spills, 3);
+        let mut d = SseDecoder::new();
+        d.spill_long_lines(100_000);
+        let mut out = SseEvents::new();
+        for c in &chunks[..2] {
+            d.push(c, &mut out).unwrap();
+            d.take_spill(&mut |_| {});
+            // What stays in the decoder is at most one chunk.
+            assert!(d.data.len() + d.pieces_len <= 65536, "{}", d.data.len() + d.pieces_len);
+        }
+        // Below the threshold nothing is handed out, and events are not marked.
+        let (events, spills) = decode_spilling(&chunks, 400_000, usize::MAX).unwrap();
+        assert_eq!(spills, 0);
+        assert_eq!(events.len(), 2);
+        // The limit counts what was handed out.
+        let limited = decode_spilling(&chunks, 100_000, 200_000);
+        assert_eq!(limited, Err(SseError::TooLarge { limit: 200_000 }));
+    }
+
+    #[test]
     fn issue_13_line_and_event_limits_are_errors_not_aborts() {
         let too_large = Err(SseError::TooLarge { limit: 16 });
         // Exactly at the limit: fine ("data: " is 6 bytes, the line is 16).
@@ -1064,6 +1216,34 @@ mod tests {
             }
             let chunks = cut_at(&bytes, cuts);
             prop_assert_eq!(decode_chunks(&chunks), reference(&bytes));
+        }
+
+        /// Issue 34: a long data line handed out as it arrives gives the same events, whatever the chunking and
+        /// the threshold, and the limit still counts the whole data.
+        #[test]
+        fn issue_34_spilled_long_lines_any_chunking_match_reference(
+            fields in proptest::collection::vec((
+                proptest::sample::select(vec!["data:", "data: ", "data:  ", ": ", "event: ", "id: ", "dat", "\n"]),
+                0usize..9000,
+                proptest::sample::select(vec!["\n", "\r\n", "\r", "\n\n", "é"]),
+            ), 1..6),
+            cuts in proptest::collection::vec(any::<usize>(), 0..12),
+            after in 1usize..6000,
+            limit in prop_oneof![Just(usize::MAX), 100usize..20000],
+        ) {
+            let mut bytes = Vec::new();
+            for (i, (field, len, end)) in fields.iter().enumerate() {
+                bytes.extend_from_slice(field.as_bytes());
+                bytes.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, *len));
+                bytes.extend_from_slice(end.as_bytes());
+            }
+            let chunks = cut_at(&bytes, cuts);
+            let plain = decode_limited(&chunks, limit);
+            let spilled = decode_spilling(&chunks, after, limit).map(|(events, _)| events);
+            prop_assert_eq!(&spilled, &plain);
+            if limit == usize::MAX {
+                prop_assert_eq!(spilled, Ok(reference(&bytes)));
+            }
         }
 
         #[test]

@@ -5,7 +5,7 @@
 // provider sends for the same context. Prints one JSON line.
 import http from "node:http";
 import { createRequire } from "node:module";
-import { wire, providerModel } from "./provider-server.mjs";
+import { wire, providerModel, APIS } from "./provider-server.mjs";
 
 const require = createRequire(import.meta.url);
 const lib = await import("../../pkg/dist/node/index.mjs");
@@ -199,6 +199,50 @@ try {
         exact: JSON.stringify(ourCall.arguments) === text,
         grown,
       };
+    }
+    answer = null;
+  } else if (scenario === "sse-line") {
+    // One SSE line of megabytes: a text, a thinking text or a whole tool call in one delta (Gemini sends a call in
+    // one chunk; any API may send a long delta). The warm-up streams the same shape at 1 MiB, already past the
+    // point where a line leaves wasm memory as it arrives, so what the big one adds must not depend on its size.
+    out.cases = {};
+    const context = { messages: [{ role: "user", content: "go", timestamp: 1 }] };
+    const content = (size) => "line \"é😀\" \\ end\n".repeat(Math.ceil(size / 20)).slice(0, size);
+    const shape = (kind, size) =>
+      kind === "text" ? { text: content(size) }
+      : kind === "thinking" ? { thinking: content(size), text: "done" }
+      : { calls: [{ id: "call_1", name: "write", args: { path: "big.js", content: content(size), n: [1, 2.5] } }] };
+    const run = async (stream) => {
+      const types = [];
+      let last;
+      for await (const e of stream) {
+        types.push(e.type);
+        last = e;
+      }
+      return { types, message: last.type === "done" ? last.message : last.error };
+    };
+    for (const which of args.apis ?? APIS) {
+      for (const kind of args.kinds) {
+        if (kind === "thinking" && (which === "openai-responses" || which === "google-generative-ai")) continue;
+        api = which;
+        answer = wire[which].reply({ ...shape(kind, MiB), whole: true });
+        await final(lib.streamBuiltin(model(which), context, { apiKey: KEY }));
+        const base = memory();
+        answer = wire[which].reply({ ...shape(kind, args.mib * MiB), whole: true });
+        const ourRun = await run(lib.streamBuiltin(model(which), context, { apiKey: KEY }));
+        const grown = memory() - base;
+        const { streamSimple } = await import(`@earendil-works/pi-ai/api/${which}`);
+        const theirRun = await run(streamSimple(model(which), context, { apiKey: KEY }));
+        const strip = (m) => JSON.stringify({ content: m.content, stopReason: m.stopReason, errorMessage: m.errorMessage });
+        out.cases[`${which} ${kind}`] = {
+          lineBytes: answer.length,
+          sameEvents: JSON.stringify(ourRun.types) === JSON.stringify(theirRun.types),
+          sameMessage: strip(ourRun.message) === strip(theirRun.message),
+          stopReason: ourRun.message.stopReason,
+          error: ourRun.message.errorMessage,
+          grown,
+        };
+      }
     }
     answer = null;
   } else {

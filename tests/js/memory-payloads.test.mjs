@@ -48,6 +48,26 @@ test("issue 34: a 20 MB tool call streamed in 16 KiB fragments: wasm memory grow
   }
 });
 
+// One SSE line of 20 MB: a text, a thinking text or a whole tool call in one delta (Responses repeats the call's
+// arguments in three more lines, each ~20 MB). Each case runs in its own process: linear memory never shrinks, so a
+// case that grew it would hide the growth of the next.
+for (const api of ["openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai"]) {
+  const kinds = api === "openai-responses" || api === "google-generative-ai" ? ["text", "call"] : ["text", "thinking", "call"];
+  test(`issue 34: one 20 MB SSE line (${api}: ${kinds.join(", ")}): wasm memory grows by less than 1 MiB, events and message as pi-ai's`, OURS, async () => {
+    for (const kind of kinds) {
+      const out = await child("sse-line", { apis: [api], kinds: [kind], mib: 20 });
+      const got = out.cases?.[`${api} ${kind}`];
+      assert.ok(got, `${kind}: ${JSON.stringify(out).slice(0, 500)}`);
+      assert.equal(got.error, undefined, kind);
+      assert.equal(got.stopReason, kind === "call" ? "toolUse" : "stop", kind);
+      assert.ok(got.lineBytes > 20 * MiB, `${kind}: a ${got.lineBytes}-byte stream`);
+      assert.equal(got.sameEvents, true, `${kind}: the events are pi-ai's`);
+      assert.equal(got.sameMessage, true, `${kind}: the message is pi-ai's`);
+      assert.ok(got.grown < BUDGET, `${kind}: wasm memory grew ${got.grown} bytes for a 20 MB line`);
+    }
+  });
+}
+
 test("issue 34: snapshots and checkpoints holding long strings restore exactly (kept in JS, put back as they were)", OURS, async () => {
   const { Agent } = await import("./impl.mjs");
   const long = (seed) => `${seed}:`.padEnd(5000, "x");

@@ -49,6 +49,30 @@ async function startServer(replies) {
         await write(part);
         continue;
       }
+      if (part.bigInvalid !== undefined) {
+        // One data line of n bytes that is not JSON: it leaves wasm memory as it arrives, and the core must then read
+        // it whole.
+        await write('data: {"oops": "');
+        const piece = "x".repeat(MiB);
+        for (let left = part.bigInvalid; left > 0 && !res.destroyed; left -= MiB) await write(piece);
+        if (res.destroyed) break;
+        await write("\n\n");
+        continue;
+      }
+      if (part.bigLines !== undefined) {
+        // One event of n bytes in data lines of 1 KiB (their JSON joined by newlines, a padding array the wire format
+        // ignores): no line is long enough to leave wasm memory early (issue 34), so the event's data is held there.
+        await write(`data: ${chunkLine({ content: "a" }).slice(6, -3)},"pad":[\n`);
+        const line = `data: ${"0,".repeat(509)}\n`;
+        let left = part.bigLines;
+        while (left > 0 && !res.destroyed) {
+          await write(line.repeat(1024));
+          left -= line.length * 1024;
+        }
+        if (res.destroyed) break;
+        await write("data: 0]}\n\n");
+        continue;
+      }
       // A text delta, or the arguments fragment of a tool call (JSON in a JSON string), of n "x".
       const head = part.bigContent !== undefined
         ? chunkLine({ content: "@" }).split('"@"').map((s, i) => (i === 0 ? `${s}"` : `"${s}`))
@@ -261,8 +285,9 @@ const scenarios = {
   },
 
   /** An allocation the capped memory cannot give, on the fallible SSE path: a clean error, no poison. */
-  async "sse-alloc-failure"({ size }) {
-    const server = await startServer([textReply([{ bigContent: size }]), textReply([chunkLine({ content: "fine" })])]);
+  async "sse-alloc-failure"({ size, invalid }) {
+    const part = invalid ? { bigInvalid: size } : { bigLines: size };
+    const server = await startServer([textReply([part]), textReply([chunkLine({ content: "fine" })])]);
     const big = await request(server.baseUrl, { maxStreamEventBytes: 2048 * MiB });
     const after = await request(server.baseUrl);
     await server.close();
@@ -272,7 +297,7 @@ const scenarios = {
   /** A trap inside a provider stream (the request task) while an agentLoop run waits on it. */
   async "trap-in-provider"({ size }) {
     const call = chunkLine({ tool_calls: [{ index: 0, id: "call-1", type: "function", function: { name: "echo", arguments: "" } }] });
-    const server = await startServer([textReply([call, { bigArguments: size }])]);
+    const server = await startServer([textReply([call, { bigLines: size }])]);
     const config = { model: model(server.baseUrl), convertToLlm: (m) => m, apiKey: "k" };
     const events = [];
     const stream = agentLoop([{ role: "user", content: "hi", timestamp: 1 }], { messages: [], tools: [echoTool] }, config);

@@ -98,16 +98,28 @@ test("issue 13: finished runs and requests leave no task on the executor", OURS,
 });
 
 test("issue 13: an allocation failure while reading a stream is a stream error, not a trap", OURS, async () => {
-  // maxStreamEventBytes above what the capped memory can hold: the buffer growth is refused.
+  // maxStreamEventBytes above what the capped memory can hold: the buffer growth is refused. The event is 100 MiB of
+  // short data lines (a long line would leave wasm memory as it arrives, issue 34).
   const out = await child("sse-alloc-failure", { size: 100 * MiB }, CAPPED);
   assert.deepEqual(out.big, {
     types: ["start", "error"],
     stopReason: "error",
-    errorMessage: "Out of memory reading the provider stream: a buffer of 1048576 bytes could not be allocated",
+    errorMessage: "Out of memory reading the provider stream: a buffer of 38600704 bytes could not be allocated",
     textLength: 0,
   });
   assert.deepEqual(out.after, { types: DONE_TYPES, stopReason: "stop", textLength: 4 });
   assert.equal(out.next, null, "not poisoned");
+  // A line of 100 MiB that is not JSON: parsed in JS, then copied in for the core to read, into a buffer reserved
+  // fallibly (issue 34).
+  const invalid = await child("sse-alloc-failure", { size: 100 * MiB, invalid: true }, CAPPED);
+  assert.deepEqual(invalid.big, {
+    types: ["start", "error"],
+    stopReason: "error",
+    errorMessage: "Out of memory reading the provider stream: a buffer of 16793600 bytes could not be allocated",
+    textLength: 0,
+  });
+  assert.deepEqual(invalid.after, { types: DONE_TYPES, stopReason: "stop", textLength: 4 });
+  assert.equal(invalid.next, null, "not poisoned");
 });
 
 /** The events of a loop run whose tool call was executing when the instance trapped (D1.2 ending from JS). */
@@ -171,8 +183,9 @@ test("issue 13, E-8.4.2: a trap inside an Agent run: failure events to listeners
 });
 
 test("issue 13, E-8.4.2: a trap inside a provider stream ends the waiting run with the partial as the error message", OURS, async () => {
-  // 20 MiB of tool-call arguments in one SSE event: the stream's buffers fit, assembling the call does not.
-  const out = await child("trap-in-provider", { size: 20 * MiB }, CAPPED);
+  // An SSE event of 8 MiB in short data lines (an array of 4 million numbers): the stream's buffers fit, the
+  // event's parse tree does not.
+  const out = await child("trap-in-provider", { size: 8 * MiB }, CAPPED);
   assert.deepEqual(out.events, [
     { type: "agent_start" },
     { type: "turn_start" },

@@ -331,14 +331,18 @@ export function pieces(s, n = 5) {
   return out.length ? out : [""];
 }
 
+/** `pieces`, or with `whole` each text in one piece (one SSE line of any size, issue 34). */
+const split = (whole) => (whole ? (s) => [s] : pieces);
+
 /**
- * Per API: `reply({ text?, thinking?, calls?: [{id, name, args}], usage? })` → SSE text ending normally;
+ * Per API: `reply({ text?, thinking?, calls?: [{id, name, args}], usage?, whole? })` → SSE text ending normally;
  * `text(s)` and `tools(calls)` are shorthands. Tool-call arguments stream in small fragments, the calls interleaved
  * where the API allows it.
  */
 export const wire = {
   "openai-completions": {
-    reply({ text, thinking, calls = [], id = "chatcmpl-1", model = "gpt-test-2025", finish, usage } = {}) {
+    reply({ text, thinking, calls = [], id = "chatcmpl-1", model = "gpt-test-2025", finish, usage, whole } = {}) {
+      const pieces = split(whole);
       const chunk = (delta, extra = {}) => data({ id, object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta, finish_reason: null, ...extra }] });
       let out = chunk({ role: "assistant", content: "" });
       for (const p of thinking ? pieces(thinking) : []) out += chunk({ reasoning_content: p });
@@ -359,7 +363,8 @@ export const wire = {
     },
   },
   "openai-responses": {
-    reply({ text, thinking, calls = [], id = "resp_1", model = "gpt-test-2025", usage, status = "completed" } = {}) {
+    reply({ text, thinking, calls = [], id = "resp_1", model = "gpt-test-2025", usage, status = "completed", whole } = {}) {
+      const pieces = split(whole);
       let out = event("response.created", { type: "response.created", sequence_number: 0, response: { id, object: "response", model, status: "in_progress", output: [] } });
       let index = 0;
       if (thinking) {
@@ -404,7 +409,8 @@ export const wire = {
     },
   },
   "anthropic-messages": {
-    reply({ text, thinking, calls = [], id = "msg_01", model = "claude-test-2025", usage, stop } = {}) {
+    reply({ text, thinking, calls = [], id = "msg_01", model = "claude-test-2025", usage, stop, whole } = {}) {
+      const pieces = split(whole);
       let out = event("message_start", { type: "message_start", message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 100, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, output_tokens: 1 } } });
       out += event("ping", { type: "ping" });
       let index = 0;
@@ -432,7 +438,8 @@ export const wire = {
     },
   },
   "google-generative-ai": {
-    reply({ text, thinking, calls = [], id = "resp-g1", model = "gemini-test-2025", usage, finish = "STOP" } = {}) {
+    reply({ text, thinking, calls = [], id = "resp-g1", model = "gemini-test-2025", usage, finish = "STOP", whole } = {}) {
+      const pieces = split(whole);
       // Realistic Gemini chunks: parts, then the finish reason and usage on the last chunk.
       const chunks = [];
       for (const p of thinking ? pieces(thinking) : []) chunks.push([{ text: p, thought: true }]);

@@ -29,7 +29,7 @@ impl Driver {
     /// or thinking delta, a tool-call fragment with at most one patch).
     fn delta(&self, index: usize, kind: BlockKind, delta: &str, patches: &[Patch], texts: &mut Texts) {
         // `Texts` hands out the strings in `op_texts` order: the delta, then the patches.
-        let delta = texts.next(delta);
+        let delta = self.restored(texts.next(delta));
         let (code, single) = match (kind, patches) {
             (BlockKind::Text, _) => (delta_kind::TEXT, None),
             (BlockKind::Thinking, _) => (delta_kind::THINKING, None),
@@ -39,7 +39,7 @@ impl Driver {
                 let root = self.h.get(&self.content(index), "arguments").unwrap_or(JsValue::UNDEFINED);
                 for p in several {
                     let (op, value) = encode_patch(&p.op, texts);
-                    let _ = patch(&root, &self.path(&p.path), op, &value);
+                    let _ = patch(&root, &self.path(&p.path), op, &self.restored(value));
                 }
                 (delta_kind::TOOL_CALL, None)
             }
@@ -48,7 +48,7 @@ impl Driver {
         let (path, op, value) = match single {
             Some(p) => {
                 let (op, value) = encode_patch(&p.op, texts);
-                (JsValue::from(self.path(&p.path)), i32::from(op), value)
+                (JsValue::from(self.path(&p.path)), i32::from(op), self.restored(value))
             }
             None => (JsValue::UNDEFINED, patch_op::NONE, JsValue::UNDEFINED),
         };
@@ -77,13 +77,13 @@ impl Driver {
         let h = self.h;
         match op {
             MessageOp::Meta { key, value } => {
-                let _ = h.set(&self.message, key, &js(&value));
+                let _ = h.set(&self.message, key, &self.restored(js(&value)));
             }
             MessageOp::Usage(usage) => {
-                let _ = h.set(&self.message, "usage", &js(&usage));
+                let _ = h.set(&self.message, "usage", &self.restored(js(&usage)));
             }
             MessageOp::Open { index, kind, fields } => {
-                let entries: Vec<(&str, JsValue)> = fields.iter().map(|(k, v)| (*k, js(v))).collect();
+                let entries: Vec<(&str, JsValue)> = fields.iter().map(|(k, v)| (*k, self.restored(js(v)))).collect();
                 if let Ok(content) = h.get(&self.message, "content") {
                     let _ = h.array_push(&content, &h.object(&entries));
                 }
@@ -91,8 +91,9 @@ impl Driver {
             }
             MessageOp::Delta { index, kind, delta, patches } => self.delta(index, kind, &delta, &patches, texts),
             MessageOp::SetField { index, key, value } => {
-                let _ = h.set(&self.content(index), key, &js(&value));
+                let _ = h.set(&self.content(index), key, &self.restored(js(&value)));
             }
+            MessageOp::ArgsText { index, text } => set_args_text(&self.content(index), &self.restored(js_str(&text))),
             MessageOp::Close { index, kind, arguments } => {
                 let block = self.content(index);
                 match kind {
@@ -123,11 +124,11 @@ impl Driver {
                         };
                         match parsed {
                             Some(Ok(args)) => {
-                                let _ = h.set(&block, "arguments", &js(&Value::Object(args)));
+                                let _ = h.set(&block, "arguments", &self.restored(js(&Value::Object(args))));
                             }
                             Some(Err(error)) => {
                                 let _ = h.set(&block, "arguments", &h.object(&[]));
-                                let _ = h.set(&block, "argumentsError", &h.string(&error));
+                                let _ = h.set(&block, "argumentsError", &self.restored(h.string(&error)));
                             }
                             None => {}
                         }
@@ -163,6 +164,12 @@ impl Driver {
     fn fail(&self, aborted: bool, message: String, raw: Option<String>) {
         let h = self.h;
         let reason = if aborted { "aborted" } else { "error" };
+        // A long string of a stream line is put back before the secrets are scrubbed from it (issue 34).
+        let message = if message.contains(marker::START) {
+            super::super::host::rust_string(&self.restored(js_str(&message))).unwrap_or(message)
+        } else {
+            message
+        };
         let text = if aborted { REQUEST_ABORTED.to_string() } else { self.scrub(message) };
         let _ = h.set(&self.message, "stopReason", &h.constant(reason));
         let _ = h.set(&self.message, "errorMessage", &h.string(&text));

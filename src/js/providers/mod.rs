@@ -9,15 +9,16 @@ use super::executor::spawn;
 use super::host::JsHost;
 use super::protocol::{delta_kind, patch_op};
 use super::snippets::{
-    env_var, failure_message, global_fetch, header_entries, parse_args, patch, project_messages, push_delta, random,
-    restore_at, restore_string, restore_text, retryable_failure, silence, stringify_in_js, take_args_text,
+    env_var, failure_message, global_fetch, header_entries, parse_args, patch, project_line, project_messages,
+    push_delta, random, restore_at, restore_string, restore_text, restore_value, retryable_failure, set_args_text,
+    silence, stringify_in_js, take_args_text,
 };
 use crate::core::agent_loop::empty_assistant;
 use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
 use crate::core::text::json::js_json_stringify_verbatim;
 use crate::core::text::wtf;
-use crate::providers::assemble::final_arguments;
+use crate::providers::assemble::{HostStrings, final_arguments};
 use crate::providers::json::parse_data;
 use crate::providers::marker;
 use crate::providers::partial_json::{Patch, PatchOp, PathSeg};
@@ -29,6 +30,8 @@ use futures::future::{Either, select};
 use js_sys::{Array, JsString, Object, Reflect, Uint8Array};
 use serde_json::Value;
 use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 const REQUEST_ABORTED: &str = "Request was aborted";
@@ -63,6 +66,94 @@ fn parsed(projected: &Option<Projected>) -> Option<(&Projected, Vec<Json<'_>>)> 
 /// Network chunks are copied into wasm memory this many bytes at a time, into one reused buffer,
 /// so a huge chunk never needs a buffer of its size (issue 13).
 const COPY_WINDOW: u32 = 64 * 1024;
+
+/// Issue 34: a data line that reaches this many bytes leaves wasm memory as it arrives and is parsed in JS
+/// (`projectLine`); shorter lines are decoded here as before.
+const SPILL_LINE_AFTER: usize = 256 * 1024;
+
+/// A long string of a stream line is read by the assembler in pieces of this many UTF-16 units.
+const HOST_STRING_PIECE: u32 = 16 * 1024;
+
+/// The long strings of the stream's lines parsed in JS (`projectLine`'s table), for the assembler.
+struct LineStrings(Array);
+
+/// Calls `each` with the text of `text` in pieces of at most `HOST_STRING_PIECE` units: a surrogate pair stays
+/// whole, a lone surrogate is read as its stand-in.
+fn read_pieces(text: &JsString, each: &mut dyn FnMut(&str)) {
+    let len = text.length();
+    let mut at = 0u32;
+    while at < len {
+        let mut end = at.saturating_add(HOST_STRING_PIECE).min(len);
+        if end < len && (0xD800..0xDC00).contains(&text.char_code_at(end.saturating_sub(1)).to_bits()) {
+            end = end.saturating_sub(1).max(at.saturating_add(1));
+        }
+        if let Some(piece) = super::host::rust_string(&text.slice(at, end).into()) {
+            each(&piece);
+        }
+        at = end;
+    }
+}
+
+/// `text` as Rust text, its buffer reserved fallibly: a line of megabytes the core must read itself (not JSON) is
+/// an `OutOfMemory` stream error when wasm memory cannot hold it, as it was when the decoder held it (issue 13).
+fn copy_in(text: &JsString) -> Result<String, SseError> {
+    let mut out = String::new();
+    let mut failed = None;
+    read_pieces(text, &mut |piece| {
+        if failed.is_some() {
+            return;
+        }
+        if out.try_reserve(piece.len()).is_err() {
+            failed = Some(out.len().saturating_add(piece.len()));
+            return;
+        }
+        out.push_str(piece);
+    });
+    match failed {
+        Some(bytes) => Err(SseError::OutOfMemory { bytes }),
+        None => Ok(out),
+    }
+}
+
+impl HostStrings for LineStrings {
+    fn read(&self, marker: &str, each: &mut dyn FnMut(&str)) {
+        let Some(index) = marker::whole_string(marker).and_then(|i| u32::try_from(i).ok()) else { return };
+        if let Ok(text) = self.0.get(index).dyn_into::<JsString>() {
+            read_pieces(&text, each);
+        }
+    }
+
+    fn keep(&self, text: &str) -> String {
+        let index = self.0.push(&js_str(text)).saturating_sub(1);
+        format!("{}s{index}.{}{}", marker::START, marker::utf16_count(text), marker::END)
+    }
+}
+
+/// The bytes of long lines handed out by the decoder (`SseDecoder::take_spill`), kept as JS strings.
+#[derive(Default)]
+struct Spill {
+    /// The line being received.
+    held: Option<JsString>,
+    /// The beginnings of the spilled events of the current batch, in order.
+    done: VecDeque<JsString>,
+}
+
+impl Spill {
+    /// `count` spilled events were dispatched: the text held so far is the first one's (a push ends at most one).
+    fn settle(&mut self, count: usize) {
+        for _ in 0..count {
+            self.done.push_back(self.held.take().unwrap_or_else(|| JsString::from("")));
+        }
+    }
+
+    fn append(&mut self, text: &str) {
+        let piece = js_str(text);
+        self.held = Some(match self.held.take() {
+            Some(held) => held.concat(&piece),
+            None => piece.unchecked_into(),
+        });
+    }
+}
 
 /// How a request ended early.
 enum End {
@@ -110,6 +201,7 @@ pub fn stream_builtin(model: JsValue, context: JsValue, options: JsValue, stream
         signal,
         last_path: RefCell::default(),
         secrets: RefCell::default(),
+        line_table: RefCell::default(),
     };
     spawn(async move {
         let format = format;
@@ -143,6 +235,8 @@ struct Driver {
     last_path: RefCell<Option<(Vec<PathSeg>, Array)>>,
     /// The API key and credential header values of the request: never shown in an error (P-6.2.3).
     secrets: RefCell<Vec<String>>,
+    /// The long strings of the stream's lines parsed in JS, once there is one (issue 34).
+    line_table: RefCell<Option<Array>>,
 }
 
 impl Driver {
@@ -486,6 +580,8 @@ impl Driver {
             .map_err(|e| End::Error(h.error_message(&e)))?;
         let read = h.get(&reader, "read").map_err(|e| End::Error(h.error_message(&e)))?;
         let mut decoder = SseDecoder::with_limit(self.max_event_bytes());
+        decoder.spill_long_lines(SPILL_LINE_AFTER);
+        let mut spill = Spill::default();
         // Refilled per chunk: its buffers are reused, so events cost no allocations.
         let mut events = SseEvents::new();
         let mut window = Vec::new();
@@ -505,13 +601,15 @@ impl Driver {
             let done = h.get(&chunk, "done").map(|d| d.is_truthy()).unwrap_or(true);
             events.clear();
             let decoded = if done {
-                decoder.finish(&mut events)
+                let result = decoder.finish(&mut events);
+                spill.settle(events.spilled());
+                result
             } else if let Ok(value) = h.get(&chunk, "value") {
                 let Some(bytes) = chunk_bytes(&value) else {
                     silence(&reader_cancel(&reader));
                     return Err(End::Error("Provider stream chunk is not an ArrayBuffer or a view of one".into()));
                 };
-                decode_chunk(&mut decoder, &bytes, &mut window, &mut events)
+                decode_chunk(&mut decoder, &bytes, &mut window, &mut events, &mut spill)
             } else {
                 Ok(())
             };
@@ -520,15 +618,33 @@ impl Driver {
                 return Err(End::Error(e.message()));
             }
             for event in events.iter() {
+                // A long line was parsed in JS: the event's text with its long strings as markers (issue 34).
+                let projected = if event.spilled {
+                    let head = spill.done.pop_front().unwrap_or_else(|| JsString::from(""));
+                    Some(self.project_line(&head.concat(&js_str(event.data)), asm))
+                } else if self.line_table.borrow().is_some() && marker::may_hold_start(event.data) {
+                    // A marker character of the provider's own must not read as one of ours.
+                    Some(self.project_line(&js_str(event.data).unchecked_into(), asm))
+                } else {
+                    None
+                };
+                let projected = match projected.transpose() {
+                    Ok(projected) => projected,
+                    Err(e) => {
+                        silence(&reader_cancel(&reader));
+                        return Err(End::Error(e.message()));
+                    }
+                };
+                let text = projected.as_deref().unwrap_or(event.data);
                 // The hook wants every event parsed; without it the mapper may take its shortcut.
-                let mapped = on_event.is_none() && mapper.on_event_text(event.event, event.data, asm);
+                let mapped = on_event.is_none() && mapper.on_event_text(event.event, text, asm);
                 if !mapped {
-                    let data = match parse_data(event.data) {
+                    let data = match parse_data(text) {
                         Some(data) => data,
                         None => {
-                            mapper.on_text(event.event, event.data, asm);
-                            if !asm.finished() && !is_terminator(event.data) {
-                                let head: String = event.data.chars().take(200).collect();
+                            mapper.on_text(event.event, text, asm);
+                            if !asm.finished() && !is_terminator(text) {
+                                let head: String = text.chars().take(200).collect();
                                 asm.fail(format!("Invalid JSON in provider stream: {head}"), None);
                             }
                             if per_event {
@@ -538,7 +654,7 @@ impl Driver {
                         }
                     };
                     if let Some(on_event) = &on_event {
-                        let parsed = js(&data.to_value());
+                        let parsed = self.restored(js(&data.to_value()));
                         if let Err(e) = h.call(on_event, &JsValue::UNDEFINED, &[parsed, self.model.clone()]).await {
                             silence(&reader_cancel(&reader));
                             return Err(End::Error(h.error_message(&e)));
@@ -562,6 +678,29 @@ impl Driver {
                 }
                 return self.apply_all(asm);
             }
+        }
+    }
+
+    /// The event data `text` of a long line as `projectLine` writes it (its long strings as markers of the stream's
+    /// table, which the assembler is then told about), or as it is when it is not JSON.
+    fn project_line(&self, text: &JsString, asm: &mut Assembler) -> Result<String, SseError> {
+        let table = self.line_table.borrow().clone();
+        let table = table.unwrap_or_else(|| {
+            let table = Array::new();
+            *self.line_table.borrow_mut() = Some(table.clone());
+            asm.use_host_strings(Rc::new(LineStrings(table.clone())));
+            table
+        });
+        let projected = project_line(text, &table);
+        copy_in(projected.dyn_ref::<JsString>().unwrap_or(text))
+    }
+
+    /// `v` with the long strings of the stream's lines put back, when there were any (issue 34).
+    fn restored(&self, v: JsValue) -> JsValue {
+        let table = self.line_table.borrow().clone();
+        match table {
+            Some(table) => restore_value(&v, &table),
+            None => v,
         }
     }
 
@@ -644,12 +783,14 @@ fn chunk_bytes(value: &JsValue) -> Option<Uint8Array> {
     value.is_instance_of::<js_sys::ArrayBuffer>().then(|| Uint8Array::new(value))
 }
 
-/// Feeds one network chunk to the decoder through the reused `window` buffer.
+/// Feeds one network chunk to the decoder through the reused `window` buffer; a long line's bytes leave for `spill`
+/// after each window (issue 34).
 fn decode_chunk(
     decoder: &mut SseDecoder,
     bytes: &Uint8Array,
     window: &mut Vec<u8>,
     events: &mut SseEvents,
+    spill: &mut Spill,
 ) -> Result<(), SseError> {
     let len = bytes.length();
     let mut at = 0u32;
@@ -665,7 +806,10 @@ fn decode_chunk(
             window.resize(size, 0);
         }
         bytes.subarray(at, end).copy_to(window);
+        let before = events.spilled();
         decoder.push(window, events)?;
+        spill.settle(events.spilled().saturating_sub(before));
+        decoder.take_spill(&mut |text| spill.append(text));
         at = end;
     }
     Ok(())

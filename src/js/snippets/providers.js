@@ -56,6 +56,12 @@ export function pushDelta(stream, partial, index, kind, delta, path, op, value) 
   } catch {}
 }
 
+/** The arguments text of the tool call `block` becomes `text`: the provider sent the whole text at the end, as one
+ *  long string of a stream line (`Assembler::tool_args_complete`). */
+export function setArgsText(block, text) {
+  argsTexts.set(block, text);
+}
+
 /** The final arguments of the tool call `block` as `JSON.parse` reads its text (called when the assembler found the
  *  text clean: read alike by `JSON.parse` and the core's parser), or undefined when that is not an object: then the
  *  core parses the text itself (`takeArgsText`), with its repair and its error texts. */
@@ -395,6 +401,71 @@ export function restoreAt(root, path, s, table) {
   let holder = root;
   for (let i = 0; i + 1 < path.length; i++) holder = holder[path[i]];
   holder[path[path.length - 1]] = restoreString(s, table);
+}
+
+// Issue 34: a stream line of megabytes (a text delta, a tool call's arguments in one piece, a reasoning item) is
+// parsed here, not in wasm: the decoder hands its bytes over as they arrive (`SseDecoder::take_spill`), and the wire
+// format reads a copy of the event whose long strings are markers of `table` (`providers::marker`), put back by
+// `restoreValue` wherever the assembler's output reaches JS. A tool call's fragment that is one of them is read by
+// the assembler in pieces (`HostStrings`). Any string holding the marker character is a marker too, so a marker on
+// the Rust side is always one of ours.
+
+/** The event data `text` (JSON) as text whose long strings are markers of strings pushed to `table`; `undefined`
+ *  when it is not JSON, or a key holds the marker character (then the core reads the text itself, as before). */
+export function projectLine(text, table) {
+  let v;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const marked = (s) => {
+    const index = table.length;
+    table.push(s);
+    return `${MARK}s${index}.${s.length}${MARK_END}`;
+  };
+  const keep = (s) => (s.length >= LONG_STRING && NOT_RUST_SPACE.test(s)) || s.includes(MARK);
+  let sound = true;
+  const walk = (x) => {
+    if (typeof x === "string") return keep(x) ? marked(x) : x;
+    if (x === null || typeof x !== "object") return x;
+    if (Array.isArray(x)) {
+      for (let i = 0; i < x.length; i++) x[i] = walk(x[i]);
+    } else {
+      for (const key of Object.keys(x)) {
+        if (key.includes(MARK)) sound = false;
+        x[key] = walk(x[key]);
+      }
+    }
+    return x;
+  };
+  try {
+    v = walk(v);
+  } catch {
+    return undefined; // nested past the stack: the core's parser says so, as before
+  }
+  return sound ? JSON.stringify(v) : undefined;
+}
+
+/** `v` with the strings of `table` its markers stand for put back (in place for objects and arrays). */
+export function restoreValue(v, table) {
+  try {
+    return restoreIn(v, table);
+  } catch {
+    return v;
+  }
+}
+
+function restoreIn(v, table) {
+  if (typeof v === "string") return v.includes(MARK) ? restoreString(v, table) : v;
+  if (v !== null && typeof v === "object") {
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) v[i] = restoreIn(v[i], table);
+    } else {
+      for (const key of Object.keys(v)) v[key] = restoreIn(v[key], table);
+    }
+  }
+  return v;
 }
 
 // Fetch and body-read failures (P-6.2.6, issue 13). Runtimes hide the reason of a network error in
