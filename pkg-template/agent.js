@@ -2,6 +2,7 @@
 // agent's values live in a plain state object kept in a WeakMap, handed to every core call.
 import core, { unlessTrapped } from "./trap.js";
 import { failureMessage, getDefaultStreamFn } from "./api.js";
+import { events, transcriptReplaced } from "./journal.js";
 
 /**
  * The state object of one agent, kept in `internals` and handed to every core call. Its fields are defined once,
@@ -145,6 +146,7 @@ function createStateView(st) {
       core.agentCheckArray(messages, "state.messages");
       st.messages = messages.slice();
       changed(st);
+      transcriptReplaced(st);
     },
     get isStreaming() { return st.isStreaming; },
     get streamingMessage() { return st.streamingMessage; },
@@ -165,6 +167,12 @@ export class Agent {
 
   subscribe(listener) { return core.agentSubscribe(stateOf(this), listener); }
 
+  /** Issue 31: the agent's events numbered, with a replay of what a reader that saw up to `after` missed. */
+  events(options) {
+    const st = stateOf(this);
+    return events(st, (listener) => core.agentSubscribe(st, listener), options);
+  }
+
   get steeringMode() { return stateOf(this).steeringMode; }
   set steeringMode(mode) { core.agentSetMode(stateOf(this), STEERING, mode); }
   get followUpMode() { return stateOf(this).followUpMode; }
@@ -182,7 +190,11 @@ export class Agent {
   get signal() { return stateOf(this).active?.signal; }
   abort() { stateOf(this).active?.controller.abort(); }
   waitForIdle() { return stateOf(this).active?.promise ?? Promise.resolve(); }
-  reset() { core.agentReset(stateOf(this)); }
+  reset() {
+    const st = stateOf(this);
+    core.agentReset(st);
+    transcriptReplaced(st);
+  }
 
   snapshot() { return core.agentSnapshot(this, stateOf(this)); }
 

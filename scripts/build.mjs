@@ -30,7 +30,7 @@ const env = { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${pro
 const WASM = "agent_loop_wasm_bg.wasm";
 const GLUE = "agent_loop_wasm.js";
 /** The API files shared by every target; copied as written (ESM) or transpiled (CJS), never forked. */
-const SHARED = ["api.js", "agent.js", "proxy.js", "streams.js", "trap.js"];
+const SHARED = ["api.js", "agent.js", "journal.js", "proxy.js", "streams.js", "trap.js"];
 /**
  * Functions api.js calls while it is evaluated (for its constant exports). dist/web/core.js answers them from
  * values read here from this build's wasm, since ES module evaluation runs api.js before any entry initialises.

@@ -7,6 +7,7 @@
 //   agentLoop     — agentLoop runs: one tool turn then a text turn, drained with for await
 //   agentLoopWithSignal — the same with a (never aborted) AbortSignal, as every Agent run has
 //   agentPrompt   — a new Agent per prompt (listener subscribed, then unsubscribed), one tool turn
+//   eventReaders  — one Agent, three agent.events() readers per run: abandoned, returned, aborted (issue 31)
 //   validate      — validateToolArguments with a fresh schema object each call (validator cache must not grow)
 //   abortedRuns   — runAgentLoop runs aborted while a tool ignores the signal (abortGraceMs 0: abandoned)
 //
@@ -23,6 +24,7 @@ const opt = (name, dflt) => {
 const RUNS = opt("runs", 10_000);
 const WARMUP = opt("warmup", 500);
 const JSON_OUT = args.includes("--json");
+let readersAgent;
 const ONLY = args.includes("--only") ? args[args.indexOf("--only") + 1].split(",") : null;
 const BOUNDS = { heapBytes: 2 * 1024 * 1024, wasmBytes: 1024 * 1024, externrefs: 1000 };
 const GC_EVERY = opt("gc-every", 500);
@@ -116,6 +118,29 @@ const WORKLOADS = {
     await agent.prompt("go");
     off();
     if (agent.state.messages.at(-1).stopReason !== "stop" || events === 0) throw new Error("unexpected Agent result");
+  },
+  async eventReaders() {
+    // Issue 31: one long-lived Agent; per run three readers of agent.events(): one abandoned after its first item
+    // (never returned), one returned at agent_end, one whose signal is aborted mid-run. The journal must let all go.
+    readersAgent ??= new Agent({ streamFn, convertToLlm, initialState: { model, tools: [tool] } });
+    const agent = readersAgent;
+    agent.reset();
+    const abandoned = agent.events();
+    const returned = agent.events({ untilIdle: true });
+    const controller = new AbortController();
+    const aborted = agent.events({ signal: controller.signal });
+    const first = abandoned.next();
+    const all = (async () => {
+      let n = 0;
+      for await (const item of returned) n += item.event.type === "agent_end" ? 1 : 0;
+      return n;
+    })();
+    const cut = (async () => {
+      for await (const item of aborted) if (item.event.type === "turn_start") controller.abort();
+    })();
+    await agent.prompt("go");
+    const [ends] = await Promise.all([all, cut, first]);
+    if (ends !== 1 || agent.state.messages.length !== 5) throw new Error(`unexpected events() result: ${ends} ${agent.state.messages.length}`);
   },
   async validate() {
     const t = { name: "v", description: "", parameters: { type: "object", properties: { n: { type: "integer" }, s: { type: "string", minLength: 1 } }, required: ["n"] } };

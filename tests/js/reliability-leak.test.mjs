@@ -16,7 +16,7 @@ const L = { timeout: 100_000, skip: SKIP_REFERENCE };
 // The leaks these tests found are fixed; they are ordinary tests now.
 const leakBug = (_fixedDiagnosis) => ({ ...L });
 
-const WORKLOADS = ["agentLoop", "agentLoopWithSignal", "agentPrompt", "validate", "abortedRuns"];
+const WORKLOADS = ["agentLoop", "agentLoopWithSignal", "agentPrompt", "eventReaders", "validate", "abortedRuns"];
 const kb = (b) => (b === null ? "n/a" : `${(b / 1024).toFixed(1)} KiB`);
 
 function leakCheck(only) {
@@ -95,5 +95,6 @@ const SIGNAL_LEAK =
 test("E-8.4.4 agentLoop ×10,000 (one tool turn, no signal): no growth", L, (t) => check(t, "agentLoop"));
 test("E-8.4.4 agentLoop ×3,000 with an AbortSignal: no growth", leakBug(SIGNAL_LEAK), (t) => check(t, "agentLoopWithSignal"));
 test("E-8.4.4 Agent prompt ×10,000 (new Agent each, listener, one tool turn): no growth", leakBug(`Agent runs always pass their AbortController's signal, so each prompt (~9 KiB heap, ~1.3 KiB wasm, ~50 externref slots with a tool turn) hits the cancelled-JsFuture leak. Cause: ${JSFUTURE_LEAK}`), (t) => check(t, "agentPrompt"));
+test("E-8.4.4 issue 31: Agent.events() readers ×30,000 on one Agent (abandoned, returned, aborted; 10,000 runs): no growth", L, (t) => check(t, "eventReaders"));
 test("E-8.4.4 validateToolArguments ×10,000 with a fresh schema each call: validator cache does not grow", L, (t) => check(t, "validate"));
 test("E-8.4.4 aborted runs ×2,000 abandoning a tool that never settles (abortGraceMs 0): no growth", leakBug(`~2.6 KiB of heap (+ externref slots, wasm memory) stays per aborted run — also with a cooperative tool (~2.5 KiB), and ~0.8 KiB per D3 tool timeout without any signal: the grace timer / timeout timer / abort waits are cancelled JsFutures. Cause: ${JSFUTURE_LEAK}`), (t) => check(t, "abortedRuns"));
