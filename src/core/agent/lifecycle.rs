@@ -202,7 +202,7 @@ pub fn resume<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFuture<
     let answered = |id: &H::V| existing.iter().any(|m| h.get(m, "toolCallId").is_ok_and(|x| h.same(&x, id)));
     if calls.iter().any(|c| !answered(&c.id)) {
         let completed = items(h, st, "completedTools")?;
-        let resumed = Resumed { assistant, existing, completed };
+        let resumed = Resumed { assistant, existing, completed, decisions: Vec::new(), interrupted: true };
         return Ok(start_run(h, agent, st, None, false, Some(resumed)));
     }
     if !existing.is_empty() {
