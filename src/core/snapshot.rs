@@ -157,6 +157,18 @@ fn check(snapshot: &Map<String, Value>) -> Result<(), String> {
         None | Some(Value::Array(_)) => {}
         Some(_) => return Err(invalid("completedTools", "expected an array")),
     }
+    // Issue 30: tool calls waiting for a person.
+    match snapshot.get("approvals") {
+        None => {}
+        Some(Value::Object(approvals)) => {
+            for key in ["requests", "completedTools", "decisions"] {
+                if !matches!(approvals.get(key), Some(Value::Array(_))) {
+                    return Err(invalid(&format!("approvals.{key}"), "expected an array"));
+                }
+            }
+        }
+        Some(_) => return Err(invalid("approvals", "expected an object")),
+    }
     Ok(())
 }
 
