@@ -597,7 +597,17 @@ fn a_5_8_5_crash_at_every_checkpoint_of_a_paused_and_approved_run_reaches_the_sa
     let store = Store::default();
     let ran = Ran::default();
     let w = durable_world(&store, &ran);
+    // The pause is stored before any listener hears agent_end: a crash in a listener keeps it.
+    let stored_first = Rc::new(RefCell::new(Vec::<bool>::new()));
+    let (seen, s) = (stored_first.clone(), store.clone());
+    w.record(move |_h, e| {
+        if e.get("type").as_str() == Some("agent_end") && !e.get("approvals").is_undefined() {
+            let last = s.all().pop().unwrap();
+            seen.borrow_mut().push(last.get("approvals").get("requests").len() == 1);
+        }
+    });
     w.prompt_text("go");
+    assert_eq!(*stored_first.borrow(), [true]);
     assert_eq!(pending_ids(&w), strs(&["b"]));
     decide_all(&w);
     let transcript = normalized(&w.messages());
@@ -659,9 +669,11 @@ fn a_5_8_5_a_snapshot_holds_the_pause_and_a_restored_agent_accepts_the_decisions
     let data = agent::parse_restore(&w2.h, &text).unwrap();
     agent::apply_snapshot(&w2.h, &w2.agent, &w2.st, &data, &TV::arr(toolset(&ran2))).ok().unwrap();
     assert_eq!(pending_ids(&w2), strs(&["b"]));
+    let rec = w2.record(|_, _| {});
     let run = agent::resume(&w2.h, &w2.agent, &w2.st).unwrap();
     w2.h.run(run).unwrap();
     assert_eq!(pending_ids(&w2), strs(&["b"]), "resume() does not run past a pause");
+    assert!(rec.labels().is_empty(), "{:?}", rec.labels());
     decide(&w2, "b", TV::Undefined, true).unwrap();
     assert_eq!(ran2.get(), strs(&["b"]), "a and c ran before the snapshot, and not again");
     assert_eq!(w2.texts(), strs(&["", "go", "", "work 1", "gate 2", "work 3", "done"]));
