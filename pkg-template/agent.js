@@ -30,6 +30,7 @@ import { failureMessage, getDefaultStreamFn } from "./api.js";
  * @property {object[]} completedTools ended tool calls whose result message is not in the transcript yet (kept across a restore)
  * @property {object[]} endedTools the same, since the last checkpoint
  * @property {boolean} interrupted a restored agent was mid-run: resume() picks it up
+ * @property {object | undefined} approvals tool calls waiting for a person (issue 30): {requests, completedTools, decisions}, else undefined
  * @property {object} view the agent.state object the facade hands out (set by pkg-template/agent.js)
  */
 
@@ -150,6 +151,12 @@ function createStateView(st) {
     get streamingMessage() { return st.streamingMessage; },
     get pendingToolCalls() { return st.pendingToolCalls; },
     get errorMessage() { return st.errorMessage; },
+    /** Issue 30: the tool calls waiting for a decision, in request order (a new array each time). */
+    get pendingApprovals() {
+      const held = st.approvals;
+      if (held === undefined) return [];
+      return held.requests.filter((r) => !held.decisions.some((d) => d.toolCallId === r.toolCallId));
+    },
   };
 }
 
@@ -210,5 +217,22 @@ export class Agent {
     const st = internals.get(this);
     if (!st) return Promise.reject(new TypeError("Agent: method called on an object that is not an Agent"));
     return guardRun(st, st.active, () => core.agentResume(this, st));
+  }
+
+  /**
+   * Issue 30: approves a tool call that waits (`options.args`: edited arguments, validated now and again before the
+   * call runs). The decision that settles the last waiting call continues the run; the promise settles when it ended.
+   */
+  approve(toolCallId, options) {
+    const st = internals.get(this);
+    if (!st) return Promise.reject(new TypeError("Agent: method called on an object that is not an Agent"));
+    return guardRun(st, st.active, () => core.agentDecide(this, st, toolCallId, options, true));
+  }
+
+  /** Issue 30: denies a tool call that waits: it gets the error result `Tool call "<id>" was denied: <reason>`. */
+  deny(toolCallId, options) {
+    const st = internals.get(this);
+    if (!st) return Promise.reject(new TypeError("Agent: method called on an object that is not an Agent"));
+    return guardRun(st, st.active, () => core.agentDecide(this, st, toolCallId, options, false));
   }
 }
