@@ -96,9 +96,12 @@ pub fn start_approved_run<H: FastPaths>(
     Ok(Start { context: working, initial: None, resumed: Some(Box::new(resumed)) })
 }
 
+/// An assistant message and the tool results after it.
+pub type OpenTurn<V> = (V, Vec<V>);
+
 /// The turn a continuation finishes: the transcript's last assistant message and the tool results after it, when
 /// some of its tool calls have no result yet (else `None`: nothing waits).
-pub fn open_turn<H: FastPaths>(h: &H, messages: &[H::V]) -> Result<Option<(H::V, Vec<H::V>)>, H::V> {
+pub fn open_turn<H: FastPaths>(h: &H, messages: &[H::V]) -> Result<Option<OpenTurn<H::V>>, H::V> {
     let mut existing = Vec::new();
     let mut assistant = None;
     for message in messages.iter().rev() {
