@@ -199,7 +199,7 @@ export interface BeforeToolCallContext {
   approved?: true;
 }
 
-/** New (issue 30): a tool call that waits for a person, as `tool_approval_request` announces it. */
+/** New (issue 30): a tool call that waits for a person, as `tool_execution_approval` announces it. */
 export interface ToolApprovalRequest {
   toolCallId: string;
   toolName: string;
@@ -208,6 +208,11 @@ export interface ToolApprovalRequest {
   /** From `beforeToolCall`'s `{ approval: { reason, data } }`. */
   reason?: string;
   data?: unknown;
+  /**
+   * With an approval timeout (`AgentTool.approvalTimeoutMs`, else `AgentLoopConfig.approvalTimeoutMs`): when it expires, in
+   * epoch milliseconds. An `Agent` denies the call then (reason `approval timed out`); `agentLoop` callers enforce it.
+   */
+  expiresAt?: number;
 }
 
 /** New (issue 30): a person's decision. A denied call gets the error result `Tool call "<id>" was denied: <reason>`. */
@@ -334,6 +339,8 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
    * without a decision are asked again), then goes on as a continuation does.
    */
   approvals?: ToolApprovals;
+  /** New (issue 30): default approval timeout in milliseconds for waiting calls (sets `expiresAt`); absent or 0 = none. */
+  approvalTimeoutMs?: number;
   /**
    * New (D3): ends a response when the provider sends no event for this many milliseconds
    * (`Stream idle timeout: no event from the provider for <N> ms`); absent or 0 = none.
@@ -394,7 +401,7 @@ export type AgentEvent =
   | { type: "message_end"; message: AgentMessage }
   | { type: "tool_execution_start"; toolCallId: string; toolName: string; args: any }
   | { type: "tool_execution_update"; toolCallId: string; toolName: string; args: any; partialResult: any }
-  | ({ type: "tool_approval_request" } & ToolApprovalRequest)
+  | ({ type: "tool_execution_approval" } & ToolApprovalRequest)
   | {
       type: "tool_execution_end";
       toolCallId: string;
@@ -597,7 +604,7 @@ export interface AgentState {
   readonly pendingToolCalls: ReadonlySet<string>;
   /** Error of the latest failed or aborted turn, if any. */
   readonly errorMessage?: string;
-  /** New (issue 30): the tool calls waiting for a decision, in request order (a new array each read). */
+  /** New (issue 30): the tool calls waiting for a decision, in request order. */
   readonly pendingApprovals: ToolApprovalRequest[];
 }
 

@@ -181,6 +181,8 @@ export interface AgentTool<TParameters extends object = object, TDetails = any> 
         args: AgentToolParams<TParameters>,
         context: { toolCall: AgentToolCall; assistantMessage: unknown; context: unknown },
       ) => boolean | Promise<boolean>);
+  /** New (issue 30): milliseconds a call of this tool waits for approval before it is denied (`approval timed out`). */
+  approvalTimeoutMs?: number;
   /**
    * New (D3): milliseconds after which `execute` is given up with `Tool "<name>" timed out after <s> seconds`.
    * Overrides `AgentLoopConfig.toolTimeoutMs`; absent or 0 = no timeout.

@@ -21,6 +21,9 @@ fn restore_error(detail: &str) -> String {
     format!("Agent.restore: {detail}")
 }
 
+/// The lists a stored pause holds (issue 30).
+const APPROVAL_LISTS: [&str; 3] = ["requests", "completedTools", "decisions"];
+
 fn invalid(path: &str, problem: &str) -> String {
     restore_error(&format!("invalid snapshot: {path}: {problem}"))
 }
@@ -161,7 +164,7 @@ fn check(snapshot: &Map<String, Value>) -> Result<(), String> {
     match snapshot.get("approvals") {
         None => {}
         Some(Value::Object(approvals)) => {
-            for key in ["requests", "completedTools", "decisions"] {
+            for key in APPROVAL_LISTS {
                 if !matches!(approvals.get(key), Some(Value::Array(_))) {
                     return Err(invalid(&format!("approvals.{key}"), "expected an array"));
                 }

@@ -47,11 +47,11 @@ test("T-4.10.2 agentLoop: a parallel batch runs its plain calls, announces the w
   assert.deepEqual(plain(first.labels()), [
     "agent_start", "turn_start", "message_start:system", "message_end:system", "message_start:user", "message_end:user",
     "message_start:assistant", "message_end:assistant",
-    "tool_execution_start:a", "tool_execution_start:b", "tool_approval_request", "tool_execution_start:c",
+    "tool_execution_start:a", "tool_execution_start:b", "tool_execution_approval:b", "tool_execution_start:c",
     "tool_execution_end:a", "tool_execution_end:c", "turn_end", "agent_end",
   ]);
-  const [request] = first.ofType("tool_approval_request");
-  assert.deepEqual(request, { type: "tool_approval_request", toolCallId: "b", toolName: "gate", args: { n: 2 } });
+  const [request] = first.ofType("tool_execution_approval");
+  assert.deepEqual(request, { type: "tool_execution_approval", toolCallId: "b", toolName: "gate", args: { n: 2 } });
   const end = first.ofType("agent_end")[0];
   assert.deepEqual(end.approvals.requests, [{ toolCallId: "b", toolName: "gate", args: { n: 2 } }]);
   assert.deepEqual(end.approvals.completedTools.map((r) => r.toolCallId), ["a", "c"]);
@@ -82,7 +82,7 @@ test("T-4.10.3 agentLoop: in a sequential batch the calls after the waiting one 
   const first = await collect(agentLoop([userMessage("go")], { messages: [], tools }, cfg(), undefined, faux.streamFn));
   assert.deepEqual(plain(first.labels()).slice(8), [
     "tool_execution_start:a", "tool_execution_end:a", "message_start:toolResult", "message_end:toolResult",
-    "tool_execution_start:b", "tool_approval_request", "turn_end", "agent_end",
+    "tool_execution_start:b", "tool_execution_approval:b", "turn_end", "agent_end",
   ]);
   assert.deepEqual(ran, ["a"]);
   const approvals = { ...first.ofType("agent_end")[0].approvals, decisions: [{ toolCallId: "b", approved: false, reason: "not today" }] };
@@ -102,8 +102,8 @@ test("T-4.10.4 agentLoop: beforeToolCall asks with a payload, runs again with ap
   const faux = createFaux([assistant([toolCall("a", "stop", { n: 1 })], { stopReason: "toolUse" }), assistant([text("never")])]);
   const tools = toolset(ran);
   const first = await collect(agentLoop([userMessage("go")], { messages: [], tools }, config({ beforeToolCall }), undefined, faux.streamFn));
-  assert.deepEqual(first.ofType("tool_approval_request")[0], {
-    type: "tool_approval_request", toolCallId: "a", toolName: "stop", args: { n: 1 }, reason: "charges money", data: { cents: 500 },
+  assert.deepEqual(first.ofType("tool_execution_approval")[0], {
+    type: "tool_execution_approval", toolCallId: "a", toolName: "stop", args: { n: 1 }, reason: "charges money", data: { cents: 500 },
   });
   const approvals = { ...first.ofType("agent_end")[0].approvals, decisions: [{ toolCallId: "a", approved: true, args: { n: 5 } }] };
   const second = await collect(agentLoopContinue({ messages: first.result, tools }, config({ beforeToolCall, approvals }), undefined, faux.streamFn));
@@ -151,7 +151,7 @@ test("A-5.8 Agent: pendingApprovals, prompt()/continue() refused while calls wai
   assert.deepEqual(agent.state.pendingApprovals.map((r) => r.toolCallId), ["b", "c"]);
   assert.equal(agent.state.isStreaming, false);
   assert.deepEqual(rec.labels().slice(-7), [
-    "tool_execution_start:b", "tool_approval_request", "tool_execution_start:c", "tool_approval_request",
+    "tool_execution_start:b", "tool_execution_approval:b", "tool_execution_start:c", "tool_execution_approval:c",
     "tool_execution_end:a", "turn_end", "agent_end",
   ]);
   const waiting = "Agent has tool calls waiting for approval (b, c): approve() or deny() each of them first, or reset()";
@@ -228,6 +228,37 @@ test("A-5.8.5 Agent: a paused agent restored elsewhere (snapshot JSON, or checkp
     assert.deepEqual(results(restored.state.messages), [["a", "work 1"], ["b", "gate 2"], ["c", "work 3"]]);
     assert.equal(firstText(restored.state.messages.at(-1)), "done");
   }
+});
+
+test("A-5.8.6 Agent: a call of a tool with approvalTimeoutMs is denied when its deadline passes, and the run goes on", T, async () => {
+  const ran = [];
+  const tools = toolset(ran).map((t) => (t.name === "gate" ? { ...t, approvalTimeoutMs: 40 } : t));
+  const faux = createFaux([
+    assistant([toolCall("a", "work", { n: 1 }), toolCall("b", "gate", { n: 2 })], { stopReason: "toolUse" }),
+    assistant([text("after the timeout")]),
+  ]);
+  const agent = makeAgent(faux, { initialState: { tools } });
+  const startedAt = Date.now();
+  await agent.prompt("go");
+  const [request] = agent.state.pendingApprovals;
+  assert.equal(request.toolCallId, "b");
+  assert.ok(request.expiresAt >= startedAt + 40 && request.expiresAt <= Date.now() + 40, `${request.expiresAt}`);
+  // A snapshot restored elsewhere keeps the deadline.
+  const restoredFaux = createFaux([assistant([text("restored, after the timeout")])]);
+  const restored = Agent.restore(JSON.stringify(agent.snapshot()), { streamFn: restoredFaux.streamFn, tools });
+  assert.equal(restored.state.pendingApprovals[0].expiresAt, request.expiresAt);
+  for (const a of [agent, restored]) {
+    const deadline = Date.now() + 3000;
+    while (a.state.pendingApprovals.length > 0 || a.state.isStreaming) {
+      assert.ok(Date.now() < deadline, "the timeout never denied the call");
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.deepEqual(results(a.state.messages), [["a", "work 1"], ["b", 'Tool call "b" was denied: approval timed out']]);
+  }
+  assert.equal(firstText(agent.state.messages.at(-1)), "after the timeout");
+  assert.equal(firstText(restored.state.messages.at(-1)), "restored, after the timeout");
+  assert.deepEqual(ran, ["a"]);
+  assert.ok(Date.now() - startedAt >= 40);
 });
 
 const DENO = fileURLToPath(new URL("../../node_modules/.bin/deno", import.meta.url));

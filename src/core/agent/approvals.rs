@@ -23,6 +23,21 @@ pub fn held<H: FastPaths>(h: &H, st: &H::V) -> Result<Option<H::V>, H::V> {
     Ok((h.kind(&approvals) == Kind::Object).then_some(approvals))
 }
 
+/// Sets (or, with `None`, ends) the pause the agent holds, and `st.pendingApprovals`, the undecided requests that
+/// `agent.state.pendingApprovals` shows. Every change of `st.approvals` goes through here.
+pub fn hold<H: FastPaths>(h: &H, st: &H::V, approvals: Option<&H::V>) -> Result<(), H::V> {
+    match approvals {
+        Some(approvals) => {
+            h.set(st, "approvals", approvals)?;
+            h.set(st, "pendingApprovals", &h.array(&undecided(h, approvals)?))
+        }
+        None => {
+            h.set(st, "approvals", &h.undefined())?;
+            h.set(st, "pendingApprovals", &h.array(&[]))
+        }
+    }
+}
+
 /// The requests of a pause that have no decision yet, in request order.
 pub fn undecided<H: FastPaths>(h: &H, approvals: &H::V) -> Result<Vec<H::V>, H::V> {
     let decisions = items(h, approvals, "decisions")?;
@@ -109,7 +124,7 @@ pub fn decide<H: FastPaths>(
         ("completedTools", h.array(&items(h, &approvals, "completedTools")?)),
         ("decisions", h.array(&all)),
     ]);
-    h.set(st, "approvals", &next)?;
+    hold(h, st, Some(&next))?;
     // A durable point: the decision survives a crash before the run goes on.
     checkpoint::request(h, agent, st);
     Ok(last)
@@ -146,7 +161,7 @@ pub fn on_event<H: FastPaths>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H:
         if let Some(approvals) = held(h, st)?
             && undecided(h, &approvals)?.is_empty()
         {
-            h.set(st, "approvals", &h.undefined())?;
+            hold(h, st, None)?;
         }
         return Ok(false);
     }
@@ -162,6 +177,6 @@ pub fn on_event<H: FastPaths>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H:
         ("completedTools", h.array(&items(h, &pause, "completedTools")?)),
         ("decisions", h.array(&[])),
     ]);
-    h.set(st, "approvals", &approvals)?;
+    hold(h, st, Some(&approvals))?;
     Ok(true)
 }

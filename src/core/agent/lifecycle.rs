@@ -48,7 +48,7 @@ pub fn reset<H: FastPaths>(h: &H, st: &H::V) -> Result<(), H::V> {
     h.set(st, "endedTools", &h.array(&[]))?;
     h.set(st, "steeringLeftByAbort", &h.array(&[]))?;
     // the calls waiting for approval go with the transcript that held them.
-    h.set(st, "approvals", &h.undefined())?;
+    approvals::hold(h, st, None)?;
     clear(h, st, Queue::Steering)?;
     clear(h, st, Queue::FollowUp)
 }
@@ -260,7 +260,7 @@ fn start_approved<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFut
     let messages = items(h, st, "messages")?;
     let Some((assistant, existing)) = crate::core::agent_loop::open_turn(h, &messages)? else {
         // The transcript no longer holds the waiting calls (it was replaced): nothing to carry out.
-        h.set(st, "approvals", &h.undefined())?;
+        approvals::hold(h, st, None)?;
         changed(h, st);
         return Ok(futures::future::ready(Ok(())).boxed_local());
     };

@@ -191,6 +191,7 @@ pub fn init<H: FastPaths>(
         ("endedTools", h.array(&[])),
         ("interrupted", h.boolean(false)),
         ("approvals", h.undefined()),
+        ("pendingApprovals", h.array(&[])),
     ];
     for (key, value) in &state {
         h.set(st, key, value)?;

@@ -272,8 +272,7 @@ pub fn apply_snapshot<H: FastPaths>(
         &h.array(&if h.kind(&completed) == Kind::Array { h.array_items(&completed)? } else { Vec::new() }),
     )?;
     let approvals = get(h, data, "approvals")?;
-    let approvals = if h.kind(&approvals) == Kind::Object { approvals } else { h.undefined() };
-    h.set(st, "approvals", &approvals)?;
+    super::approvals::hold(h, st, (h.kind(&approvals) == Kind::Object).then_some(&approvals))?;
     if h.kind(&get(h, st, "onCheckpoint")?) == Kind::Function {
         let seq = h.as_number(&get(h, data, "checkpointSeq")?).unwrap_or(0.0);
         checkpoint::adopt(h, agent, st, seq)?;

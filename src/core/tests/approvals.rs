@@ -148,7 +148,7 @@ fn t_4_10_2_a_parallel_batch_runs_the_plain_calls_and_pauses_for_the_one_that_wa
             "message_end:assistant",
             "tool_execution_start:a",
             "tool_execution_start:b",
-            "tool_approval_request:b",
+            "tool_execution_approval:b",
             "tool_execution_start:c",
             "tool_execution_end:a",
             "tool_execution_end:c",
@@ -160,10 +160,10 @@ fn t_4_10_2_a_parallel_batch_runs_the_plain_calls_and_pauses_for_the_one_that_wa
     assert_eq!(w.requests(), 1);
     // No result message yet: all three enter the transcript in request order once b is decided.
     assert_eq!(roles_of(&result.items()), strs(&["system", "user", "assistant"]));
-    let request = w.events("tool_approval_request").pop().unwrap();
+    let request = w.events("tool_execution_approval").pop().unwrap();
     assert_eq!(
         request.to_json(),
-        json!({"type": "tool_approval_request", "toolCallId": "b", "toolName": "gate", "args": {"n": 2}})
+        json!({"type": "tool_execution_approval", "toolCallId": "b", "toolName": "gate", "args": {"n": 2}})
     );
     let approvals = agent_end(&w).get("approvals");
     assert_eq!(approvals.get("requests").to_json(), json!([{"toolCallId": "b", "toolName": "gate", "args": {"n": 2}}]));
@@ -202,6 +202,34 @@ fn t_4_10_2_a_parallel_batch_runs_the_plain_calls_and_pauses_for_the_one_that_wa
 }
 
 #[test]
+fn t_4_10_1_an_approval_timeout_sets_the_requests_deadline() {
+    let ran = Ran::default();
+    let w = World::with(vec![reply_calls(vec![
+        faux_tool_call("b", "gate", json!({"n": 2})),
+        faux_tool_call("d", "gate", json!({"n": 4})),
+    ])]);
+    let tools = toolset(&ran);
+    tools[1].set("approvalTimeoutMs", TV::num(0.0)); // 0: none of its own, so the config's applies
+    w.prompt(vec![user("go")], ctx_tools(vec![], tools), config(&[("approvalTimeoutMs", TV::num(60_000.0))]));
+    let now = w.h.date_now();
+    let requests = agent_end(&w).get("approvals").get("requests").items();
+    assert_eq!(requests[0].num_at("expiresAt"), now + 60_000.0);
+    assert_eq!(requests[1].num_at("expiresAt"), now + 60_000.0);
+
+    // A tool's own timeout wins; without any, no deadline.
+    let ran = Ran::default();
+    let w = World::with(vec![reply_calls(vec![faux_tool_call("b", "gate", json!({"n": 2}))])]);
+    let tools = toolset(&ran);
+    tools[1].set("approvalTimeoutMs", TV::num(5000.0));
+    w.prompt(vec![user("go")], ctx_tools(vec![], tools), config(&[("approvalTimeoutMs", TV::num(60_000.0))]));
+    let request = agent_end(&w).get("approvals").get("requests").items()[0].clone();
+    assert_eq!(request.num_at("expiresAt"), w.h.date_now() + 5000.0);
+    let w = World::with(vec![reply_calls(vec![faux_tool_call("b", "gate", json!({"n": 2}))])]);
+    w.prompt(vec![user("go")], ctx_tools(vec![], toolset(&Ran::default())), config(&[]));
+    assert!(agent_end(&w).get("approvals").get("requests").items()[0].get("expiresAt").is_undefined());
+}
+
+#[test]
 fn t_4_10_3_in_a_sequential_batch_the_calls_after_a_waiting_call_wait_with_it() {
     let ran = Ran::default();
     let w = World::with(vec![calls3("work", "gate", "work"), reply("done")]);
@@ -215,7 +243,7 @@ fn t_4_10_3_in_a_sequential_batch_the_calls_after_a_waiting_call_wait_with_it() 
             "message_start:toolResult",
             "message_end:toolResult",
             "tool_execution_start:b",
-            "tool_approval_request:b",
+            "tool_execution_approval:b",
             "turn_end",
             "agent_end",
         ])
@@ -265,10 +293,10 @@ fn t_4_10_4_before_tool_call_asks_with_a_payload_and_sees_the_approval_when_it_r
     let w = World::with(vec![reply_calls(vec![faux_tool_call("a", "work", json!({"n": 1}))]), reply("done")]);
     let cfg = || config(&[("beforeToolCall", before.clone())]);
     let result = w.prompt(vec![user("go")], ctx_tools(vec![], toolset(&ran)), cfg());
-    let request = w.events("tool_approval_request").pop().unwrap();
+    let request = w.events("tool_execution_approval").pop().unwrap();
     assert_eq!(
         request.to_json(),
-        json!({"type": "tool_approval_request", "toolCallId": "a", "toolName": "work", "args": {"n": 1},
+        json!({"type": "tool_execution_approval", "toolCallId": "a", "toolName": "work", "args": {"n": 1},
                "reason": "charges money", "data": {"cents": 500}})
     );
     assert!(ran.get().is_empty());
@@ -417,9 +445,15 @@ fn decide(w: &AgentWorld, id: &str, options: TV, approved: bool) -> Result<(), S
     w.h.run(run).map_err(|e| w.h.error_message(&e))
 }
 
+/// `agent.state.pendingApprovals` by id; it always agrees with the pause the agent holds.
 fn pending_ids(w: &AgentWorld) -> Vec<String> {
-    let Some(approvals) = agent::approvals::held(&w.h, &w.st).unwrap() else { return Vec::new() };
-    agent::approvals::undecided(&w.h, &approvals).unwrap().iter().map(|r| r.str_at("toolCallId")).collect()
+    let shown: Vec<String> = w.st.get("pendingApprovals").items().iter().map(|r| r.str_at("toolCallId")).collect();
+    let held = match agent::approvals::held(&w.h, &w.st).unwrap() {
+        Some(approvals) => agent::approvals::undecided(&w.h, &approvals).unwrap(),
+        None => Vec::new(),
+    };
+    assert_eq!(shown, held.iter().map(|r| r.str_at("toolCallId")).collect::<Vec<_>>());
+    shown
 }
 
 #[test]

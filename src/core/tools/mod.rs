@@ -220,7 +220,7 @@ pub enum Preparation<V> {
         tool: V,
         args: V,
     },
-    /// Issue 30: the call waits for a person; `request` is what `tool_approval_request` announces.
+    /// Issue 30: the call waits for a person; `request` is what `tool_execution_approval` announces.
     Waiting {
         request: V,
     },
@@ -342,9 +342,7 @@ impl<'a, H: FastPaths> ToolEnv<'a, H> {
             match self.needs_approval(call, tool, &args).await? {
                 None => return Ok(self.immediate(OPERATION_ABORTED)),
                 Some(true) => {
-                    return Ok(Preparation::Waiting {
-                        request: approval_request(h, &call.id, &call.name_value, &args, None),
-                    });
+                    return Ok(Preparation::Waiting { request: self.request(call, tool, &args, None) });
                 }
                 Some(false) => {}
             }
@@ -386,13 +384,24 @@ impl<'a, H: FastPaths> ToolEnv<'a, H> {
             if asking && h.kind(&decision).is_object_like() {
                 let wanted = h.get(&decision, "approval")?;
                 if h.truthy(&wanted) {
-                    return Ok(Preparation::Waiting {
-                        request: approval_request(h, &call.id, &call.name_value, &args, Some(&wanted)),
-                    });
+                    return Ok(Preparation::Waiting { request: self.request(call, tool, &args, Some(&wanted)) });
                 }
             }
         }
         Ok(Preparation::Prepared { tool: tool.clone(), args })
+    }
+
+    /// The request of a waiting call; with `tool.approvalTimeoutMs ?? config.approvalTimeoutMs` (a positive number)
+    /// it carries `expiresAt` (epoch ms), after which the Agent denies it.
+    fn request(&self, call: &Call<H::V>, tool: &H::V, args: &H::V, payload: Option<&H::V>) -> H::V {
+        let h = self.h;
+        let request = approval_request(h, &call.id, &call.name_value, args, payload);
+        let own = timeout_ms(h, tool, "approvalTimeoutMs");
+        let ms = if own > 0.0 { own } else { timeout_ms(h, &self.hooks, "approvalTimeoutMs") };
+        if ms > 0.0 {
+            let _ = h.set(&request, "expiresAt", &h.number(h.date_now() + ms));
+        }
+        request
     }
 
     /// `tool.needsApproval`: a boolean, or `(args, {toolCall, assistantMessage, context})` returning one (or a
