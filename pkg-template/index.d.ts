@@ -199,7 +199,7 @@ export interface BeforeToolCallContext {
   approved?: true;
 }
 
-/** New (issue 30): a tool call that waits for a person, as `tool_execution_approval` announces it. */
+/** New (issue 30): a tool call that waits for a person, as `tool_approval_request` announces it. */
 export interface ToolApprovalRequest {
   toolCallId: string;
   toolName: string;
@@ -383,6 +383,13 @@ export interface RunToolCallOptions extends ToolCallHooks {
 // ============================================================================================================
 
 /**
+ * New (issue 30): announces a tool call that waits for a person, after its `tool_execution_start`. Emitted only by
+ * runs whose tools ask for approval; kept out of {@link AgentEvent} so that exhaustive `switch`es over it written for
+ * pi-agent-core still compile. Listeners of such agents narrow with `(event as AgentEvent | ToolApprovalRequestEvent)`.
+ */
+export type ToolApprovalRequestEvent = { type: "tool_approval_request" } & ToolApprovalRequest;
+
+/**
  * Events of a run, from `agent_start` to `agent_end` (always last). Every message gets `message_start` then
  * `message_end`; a streamed assistant message also gets `message_update`s (shallow copies of the partial).
  */
@@ -401,7 +408,6 @@ export type AgentEvent =
   | { type: "message_end"; message: AgentMessage }
   | { type: "tool_execution_start"; toolCallId: string; toolName: string; args: any }
   | { type: "tool_execution_update"; toolCallId: string; toolName: string; args: any; partialResult: any }
-  | ({ type: "tool_execution_approval" } & ToolApprovalRequest)
   | {
       type: "tool_execution_end";
       toolCallId: string;

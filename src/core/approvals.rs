@@ -33,9 +33,9 @@ pub fn approval_request<H: FastPaths>(h: &H, id: &H::V, name: &H::V, args: &H::V
     h.object(&entries)
 }
 
-/// The `tool_execution_approval` event of a request (its fields, after `type`).
+/// The `tool_approval_request` event of a request (its fields, after `type`).
 pub fn request_event<H: FastPaths>(h: &H, request: &H::V) -> Result<H::V, H::V> {
-    let event = h.object(&[("type", h.constant("tool_execution_approval"))]);
+    let event = h.object(&[("type", h.constant("tool_approval_request"))]);
     for (key, value) in h.entries(request)? {
         h.set(&event, &key, &value)?;
     }

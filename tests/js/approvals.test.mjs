@@ -47,11 +47,11 @@ test("T-4.10.2 agentLoop: a parallel batch runs its plain calls, announces the w
   assert.deepEqual(plain(first.labels()), [
     "agent_start", "turn_start", "message_start:system", "message_end:system", "message_start:user", "message_end:user",
     "message_start:assistant", "message_end:assistant",
-    "tool_execution_start:a", "tool_execution_start:b", "tool_execution_approval:b", "tool_execution_start:c",
+    "tool_execution_start:a", "tool_execution_start:b", "tool_approval_request", "tool_execution_start:c",
     "tool_execution_end:a", "tool_execution_end:c", "turn_end", "agent_end",
   ]);
-  const [request] = first.ofType("tool_execution_approval");
-  assert.deepEqual(request, { type: "tool_execution_approval", toolCallId: "b", toolName: "gate", args: { n: 2 } });
+  const [request] = first.ofType("tool_approval_request");
+  assert.deepEqual(request, { type: "tool_approval_request", toolCallId: "b", toolName: "gate", args: { n: 2 } });
   const end = first.ofType("agent_end")[0];
   assert.deepEqual(end.approvals.requests, [{ toolCallId: "b", toolName: "gate", args: { n: 2 } }]);
   assert.deepEqual(end.approvals.completedTools.map((r) => r.toolCallId), ["a", "c"]);
@@ -82,7 +82,7 @@ test("T-4.10.3 agentLoop: in a sequential batch the calls after the waiting one 
   const first = await collect(agentLoop([userMessage("go")], { messages: [], tools }, cfg(), undefined, faux.streamFn));
   assert.deepEqual(plain(first.labels()).slice(8), [
     "tool_execution_start:a", "tool_execution_end:a", "message_start:toolResult", "message_end:toolResult",
-    "tool_execution_start:b", "tool_execution_approval:b", "turn_end", "agent_end",
+    "tool_execution_start:b", "tool_approval_request", "turn_end", "agent_end",
   ]);
   assert.deepEqual(ran, ["a"]);
   const approvals = { ...first.ofType("agent_end")[0].approvals, decisions: [{ toolCallId: "b", approved: false, reason: "not today" }] };
@@ -102,8 +102,8 @@ test("T-4.10.4 agentLoop: beforeToolCall asks with a payload, runs again with ap
   const faux = createFaux([assistant([toolCall("a", "stop", { n: 1 })], { stopReason: "toolUse" }), assistant([text("never")])]);
   const tools = toolset(ran);
   const first = await collect(agentLoop([userMessage("go")], { messages: [], tools }, config({ beforeToolCall }), undefined, faux.streamFn));
-  assert.deepEqual(first.ofType("tool_execution_approval")[0], {
-    type: "tool_execution_approval", toolCallId: "a", toolName: "stop", args: { n: 1 }, reason: "charges money", data: { cents: 500 },
+  assert.deepEqual(first.ofType("tool_approval_request")[0], {
+    type: "tool_approval_request", toolCallId: "a", toolName: "stop", args: { n: 1 }, reason: "charges money", data: { cents: 500 },
   });
   const approvals = { ...first.ofType("agent_end")[0].approvals, decisions: [{ toolCallId: "a", approved: true, args: { n: 5 } }] };
   const second = await collect(agentLoopContinue({ messages: first.result, tools }, config({ beforeToolCall, approvals }), undefined, faux.streamFn));
@@ -151,7 +151,7 @@ test("A-5.8 Agent: pendingApprovals, prompt()/continue() refused while calls wai
   assert.deepEqual(agent.state.pendingApprovals.map((r) => r.toolCallId), ["b", "c"]);
   assert.equal(agent.state.isStreaming, false);
   assert.deepEqual(rec.labels().slice(-7), [
-    "tool_execution_start:b", "tool_execution_approval:b", "tool_execution_start:c", "tool_execution_approval:c",
+    "tool_execution_start:b", "tool_approval_request", "tool_execution_start:c", "tool_approval_request",
     "tool_execution_end:a", "turn_end", "agent_end",
   ]);
   const waiting = "Agent has tool calls waiting for approval (b, c): approve() or deny() each of them first, or reset()";

@@ -148,7 +148,7 @@ fn t_4_10_2_a_parallel_batch_runs_the_plain_calls_and_pauses_for_the_one_that_wa
             "message_end:assistant",
             "tool_execution_start:a",
             "tool_execution_start:b",
-            "tool_execution_approval:b",
+            "tool_approval_request:b",
             "tool_execution_start:c",
             "tool_execution_end:a",
             "tool_execution_end:c",
@@ -160,10 +160,10 @@ fn t_4_10_2_a_parallel_batch_runs_the_plain_calls_and_pauses_for_the_one_that_wa
     assert_eq!(w.requests(), 1);
     // No result message yet: all three enter the transcript in request order once b is decided.
     assert_eq!(roles_of(&result.items()), strs(&["system", "user", "assistant"]));
-    let request = w.events("tool_execution_approval").pop().unwrap();
+    let request = w.events("tool_approval_request").pop().unwrap();
     assert_eq!(
         request.to_json(),
-        json!({"type": "tool_execution_approval", "toolCallId": "b", "toolName": "gate", "args": {"n": 2}})
+        json!({"type": "tool_approval_request", "toolCallId": "b", "toolName": "gate", "args": {"n": 2}})
     );
     let approvals = agent_end(&w).get("approvals");
     assert_eq!(approvals.get("requests").to_json(), json!([{"toolCallId": "b", "toolName": "gate", "args": {"n": 2}}]));
@@ -243,7 +243,7 @@ fn t_4_10_3_in_a_sequential_batch_the_calls_after_a_waiting_call_wait_with_it() 
             "message_start:toolResult",
             "message_end:toolResult",
             "tool_execution_start:b",
-            "tool_execution_approval:b",
+            "tool_approval_request:b",
             "turn_end",
             "agent_end",
         ])
@@ -293,10 +293,10 @@ fn t_4_10_4_before_tool_call_asks_with_a_payload_and_sees_the_approval_when_it_r
     let w = World::with(vec![reply_calls(vec![faux_tool_call("a", "work", json!({"n": 1}))]), reply("done")]);
     let cfg = || config(&[("beforeToolCall", before.clone())]);
     let result = w.prompt(vec![user("go")], ctx_tools(vec![], toolset(&ran)), cfg());
-    let request = w.events("tool_execution_approval").pop().unwrap();
+    let request = w.events("tool_approval_request").pop().unwrap();
     assert_eq!(
         request.to_json(),
-        json!({"type": "tool_execution_approval", "toolCallId": "a", "toolName": "work", "args": {"n": 1},
+        json!({"type": "tool_approval_request", "toolCallId": "a", "toolName": "work", "args": {"n": 1},
                "reason": "charges money", "data": {"cents": 500}})
     );
     assert!(ran.get().is_empty());

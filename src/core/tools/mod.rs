@@ -220,7 +220,7 @@ pub enum Preparation<V> {
         tool: V,
         args: V,
     },
-    /// Issue 30: the call waits for a person; `request` is what `tool_execution_approval` announces.
+    /// Issue 30: the call waits for a person; `request` is what `tool_approval_request` announces.
     Waiting {
         request: V,
     },
