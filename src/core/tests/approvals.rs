@@ -555,6 +555,44 @@ fn a_5_8_misuse_and_edited_arguments_are_clear_errors_and_reset_drops_the_pause(
     assert_eq!(w.texts(), strs(&["", "go", "", "gate 9", "done"]));
 }
 
+#[test]
+fn a_5_8_3_an_abort_of_the_run_that_carries_out_the_decisions_is_d2s_and_ends_the_pause() {
+    let ran = Ran::default();
+    let w = agent_world(&ran, &[]);
+    w.push(vec![calls3("work", "gate", "gate"), reply("never asked")]);
+    w.prompt_text("go");
+    assert_eq!(pending_ids(&w), strs(&["b", "c"]));
+    // The approved b aborts the agent while it runs (and finishes anyway: it ignores the signal).
+    let st = w.st.clone();
+    let tools = w.st.get("tools").items();
+    let gate = tools[1].clone();
+    let exec = gate.get("execute");
+    gate.set(
+        "execute",
+        TV::func(move |h, this, args| {
+            abort_agent(h, &st);
+            h.call_sync(&exec, this, args)
+        }),
+    );
+    decide(&w, "c", TV::Undefined, false).unwrap();
+    decide(&w, "b", TV::Undefined, true).unwrap();
+    assert_eq!(ran.get(), strs(&["a", "b"]));
+    assert_eq!(w.faux.call_count(), 1, "abort is final: no request after it");
+    // Every call has its one result, the pause is over, and the agent takes a new prompt.
+    let got = results_of(&w.messages());
+    assert_eq!(
+        got,
+        vec![
+            ("a".into(), "work 1".into()),
+            ("b".into(), "gate 2".into()),
+            ("c".into(), "Tool call \"c\" was denied".into())
+        ]
+    );
+    assert!(pending_ids(&w).is_empty() && w.state("approvals").is_undefined());
+    w.prompt_text("next");
+    assert_eq!(w.texts().last().map(String::as_str), Some("never asked"), "the reply the aborted run did not ask for");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Durable: crash at every checkpoint of a run that pauses and is approved
 // ---------------------------------------------------------------------------------------------
