@@ -500,6 +500,12 @@ fn finish_run<H: FastPaths>(h: &H, st: &H::V) {
     let _ = h.set(st, "isStreaming", &h.boolean(false));
     let _ = h.set(st, "streamingMessage", &h.undefined());
     let _ = h.set(st, "pendingToolCalls", &h.new_set(&[]));
+    // A decided pause is over once the run that carried it out ended, however it ended (a listener failure too).
+    if let Ok(Some(held)) = approvals::held(h, st)
+        && approvals::undecided(h, &held).is_ok_and(|waiting| waiting.is_empty())
+    {
+        let _ = approvals::hold(h, st, None);
+    }
     if let Ok(resolve) = get(h, st, "active").and_then(|active| get(h, &active, "resolve")) {
         let _ = h.call_sync(&resolve, &h.undefined(), &[]);
     }

@@ -593,6 +593,26 @@ fn a_5_8_3_an_abort_of_the_run_that_carries_out_the_decisions_is_d2s_and_ends_th
     assert_eq!(w.texts().last().map(String::as_str), Some("never asked"), "the reply the aborted run did not ask for");
 }
 
+#[test]
+fn a_5_8_3_a_listener_failure_in_the_run_that_carries_out_the_decisions_ends_the_pause_too() {
+    let ran = Ran::default();
+    let w = agent_world(&ran, &[]);
+    w.push(vec![reply_calls(vec![faux_tool_call("b", "gate", json!({"n": 2}))]), reply("after"), reply("next")]);
+    w.prompt_text("go");
+    let failing = Rc::new(RefCell::new(true));
+    let f = failing.clone();
+    w.subscribe(TV::func(move |_h, _this, args| {
+        let tool_end = args[0].get("type").as_str() == Some("tool_execution_end");
+        if tool_end && *f.borrow() { Err(TV::error("listener broke")) } else { Ok(TV::Undefined) }
+    }));
+    decide(&w, "b", TV::Undefined, true).unwrap();
+    assert_eq!(w.state("errorMessage").as_str(), Some("listener broke"));
+    assert!(w.state("approvals").is_undefined(), "no decided pause is left to block prompt()");
+    *failing.borrow_mut() = false;
+    w.prompt_text("again");
+    assert_eq!(ran.get(), strs(&["b"]));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Durable: crash at every checkpoint of a run that pauses and is approved
 // ---------------------------------------------------------------------------------------------
