@@ -5,7 +5,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Agent, IS_REFERENCE, agentLoop, agentLoopContinue } from "./impl.mjs";
 import { assistant, collect, config, createFaux, firstText, text, toolCall, userMessage } from "./faux.mjs";
@@ -259,6 +261,50 @@ test("A-5.8.6 Agent: a call of a tool with approvalTimeoutMs is denied when its 
   assert.equal(firstText(restored.state.messages.at(-1)), "restored, after the timeout");
   assert.deepEqual(ran, ["a"]);
   assert.ok(Date.now() - startedAt >= 40);
+});
+
+const PROCESS = fileURLToPath(new URL("./durable/approval-process.mjs", import.meta.url));
+const normalized = (messages) =>
+  JSON.stringify(messages, (key, value) => (key === "timestamp" || key === "durationMs" ? undefined : value));
+const lines = (file) => (existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : []);
+
+test("A-5.8.5 a process SIGKILLed at every checkpoint of a run that pauses and is approved: another process restores, decides and reaches the same transcript; nothing runs twice", { ...T, timeout: 120_000 }, () => {
+  const base = mkdtempSync(join(tmpdir(), "alw-approvals-"));
+  const run = (dir, name, crash) =>
+    spawnSync(process.execPath, [PROCESS, join(dir, "store.jsonl"), join(dir, `${name}.log`), crash ?? "none"], {
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+  try {
+    const whole = run(base, "whole");
+    assert.equal(whole.status, 0, whole.stderr);
+    const expected = JSON.parse(whole.stdout);
+    assert.deepEqual(expected.pending, []);
+    assert.deepEqual(results(expected.messages), [
+      ["a", "work 1"], ["b", "gate 20"], ["c", "work 3"], ["d", 'Tool call "d" was denied: no'],
+    ]);
+    assert.deepEqual(lines(join(base, "whole.log")), ["a", "c", "b"]);
+    const stored = lines(join(base, "store.jsonl")).map((l) => JSON.parse(l));
+    assert.ok(stored.length > 10 && stored.some((c) => c.approvals?.decisions?.length === 1), `${stored.length} checkpoints`);
+    for (const { seq } of stored) {
+      const dir = mkdtempSync(join(base, "crash-"));
+      const killed = run(dir, "first", `seq:${seq}`);
+      assert.equal(killed.signal, "SIGKILL", `seq ${seq}: ${killed.stderr}`);
+      const done = new Set();
+      for (const c of lines(join(dir, "store.jsonl")).map((l) => JSON.parse(l))) {
+        for (const m of c.messages?.append ?? []) if (m.role === "toolResult") done.add(m.toolCallId);
+        for (const r of [...(c.ended ?? []), ...(c.approvals?.completedTools ?? [])]) done.add(r.toolCallId);
+      }
+      const after = run(dir, "second");
+      assert.equal(after.status, 0, `seq ${seq}: ${after.stderr}`);
+      const got = JSON.parse(after.stdout);
+      if (!got.messages.some((m) => m.role === "user")) continue; // killed before the prompt was stored
+      assert.equal(normalized(got.messages), normalized(expected.messages), `crash at checkpoint ${seq}`);
+      for (const id of lines(join(dir, "second.log"))) assert.ok(!done.has(id), `crash at checkpoint ${seq}: ${id} ran again`);
+    }
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
 });
 
 const DENO = fileURLToPath(new URL("../../node_modules/.bin/deno", import.meta.url));
