@@ -31,6 +31,8 @@ import { events, transcriptReplaced } from "./journal.js";
  * @property {object[]} completedTools ended tool calls whose result message is not in the transcript yet (kept across a restore)
  * @property {object[]} endedTools the same, since the last checkpoint
  * @property {boolean} interrupted a restored agent was mid-run: resume() picks it up
+ * @property {object | undefined} approvals calls waiting for a person (issue 30): {requests, completedTools, decisions}, or undefined
+ * @property {object[]} pendingApprovals the requests of approvals without a decision; agent.state.pendingApprovals
  * @property {object} view the agent.state object the facade hands out (set by pkg-template/agent.js)
  */
 
@@ -126,10 +128,40 @@ export { failRun as __failRun, reduceFailure as __reduceFailure };
 function guardRun(st, before, start) {
   const promise = start();
   const active = st.active;
+  // Issue 30: whatever the run or decision changed in a pause, the approval deadline follows it.
+  promise.then(() => armApprovalTimer(st), () => armApprovalTimer(st));
   if (active === undefined || active === before) return promise; // refused before it started
   return unlessTrapped(promise, async (text) => {
     await failRun(st, active, text);
   });
+}
+
+/** Per agent state: the timer that denies the next waiting call whose `expiresAt` passes (issue 30). */
+const approvalTimers = new WeakMap();
+const MAX_TIMER_MS = 2147483647;
+const APPROVAL_TIMED_OUT = "approval timed out";
+
+/**
+ * Arms (or clears) the timer of the earliest `expiresAt` among the calls waiting for approval. When it fires, every
+ * waiting call past its deadline is denied with the reason "approval timed out" (the last denial continues the run).
+ * A pause without deadlines holds no timer.
+ */
+function armApprovalTimer(st) {
+  clearTimeout(approvalTimers.get(st));
+  approvalTimers.delete(st);
+  if (st.approvals === undefined || st.active !== undefined) return;
+  const deadlines = st.pendingApprovals.map((r) => r.expiresAt).filter((t) => typeof t === "number" && Number.isFinite(t));
+  if (deadlines.length === 0) return;
+  const wait = Math.min(Math.max(0, Math.min(...deadlines) - Date.now()), MAX_TIMER_MS);
+  approvalTimers.set(st, setTimeout(() => {
+    approvalTimers.delete(st);
+    const now = Date.now();
+    if (st.approvals === undefined || st.active !== undefined) return;
+    const expired = st.pendingApprovals.filter((r) => typeof r.expiresAt === "number" && r.expiresAt <= now);
+    if (expired.length === 0) return armApprovalTimer(st);
+    // Each denial re-arms through guardRun; a call decided meanwhile refuses the denial, which changes nothing.
+    for (const r of expired) st.agent.deny(r.toolCallId, { reason: APPROVAL_TIMED_OUT }).catch(() => {});
+  }, wait));
 }
 
 function createStateView(st) {
@@ -152,6 +184,8 @@ function createStateView(st) {
     get streamingMessage() { return st.streamingMessage; },
     get pendingToolCalls() { return st.pendingToolCalls; },
     get errorMessage() { return st.errorMessage; },
+    /** Issue 30: the tool calls waiting for a decision, in request order. */
+    get pendingApprovals() { return st.pendingApprovals; },
   };
 }
 
@@ -193,6 +227,7 @@ export class Agent {
   reset() {
     const st = stateOf(this);
     core.agentReset(st);
+    armApprovalTimer(st);
     transcriptReplaced(st);
   }
 
@@ -203,6 +238,7 @@ export class Agent {
     const { initialState: _ignored, tools, ...rest } = options ?? {};
     const agent = new this(rest);
     core.agentApplySnapshot(agent, stateOf(agent), data, tools);
+    armApprovalTimer(stateOf(agent));
     return agent;
   }
 
@@ -222,5 +258,22 @@ export class Agent {
     const st = internals.get(this);
     if (!st) return Promise.reject(new TypeError("Agent: method called on an object that is not an Agent"));
     return guardRun(st, st.active, () => core.agentResume(this, st));
+  }
+
+  /**
+   * Issue 30: approves a tool call that waits (`options.args`: edited arguments, validated now and again before the
+   * call runs). The decision that settles the last waiting call continues the run; the promise settles when it ended.
+   */
+  approve(toolCallId, options) {
+    const st = internals.get(this);
+    if (!st) return Promise.reject(new TypeError("Agent: method called on an object that is not an Agent"));
+    return guardRun(st, st.active, () => core.agentDecide(this, st, toolCallId, options, true));
+  }
+
+  /** Issue 30: denies a tool call that waits: it gets the error result `Tool call "<id>" was denied: <reason>`. */
+  deny(toolCallId, options) {
+    const st = internals.get(this);
+    if (!st) return Promise.reject(new TypeError("Agent: method called on an object that is not an Agent"));
+    return guardRun(st, st.active, () => core.agentDecide(this, st, toolCallId, options, false));
   }
 }

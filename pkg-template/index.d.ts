@@ -166,6 +166,11 @@ export interface BeforeToolCallResult {
   reason?: string;
   /** With `block`: counts as a terminating result for the batch. */
   terminate?: boolean;
+  /**
+   * New (issue 30): the call waits for a person; `reason` and `data` go into its {@link ToolApprovalRequest}. Ignored
+   * with `block`, and once the call is approved (then `beforeToolCall` runs again with `approved: true`).
+   */
+  approval?: true | { reason?: string; data?: unknown };
 }
 
 /**
@@ -190,6 +195,45 @@ export interface BeforeToolCallContext {
   /** The validated (coerced) arguments; mutations reach `execute`. */
   args: unknown;
   context: AgentContext;
+  /** New (issue 30): `true` when a person approved this call (it runs after this hook unless it blocks). */
+  approved?: true;
+}
+
+/** New (issue 30): a tool call that waits for a person, as `tool_approval_request` announces it. */
+export interface ToolApprovalRequest {
+  toolCallId: string;
+  toolName: string;
+  /** The validated arguments the person approves (or edits). */
+  args: unknown;
+  /** From `beforeToolCall`'s `{ approval: { reason, data } }`. */
+  reason?: string;
+  data?: unknown;
+  /**
+   * With an approval timeout (`AgentTool.approvalTimeoutMs`, else `AgentLoopConfig.approvalTimeoutMs`): when it expires, in
+   * epoch milliseconds. An `Agent` denies the call then (reason `approval timed out`); `agentLoop` callers enforce it.
+   */
+  expiresAt?: number;
+}
+
+/** New (issue 30): a person's decision. A denied call gets the error result `Tool call "<id>" was denied: <reason>`. */
+export interface ToolApprovalDecision {
+  toolCallId: string;
+  approved: boolean;
+  /** Approved with edited arguments: validated again before the call runs. */
+  args?: unknown;
+  /** Why it was denied; the model sees it. */
+  reason?: string;
+}
+
+/**
+ * New (issue 30): where a paused run stands (`agent_end.approvals`). `completedTools` are the calls of the batch that
+ * ended; their results enter the transcript with the decided ones, in request order. Add `decisions` and pass it as
+ * `config.approvals` to `agentLoopContinue` to go on.
+ */
+export interface ToolApprovals {
+  requests: ToolApprovalRequest[];
+  completedTools: AgentEndedToolCall[];
+  decisions?: ToolApprovalDecision[];
 }
 
 /** Given to `afterToolCall`. */
@@ -290,6 +334,14 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
   /** New (D3): default tool timeout in milliseconds (a tool's own `timeoutMs` wins); absent or 0 = none. */
   toolTimeoutMs?: number;
   /**
+   * New (issue 30), for `agentLoopContinue` / `runAgentLoopContinue`: `agent_end.approvals` with `decisions`. The
+   * continuation first finishes the batch that waited (approved calls run, denied ones get their error result, calls
+   * without a decision are asked again), then goes on as a continuation does.
+   */
+  approvals?: ToolApprovals;
+  /** New (issue 30): default approval timeout in milliseconds for waiting calls (sets `expiresAt`); absent or 0 = none. */
+  approvalTimeoutMs?: number;
+  /**
    * New (D3): ends a response when the provider sends no event for this many milliseconds
    * (`Stream idle timeout: no event from the provider for <N> ms`); absent or 0 = none.
    */
@@ -331,12 +383,24 @@ export interface RunToolCallOptions extends ToolCallHooks {
 // ============================================================================================================
 
 /**
+ * New (issue 30): announces a tool call that waits for a person, after its `tool_execution_start`. Emitted only by
+ * runs whose tools ask for approval; kept out of {@link AgentEvent} so that exhaustive `switch`es over it written for
+ * pi-agent-core still compile. Listeners of such agents narrow with `(event as AgentEvent | ToolApprovalRequestEvent)`.
+ */
+export type ToolApprovalRequestEvent = { type: "tool_approval_request" } & ToolApprovalRequest;
+
+/**
  * Events of a run, from `agent_start` to `agent_end` (always last). Every message gets `message_start` then
  * `message_end`; a streamed assistant message also gets `message_update`s (shallow copies of the partial).
  */
 export type AgentEvent =
   | { type: "agent_start" }
-  | { type: "agent_end"; messages: AgentMessage[] }
+  | {
+      type: "agent_end";
+      messages: AgentMessage[];
+      /** New (issue 30): present when the run paused for tool calls that wait for a person. */
+      approvals?: ToolApprovals;
+    }
   | { type: "turn_start" }
   | { type: "turn_end"; message: AgentMessage; toolResults: ToolResultMessage[] }
   | { type: "message_start"; message: AgentMessage }
@@ -546,6 +610,8 @@ export interface AgentState {
   readonly pendingToolCalls: ReadonlySet<string>;
   /** Error of the latest failed or aborted turn, if any. */
   readonly errorMessage?: string;
+  /** New (issue 30): the tool calls waiting for a decision, in request order. */
+  readonly pendingApprovals: ToolApprovalRequest[];
 }
 
 /**
@@ -653,6 +719,8 @@ export interface AgentCheckpoint {
    * the transcript settles its call's entry; `running: false` settles them all.
    */
   ended?: AgentEndedToolCall[];
+  /** New (issue 30): the tool calls waiting for a person and the decisions so far; `null` once the pause is over. */
+  approvals?: (ToolApprovals & { decisions: ToolApprovalDecision[] }) | null;
 }
 
 /** A tool call that ended, as a checkpoint records it until its result message is in the transcript. */
@@ -691,6 +759,8 @@ export interface AgentSnapshot {
   running?: boolean;
   /** Tool calls that ended during the run whose results are not in `messages` yet. */
   completedTools?: AgentEndedToolCall[];
+  /** New (issue 30): tool calls waiting for a person, with the decisions made so far. */
+  approvals?: ToolApprovals & { decisions: ToolApprovalDecision[] };
 }
 
 /**
@@ -799,6 +869,16 @@ export declare class Agent {
    * makes an interrupted request again, and delivers queued messages as the interrupted run would have.
    */
   resume(): Promise<void>;
+
+  /**
+   * New (issue 30): approves a tool call in `state.pendingApprovals`, optionally with edited `args` (validated now:
+   * invalid ones reject with the validation message). The decision that settles the last waiting call continues the
+   * run at once; the promise then settles when that run ended (else at once). Rejects with an `Error` naming the id
+   * for an unknown call or one already decided.
+   */
+  approve(toolCallId: string, options?: { args?: unknown }): Promise<void>;
+  /** New (issue 30): denies a waiting tool call; it gets the error result `Tool call "<id>" was denied: <reason>`. */
+  deny(toolCallId: string, options?: { reason?: string }): Promise<void>;
 
   /**
    * New (D8): a JSON-compatible deep copy of the committed state. Throws `TypeError` `Agent.snapshot: <path> is not

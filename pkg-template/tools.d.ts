@@ -170,6 +170,20 @@ export interface AgentTool<TParameters extends object = object, TDetails = any> 
    */
   resume?: "retry" | "fail";
   /**
+   * New (issue 30, human in the loop): the call waits for a person before it runs. Decided after `prepareArguments`
+   * and validation, with the validated arguments; `true` always asks. A waiting call ends the run (`agent_end` with
+   * `approvals`) until it is approved or denied: `Agent.approve` / `Agent.deny`, or `agentLoopContinue` with
+   * `config.approvals`.
+   */
+  needsApproval?:
+    | boolean
+    | ((
+        args: AgentToolParams<TParameters>,
+        context: { toolCall: AgentToolCall; assistantMessage: unknown; context: unknown },
+      ) => boolean | Promise<boolean>);
+  /** New (issue 30): milliseconds a call of this tool waits for approval before it is denied (`approval timed out`). */
+  approvalTimeoutMs?: number;
+  /**
    * New (D3): milliseconds after which `execute` is given up with `Tool "<name>" timed out after <s> seconds`.
    * Overrides `AgentLoopConfig.toolTimeoutMs`; absent or 0 = no timeout.
    */

@@ -75,6 +75,67 @@ pub fn start_resumed_run<H: FastPaths>(h: &H, context: &H::V, resumed: Resumed<H
     Ok(Start { context: working, initial: None, resumed: Some(Box::new(resumed)) })
 }
 
+/// Issue 30 (T-4.10.5): `agentLoopContinue` with `config.approvals` (`agent_end.approvals` with `decisions`):
+/// finishes the batch that waited, with the decisions, then goes on as a continuation. `Err(TypeError)` for a
+/// malformed approvals object, `Err(Error)` when the context has no tool call waiting.
+pub fn start_approved_run<H: FastPaths>(
+    h: &H,
+    context: &H::V,
+    approvals: &H::V,
+    function: &str,
+) -> Result<Start<H::V>, super::args::ArgError<H::V>> {
+    let checked = super::approvals::check_approvals(h, function, "config.approvals", approvals)?;
+    let messages = working_copy(h, context)?;
+    let items = h.array_items(&messages)?;
+    let Some(resumed) = continuation(h, &items, checked)? else {
+        let text = format!("{function}: the context's last assistant message has no tool call waiting for a result");
+        return Err(super::args::ArgError::Thrown(h.error(&text, false)));
+    };
+    let working = h.shallow_copy(context)?;
+    h.set(&working, "messages", &messages)?;
+    Ok(Start { context: working, initial: None, resumed: Some(Box::new(resumed)) })
+}
+
+/// An assistant message and the tool results after it.
+pub type OpenTurn<V> = (V, Vec<V>);
+
+/// The turn a continuation finishes: the transcript's last assistant message and the tool results after it, when
+/// some of its tool calls have no result yet (else `None`: nothing waits).
+pub fn open_turn<H: FastPaths>(h: &H, messages: &[H::V]) -> Result<Option<OpenTurn<H::V>>, H::V> {
+    let mut existing = Vec::new();
+    let mut assistant = None;
+    for message in messages.iter().rev() {
+        match super::declare::tools::role(h, message)?.as_deref() {
+            Some("toolResult") => existing.push(message.clone()),
+            Some("assistant") => {
+                assistant = Some(message.clone());
+                break;
+            }
+            _ => break,
+        }
+    }
+    let Some(assistant) = assistant else { return Ok(None) };
+    existing.reverse();
+    let answered = |id: &H::V| existing.iter().any(|m| h.get(m, "toolCallId").is_ok_and(|x| h.same(&x, id)));
+    let open = super::tools::tool_calls(h, &assistant)?.iter().any(|c| !answered(&c.id));
+    Ok(open.then_some((assistant, existing)))
+}
+
+/// The resumed turn of a continuation with decisions (nothing was interrupted: no call is refused as interrupted).
+pub fn continuation<H: FastPaths>(
+    h: &H,
+    messages: &[H::V],
+    approvals: super::approvals::Approvals<H::V>,
+) -> Result<Option<Resumed<H::V>>, H::V> {
+    Ok(open_turn(h, messages)?.map(|(assistant, existing)| Resumed {
+        assistant,
+        existing,
+        completed: approvals.completed,
+        decisions: approvals.decisions,
+        interrupted: false,
+    }))
+}
+
 /// Drives a prepared run to its end. Resolves with newMessages, or with the value a failing sink
 /// threw (L-3.10.4). Every other failure ends inside the run (D1, D2): `agent_end` is always last.
 pub async fn drive<H: FastPaths>(run: &Run<'_, H>, initial: Option<Vec<H::V>>) -> Result<H::V, H::V> {
@@ -322,6 +383,12 @@ async fn run_loop<H: FastPaths>(run: &Run<'_, H>, mut resumed: Option<Box<Resume
                     run.append(result)?;
                 }
                 results = all;
+                if let Some(pause) = batch.paused {
+                    // T-4.10.2: calls wait for a person. The turn ends here without finishTurn (its batch is not
+                    // complete) and without polling a queue: what is queued is delivered when the turn goes on.
+                    run.emit_turn_end(&message, &h.array(&results)).await?;
+                    return run.emit_agent_end_paused(&pause).await;
+                }
             }
             if run.aborted() {
                 return hard_exit(run, &message, Some(h.array(&results))).await; // D2.3

@@ -57,6 +57,8 @@ struct Current<V> {
     /// Every call that ended in this run, in order (append-only; emptied when the run ends).
     ended: V,
     ended_count: usize,
+    /// Issue 30: the pause the agent holds (`st.approvals`, replaced whole on every change), else undefined.
+    approvals: V,
 }
 
 /// The messages a queue holds for durability: those drained by the running loop but not yet in the
@@ -99,6 +101,7 @@ fn current<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<Current<H::V>
         completed: items(h, st, "completedTools")?,
         ended: ended.clone(),
         ended_count: if h.kind(&ended) == Kind::Array { h.array_len(&ended)? } else { 0 },
+        approvals: get(h, st, "approvals")?,
     })
 }
 
@@ -180,6 +183,12 @@ fn diff<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Optio
             entries.push(("ended", h.array(&added)));
         }
     }
+    // A pause and each decision (issue 30): the whole object when it changed, `null` once it is over.
+    let had_approvals = get(h, ck, "approvals")?;
+    let has_approvals = h.kind(&now.approvals) == Kind::Object;
+    if (full && has_approvals) || (!full && !h.same(&had_approvals, &now.approvals)) {
+        entries.push(("approvals", if has_approvals { now.approvals.clone() } else { h.null() }));
+    }
     if entries.len() == header {
         return Ok(None);
     }
@@ -191,6 +200,7 @@ fn diff<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Optio
         ("followUpQueue", h.array(&now.follow_up)),
         ("running", h.boolean(now.running)),
         ("endedCount", h.number(now.ended_count as f64)),
+        ("approvals", now.approvals.clone()),
     ];
     base.extend(now.plain.iter().map(|(k, v)| (*k, v.clone())));
     Ok(Some((h.object(&entries), h.object(&base))))
@@ -473,6 +483,16 @@ pub fn fold<H: FastPaths>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64
             Kind::Bool => h.set(data, "running", &running)?,
             _ => return Err(bad(i, "running has the wrong type")),
         }
+        let approvals = get(h, checkpoint, "approvals")?;
+        match h.kind(&approvals) {
+            Kind::Undefined => {}
+            Kind::Null => h.set(data, "approvals", &h.undefined())?,
+            Kind::Object => {
+                check_approvals(h, &approvals).map_err(|detail| bad(i, &format!("approvals{detail}")))?;
+                h.set(data, "approvals", &approvals)?;
+            }
+            _ => return Err(bad(i, "approvals has the wrong type")),
+        }
         for message in &appended {
             if h.as_string(&get(h, message, "role")?).as_deref() == Some("toolResult") {
                 let id = get(h, message, "toolCallId")?;
@@ -486,6 +506,17 @@ pub fn fold<H: FastPaths>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64
     h.set(data, "completedTools", &h.array(&completed))?;
     h.set(data, "messages", &h.array(&messages))?;
     h.set(data, "checkpointSeq", &h.number(seq))?;
+    Ok(())
+}
+
+/// The shape of a stored pause (issue 30): `Err` is the detail after the field's path.
+pub fn check_approvals<H: FastPaths>(h: &H, approvals: &H::V) -> Result<(), String> {
+    for key in ["requests", "completedTools", "decisions"] {
+        let list = h.get(approvals, key).map_err(|e| format!(".{key}: {}", h.error_message(&e)))?;
+        if h.kind(&list) != Kind::Array {
+            return Err(format!(".{key} must be an array"));
+        }
+    }
     Ok(())
 }
 
@@ -504,5 +535,6 @@ pub fn adopt<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, seq: f64) -> Result<(
     h.set(&ck, "followUpQueue", &h.array(&now.follow_up))?;
     h.set(&ck, "running", &h.boolean(now.running))?;
     h.set(&ck, "endedCount", &h.number(now.ended_count as f64))?;
+    h.set(&ck, "approvals", &now.approvals)?;
     h.set(&ck, "full", &h.boolean(seq == 0.0))
 }

@@ -241,6 +241,18 @@ impl<'h, H: FastPaths> Run<'h, H> {
         self.emit(h.object(&[("type", h.constant("agent_end")), ("messages", self.new_messages.clone())])).await
     }
 
+    /// Issue 30: `agent_end` of a run that pauses for approvals, with `approvals: {requests, completedTools}`.
+    pub async fn emit_agent_end_paused(&self, pause: &crate::core::approvals::Pause<H::V>) -> Result<(), Stop> {
+        let h = self.h;
+        let approvals = crate::core::approvals::pause_object(h, pause);
+        let event = h.object(&[
+            ("type", h.constant("agent_end")),
+            ("messages", self.new_messages.clone()),
+            ("approvals", approvals),
+        ]);
+        self.emit(event).await
+    }
+
     /// `message_start` + `message_end` for a message, then appends it to the context and newMessages.
     pub async fn inject(&self, message: &H::V) -> Result<(), Stop> {
         self.emit_message("message_start", message).await?;

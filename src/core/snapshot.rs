@@ -21,6 +21,9 @@ fn restore_error(detail: &str) -> String {
     format!("Agent.restore: {detail}")
 }
 
+/// The lists a stored pause holds (issue 30).
+const APPROVAL_LISTS: [&str; 3] = ["requests", "completedTools", "decisions"];
+
 fn invalid(path: &str, problem: &str) -> String {
     restore_error(&format!("invalid snapshot: {path}: {problem}"))
 }
@@ -156,6 +159,18 @@ fn check(snapshot: &Map<String, Value>) -> Result<(), String> {
     match snapshot.get("completedTools") {
         None | Some(Value::Array(_)) => {}
         Some(_) => return Err(invalid("completedTools", "expected an array")),
+    }
+    // Issue 30: tool calls waiting for a person.
+    match snapshot.get("approvals") {
+        None => {}
+        Some(Value::Object(approvals)) => {
+            for key in APPROVAL_LISTS {
+                if !matches!(approvals.get(key), Some(Value::Array(_))) {
+                    return Err(invalid(&format!("approvals.{key}"), "expected an array"));
+                }
+            }
+        }
+        Some(_) => return Err(invalid("approvals", "expected an object")),
     }
     Ok(())
 }

@@ -2295,7 +2295,7 @@ pub fn event_label(e: &TV) -> String {
     let kind = e.get("type").js_string();
     if kind.starts_with("message_") {
         format!("{kind}:{}", e.get("message").get("role").js_string())
-    } else if kind.starts_with("tool_execution_") {
+    } else if kind.starts_with("tool_execution_") || kind == "tool_approval_request" {
         format!("{kind}:{}", e.get("toolCallId").js_string())
     } else {
         kind

@@ -104,6 +104,12 @@ pub fn agent_resume(agent: JsValue, st: JsValue) -> js_sys::Promise {
     run_promise(agent::resume(&JsHost, &agent, &st))
 }
 
+/// `approve` (`approved`) or `deny` (issue 30).
+#[wasm_bindgen(js_name = agentDecide)]
+pub fn agent_decide(agent: JsValue, st: JsValue, id: JsValue, options: JsValue, approved: bool) -> js_sys::Promise {
+    run_promise(agent::decide(&JsHost, &agent, &st, &id, &options, approved))
+}
+
 #[wasm_bindgen(js_name = agentParseRestore)]
 pub fn agent_parse_restore(input: JsValue) -> Result<JsValue, JsValue> {
     agent::parse_restore(&JsHost, &input)

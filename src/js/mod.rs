@@ -11,7 +11,7 @@ mod protocol;
 mod providers;
 mod snippets;
 
-use crate::core::agent_loop::{Start, drive_start, start_continue_run, start_prompt_run};
+use crate::core::agent_loop::{Start, drive_start, start_approved_run, start_continue_run, start_prompt_run};
 use crate::core::args::{ArgError, Checker};
 use crate::core::host::Host;
 use crate::core::run::{Emitter, Run, SinkMode};
@@ -73,7 +73,15 @@ fn prepare(a: &LoopArgs<'_>) -> Result<Start<JsValue>, JsValue> {
     check_loop_args(a).map_err(to_js)?;
     match a.prompts {
         Some(prompts) => start_prompt_run(&JsHost, prompts, a.context),
-        None => start_continue_run(&JsHost, a.context),
+        None => {
+            // Issue 30: a continuation that carries out decided approvals.
+            let approvals = JsHost.get(a.config, "approvals")?;
+            if approvals.is_undefined() || approvals.is_null() {
+                start_continue_run(&JsHost, a.context)
+            } else {
+                start_approved_run(&JsHost, a.context, &approvals, a.function).map_err(to_js)
+            }
+        }
     }
 }
 

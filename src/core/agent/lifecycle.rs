@@ -1,6 +1,7 @@
 //! The run lifecycle: `prompt`, `continue`, `resume`, `reset`; a run's config, its event sink (the
 //! reducer, then the awaited listeners) and its ending, including the failure ending of.
 
+use super::approvals;
 use super::drain::drain;
 use super::options::{AGENT_HOOKS, FORWARDED};
 use super::queues::{changed, clear};
@@ -46,6 +47,8 @@ pub fn reset<H: FastPaths>(h: &H, st: &H::V) -> Result<(), H::V> {
     h.set(st, "completedTools", &h.array(&[]))?;
     h.set(st, "endedTools", &h.array(&[]))?;
     h.set(st, "steeringLeftByAbort", &h.array(&[]))?;
+    // the calls waiting for approval go with the transcript that held them.
+    approvals::hold(h, st, None)?;
     clear(h, st, Queue::Steering)?;
     clear(h, st, Queue::FollowUp)
 }
@@ -68,6 +71,7 @@ pub fn prompt<H: FastPaths>(
     if h.truthy(&get(h, st, "active")?) {
         return Err(h.error(PROMPT_BUSY, false));
     }
+    approvals::refuse_while_paused(h, st)?;
     let c = Checker::new(h, "Agent.prompt");
     let messages = match h.kind(input) {
         Kind::Array => {
@@ -126,6 +130,7 @@ pub fn continue_run<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunF
     if h.truthy(&get(h, st, "active")?) {
         return Err(h.error(CONTINUE_BUSY, false));
     }
+    approvals::refuse_while_paused(h, st)?;
     // Element by element, stopping at the first non-system message: no copy of the transcript.
     let messages = list_or_empty(h, st, "messages")?;
     let count = h.array_len(&messages)?;
@@ -165,7 +170,18 @@ pub fn resume<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFuture<
         changed(h, st);
         Ok(futures::future::ready(Ok(())).boxed_local())
     };
+    let paused = approvals::held(h, st)?;
+    if let Some(held) = &paused
+        && !approvals::undecided(h, held)?.is_empty()
+    {
+        // A pause holds (its request was stored even if the run's end was not): nothing runs until it is decided.
+        return idle(h);
+    }
     if !h.truthy(&get(h, st, "interrupted")?) {
+        if paused.is_some() {
+            // Decided, but the run that carries the decisions out never started (a crash in between).
+            return start_approved(h, agent, st);
+        }
         return Ok(futures::future::ready(Ok(())).boxed_local());
     }
     let messages = items(h, st, "messages")?;
@@ -201,8 +217,13 @@ pub fn resume<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFuture<
     let calls = crate::core::tools::tool_calls(h, &assistant)?;
     let answered = |id: &H::V| existing.iter().any(|m| h.get(m, "toolCallId").is_ok_and(|x| h.same(&x, id)));
     if calls.iter().any(|c| !answered(&c.id)) {
-        let completed = items(h, st, "completedTools")?;
-        let resumed = Resumed { assistant, existing, completed };
+        let mut completed = items(h, st, "completedTools")?;
+        let mut decisions = Vec::new();
+        if let Some(held) = &paused {
+            completed.extend(items(h, held, "completedTools")?);
+            decisions = items(h, held, "decisions")?;
+        }
+        let resumed = Resumed { assistant, existing, completed, decisions, interrupted: true };
         return Ok(start_run(h, agent, st, None, false, Some(resumed)));
     }
     if !existing.is_empty() {
@@ -213,6 +234,41 @@ pub fn resume<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFuture<
         Some(run) => Ok(run),
         None => idle(h),
     }
+}
+
+/// `approve()` / `deny()`: records the decision; the one that decides the last waiting call starts the run
+/// that carries them out (the promise settles when that run has ended), any other resolves at once.
+pub fn decide<H: FastPaths>(
+    h: &H,
+    agent: &H::V,
+    st: &H::V,
+    id: &H::V,
+    options: &H::V,
+    approved: bool,
+) -> Result<RunFuture<H::V>, Thrown<H::V>> {
+    let last = approvals::decide(h, agent, st, id, options, approved).map_err(|e| e.into_thrown(h))?;
+    if !last || h.truthy(&get(h, st, "active")?) {
+        return Ok(futures::future::ready(Ok(())).boxed_local());
+    }
+    start_approved(h, agent, st)
+}
+
+/// The run that goes on from a decided pause: the waiting turn's batch with the decisions, then the loop.
+fn start_approved<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFuture<H::V>, Thrown<H::V>> {
+    let Some(held) = approvals::held(h, st)? else { return Ok(futures::future::ready(Ok(())).boxed_local()) };
+    check_state(h, agent, st, "Agent.approve").map_err(|e| e.into_thrown(h))?;
+    let messages = items(h, st, "messages")?;
+    let Some((assistant, existing)) = crate::core::agent_loop::open_turn(h, &messages)? else {
+        // The transcript no longer holds the waiting calls (it was replaced): nothing to carry out.
+        approvals::hold(h, st, None)?;
+        changed(h, st);
+        return Ok(futures::future::ready(Ok(())).boxed_local());
+    };
+    let mut completed = items(h, &held, "completedTools")?;
+    completed.extend(items(h, st, "completedTools")?);
+    let decisions = items(h, &held, "decisions")?;
+    let resumed = Resumed { assistant, existing, completed, decisions, interrupted: false };
+    Ok(start_run(h, agent, st, None, false, Some(resumed)))
 }
 
 /// after an assistant message: a run of the queued steering (its initial poll skipped),
@@ -366,6 +422,10 @@ fn event_sink<H: FastPaths>(h: &H, st: &H::V, signal: &H::V) -> NativeSink<H::V>
     Rc::new(move |event: H::V| {
         let (h, st, signal) = (h.clone(), st.clone(), signal.clone());
         async move {
+            if approvals::on_event(&h, &st, &event)? {
+                let agent = get(&h, &st, "agent")?;
+                checkpoint::flush(&h, &agent, &st).await?;
+            }
             if h.reduce_agent_event(&st, &event)? {
                 let agent = get(&h, &st, "agent")?;
                 checkpoint::flush(&h, &agent, &st).await?;
@@ -440,6 +500,12 @@ fn finish_run<H: FastPaths>(h: &H, st: &H::V) {
     let _ = h.set(st, "isStreaming", &h.boolean(false));
     let _ = h.set(st, "streamingMessage", &h.undefined());
     let _ = h.set(st, "pendingToolCalls", &h.new_set(&[]));
+    // A decided pause is over once the run that carried it out ended, however it ended (a listener failure too).
+    if let Ok(Some(held)) = approvals::held(h, st)
+        && approvals::undecided(h, &held).is_ok_and(|waiting| waiting.is_empty())
+    {
+        let _ = approvals::hold(h, st, None);
+    }
     if let Ok(resolve) = get(h, st, "active").and_then(|active| get(h, &active, "resolve")) {
         let _ = h.call_sync(&resolve, &h.undefined(), &[]);
     }

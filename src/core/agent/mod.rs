@@ -8,7 +8,9 @@
 //! - `reducer`, `convert`: the reducer and the default `convertToLlm`, references of fast paths.
 //! - `lifecycle`: runs.
 //! - `snapshot`: snapshots and restore (D8).
+//! - `approvals`: tool calls waiting for a person (issue 30): `approve`, `deny`, the pause guard.
 
+pub mod approvals;
 pub mod convert;
 pub mod drain;
 pub mod lifecycle;
@@ -21,7 +23,7 @@ pub mod state;
 pub use drain::{drain, peek};
 pub use lifecycle::{
     ASSISTANT_TAIL, CONTINUE_BUSY, NOTHING_TO_CONTINUE, PROMPT_BUSY, RESET_BUSY, RESUME_BUSY, RunFuture, continue_run,
-    prompt, reset, resume,
+    decide, prompt, reset, resume,
 };
 pub use options::{AGENT_HOOKS, default_model, init};
 pub use queues::{clear, enqueue, peek_queued, set_mode, state_changed, subscribe, take_queued};

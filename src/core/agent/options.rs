@@ -190,6 +190,8 @@ pub fn init<H: FastPaths>(
         ("completedTools", h.array(&[])),
         ("endedTools", h.array(&[])),
         ("interrupted", h.boolean(false)),
+        ("approvals", h.undefined()),
+        ("pendingApprovals", h.array(&[])),
     ];
     for (key, value) in &state {
         h.set(st, key, value)?;

@@ -146,6 +146,11 @@ pub fn snapshot<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<H::V, H:
             entries.push(("completedTools", h.array(&completed)));
         }
     }
+    // Issue 30: a pause and its decisions so far.
+    let approvals = get(h, st, "approvals")?;
+    if h.kind(&approvals) == Kind::Object {
+        entries.push(("approvals", approvals));
+    }
     let picture = h.object(&entries);
     if let Some(path) = unserializable(h, &picture, "") {
         return Err(h.error(&format!("Agent.snapshot: {path} is not JSON-serializable"), true));
@@ -266,6 +271,8 @@ pub fn apply_snapshot<H: FastPaths>(
         "completedTools",
         &h.array(&if h.kind(&completed) == Kind::Array { h.array_items(&completed)? } else { Vec::new() }),
     )?;
+    let approvals = get(h, data, "approvals")?;
+    super::approvals::hold(h, st, (h.kind(&approvals) == Kind::Object).then_some(&approvals))?;
     if h.kind(&get(h, st, "onCheckpoint")?) == Kind::Function {
         let seq = h.as_number(&get(h, data, "checkpointSeq")?).unwrap_or(0.0);
         checkpoint::adopt(h, agent, st, seq)?;

@@ -8,7 +8,7 @@ use crate::core::host::{Host, Kind};
 /// names (a test in `core::tests::layers` finds every key the core uses on `st` and requires it here), and the facade's
 /// JSDoc typedef (`AgentStateObject` in `pkg-template/agent.js`) and the JS twins are checked against this list by
 /// `tests/js/agent-state-keys.test.mjs`.
-pub const KEYS: [(&str, &str); 24] = [
+pub const KEYS: [(&str, &str); 26] = [
     ("model", "the `Model` (A-5.1.3); `agent.state.model`"),
     ("thinkingLevel", "`\"off\"` or a reasoning level; `agent.state.thinkingLevel`"),
     ("tools", "the tools, a copy of the caller's array; `agent.state.tools`"),
@@ -32,6 +32,8 @@ pub const KEYS: [(&str, &str); 24] = [
     ("completedTools", "ended tool calls whose result message is not in the transcript yet (kept across a restore)"),
     ("endedTools", "the same, since the last checkpoint"),
     ("interrupted", "a restored agent was mid-run: `resume()` picks it up"),
+    ("approvals", "calls waiting for a person (issue 30): `{requests, completedTools, decisions}`, or undefined"),
+    ("pendingApprovals", "the requests of `approvals` without a decision; `agent.state.pendingApprovals`"),
     ("view", "the `agent.state` object the facade hands out (set by `pkg-template/agent.js`)"),
 ];
 

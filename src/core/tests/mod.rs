@@ -1,6 +1,7 @@
 //! Native tests of the core through the scripted `TestHost`: exact event sequences per rule.
 
 mod agent;
+mod approvals;
 mod durable;
 mod failures;
 mod layers;

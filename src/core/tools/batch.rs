@@ -3,6 +3,7 @@
 //! counting semaphore of `maxParallelTools`.
 
 use super::*;
+use crate::core::approvals::{Verdict, decision_for, denied_text, request_event, verdict};
 
 impl<'h, H: FastPaths> Run<'h, H> {
     fn tool_env<'s>(&'s self, assistant: &'s H::V) -> Result<ToolEnv<'s, H>, Stop> {
@@ -112,13 +113,21 @@ impl<'h, H: FastPaths> Run<'h, H> {
         let mut messages = Vec::with_capacity(calls.len());
         for call in calls {
             self.emit_tool_start(call).await?;
-            let outcome = env.run_call(call, self.update_sink(call)).await;
+            let outcome = match env.run_call_as(call, Approval::Ask, self.update_sink(call)).await {
+                Ended::Done(outcome) => outcome,
+                Ended::Waiting(request) => {
+                    // T-4.10.3: the calls after it wait with it; the results before it are in the transcript.
+                    self.emit_approval_request(&request).await?;
+                    let paused = Pause { requests: vec![request], completed: Vec::new() };
+                    return Ok(Batch { messages, terminate: false, paused: Some(paused) });
+                }
+            };
             self.emit_tool_end(&outcome).await?;
             messages.push(self.emit_result_message(&outcome).await?);
             outcomes.push(outcome);
         }
         let terminate = batch_terminates(self.h, &outcomes);
-        Ok(Batch { messages, terminate })
+        Ok(Batch { messages, terminate, paused: None })
     }
 
     async fn execute_tool_calls_parallel(
@@ -126,40 +135,74 @@ impl<'h, H: FastPaths> Run<'h, H> {
         env: &ToolEnv<'_, H>,
         calls: &[Call<H::V>],
     ) -> Result<Batch<H::V>, Stop> {
-        let outcomes = self.parallel_outcomes(env, calls).await?;
+        let modes = vec![Approval::Ask; calls.len()];
+        let ended = self.parallel_outcomes(env, calls, &modes).await?;
+        if ended.iter().any(|e| matches!(e, Ended::Waiting(_))) {
+            // T-4.10.2: no result message yet, so that all of them enter the transcript in source order later.
+            return Ok(Batch { messages: Vec::new(), terminate: false, paused: Some(pause_of(self.h, ended)) });
+        }
+        let outcomes: Vec<Outcome<H::V>> = ended
+            .into_iter()
+            .filter_map(|e| match e {
+                Ended::Done(outcome) => Some(outcome),
+                Ended::Waiting(_) => None,
+            })
+            .collect();
         // T-4.5.3: result messages in source order.
         let mut messages = Vec::with_capacity(outcomes.len());
         for outcome in &outcomes {
             messages.push(self.emit_result_message(outcome).await?);
         }
         let terminate = batch_terminates(self.h, &outcomes);
-        Ok(Batch { messages, terminate })
+        Ok(Batch { messages, terminate, paused: None })
     }
 
-    /// A parallel batch up to its outcomes (every `tool_execution_end` emitted), in source order.
-    async fn parallel_outcomes(&self, env: &ToolEnv<'_, H>, calls: &[Call<H::V>]) -> Result<Vec<Outcome<H::V>>, Stop> {
+    /// Issue 30: announces a call that waits for approval.
+    async fn emit_approval_request(&self, request: &H::V) -> Result<(), Stop> {
+        let event = request_event(self.h, request).map_err(|e| self.fail(&e))?;
+        self.emit(event).await
+    }
+
+    /// A parallel batch up to its outcomes (every `tool_execution_end` emitted), in source order; a call that asks
+    /// for approval is announced in the preflight and does not run (issue 30), unless the run was aborted meanwhile:
+    /// then it ends as aborted, like every other call that did not start.
+    async fn parallel_outcomes(
+        &self,
+        env: &ToolEnv<'_, H>,
+        calls: &[Call<H::V>],
+        modes: &[Approval<'_, H::V>],
+    ) -> Result<Vec<Ended<H::V>>, Stop> {
         let h = self.h;
         // T-4.5.1 preflight in source order; immediate outcomes end here.
         let mut preflight: Vec<Preflight<H::V>> = Vec::with_capacity(calls.len());
-        for call in calls {
+        for (i, call) in calls.iter().enumerate() {
             self.emit_tool_start(call).await?;
-            match env.prepare(call).await {
+            let mode = modes.get(i).copied().unwrap_or(Approval::Ask);
+            match env.prepare_as(call, mode).await {
                 Preparation::Immediate { result } => {
                     let outcome = immediate_outcome(h, call, result);
                     self.emit_tool_end(&outcome).await?;
                     preflight.push(Preflight::Done(outcome));
                 }
                 Preparation::Prepared { tool, args } => preflight.push(Preflight::Ready(tool, args)),
+                Preparation::Waiting { request } => {
+                    self.emit_approval_request(&request).await?;
+                    preflight.push(Preflight::Waiting(request));
+                }
             }
         }
         // T-4.5.2: prepared calls start in source order, all within this tick unless D5 caps
         // them (then as slots free, still in source order); each ends on its own.
         let slots = Slots::new(max_parallel_tools(h, &env.hooks));
-        let mut running: Vec<LocalBoxFuture<'_, Outcome<H::V>>> = Vec::with_capacity(calls.len());
+        let mut running: Vec<LocalBoxFuture<'_, Ended<H::V>>> = Vec::with_capacity(calls.len());
         for (call, entry) in calls.iter().zip(preflight) {
             let (tool, args) = match entry {
                 Preflight::Done(outcome) => {
-                    running.push(futures::future::ready(outcome).boxed_local());
+                    running.push(futures::future::ready(Ended::Done(outcome)).boxed_local());
+                    continue;
+                }
+                Preflight::Waiting(request) => {
+                    running.push(futures::future::ready(Ended::Waiting(request)).boxed_local());
                     continue;
                 }
                 Preflight::Ready(tool, args) => (tool, args),
@@ -168,13 +211,13 @@ impl<'h, H: FastPaths> Run<'h, H> {
             let aborted = move || async move {
                 let outcome = immediate_outcome(h, call, error_result(h, OPERATION_ABORTED));
                 let _ = self.emit_tool_end(&outcome).await;
-                outcome
+                Ended::Done(outcome)
             };
             let execute = move |execution: Execution<H>, args: H::V| async move {
                 let executed = env.finish(call, execution, self.update_sink(call)).await;
                 let outcome = env.finalize(call, &args, executed).await;
                 let _ = self.emit_tool_end(&outcome).await;
-                outcome
+                Ended::Done(outcome)
             };
             match slots.try_acquire() {
                 Some(_) if stopped() => running.push(aborted().boxed_local()),
@@ -204,11 +247,21 @@ impl<'h, H: FastPaths> Run<'h, H> {
                 }
             }
         }
-        let outcomes = join_all(running).await;
+        let mut ended = join_all(running).await;
         if self.emitter.failed() {
             return Err(Stop::EmitFailed);
         }
-        Ok(outcomes)
+        if h.signal_aborted(env.signal) {
+            // D2: every started call gets a result; an abort is no pause.
+            for (call, entry) in calls.iter().zip(ended.iter_mut()) {
+                if matches!(entry, Ended::Waiting(_)) {
+                    let outcome = immediate_outcome(h, call, error_result(h, OPERATION_ABORTED));
+                    self.emit_tool_end(&outcome).await?;
+                    *entry = Ended::Done(outcome);
+                }
+            }
+        }
+        Ok(ended)
     }
 
     /// Finishes the tool batch of an interrupted turn (`Agent.resume`): calls with a result in the
@@ -232,6 +285,8 @@ impl<'h, H: FastPaths> Run<'h, H> {
         let id_of = |v: &H::V| h.get(v, "toolCallId").unwrap_or_else(|_| h.undefined());
         let mut slots = Vec::with_capacity(calls.len());
         let mut rerun = Vec::new();
+        // Per rerun call: `Some(edited args)` when a person approved it (issue 30), `None` to ask as usual.
+        let mut approved: Vec<Option<Option<H::V>>> = Vec::new();
         for call in calls {
             if let Some(message) = resumed.existing.iter().find(|m| h.same(&id_of(m), &call.id)) {
                 slots.push(Slot::Have(message.clone()));
@@ -248,15 +303,18 @@ impl<'h, H: FastPaths> Run<'h, H> {
                 slots.push(Slot::Done(outcome));
                 continue;
             }
-            let refused = if truncated {
-                Some(truncated_text(&call.name))
-            } else {
-                let tool = env.find_tool(&call.name).ok().flatten();
-                let mode = tool.and_then(|t| h.get(&t, "resume").ok()).and_then(|m| h.as_string(&m));
-                (mode.as_deref() == Some("fail")).then(|| {
-                    let id = h.as_string(&call.id).unwrap_or_else(|| h.error_message(&call.id));
-                    format!("Tool call \"{id}\" was interrupted and not retried")
-                })
+            let id = || h.as_string(&call.id).unwrap_or_else(|| h.error_message(&call.id));
+            let verdict = decision_for(h, &resumed.decisions, &call.id).map(|d| verdict(h, d));
+            let refused = match &verdict {
+                Some(Verdict::Denied(reason)) => Some(denied_text(&id(), reason.as_deref())),
+                _ if truncated => Some(truncated_text(&call.name)),
+                _ if resumed.interrupted => {
+                    let tool = env.find_tool(&call.name).ok().flatten();
+                    let mode = tool.and_then(|t| h.get(&t, "resume").ok()).and_then(|m| h.as_string(&m));
+                    (mode.as_deref() == Some("fail"))
+                        .then(|| format!("Tool call \"{}\" was interrupted and not retried", id()))
+                }
+                _ => None,
             };
             match refused {
                 Some(text) => {
@@ -267,24 +325,59 @@ impl<'h, H: FastPaths> Run<'h, H> {
                 }
                 None => {
                     rerun.push(call.clone());
+                    approved.push(match verdict {
+                        Some(Verdict::Approved(args)) => Some(args),
+                        _ => None,
+                    });
                     slots.push(Slot::Rerun(rerun.len() - 1));
                 }
             }
         }
-        let mut ran: Vec<Option<Outcome<H::V>>> = if rerun.is_empty() {
+        let modes: Vec<Approval<'_, H::V>> = approved
+            .iter()
+            .map(|a| match a {
+                Some(args) => Approval::Approved(args.as_ref()),
+                None => Approval::Ask,
+            })
+            .collect();
+        let mut ran: Vec<Option<Ended<H::V>>> = if rerun.is_empty() {
             Vec::new()
         } else if self.batch_is_sequential(&env, &rerun) {
             let mut outcomes = Vec::with_capacity(rerun.len());
-            for call in &rerun {
+            for (i, call) in rerun.iter().enumerate() {
                 self.emit_tool_start(call).await?;
-                let outcome = env.run_call(call, self.update_sink(call)).await;
-                self.emit_tool_end(&outcome).await?;
-                outcomes.push(Some(outcome));
+                let mode = modes.get(i).copied().unwrap_or(Approval::Ask);
+                match env.run_call_as(call, mode, self.update_sink(call)).await {
+                    Ended::Done(outcome) => {
+                        self.emit_tool_end(&outcome).await?;
+                        outcomes.push(Some(Ended::Done(outcome)));
+                    }
+                    Ended::Waiting(request) => {
+                        // T-4.10.3: the calls after it wait with it.
+                        self.emit_approval_request(&request).await?;
+                        outcomes.push(Some(Ended::Waiting(request)));
+                        break;
+                    }
+                }
             }
             outcomes
         } else {
-            self.parallel_outcomes(&env, &rerun).await?.into_iter().map(Some).collect()
+            self.parallel_outcomes(&env, &rerun, &modes).await?.into_iter().map(Some).collect()
         };
+        if ran.iter().any(|e| matches!(e, Some(Ended::Waiting(_)))) {
+            // Paused again: nothing new enters the transcript; what ended waits with the requests, in source order.
+            let mut ended = Vec::new();
+            let mut all = Vec::new();
+            for slot in slots {
+                match slot {
+                    Slot::Have(message) => all.push(message),
+                    Slot::Done(outcome) => ended.push(Ended::Done(outcome)),
+                    Slot::Rerun(i) => ended.extend(ran.get_mut(i).and_then(Option::take)),
+                }
+            }
+            let paused = Some(pause_of(h, ended));
+            return Ok((Batch { messages: Vec::new(), terminate: false, paused }, all));
+        }
         let (mut messages, mut all, mut outcomes) = (Vec::new(), Vec::new(), Vec::new());
         let mut had_existing = false;
         for slot in slots {
@@ -296,8 +389,8 @@ impl<'h, H: FastPaths> Run<'h, H> {
                 }
                 Slot::Done(outcome) => outcome,
                 Slot::Rerun(i) => match ran.get_mut(i).and_then(Option::take) {
-                    Some(outcome) => outcome,
-                    None => continue,
+                    Some(Ended::Done(outcome)) => outcome,
+                    _ => continue,
                 },
             };
             let message = self.emit_result_message(&outcome).await?;
@@ -307,7 +400,7 @@ impl<'h, H: FastPaths> Run<'h, H> {
         }
         // Results already in the transcript carry no `terminate`: such a batch goes on.
         let terminate = !had_existing && batch_terminates(h, &outcomes);
-        Ok((Batch { messages, terminate }, all))
+        Ok((Batch { messages, terminate, paused: None }, all))
     }
 
     /// T-4.6.1: a response cut by the token limit executes nothing.
@@ -320,8 +413,20 @@ impl<'h, H: FastPaths> Run<'h, H> {
             self.emit_tool_end(&outcome).await?;
             messages.push(self.emit_result_message(&outcome).await?);
         }
-        Ok(Batch { messages, terminate: false })
+        Ok(Batch { messages, terminate: false, paused: None })
     }
+}
+
+/// The pause of a batch: the requests, and the calls that ended (as records), each in source order.
+fn pause_of<H: FastPaths>(h: &H, ended: Vec<Ended<H::V>>) -> Pause<H::V> {
+    let mut pause = Pause { requests: Vec::new(), completed: Vec::new() };
+    for entry in ended {
+        match entry {
+            Ended::Done(outcome) => pause.completed.push(completed_record(h, &outcome)),
+            Ended::Waiting(request) => pause.requests.push(request),
+        }
+    }
+    pause
 }
 
 /// T-4.6.1's error text for a call of a response cut by the token limit.

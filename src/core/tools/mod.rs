@@ -2,6 +2,7 @@
 //! → execute → afterToolCall`, sequential and parallel batches, truncated batches, and the
 //! pieces `runToolCall` reuses. Events go out through the run; this module never polls queues.
 
+use super::approvals::{Pause, approval_request};
 use super::fxhash::FxMap;
 use super::host::{HostFuture, Kind};
 use super::run::{Emitter, Run, Stop, abandon_deadline, guarded};
@@ -25,7 +26,27 @@ pub struct Resumed<V> {
     pub assistant: V,
     pub existing: Vec<V>,
     pub completed: Vec<V>,
+    /// Issue 30: the decisions about calls that waited for approval (`{toolCallId, approved, args?, reason?}`).
+    pub decisions: Vec<V>,
+    /// A crash interrupted the turn (`Agent.resume`), so a missing call may have been running: `resume: "fail"`
+    /// tools are refused. `false` for a continuation after approvals, where nothing of the batch was running.
+    pub interrupted: bool,
 }
+
+/// How a call is prepared (issue 30): asking for approval where the tool or `beforeToolCall` wants it, or as a
+/// person approved it, with the arguments they edited when they did.
+pub enum Approval<'a, V> {
+    Ask,
+    Approved(Option<&'a V>),
+}
+
+// Not derived: a derive would ask `V: Copy`, and only the reference is copied.
+impl<V> Clone for Approval<'_, V> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<V> Copy for Approval<'_, V> {}
 
 pub const OPERATION_ABORTED: &str = "Operation aborted";
 
@@ -187,11 +208,28 @@ enum Preflight<V> {
     Done(Outcome<V>),
     /// Ready to execute: the tool and the arguments `execute` gets.
     Ready(V, V),
+    /// Waits for approval (issue 30): its request, announced already.
+    Waiting(V),
 }
 
 pub enum Preparation<V> {
-    Immediate { result: V },
-    Prepared { tool: V, args: V },
+    Immediate {
+        result: V,
+    },
+    Prepared {
+        tool: V,
+        args: V,
+    },
+    /// Issue 30: the call waits for a person; `request` is what `tool_approval_request` announces.
+    Waiting {
+        request: V,
+    },
+}
+
+/// How one call of a batch came out: an outcome, or a request for approval (the call did not run).
+pub enum Ended<V> {
+    Done(Outcome<V>),
+    Waiting(V),
 }
 
 /// The result of a tool that failed before or while running: `{content: [text], details: {}}`.
@@ -248,6 +286,11 @@ impl<'a, H: FastPaths> ToolEnv<'a, H> {
 
     /// §4.2 steps 1–3.
     pub async fn prepare(&self, call: &Call<H::V>) -> Preparation<H::V> {
+        self.prepare_as(call, Approval::Ask).await
+    }
+
+    /// §4.2 steps 1–3, asking for approval or as approved (issue 30).
+    pub async fn prepare_as(&self, call: &Call<H::V>, approval: Approval<'_, H::V>) -> Preparation<H::V> {
         let h = self.h;
         if h.signal_aborted(self.signal) {
             return self.immediate(OPERATION_ABORTED);
@@ -257,31 +300,64 @@ impl<'a, H: FastPaths> ToolEnv<'a, H> {
             Ok(None) => return self.immediate(&format!("Tool {} not found", call.name)),
             Err(e) => return self.immediate(&h.error_message(&e)),
         };
-        match self.prepare_found(call, &tool).await {
+        match self.prepare_found(call, &tool, approval).await {
             Ok(p) => p,
             Err(e) => self.immediate(&h.error_message(&e)),
         }
     }
 
-    /// Step 3, inside one error boundary: prepareArguments, validation, beforeToolCall.
-    async fn prepare_found(&self, call: &Call<H::V>, tool: &H::V) -> Result<Preparation<H::V>, H::V> {
+    /// Step 3, inside one error boundary: prepareArguments, validation, needsApproval, beforeToolCall. Approved
+    /// arguments a person edited are validated again (without prepareArguments: they are what the person saw).
+    async fn prepare_found(
+        &self,
+        call: &Call<H::V>,
+        tool: &H::V,
+        approval: Approval<'_, H::V>,
+    ) -> Result<Preparation<H::V>, H::V> {
         let h = self.h;
-        let mut raw_args = call.args.clone();
-        let prepare = h.get(tool, "prepareArguments")?;
-        if h.kind(&prepare) == Kind::Function {
-            let prepared = h.call_sync(&prepare, tool, std::slice::from_ref(&call.args))?;
-            if !h.same(&prepared, &call.args) {
-                raw_args = prepared;
+        let args = match approval {
+            Approval::Approved(Some(edited)) => {
+                let block = h.object(&[
+                    ("type", h.constant("toolCall")),
+                    ("id", call.id.clone()),
+                    ("name", call.name_value.clone()),
+                    ("arguments", edited.clone()),
+                ]);
+                validate_tool_call(h, tool, &block, edited)?
+            }
+            _ => {
+                let mut raw_args = call.args.clone();
+                let prepare = h.get(tool, "prepareArguments")?;
+                if h.kind(&prepare) == Kind::Function {
+                    let prepared = h.call_sync(&prepare, tool, std::slice::from_ref(&call.args))?;
+                    if !h.same(&prepared, &call.args) {
+                        raw_args = prepared;
+                    }
+                }
+                validate_tool_call(h, tool, &call.block, &raw_args)?
+            }
+        };
+        let asking = matches!(approval, Approval::Ask);
+        if asking {
+            match self.needs_approval(call, tool, &args).await? {
+                None => return Ok(self.immediate(OPERATION_ABORTED)),
+                Some(true) => {
+                    return Ok(Preparation::Waiting { request: self.request(call, tool, &args, None) });
+                }
+                Some(false) => {}
             }
         }
-        let args = validate_tool_call(h, tool, &call.block, &raw_args)?;
         if let Some(before) = self.hook("beforeToolCall")? {
-            let ctx = h.object(&[
+            let mut entries = vec![
                 ("assistantMessage", self.assistant.clone()),
                 ("toolCall", call.block.clone()),
                 ("args", args.clone()),
                 ("context", self.context.clone()),
-            ]);
+            ];
+            if !asking {
+                entries.push(("approved", h.boolean(true)));
+            }
+            let ctx = h.object(&entries);
             let outcome = self.guarded(h.call(&before, &self.hooks, &[ctx, self.signal.clone()])).await;
             let decision = match outcome {
                 None => return Ok(self.immediate(OPERATION_ABORTED)),
@@ -304,8 +380,54 @@ impl<'a, H: FastPaths> ToolEnv<'a, H> {
                 }
                 return Ok(Preparation::Immediate { result });
             }
+            // Issue 30: `{approval: {reason, data}}` asks a person first (an approved call is not asked again).
+            if asking && h.kind(&decision).is_object_like() {
+                let wanted = h.get(&decision, "approval")?;
+                if h.truthy(&wanted) {
+                    return Ok(Preparation::Waiting { request: self.request(call, tool, &args, Some(&wanted)) });
+                }
+            }
         }
         Ok(Preparation::Prepared { tool: tool.clone(), args })
+    }
+
+    /// The request of a waiting call; with `tool.approvalTimeoutMs ?? config.approvalTimeoutMs` (a positive number)
+    /// it carries `expiresAt` (epoch ms), after which the Agent denies it.
+    fn request(&self, call: &Call<H::V>, tool: &H::V, args: &H::V, payload: Option<&H::V>) -> H::V {
+        let h = self.h;
+        let request = approval_request(h, &call.id, &call.name_value, args, payload);
+        let own = timeout_ms(h, tool, "approvalTimeoutMs");
+        let ms = if own > 0.0 { own } else { timeout_ms(h, &self.hooks, "approvalTimeoutMs") };
+        if ms > 0.0 {
+            let _ = h.set(&request, "expiresAt", &h.number(h.date_now() + ms));
+        }
+        request
+    }
+
+    /// `tool.needsApproval`: a boolean, or `(args, {toolCall, assistantMessage, context})` returning one (or a
+    /// promise of one). `None`: abandoned after an abort (D4).
+    async fn needs_approval(&self, call: &Call<H::V>, tool: &H::V, args: &H::V) -> Result<Option<bool>, H::V> {
+        let h = self.h;
+        let flag = h.get(tool, "needsApproval")?;
+        match h.kind(&flag) {
+            Kind::Undefined | Kind::Null => Ok(Some(false)),
+            Kind::Bool => Ok(Some(h.truthy(&flag))),
+            Kind::Function => {
+                let ctx = h.object(&[
+                    ("toolCall", call.block.clone()),
+                    ("assistantMessage", self.assistant.clone()),
+                    ("context", self.context.clone()),
+                ]);
+                match self.guarded(h.call(&flag, tool, &[args.clone(), ctx])).await {
+                    None => Ok(None),
+                    Some(answer) => {
+                        let answer = answer?;
+                        if h.signal_aborted(self.signal) { Ok(None) } else { Ok(Some(h.truthy(&answer))) }
+                    }
+                }
+            }
+            _ => Err(h.error(&format!("Tool \"{}\": needsApproval must be a boolean or a function", call.name), true)),
+        }
     }
 
     /// Step 4: starts `execute` now (synchronously, so parallel calls start in source order within
@@ -451,17 +573,34 @@ impl<'a, H: FastPaths> ToolEnv<'a, H> {
         }
     }
 
-    /// The whole pipeline for one call (`runToolCall`, sequential batches).
+    /// The whole pipeline for one call (`runToolCall`). A call that asks for approval does not run: `runToolCall`
+    /// has no run to pause, so it gets an error result saying so.
     pub async fn run_call<'f, F>(&self, call: &Call<H::V>, on_update: F) -> Outcome<H::V>
     where
         F: Fn(H::V) -> LocalBoxFuture<'f, ()>,
     {
-        match self.prepare(call).await {
-            Preparation::Immediate { result } => immediate_outcome(self.h, call, result),
+        match self.run_call_as(call, Approval::Ask, on_update).await {
+            Ended::Done(outcome) => outcome,
+            Ended::Waiting(_) => {
+                let id = self.h.as_string(&call.id).unwrap_or_else(|| self.h.error_message(&call.id));
+                let text = format!("Tool call \"{id}\" needs approval, which runToolCall cannot wait for");
+                immediate_outcome(self.h, call, error_result(self.h, &text))
+            }
+        }
+    }
+
+    /// The whole pipeline for one call of a sequential batch, asking for approval or as approved (issue 30).
+    pub async fn run_call_as<'f, F>(&self, call: &Call<H::V>, approval: Approval<'_, H::V>, on_update: F) -> Ended<H::V>
+    where
+        F: Fn(H::V) -> LocalBoxFuture<'f, ()>,
+    {
+        match self.prepare_as(call, approval).await {
+            Preparation::Immediate { result } => Ended::Done(immediate_outcome(self.h, call, result)),
+            Preparation::Waiting { request } => Ended::Waiting(request),
             Preparation::Prepared { tool, args } => {
                 let execution = self.start(call, &tool, &args);
                 let executed = self.finish(call, execution, on_update).await;
-                self.finalize(call, &args, executed).await
+                Ended::Done(self.finalize(call, &args, executed).await)
             }
         }
     }
@@ -587,4 +726,16 @@ fn batch_terminates<H: FastPaths>(h: &H, outcomes: &[Outcome<H::V>]) -> bool {
 pub struct Batch<V> {
     pub messages: Vec<V>,
     pub terminate: bool,
+    /// Issue 30: calls of the batch wait for approval; the run ends here (T-4.10.2).
+    pub paused: Option<Pause<V>>,
+}
+
+/// `{toolCallId, toolName, result, isError}`: an ended call whose result message is not in the transcript yet.
+pub fn completed_record<H: FastPaths>(h: &H, outcome: &Outcome<H::V>) -> H::V {
+    h.object(&[
+        ("toolCallId", outcome.call.id.clone()),
+        ("toolName", outcome.call.name_value.clone()),
+        ("result", outcome.result.clone()),
+        ("isError", outcome.is_error.clone()),
+    ])
 }

@@ -1,0 +1,58 @@
+// Human in the loop (issue 30): needsApproval, beforeToolCall's approval, the request event, the Agent's decisions,
+// and agentLoopContinue's config.approvals type-check as documented.
+import {
+  Agent,
+  agentLoop,
+  agentLoopContinue,
+  type AgentEvent,
+  type AgentLoopConfig,
+  type AgentTool,
+  type Model,
+  type ToolApprovalDecision,
+  type ToolApprovalRequest,
+  type ToolApprovalRequestEvent,
+  type ToolApprovals,
+} from "agent-loop-wasm";
+
+declare const model: Model<any>;
+declare const config: AgentLoopConfig;
+
+const charge: AgentTool<{ type: "object"; properties: { cents: { type: "number" } }; required: ["cents"] }> = {
+  name: "charge_card",
+  label: "Charge",
+  description: "Charges a card",
+  parameters: { type: "object", properties: { cents: { type: "number" } }, required: ["cents"] },
+  needsApproval: async (args, { toolCall }) => args.cents > 1000 && toolCall.id !== "",
+  approvalTimeoutMs: 60_000,
+  execute: async () => ({ content: [{ type: "text", text: "charged" }], details: {} }),
+};
+const always: AgentTool = { ...charge, needsApproval: true } as AgentTool;
+
+const agent = new Agent({
+  initialState: { model, tools: [charge, always] },
+  beforeToolCall: async ({ approved }) => (approved ? undefined : { approval: { reason: "charges money", data: { cents: 1 } } }),
+});
+agent.subscribe((event) => {
+  const e = event as AgentEvent | ToolApprovalRequestEvent;
+  if (e.type === "tool_approval_request") {
+    const id: string = e.toolCallId;
+    const reason: string | undefined = e.reason;
+    void [id, reason, e.expiresAt];
+  }
+  if (e.type === "agent_end" && e.approvals) {
+    const waiting: ToolApprovalRequest[] = e.approvals.requests;
+    void waiting;
+  }
+});
+const pending: ToolApprovalRequest[] = agent.state.pendingApprovals;
+const approved: Promise<void> = agent.approve(pending[0].toolCallId, { args: { cents: 500 } });
+const denied: Promise<void> = agent.deny("call_2", { reason: "over budget" });
+void [approved, denied];
+
+const stream = agentLoop([], { messages: [], tools: [charge] }, config);
+let pause: ToolApprovals | undefined;
+for await (const e of stream) if (e.type === "agent_end") pause = e.approvals;
+if (pause) {
+  const decisions: ToolApprovalDecision[] = [{ toolCallId: "call_1", approved: true }];
+  agentLoopContinue({ messages: await stream.result() }, { ...config, approvals: { ...pause, decisions } });
+}
