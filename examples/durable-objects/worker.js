@@ -175,10 +175,10 @@ export class AgentObject extends DurableObject {
   }
 
   /**
-   * Issue 30: a person's decision on a call waiting for approval, checked before it reaches the agent. The decision is
-   * made synchronously: its checkpoint row, the decision row and (when it continues the run) the heartbeat alarm are
-   * written in the same turn, so storage commits them together. The agent refuses a second decision for a call and
-   * runs an approved call once; the ledger row written by `charge_card` shows it.
+   * Issue 30: a person's decision on a call waiting for approval, checked before it reaches the agent. Its checkpoint
+   * row and the decision row are one transaction; the heartbeat alarm of the run it continues is set in the same turn.
+   * The agent refuses a second decision for a call and runs an approved call once; the ledger row written by
+   * `charge_card` shows it.
    */
   async decide(name, toolCallId, request) {
     const fail = (status, error) => Response.json({ error }, { status });
@@ -200,12 +200,20 @@ export class AgentObject extends DurableObject {
     if (!this.agent.state.pendingApprovals.some((r) => r.toolCallId === toolCallId)) {
       return fail(404, `no tool call "${toolCallId}" is waiting for approval`);
     }
-    const decision = body.approved
-      ? this.agent.approve(toolCallId, body.arguments === undefined ? {} : { args: body.arguments })
-      : this.agent.deny(toolCallId, body.reason === undefined ? {} : { reason: body.reason });
-    // Taken (its checkpoint is written) exactly when the call left pendingApprovals; refused otherwise (edited
-    // arguments that fail validation reject the promise).
-    if (this.agent.state.pendingApprovals.some((r) => r.toolCallId === toolCallId)) {
+    const isWaiting = () => this.agent.state.pendingApprovals.some((r) => r.toolCallId === toolCallId);
+    let decision;
+    // The agent writes the decision's checkpoint (and, for the last one, the run's start) before approve()/deny()
+    // returns; it is taken exactly when the call left pendingApprovals, and then recorded in the same transaction.
+    this.ctx.storage.transactionSync(() => {
+      decision = body.approved
+        ? this.agent.approve(toolCallId, body.arguments === undefined ? {} : { args: body.arguments })
+        : this.agent.deny(toolCallId, body.reason === undefined ? {} : { reason: body.reason });
+      if (!isWaiting()) {
+        this.sql.exec("INSERT INTO decisions (tool_call_id, approved, body) VALUES (?, ?, ?)", toolCallId, body.approved ? 1 : 0, JSON.stringify(body));
+      }
+    });
+    if (isWaiting()) {
+      // Refused: edited arguments that fail validation reject the promise.
       try {
         await decision;
       } catch (error) {
@@ -213,7 +221,6 @@ export class AgentObject extends DurableObject {
       }
       return fail(500, `the decision on tool call "${toolCallId}" was neither taken nor refused`);
     }
-    this.sql.exec("INSERT INTO decisions (tool_call_id, approved, body) VALUES (?, ?, ?)", toolCallId, body.approved ? 1 : 0, JSON.stringify(body));
     const waiting = this.agent.state.pendingApprovals.map((r) => r.toolCallId);
     if (this.agent.state.isStreaming) {
       // The last decision: the run goes on; the alarm wakes the object to resume it if it is evicted or crashes.
