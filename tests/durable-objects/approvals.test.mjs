@@ -286,6 +286,8 @@ test("issue 30 on Durable Objects: 50 agents pause for approval, workerd is SIGK
       }
     }
     assert.equal(world.charges.size, names.reduce((k, n) => k + ledger(n).length, 0) + HELD.length, "no other charge was made");
+    const mixed = names.filter((n) => kindOf(n) === "mixed");
+    assert.deepEqual([...world.effects].sort(), mixed.map((n) => [`c_${n}_effect`, 1]).sort(), "each plain call of a paused batch ran once, before the pause");
 
     // 6. A decision posted again after the run went on: 409, from the object's record of decisions.
     assert.deepEqual(await decide(workerd.base, "pay10", "c_pay10_big", { approved: true }), {
