@@ -8,7 +8,8 @@
 //
 // --package: an installed agent-loop-wasm (default: this repository's pkg/, built by scripts/build.mjs).
 // The model is any built-in provider: MODEL_API, MODEL_PROVIDER, MODEL_ID and MODEL_API_KEY from the environment
-// (default OpenAI Chat Completions at --model-url). Ends workerd on SIGINT/SIGTERM.
+// (default OpenAI Chat Completions at --model-url); CHARGE_APPROVAL_ABOVE_CENTS (default 1000): charges above it wait
+// for approval. Ends workerd on SIGINT/SIGTERM.
 import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -32,6 +33,7 @@ const vars = {
   MODEL_PROVIDER: process.env.MODEL_PROVIDER ?? "openai",
   MODEL_ID: process.env.MODEL_ID ?? "gpt-4o-mini",
   MODEL_API_KEY: process.env.MODEL_API_KEY ?? process.env.OPENAI_API_KEY ?? "",
+  CHARGE_APPROVAL_ABOVE_CENTS: process.env.CHARGE_APPROVAL_ABOVE_CENTS ?? "1000",
 };
 
 export function writeConfig({ dir, port, storage, pkgDir, vars }) {

@@ -3,12 +3,18 @@
 // run locally on workerd (`node examples/durable-objects/serve.mjs`).
 //
 //   POST /agents/:id/prompt     {"text": "...", "images"?: [{"data": base64, "mimeType": "image/png"}]}
-//                                                 starts a run (202), 409 while one is running
+//                                                 starts a run (202), 409 while one is running or calls wait
+//                                                 for approval
 //   POST /agents/:id/steer      {"text": "..."}   queues a steering message (202)
 //   POST /agents/:id/follow-up  {"text": "..."}   queues a follow-up (202)
 //   POST /agents/:id/abort                        aborts the run (202)
-//   GET  /agents/:id                              the agent's state (JSON), with the wasm memory it took so far
+//   GET  /agents/:id                              the agent's state (JSON): pendingApprovals, charges, the wasm
+//                                                 memory it took so far
 //   GET  /agents/:id/events                       the live events (Server-Sent Events)
+//   POST /agents/:id/approvals/:toolCallId  {"approved": true|false, "reason"?: "...", "arguments"?: {...}}
+//                                                 decides a call waiting for approval: 202 when it was the last one
+//                                                 (the run goes on), 200 while others wait; 400 bad body or invalid
+//                                                 arguments, 404 unknown agent or call, 409 already decided
 import { DurableObject } from "cloudflare:workers";
 import { Agent, wasmMemoryBytes } from "agent-loop-wasm";
 import { exampleTools } from "./tools.js";
@@ -27,6 +33,10 @@ export class AgentObject extends DurableObject {
     ctx.blockConcurrencyWhile(async () => {
       this.sql.exec("CREATE TABLE IF NOT EXISTS checkpoints (seq INTEGER PRIMARY KEY, body TEXT NOT NULL)");
       this.sql.exec("CREATE TABLE IF NOT EXISTS snapshot (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL)");
+      // Issue 30: each decision a person made (answers a repeated one with 409 after the run went on), and the ledger
+      // of charges that ran, one row per tool call (`times` counts executions: exactly once is 1).
+      this.sql.exec("CREATE TABLE IF NOT EXISTS decisions (tool_call_id TEXT PRIMARY KEY, approved INTEGER NOT NULL, body TEXT NOT NULL)");
+      this.sql.exec("CREATE TABLE IF NOT EXISTS charges (tool_call_id TEXT PRIMARY KEY, cents REAL NOT NULL, times INTEGER NOT NULL)");
       this.agent = this.load();
       // A run that a crash interrupted goes on now; an idle agent resolves at once.
       this.track(this.agent.resume());
@@ -42,6 +52,7 @@ export class AgentObject extends DurableObject {
       // Each checkpoint is one row, written in its own implicit transaction before the run goes on.
       onCheckpoint: (checkpoint) => {
         this.sql.exec("INSERT OR REPLACE INTO checkpoints (seq, body) VALUES (?, ?)", checkpoint.seq, JSON.stringify(checkpoint));
+        this.stored = true;
       },
     };
   }
@@ -50,7 +61,17 @@ export class AgentObject extends DurableObject {
   load() {
     const snapshot = this.sql.exec("SELECT body FROM snapshot").toArray()[0]?.body;
     const rows = this.sql.exec("SELECT body FROM checkpoints ORDER BY seq").toArray().map((r) => r.body);
-    const tools = exampleTools(this.env);
+    const ledger = {
+      charged: (toolCallId, cents) =>
+        this.sql.exec(
+          "INSERT INTO charges (tool_call_id, cents, times) VALUES (?, ?, 1) ON CONFLICT (tool_call_id) DO UPDATE SET times = times + 1",
+          toolCallId,
+          cents,
+        ),
+    };
+    const tools = exampleTools(this.env, ledger);
+    /** Whether storage holds this agent (a prompt reached it), or the object was only named. */
+    this.stored = Boolean(snapshot || rows.length);
     const agent =
       snapshot || rows.length
         ? Agent.restore(snapshot ? [snapshot, ...rows] : rows, { ...this.options(), tools })
@@ -110,7 +131,7 @@ export class AgentObject extends DurableObject {
 
   async fetch(request) {
     const url = new URL(request.url);
-    const action = url.pathname.split("/")[3] ?? "";
+    const [, , name, action = "", toolCallId] = url.pathname.split("/");
     const message = async () => {
       const body = await request.json();
       const text = String(body.text ?? "");
@@ -125,6 +146,11 @@ export class AgentObject extends DurableObject {
     try {
       if (request.method === "POST" && action === "prompt") {
         if (this.agent.state.isStreaming) return Response.json({ error: "the agent is running: steer or follow up" }, { status: 409 });
+        const waiting = this.agent.state.pendingApprovals.map((r) => r.toolCallId);
+        if (waiting.length) {
+          const error = `tool calls wait for approval (${waiting.join(", ")}): POST /agents/:id/approvals/:toolCallId for each first`;
+          return Response.json({ error }, { status: 409 });
+        }
         this.track(this.agent.prompt(await message()));
         return accepted();
       }
@@ -138,11 +164,72 @@ export class AgentObject extends DurableObject {
         request.signal?.addEventListener("abort", () => this.clients.delete(writer));
         return new Response(readable, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
       }
+      if (request.method === "POST" && action === "approvals" && toolCallId) {
+        return this.decide(decodeURIComponent(name), decodeURIComponent(toolCallId), request);
+      }
       if (request.method === "GET" && action === "") return Response.json(this.describe());
       return Response.json({ error: "not found" }, { status: 404 });
     } catch (error) {
       return Response.json({ error: String(error?.message ?? error) }, { status: 400 });
     }
+  }
+
+  /**
+   * Issue 30: a person's decision on a call waiting for approval, checked before it reaches the agent. Its checkpoint
+   * row and the decision row are one transaction; the heartbeat alarm of the run it continues is set in the same turn.
+   * The agent refuses a second decision for a call and runs an approved call once; the ledger row written by
+   * `charge_card` shows it.
+   */
+  async decide(name, toolCallId, request) {
+    const fail = (status, error) => Response.json({ error }, { status });
+    const shape = 'the body must be JSON {"approved": true|false, "reason"?: string, "arguments"?: object}';
+    let body;
+    try {
+      body = await request.json();
+    } catch {
+      return fail(400, shape);
+    }
+    const isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+    if (!isObject(body) || typeof body.approved !== "boolean") return fail(400, shape);
+    if (body.reason !== undefined && typeof body.reason !== "string") return fail(400, `${shape}: "reason" is not a string`);
+    if (body.arguments !== undefined && !isObject(body.arguments)) return fail(400, `${shape}: "arguments" is not an object`);
+    if (body.arguments !== undefined && !body.approved) return fail(400, `${shape}: "arguments" go with "approved": true only`);
+    if (!this.stored) return fail(404, `no agent "${name}"`);
+    const decided = this.sql.exec("SELECT approved FROM decisions WHERE tool_call_id = ?", toolCallId).toArray()[0];
+    if (decided) return fail(409, `tool call "${toolCallId}" was already ${decided.approved ? "approved" : "denied"}`);
+    if (!this.agent.state.pendingApprovals.some((r) => r.toolCallId === toolCallId)) {
+      return fail(404, `no tool call "${toolCallId}" is waiting for approval`);
+    }
+    const isWaiting = () => this.agent.state.pendingApprovals.some((r) => r.toolCallId === toolCallId);
+    let decision;
+    // The agent writes the decision's checkpoint (and, for the last one, the run's start) before approve()/deny()
+    // returns; it is taken exactly when the call left pendingApprovals, and then recorded in the same transaction.
+    this.ctx.storage.transactionSync(() => {
+      decision = body.approved
+        ? this.agent.approve(toolCallId, body.arguments === undefined ? {} : { args: body.arguments })
+        : this.agent.deny(toolCallId, body.reason === undefined ? {} : { reason: body.reason });
+      if (!isWaiting()) {
+        this.sql.exec("INSERT INTO decisions (tool_call_id, approved, body) VALUES (?, ?, ?)", toolCallId, body.approved ? 1 : 0, JSON.stringify(body));
+      }
+    });
+    if (isWaiting()) {
+      // Refused: edited arguments that fail validation reject the promise.
+      try {
+        await decision;
+      } catch (error) {
+        return fail(400, String(error?.message ?? error).replace(/^Agent\.approve: options\.args of /, '"arguments" of '));
+      }
+      return fail(500, `the decision on tool call "${toolCallId}" was neither taken nor refused`);
+    }
+    const waiting = this.agent.state.pendingApprovals.map((r) => r.toolCallId);
+    if (this.agent.state.isStreaming) {
+      // The last decision: the run goes on; the alarm wakes the object to resume it if it is evicted or crashes.
+      this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_MS);
+      this.track(decision);
+      return Response.json({ decided: toolCallId, approved: body.approved, running: true, waiting }, { status: 202 });
+    }
+    await decision;
+    return Response.json({ decided: toolCallId, approved: body.approved, running: false, waiting });
   }
 
   describe() {
@@ -155,6 +242,10 @@ export class AgentObject extends DurableObject {
       messages: state.messages,
       steeringQueue: snapshot.steeringQueue,
       followUpQueue: snapshot.followUpQueue,
+      // Issue 30: the calls waiting for a person, in request order ({toolCallId, toolName, args, reason?, data?,
+      // expiresAt?}), and the charges that ran.
+      pendingApprovals: state.pendingApprovals,
+      charges: this.sql.exec("SELECT tool_call_id AS toolCallId, cents, times FROM charges ORDER BY tool_call_id").toArray(),
       storage: { checkpoints: rows, bytes, seq: snapshot.checkpointSeq },
       // The isolate's wasm memory (all objects share one instance): never shrinks, so this is its peak so far.
       wasmMemoryBytes: wasmMemoryBytes(),
@@ -164,7 +255,7 @@ export class AgentObject extends DurableObject {
 
 export default {
   async fetch(request, env) {
-    const match = /^\/agents\/([^/]+)(\/[a-z-]*)?$/.exec(new URL(request.url).pathname);
+    const match = /^\/agents\/([^/]+)(\/[a-z-]*|\/approvals\/[^/]+)?$/.exec(new URL(request.url).pathname);
     if (!match) return Response.json({ error: "not found" }, { status: 404 });
     const id = env.AGENTS.idFromName(decodeURIComponent(match[1]));
     return env.AGENTS.get(id).fetch(request);

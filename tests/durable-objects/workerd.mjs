@@ -1,0 +1,61 @@
+// workerd serving examples/durable-objects/ for the tests in this folder (the same start-up as do.test.mjs: a port the
+// kernel picked, retried when another socket took it first, a health check that gives up after 2 s).
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:http";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { writeConfig } from "../../examples/durable-objects/serve.mjs";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+/** A port nothing is bound to right now: the kernel's pick for a listener on 127.0.0.1, released at once. */
+async function freePort() {
+  const probe = createServer();
+  probe.listen(0, "127.0.0.1");
+  await once(probe, "listening");
+  const { port } = probe.address();
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** workerd on 127.0.0.1 with its SQLite storage in `storage`; `vars` are the worker's text bindings. */
+export async function startWorkerd(storage, vars) {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const config = writeConfig({ dir: storage, port, storage, pkgDir: join(root, "pkg"), vars });
+    const child = spawn(join(root, "node_modules", ".bin", "workerd"), ["serve", config], { stdio: ["ignore", "pipe", "pipe"] });
+    let log = "";
+    child.stdout.on("data", (d) => (log += d));
+    child.stderr.on("data", (d) => (log += d));
+    const base = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 20_000;
+    let started = false;
+    for (;;) {
+      if (child.exitCode !== null) {
+        if (attempt < 5 && log.includes("Address already in use")) break;
+        throw new Error(`workerd exited ${child.exitCode}: ${log.slice(-2000)}`);
+      }
+      try {
+        await fetch(`${base}/health`, { signal: AbortSignal.timeout(2000) });
+        started = true;
+        break;
+      } catch {
+        if (Date.now() > deadline) {
+          child.kill("SIGKILL");
+          throw new Error(`workerd did not start: ${log.slice(-2000)}`);
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    if (started) return { child, base, log: () => log };
+  }
+}
+
+/** SIGKILL by PID (the child we spawned), resolved when it exited. */
+export async function killWorkerd(workerd) {
+  if (workerd.child.exitCode !== null || workerd.child.signalCode !== null) return;
+  const exited = once(workerd.child, "exit");
+  workerd.child.kill("SIGKILL");
+  await exited;
+}
