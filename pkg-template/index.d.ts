@@ -389,6 +389,40 @@ export interface RunToolCallOptions extends ToolCallHooks {
  */
 export type ToolApprovalRequestEvent = { type: "tool_approval_request" } & ToolApprovalRequest;
 
+/** New (issue 31): options of `agent.events()`. */
+export interface AgentEventsOptions {
+  /** The `seq` of the last item the reader saw: what came after it is replayed first. Omitted: live items only. */
+  after?: number;
+  /** Ends the iterator when aborted. */
+  signal?: AbortSignal;
+  /** End after the next `agent_end` (or after the replay, when the agent is idle and `after` is given). */
+  untilIdle?: boolean;
+  /** Items a reader may hold unread before it is told it fell behind and catches up from the journal (1000). */
+  highWaterMark?: number;
+}
+
+/** New (issue 31): the agent's state, for a reader the journal cannot replay: replace what you hold with it. */
+export interface AgentSyncEvent {
+  type: "agent_sync";
+  messages: AgentMessage[];
+  isStreaming: boolean;
+  streamingMessage?: AgentMessage;
+  pendingToolCalls: string[];
+  errorMessage?: string;
+  pendingApprovals?: ToolApprovalRequest[];
+}
+
+/** New (issue 31): one item of `agent.events()`. */
+export interface AgentEventItem {
+  /** Increases over the agent's life, across runs and across a restore in another process. */
+  seq: number;
+  event: AgentEvent | ToolApprovalRequestEvent | AgentSyncEvent;
+  /** The item comes from the journal (a replay), not live. */
+  replay?: true;
+  /** The reader fell behind (more than `highWaterMark` items unread): this item starts its catching up. */
+  behind?: true;
+}
+
 /**
  * Events of a run, from `agent_start` to `agent_end` (always last). Every message gets `message_start` then
  * `message_end`; a streamed assistant message also gets `message_update`s (shallow copies of the partial).
@@ -820,6 +854,14 @@ export declare class Agent {
    * by one and get the run's abort signal.
    */
   subscribe(listener: (event: AgentEvent, signal: AbortSignal) => Promise<void> | void): () => void;
+  /**
+   * New (issue 31): the agent's events, numbered, for a reader that may reconnect. With `after` (the `seq` of the last
+   * item the reader saw) it first replays what the reader missed — compacted: the streaming message as one
+   * `message_update` carrying its partial, finished messages as their `message_end` — or, when `after` is not in the
+   * journal (older than the last ended run, or from another process), one `agent_sync` item to start again from;
+   * then live items. Ends on `return()`, on `signal`, or after `agent_end` with `untilIdle`.
+   */
+  events(options?: AgentEventsOptions): AsyncIterableIterator<AgentEventItem>;
 
   /** The state object (stable). */
   get state(): AgentState;
