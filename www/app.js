@@ -607,7 +607,7 @@ function toolCard(block) {
       approval.append(el("p", { class: `approval-outcome ${approved ? "approved" : "denied"}`, dataset: { testid: "approval-outcome" },
         text: approved ? "Approved" : reason ? `Denied: ${reason}` : "Denied" }));
       card.dataset.approval = approved ? "approved" : "denied";
-      api.setStatus(approved ? "pending" : "denied", approved ? "approved" : "denied");
+      api.setStatus(approved ? "approved" : "denied", approved ? "approved" : "denied");
     },
     progress(partial) {
       const t = textOf(partial?.content);

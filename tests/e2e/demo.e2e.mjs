@@ -484,6 +484,22 @@ try {
   await send("list the files");
   await waitIdle();
   assert.equal((await cardState("call_6")).result, "Cargo.toml\nREADME.md\ndocs/\nsrc/", "notes.txt and package.json are gone, docs/design.md stays");
+
+  // 7d. Two calls wait in one batch: the first decision only records itself; the last one continues the run.
+  await send("delete Cargo.toml and src/lib.rs");
+  await waitPaused();
+  assert.equal(await page.textContent("#status-text"), "Waiting for your approval · 2 tool calls");
+  assert.equal(await page.textContent('[data-testid="run-paused"] >> nth=-1'),
+    "Run paused. 2 tool calls wait for your approval: Approve or Deny on their cards; the run goes on when every one is decided.");
+  await toolCard("call_7").locator('[data-testid="approve"]').click();
+  await page.waitForFunction(() => document.getElementById("status-text").textContent === "Waiting for your approval · 1 tool call");
+  assert.deepEqual(await cardState("call_7"), { status: "approved", label: "approved", result: "", outcome: "Approved", buttons: 0 });
+  assert.deepEqual(await cardState("call_8"), { status: "waiting", label: "waiting for approval", result: "", outcome: "", buttons: 2 });
+  await toolCard("call_8").locator('[data-testid="deny"]').click();
+  await waitIdle();
+  assert.deepEqual(await cardState("call_7"), { status: "done", label: "done", result: "Deleted Cargo.toml", outcome: "Approved", buttons: 0 });
+  assert.deepEqual(await cardState("call_8"), { status: "denied", label: "denied", result: 'Tool call "call_8" was denied', outcome: "Denied", buttons: 0 });
+  assert.equal(await lastAnswer(), 'Here is what the tools returned:\n\nDeleted Cargo.toml\nI did not delete src/lib.rs: Tool call "call_8" was denied');
   assert.equal(await $$count('[data-testid="run-error"], [data-testid="assistant-error"]'), 0);
 
   assert.deepEqual(pageErrors, [], "no page errors");
