@@ -603,6 +603,8 @@ function toolCard(block) {
     },
     /** The person decided: the buttons give way to the decision; the result follows when the call ran or was denied. */
     decided(approved, reason) {
+      approval.hidden = false;
+      if (!approval.firstChild) approval.append(el("div", { class: "label", text: "Approval" }));
       approval.querySelector(".approval-actions")?.remove();
       approval.append(el("p", { class: `approval-outcome ${approved ? "approved" : "denied"}`, dataset: { testid: "approval-outcome" },
         text: approved ? "Approved" : reason ? `Denied: ${reason}` : "Denied" }));
@@ -986,6 +988,8 @@ $("import").addEventListener("change", async (e) => {
     for (const m of snap.followUpQueue ?? []) queued.push({ kind: "followUp", message: m });
     renderQueue();
     renderTranscript(restored.state.messages);
+    // Calls decided before the export that wait for the others (the snapshot keeps each decision).
+    for (const d of snap.approvals?.decisions ?? []) toolCards.get(d.toolCallId)?.decided(d.approved === true, d.reason);
     showIdle();
     $("timeline").replaceChildren(el("div", { class: "timeline-empty", text: "Imported a snapshot. Snapshots keep the transcript, not the timing: the next run's timeline appears here." }));
     $("timeline-meta").textContent = "Imported";

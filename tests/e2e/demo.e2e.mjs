@@ -495,6 +495,15 @@ try {
   await page.waitForFunction(() => document.getElementById("status-text").textContent === "Waiting for your approval · 1 tool call");
   assert.deepEqual(await cardState("call_7"), { status: "approved", label: "approved", result: "", outcome: "Approved", buttons: 0 });
   assert.deepEqual(await cardState("call_8"), { status: "waiting", label: "waiting for approval", result: "", outcome: "", buttons: 2 });
+  // The half-decided pause survives Export → Reset → Import too: call_7 stays approved, call_8 waits.
+  const [halfDownload] = await Promise.all([page.waitForEvent("download"), page.click('[data-testid="export"]')]);
+  const halfPath = join(artifacts, "demo-snapshot-half-decided.json");
+  await halfDownload.saveAs(halfPath);
+  await page.click('[data-testid="reset"]');
+  await page.setInputFiles('[data-testid="import"]', halfPath);
+  await page.waitForFunction(() => document.getElementById("status-text").textContent === "Waiting for your approval · 1 tool call");
+  assert.deepEqual(await cardState("call_7"), { status: "approved", label: "approved", result: "", outcome: "Approved", buttons: 0 });
+  assert.deepEqual(await cardState("call_8"), { status: "waiting", label: "waiting for approval", result: "", outcome: "", buttons: 2 });
   await toolCard("call_8").locator('[data-testid="deny"]').click();
   await waitIdle();
   assert.deepEqual(await cardState("call_7"), { status: "done", label: "done", result: "Deleted Cargo.toml", outcome: "Approved", buttons: 0 });
