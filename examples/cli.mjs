@@ -13,6 +13,14 @@
 // `openai-completions` provider (OPENAI_API_KEY if it needs one, OPENAI_MODEL, default gpt-4o-mini), for
 // example OPENAI_BASE_URL=http://127.0.0.1:11434/v1 OPENAI_MODEL=qwen2.5 for Ollama.
 // The answer streams to stdout as it arrives, with the tool activity in between. Ctrl+C aborts.
+//
+//   node examples/cli.mjs --with-delete "delete notes.txt"
+//
+// `--with-delete` adds `delete_file`, a tool that needs approval (issue 30): the run pauses, the CLI asks
+// `Approve delete_file({"path":"notes.txt"})? [y/n]` on the terminal (readline; piped answers work too), `n` asks for
+// an optional reason the model sees (`Tool call "<id>" was denied: <reason>`), and the run goes on when every
+// waiting call is decided. Without an answer (stdin closed) the call is denied. The offline model asks for it on
+// "delete <file>". Without the flag the tools stay read-only.
 // Needs the built package: node scripts/build.mjs (scripts/demo builds it too).
 //
 //   node examples/cli.mjs --mcp "npx @modelcontextprotocol/server-everything" "echo hello"
@@ -21,7 +29,8 @@
 // `<name>_` when two servers are given), kept in sync with the server (agent-loop-wasm/mcp). The entry and
 // @modelcontextprotocol/sdk are loaded from the working directory's node_modules, else from tests/mcp.
 import { createRequire } from "node:module";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, readFile, stat, unlink } from "node:fs/promises";
+import { createInterface } from "node:readline";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as lib from "../pkg/dist/node/index.mjs";
@@ -39,7 +48,8 @@ for (let i = args.indexOf("--mcp"); i >= 0; i = args.indexOf("--mcp")) {
   mcpCommands.push(args.splice(i, 2)[1]);
 }
 const useLocal = args.includes("--local") || process.env.CLI_MODEL === "local";
-const prompt = args.filter((a) => a !== "--local").join(" ").trim() || "List the files, then read the README";
+const withDelete = args.includes("--with-delete");
+const prompt = args.filter((a) => a !== "--local" && a !== "--with-delete").join(" ").trim() || "List the files, then read the README";
 
 // ------------------------------------------------------------------------------------------------
 // Output helpers
@@ -52,6 +62,7 @@ const cyan = paint("36");
 const green = paint("32");
 const red = paint("31");
 const yellow = paint("33");
+const magenta = paint("35");
 
 const started = performance.now();
 const clock = () => dim(`[${String(Math.round(performance.now() - started)).padStart(5)} ms]`);
@@ -118,6 +129,26 @@ const tools = [
   },
 ];
 
+// With --with-delete: delete_file, which needs approval (the person at the terminal says y or n first).
+const deleteFile = {
+  name: "delete_file",
+  label: "Delete file",
+  description: "Delete a file (relative to the working directory). Each call asks the user on the terminal first.",
+  parameters: {
+    type: "object",
+    properties: { path: { type: "string", description: "File path, e.g. notes.txt" } },
+    required: ["path"],
+  },
+  needsApproval: true,
+  async execute(_id, { path }) {
+    const full = inside(path);
+    if ((await stat(full)).isDirectory()) throw new Error(`${path} is a directory; delete_file deletes files only`);
+    await unlink(full);
+    return { content: [{ type: "text", text: `Deleted ${path}` }], details: {} };
+  },
+};
+if (withDelete) tools.push(deleteFile);
+
 // ------------------------------------------------------------------------------------------------
 // The model: the offline script by default; the local model with --local; OPENAI_BASE_URL's server
 // ------------------------------------------------------------------------------------------------
@@ -164,9 +195,12 @@ if (useLocal) {
 const agent = new Agent({
   initialState: {
     systemPrompt:
-      `You are a concise assistant with read-only access to the directory ${cwd} through the tools ` +
-      "list_files and read_file (paths are relative to it). Use the tools to answer; call independent tools " +
-      "together in one response.",
+      (withDelete
+        ? `You are a concise assistant with access to the directory ${cwd} through the tools list_files, read_file ` +
+          "and delete_file (paths are relative to it; the user approves each delete_file call). "
+        : `You are a concise assistant with read-only access to the directory ${cwd} through the tools ` +
+          "list_files and read_file (paths are relative to it). ") +
+      "Use the tools to answer; call independent tools together in one response.",
     model,
     thinkingLevel: baseUrl ? "off" : "low",
     tools,
@@ -214,7 +248,10 @@ if (mcpCommands.length > 0) {
 // Printing the run as it streams
 // ------------------------------------------------------------------------------------------------
 let requests = 0;
-let toolCalls = 0;
+const toolCalls = new Set(); // call ids: a call that waited for approval starts twice (before the pause and after it)
+const decisions = new Map(); // toolCallId → "approved" | "denied"
+const waitsForApproval = (event) =>
+  !decisions.has(event.toolCallId) && agent.state.tools.some((t) => t.name === event.toolName && t.needsApproval === true);
 let lastAssistant;
 agent.subscribe((event) => {
   switch (event.type) {
@@ -247,8 +284,15 @@ agent.subscribe((event) => {
       }
       break;
     case "tool_execution_start":
-      toolCalls++;
-      line(`${clock()} ${yellow("▶ running")} ${bold(event.toolName)}(${short(event.args)})`);
+      toolCalls.add(event.toolCallId);
+      // A call that waits for approval does not run yet (tool_approval_request says so); a denied one never runs.
+      if (!waitsForApproval(event) && decisions.get(event.toolCallId) !== "denied") {
+        line(`${clock()} ${yellow("▶ running")} ${bold(event.toolName)}(${short(event.args)})`);
+      }
+      break;
+    case "tool_approval_request":
+      line(`${clock()} ${magenta("⏸ waits for approval")} ${bold(event.toolName)}(${short(event.args)})` +
+        (event.reason ? `: ${event.reason}` : ""));
       break;
     case "tool_execution_update":
       line(`${clock()} ${dim(`… ${event.toolName}: ${short(event.partialResult?.content?.[0]?.text ?? "", 80)}`)}`);
@@ -257,7 +301,9 @@ agent.subscribe((event) => {
       const ms = event.durationMs === undefined ? "" : ` in ${event.durationMs} ms`;
       const text = event.result?.content?.find?.((c) => c.type === "text")?.text ?? "";
       const lines = text.split("\n").filter(Boolean).length;
-      line(event.isError
+      line(decisions.get(event.toolCallId) === "denied"
+        ? `${clock()} ${red("✖ denied")} ${bold(event.toolName)}: ${short(text, 120)}`
+        : event.isError
         ? `${clock()} ${red("✖ failed")} ${bold(event.toolName)}${ms}: ${short(text, 120)}`
         : `${clock()} ${green("✔ done")} ${bold(event.toolName)}${ms} · ${lines} line${lines === 1 ? "" : "s"}, ${text.length} chars`);
       break;
@@ -282,14 +328,66 @@ process.on("SIGINT", () => {
   agent.abort();
 });
 
+// ------------------------------------------------------------------------------------------------
+// Approvals on the terminal: the run ended paused; ask for each waiting call in request order. The decision on
+// the last one continues the run (approve()/deny() resolve when it ended), which may pause again.
+// ------------------------------------------------------------------------------------------------
+let input; // readline over stdin, opened at the first question; lines typed (or piped) early wait in `early`
+const early = [];
+let answerWaiter = null;
+let inputClosed = false;
+function ask(question) {
+  write(question);
+  if (!input) {
+    input = createInterface({ input: process.stdin, crlfDelay: Infinity });
+    input.on("line", (l) => {
+      if (answerWaiter) { const w = answerWaiter; answerWaiter = null; w(l); } else early.push(l);
+    });
+    input.on("close", () => {
+      inputClosed = true;
+      if (answerWaiter) { const w = answerWaiter; answerWaiter = null; w(null); }
+    });
+  }
+  return new Promise((resolve) => {
+    if (early.length > 0) resolve(early.shift());
+    else if (inputClosed) resolve(null);
+    else answerWaiter = resolve;
+  }).then((answer) => {
+    // A terminal echoed the answer already; a piped one is written out so the transcript reads as a dialogue.
+    if (process.stdin.isTTY) atLineStart = true;
+    else write(`${answer ?? ""}\n`);
+    return answer;
+  });
+}
+
+async function decide(request) {
+  let answer = await ask(`Approve ${request.toolName}(${short(request.args)})${request.reason ? ` (${request.reason})` : ""}? [y/n] `);
+  while (answer !== null && !/^(y|yes|n|no)$/i.test(answer.trim())) answer = await ask("Please answer y or n: ");
+  if (answer !== null && /^y/i.test(answer.trim())) {
+    decisions.set(request.toolCallId, "approved");
+    return agent.approve(request.toolCallId);
+  }
+  let reason;
+  if (answer === null) {
+    reason = "no answer on the terminal";
+    line(yellow(`no answer (stdin closed): denying ${request.toolCallId}`));
+  } else {
+    reason = (await ask("Reason (optional, Enter for none): "))?.trim() || undefined;
+  }
+  decisions.set(request.toolCallId, "denied");
+  return agent.deny(request.toolCallId, reason === undefined ? undefined : { reason });
+}
+
 await agent.prompt(prompt);
+while ((agent.state.pendingApprovals?.length ?? 0) > 0) await decide(agent.state.pendingApprovals[0]);
+input?.close();
 for (const { client, stop } of mcpClients) {
   stop();
   await client.close();
 }
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 const u = lastAssistant?.usage;
-line(dim(`— ${seconds} s · ${requests} request${requests === 1 ? "" : "s"} · ${toolCalls} tool call${toolCalls === 1 ? "" : "s"}` +
+line(dim(`— ${seconds} s · ${requests} request${requests === 1 ? "" : "s"} · ${toolCalls.size} tool call${toolCalls.size === 1 ? "" : "s"}` +
   (u?.totalTokens ? ` · ${u.input} in / ${u.output} out tokens (last request)` : "")));
 const failed = !lastAssistant || lastAssistant.stopReason === "error" || lastAssistant.stopReason === "aborted";
 process.exitCode = failed ? 1 : 0;

@@ -8,7 +8,7 @@
 // The script: its headline is the design document's example ("list the files, then read the README"):
 // one response asks for list_files and read_file together, the loop runs them in parallel, and the next
 // response summarises their results. Keywords pick the other tools of the demo page (time, calculate or
-// "add 2 and 3", random, wait, "every tool"); a prompt it has no script for gets a short note saying
+// "add 2 and 3", random, wait, "every tool", and "delete <file>" for delete_file, which waits for approval); a prompt it has no script for gets a short note saying
 // so and what it understands, never a made-up tool call. It only calls tools the request declares.
 //
 // No imports: the package is passed in, so the same file runs in browsers, Node and Deno.
@@ -199,6 +199,8 @@ export function planReply(messages, available = null) {
   return { thinking, text, toolCalls };
 }
 
+const FILE_NAME = /\b([\w./-]+\.(?:md|json|toml|rs|txt|js|mjs|ts|html|css))\b/gi;
+
 function filesExample(request) {
   const file = request.match(/\b([\w./-]+\.(?:md|json|toml|rs|txt|js|mjs|ts|html|css))\b/i)?.[1] ?? "README.md";
   return [
@@ -210,6 +212,12 @@ function filesExample(request) {
 // Keyword routing; null when nothing matched.
 function routeTools(text) {
   const t = text.toLowerCase();
+  // "delete notes.txt" (issue 30): one delete_file call per file named, in one response; nothing else, so a
+  // request to delete never reads the file too. The tool waits for a person's approval (needsApproval).
+  if (/\b(delete|remove|rm|erase)\b/.test(t)) {
+    const files = [...new Set([...text.matchAll(FILE_NAME)].map((m) => m[1]))];
+    if (files.length > 0) return files.map((path) => ({ name: "delete_file", arguments: { path } }));
+  }
   if (/\b(every|all)\b.*\btools?\b|\beverything\b/.test(t)) {
     return [
       { name: "get_time", arguments: {} },
@@ -270,6 +278,9 @@ function summarise(results, calls) {
     const args = call?.arguments ?? {};
     const body = textOf(r).trim();
     const name = r.toolName ?? call?.name ?? "tool";
+    if (r.isError && name === "delete_file" && / was denied\b/.test(firstLine(body))) {
+      return `- I did not delete ${code(args.path ?? "the file")}: ${firstLine(body)}`;
+    }
     if (r.isError) return `- ${code(name)} failed: ${firstLine(body) || "no details"}`;
     switch (name) {
       case "list_files": {
@@ -289,6 +300,8 @@ function summarise(results, calls) {
         return `- I drew **${firstLine(body)}** (from ${args.min ?? 0} to ${args.max ?? 100})`;
       case "wait":
         return `- Waited ${args.ms ?? "some"} ms: ${firstLine(body)}`;
+      case "delete_file":
+        return `- Deleted ${code(args.path ?? "the file")}`;
       default:
         return `- ${code(name)} returned: ${firstLine(body).slice(0, 160)}`;
     }

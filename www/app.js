@@ -75,7 +75,8 @@ let currentApi = "offline";
 
 const SYSTEM_PROMPT =
   "You are a helpful assistant inside the agent-loop-wasm browser demo. Tools: get_time, calculate, wait, " +
-  "random_number, and list_files / read_file over a small in-memory project. When calls are independent, " +
+  "random_number, and list_files / read_file / delete_file over a small in-memory project (delete_file runs only " +
+  "after the user approves the call). When calls are independent, " +
   "request them together in one response so they run in parallel. Keep answers short.";
 
 function providerOf(api, baseUrl) {
@@ -291,6 +292,7 @@ attach(new Agent({
 // UI state
 // ---------------------------------------------------------------------------------------------------------------
 let running = false;
+let carryingOutDecisions = false; // set while the decision that settles the last waiting call starts its run
 let runCount = 0;
 let turn = 0;
 
@@ -306,12 +308,23 @@ function setRunning(value) {
   document.body.classList.toggle("is-running", value);
   $("transcript").setAttribute("aria-busy", String(value));
   refreshButtons();
-  if (!value) setStatus("idle", "Ready");
+  if (!value) showIdle();
+}
+
+// Issue 30: tool calls that wait for the person at the page (delete_file). The pause is the agent's state, not a
+// run: the status says so, Send waits, and each waiting call's card holds its Approve / Deny buttons.
+const waitingCount = () => agent?.state.pendingApprovals?.length ?? 0;
+function showIdle() {
+  const n = waitingCount();
+  if (n > 0) setStatus("waiting", `Waiting for your approval · ${n} tool call${n === 1 ? "" : "s"}`);
+  else setStatus("idle", "Ready");
+  refreshButtons();
 }
 
 function refreshButtons() {
   const hasText = $("prompt").value.trim().length > 0;
-  $("send").disabled = running || !hasText;
+  const paused = !running && waitingCount() > 0;
+  $("send").disabled = running || paused || !hasText;
   $("steer").disabled = !running || !hasText;
   $("follow-up").disabled = !running || !hasText;
   $("abort").disabled = !running;
@@ -321,7 +334,9 @@ function refreshButtons() {
   $("import-label").classList.toggle("disabled", running);
   $("composer-hint").textContent = running
     ? "Running — Enter steers · Follow-up waits until the agent would stop"
-    : "Enter sends · Shift+Enter adds a line";
+    : paused
+      ? "A tool call waits for your approval: Approve or Deny it on its card (Reset drops it)"
+      : "Enter sends · Shift+Enter adds a line";
 }
 
 function toast(message, kind = "info") {
@@ -520,11 +535,12 @@ function toolCard(block) {
   const result = el("pre", { class: "result", dataset: { testid: "tool-result" } });
   const resultSection = el("div", { class: "tool-section result-section", hidden: true },
     el("div", { class: "label", text: "Result" }), result);
+  const approval = el("div", { class: "tool-section approval", hidden: true, dataset: { testid: "tool-approval" } });
   const card = el("article", { class: "tool-card", dataset: { testid: "tool-card", status: "streaming" } },
     el("header", {}, el("span", { class: "tool-icon", "aria-hidden": "true", text: "⚙" }), name, id,
       el("span", { class: "spacer" }), duration, status),
     el("div", { class: "tool-section" }, el("div", { class: "label", text: "Arguments" }), args),
-    progress, resultSection);
+    approval, progress, resultSection);
   let startedAt = null;
   let ticker = null;
   const api = {
@@ -561,6 +577,40 @@ function toolCard(block) {
       clearInterval(ticker);
       ticker = setInterval(() => { duration.textContent = fmtMs(performance.now() - startedAt); }, 50);
     },
+    /** The call waits for the person (a tool_approval_request, or a pause restored from a snapshot). */
+    awaitApproval(request) {
+      clearInterval(ticker);
+      api.setStatus("waiting", "waiting for approval");
+      card.dataset.approval = "waiting";
+      const reasonInput = el("input", {
+        type: "text", class: "deny-reason", dataset: { testid: "deny-reason" }, "aria-label": "Reason for denying (optional)",
+        placeholder: "Reason if you deny (optional; the model sees it)",
+      });
+      approval.hidden = false;
+      approval.replaceChildren(...[
+        el("div", { class: "label", text: "Approval" }),
+        el("p", { class: "approval-text", dataset: { testid: "approval-text" },
+          text: `${request.toolName} waits for your approval to run with ${JSON.stringify(request.args ?? {})}` }),
+        request.reason ? el("p", { class: "approval-reason", dataset: { testid: "approval-reason" }, text: `Reason: ${request.reason}` }) : null,
+        request.data !== undefined ? el("pre", { class: "approval-data", text: JSON.stringify(request.data, null, 2) }) : null,
+        el("div", { class: "approval-actions" },
+          el("button", { type: "button", class: "btn primary approve", dataset: { testid: "approve" }, text: "Approve",
+            onclick: () => decide(request.toolCallId, true) }),
+          el("button", { type: "button", class: "btn danger deny", dataset: { testid: "deny" }, text: "Deny",
+            onclick: () => decide(request.toolCallId, false, reasonInput.value.trim()) }),
+          reasonInput),
+      ].filter(Boolean));
+    },
+    /** The person decided: the buttons give way to the decision; the result follows when the call ran or was denied. */
+    decided(approved, reason) {
+      approval.hidden = false;
+      if (!approval.firstChild) approval.append(el("div", { class: "label", text: "Approval" }));
+      approval.querySelector(".approval-actions")?.remove();
+      approval.append(el("p", { class: `approval-outcome ${approved ? "approved" : "denied"}`, dataset: { testid: "approval-outcome" },
+        text: approved ? "Approved" : reason ? `Denied: ${reason}` : "Denied" }));
+      card.dataset.approval = approved ? "approved" : "denied";
+      api.setStatus(approved ? "approved" : "denied", approved ? "approved" : "denied");
+    },
     progress(partial) {
       const t = textOf(partial?.content);
       progress.hidden = !t;
@@ -577,8 +627,10 @@ function toolCard(block) {
       const elapsed = durationMs ?? (startedAt !== null ? performance.now() - startedAt : undefined);
       duration.textContent = elapsed === undefined ? "" : fmtMs(elapsed);
       if (elapsed !== undefined) card.dataset.durationMs = String(Math.round(elapsed));
-      api.setStatus(isError ? "error" : "done", isError ? "error" : "done");
       const t = textOf(content) || (Array.isArray(content) && content.length ? "(non-text result)" : "(empty result)");
+      // A denial's error result (issue 30) reads `Tool call "<id>" was denied[: <reason>]`.
+      const denied = isError && /^Tool call "[^"]*" was denied\b/.test(t);
+      api.setStatus(denied ? "denied" : isError ? "error" : "done", denied ? "denied" : isError ? "error" : "done");
       result.textContent = clip(t, 4000);
       result.classList.toggle("is-error", !!isError);
       resultSection.hidden = false;
@@ -608,6 +660,7 @@ function renderTranscript(messages) {
       toolCards.get(m.toolCallId)?.finish({ isError: m.isError, content: m.content, durationMs: m.durationMs });
     }
   }
+  for (const request of agent.state.pendingApprovals ?? []) toolCards.get(request.toolCallId)?.awaitApproval(request);
   follow = true;
   const visible = messages.some((m) => m.role === "user" || m.role === "assistant");
   $("empty-state").hidden = visible;
@@ -677,6 +730,7 @@ function summarizeEvent(e) {
     case "tool_execution_start": return `${e.toolName} ${e.toolCallId} ${clip(JSON.stringify(e.args), 60)}`;
     case "tool_execution_update": return `${e.toolName} ${clip(textOf(e.partialResult?.content), 60)}`;
     case "tool_execution_end": return `${e.toolName} ${e.isError ? "error" : "ok"}${e.durationMs !== undefined ? ` · ${e.durationMs} ms` : ""}`;
+    case "tool_approval_request": return `${e.toolName} ${e.toolCallId} ${clip(JSON.stringify(e.args), 60)}`;
     case "turn_end": return `${e.toolResults?.length ?? 0} tool result(s)`;
     case "agent_end": return `${e.messages?.length ?? 0} new message(s)`;
     default: return "";
@@ -734,7 +788,9 @@ function onEvent(event, signal) {
     case "turn_start":
       turn++;
       setStatus("running", `Running · turn ${turn}`);
-      timelineRequestPending(`request-${turn}`, `request ${turn}`);
+      // The turn that carries out approval decisions makes no model request (the calls were asked for already).
+      if (carryingOutDecisions) carryingOutDecisions = false;
+      else timelineRequestPending(`request-${turn}`, `request ${turn}`);
       break;
     case "message_start": {
       const m = event.message;
@@ -770,6 +826,10 @@ function onEvent(event, signal) {
     case "tool_execution_update":
       toolCards.get(event.toolCallId)?.progress(event.partialResult);
       break;
+    case "tool_approval_request":
+      toolCards.get(event.toolCallId)?.awaitApproval(event);
+      timelineEnd(event.toolCallId, "waiting");
+      break;
     case "tool_execution_end":
       toolCards.get(event.toolCallId)?.finish({ isError: event.isError, content: event.result?.content, durationMs: event.durationMs });
       timelineEnd(event.toolCallId, event.isError ? "error" : "done");
@@ -786,6 +846,11 @@ function onEvent(event, signal) {
         appendToTranscript(el("div", { class: "run-note aborted", role: "status", dataset: { testid: "run-aborted" } },
           el("strong", { text: "Run aborted." }),
           ` No further request is made${kept ? `; ${kept} queued message${kept === 1 ? " stays" : "s stay"} queued for the next run` : ""}.`));
+      } else if (event.approvals?.requests?.length) {
+        const n = event.approvals.requests.length;
+        appendToTranscript(el("div", { class: "run-note paused", role: "status", dataset: { testid: "run-paused" } },
+          el("strong", { text: "Run paused." }),
+          ` ${n === 1 ? "A tool call waits" : `${n} tool calls wait`} for your approval: Approve or Deny on ${n === 1 ? "its card" : "their cards"}; the run goes on when every one is decided.`));
       } else if (last?.stopReason === "error") {
         appendToTranscript(el("div", { class: "run-note error", role: "status", dataset: { testid: "run-error" } },
           el("strong", { text: "Run ended with an error." }), " Check the settings, then send again."));
@@ -803,6 +868,10 @@ function onEvent(event, signal) {
 async function send(text) {
   const prompt = (text ?? $("prompt").value).trim();
   if (!prompt || running) return;
+  if (waitingCount() > 0) {
+    toast("A tool call waits for your approval: Approve or Deny it on its card first (or Reset)", "error");
+    return;
+  }
   if (!applySettings()) return;
   $("prompt").value = "";
   follow = true;
@@ -819,6 +888,36 @@ async function send(text) {
     timelineDraw();
     updateChatMeta();
     $("prompt").focus();
+  }
+}
+
+// A person's decision on a waiting call (Approve / Deny on its card). The decision that settles the last waiting
+// call continues the run: approved calls run, denied ones get `Tool call "<id>" was denied: <reason>`, and the model
+// answers; agent.approve()/deny() resolve when that run ended (at once for an earlier decision).
+async function decide(toolCallId, approved, reason) {
+  if (running || !(agent.state.pendingApprovals ?? []).some((r) => r.toolCallId === toolCallId)) return;
+  const last = waitingCount() === 1;
+  toolCards.get(toolCallId)?.decided(approved, reason);
+  if (last) {
+    carryingOutDecisions = true;
+    setRunning(true);
+    setStatus("running", "Carrying out the decisions…");
+  }
+  try {
+    if (approved) await agent.approve(toolCallId);
+    else await agent.deny(toolCallId, reason ? { reason } : undefined);
+  } catch (error) {
+    toast(error?.message ?? String(error), "error");
+  } finally {
+    carryingOutDecisions = false;
+    if (last) {
+      setRunning(false);
+      cancelAnimationFrame(timeline.frame);
+      timelineDraw();
+      updateChatMeta();
+    } else {
+      showIdle();
+    }
   }
 }
 
@@ -844,6 +943,7 @@ $("reset").addEventListener("click", () => {
   queued.length = 0;
   renderQueue();
   renderTranscript(agent.state.messages);
+  showIdle();
   $("timeline").replaceChildren(el("div", { class: "timeline-empty", text: "Reset. The next run's timeline appears here." }));
   $("timeline-meta").textContent = "No run yet";
   toast("Transcript and queues cleared");
@@ -888,9 +988,13 @@ $("import").addEventListener("change", async (e) => {
     for (const m of snap.followUpQueue ?? []) queued.push({ kind: "followUp", message: m });
     renderQueue();
     renderTranscript(restored.state.messages);
+    // Calls decided before the export that wait for the others (the snapshot keeps each decision).
+    for (const d of snap.approvals?.decisions ?? []) toolCards.get(d.toolCallId)?.decided(d.approved === true, d.reason);
+    showIdle();
     $("timeline").replaceChildren(el("div", { class: "timeline-empty", text: "Imported a snapshot. Snapshots keep the transcript, not the timing: the next run's timeline appears here." }));
     $("timeline-meta").textContent = "Imported";
-    toast(`Snapshot imported: ${restored.state.messages.length} messages`);
+    const waiting = waitingCount();
+    toast(`Snapshot imported: ${restored.state.messages.length} messages${waiting ? ` · ${waiting} tool call${waiting === 1 ? "" : "s"} waiting for your approval` : ""}`);
   } catch (error) {
     toast(`Import failed: ${error.message}`, "error");
   }

@@ -1,6 +1,7 @@
 // The demo's tools (SPEC K-9.3.2): get_time, calculate (a small recursive-descent parser, no eval),
 // wait (honours its abort signal, reports progress), random_number, and the design document's
-// list_files / read_file over a small in-memory virtual file system.
+// list_files / read_file over a small in-memory virtual file system, and delete_file, which waits for the
+// person at the page to approve or deny each call (issue 30: needsApproval).
 //
 // list_files and read_file simulate disk latency — 100 ms and 10 ms, the design document's toolA and
 // toolB — so a parallel batch visibly overlaps on the timeline and finishes out of order.
@@ -316,6 +317,25 @@ export const TOOLS = [
         throw new Error(`No such file: ${path}${listDirectory(".").length ? ` (try list_files)` : ""}`);
       }
       return text(body, { chars: body.length, simulatedLatencyMs: 10 });
+    },
+  },
+  {
+    name: "delete_file",
+    label: "Delete file",
+    description: "Delete a file of the project (a virtual file system in memory). Each call waits for your approval.",
+    parameters: {
+      type: "object",
+      properties: { path: { type: "string", description: "File path, e.g. notes.txt" } },
+      required: ["path"],
+    },
+    // The call runs only after the person approves it on its card (Approve / Deny); a denial is the result.
+    needsApproval: true,
+    async execute(_id, { path }, signal) {
+      await delay(10, signal);
+      const file = normalisePath(path);
+      if (VIRTUAL_FILES[file] === undefined) throw new Error(`No such file: ${path}`);
+      delete VIRTUAL_FILES[file];
+      return text(`Deleted ${file}`, { path: file });
     },
   },
 ];

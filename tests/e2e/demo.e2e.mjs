@@ -10,7 +10,10 @@
 //      reached through scripts/serve.mjs's same-origin proxy; then a provider with a wrong key shows its error;
 //   4. steering while a tool runs: the steering message joins the next turn;
 //   5. abort mid-run: the run ends at once, the running tool reports the abort, and Send works again;
-//   6. export a snapshot, reset, import it: the transcript comes back, and the restored agent answers.
+//   6. export a snapshot, reset, import it: the transcript comes back, and the restored agent answers;
+//   7. human in the loop (issue 30): delete_file waits on its card (Approve / Deny); one call approved (the file is
+//      gone, the model's next turn says so), one denied with a reason (the exact denial result, the file stays), and
+//      one exported, reset and imported while it waits, then approved on the imported card.
 //
 // Any console message of level warning or error, any page error and any failed request fails the test; the one
 // exception is the line Chromium itself logs for the wrong key's 401 response, asserted exactly in step 3c.
@@ -387,6 +390,126 @@ try {
   await send("What time is it?");
   await waitIdle();
   assert.match((await texts('[data-testid="assistant-text"]')).at(-1), /It is/);
+
+  // ----------------------------------------------------------------------------------------------
+  log("7. human in the loop: delete_file waits on its card; approve, deny, export / reset / import while it waits");
+  const toolCard = (id) => page.locator(`[data-testid="tool-card"][data-tool-call-id="${id}"]`);
+  const cardState = async (id) => {
+    const card = toolCard(id);
+    return {
+      status: await card.getAttribute("data-status"),
+      label: await card.locator('[data-testid="tool-status"]').textContent(),
+      result: await card.locator('[data-testid="tool-result"]').textContent(),
+      outcome: (await card.locator('[data-testid="approval-outcome"]').allTextContents()).join(""),
+      buttons: await card.locator('[data-testid="approve"], [data-testid="deny"]').count(),
+    };
+  };
+  const lastAnswer = async () => page.locator('[data-testid="assistant-text"]').last().innerText();
+  const waitPaused = () => page.waitForSelector('[data-testid="status"][data-state="waiting"]');
+  await page.click('[data-testid="reset"]');
+  await page.click("#log-clear");
+
+  // 7a. Approve: nothing is deleted while the call waits; after Approve it runs, and the model's next turn saw it.
+  await send("Delete notes.txt");
+  await waitPaused();
+  assert.equal(await page.textContent("#status-text"), "Waiting for your approval · 1 tool call");
+  assert.deepEqual(await cardState("call_1"), { status: "waiting", label: "waiting for approval", result: "", outcome: "", buttons: 2 });
+  assert.equal(await toolCard("call_1").locator('[data-testid="approval-text"]').textContent(),
+    'delete_file waits for your approval to run with {"path":"notes.txt"}');
+  assert.equal(await toolCard("call_1").locator('[data-testid="tool-approval"]').textContent(),
+    'Approvaldelete_file waits for your approval to run with {"path":"notes.txt"}ApproveDeny', "the section holds nothing else");
+  assert.equal(await toolCard("call_1").locator('[data-testid="deny-reason"]').getAttribute("placeholder"),
+    "Reason if you deny (optional; the model sees it)");
+  assert.equal(await page.textContent('[data-testid="run-paused"]'),
+    "Run paused. A tool call waits for your approval: Approve or Deny on its card; the run goes on when every one is decided.");
+  assert.equal(await $$count('#event-log li[data-type="tool_approval_request"]'), 1);
+  assert.equal(await $$count('[data-testid="timeline-bar"][data-kind="tool"][data-status="waiting"]'), 1, "the waiting call's bar");
+  await page.fill('[data-testid="prompt"]', "list the files");
+  assert.equal(await page.isDisabled('[data-testid="send"]'), true, "Send waits while a call waits for approval");
+  assert.equal(await page.textContent("#composer-hint"), "A tool call waits for your approval: Approve or Deny it on its card (Reset drops it)");
+  assert.equal(await page.evaluate(() => window.demo.agent.state.pendingApprovals.length), 1);
+  await toolCard("call_1").scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(artifacts, "demo-approval.png") });
+  await toolCard("call_1").locator('[data-testid="approve"]').click();
+  await waitIdle();
+  assert.deepEqual(await cardState("call_1"), { status: "done", label: "done", result: "Deleted notes.txt", outcome: "Approved", buttons: 0 });
+  assert.equal(await lastAnswer(), "Here is what the tools returned:\n\nDeleted notes.txt");
+  assert.equal(await $$count('[data-testid="timeline-bar"][data-kind="model"][data-status="error"]'), 0,
+    "the turn that carries out the decision makes no model request (no failed request bar)");
+  // The file is gone.
+  await send("Read notes.txt");
+  await waitIdle();
+  assert.deepEqual(await cardState("call_2"), { status: "error", label: "error", result: "No such file: notes.txt (try list_files)", outcome: "", buttons: 0 });
+
+  // 7b. Deny with a reason: the model sees the exact denial, and the file stays.
+  await send("Delete docs/design.md");
+  await waitPaused();
+  await toolCard("call_3").locator('[data-testid="deny-reason"]').fill("keep the design");
+  await toolCard("call_3").locator('[data-testid="deny"]').click();
+  await waitIdle();
+  assert.deepEqual(await cardState("call_3"), {
+    status: "denied", label: "denied", result: 'Tool call "call_3" was denied: keep the design', outcome: "Denied: keep the design", buttons: 0,
+  });
+  assert.equal(await lastAnswer(), 'Here is what the tools returned:\n\nI did not delete docs/design.md: Tool call "call_3" was denied: keep the design');
+  await send("Read docs/design.md");
+  await waitIdle();
+  const design = await cardState("call_4");
+  assert.equal(design.status, "done");
+  assert.match(design.result, /^# Parallel tool calls\n/, "docs/design.md is still there");
+
+  // 7c. Export while a call waits, Reset, Import: the card waits again, and Approve there continues the run.
+  await send("Delete package.json");
+  await waitPaused();
+  const [pausedDownload] = await Promise.all([page.waitForEvent("download"), page.click('[data-testid="export"]')]);
+  const pausedPath = join(artifacts, "demo-snapshot-paused.json");
+  await pausedDownload.saveAs(pausedPath);
+  const pausedSnapshot = JSON.parse(await readFile(pausedPath, "utf8"));
+  assert.deepEqual(pausedSnapshot.approvals?.requests, [{ toolCallId: "call_5", toolName: "delete_file", args: { path: "package.json" } }],
+    "the snapshot carries the pause");
+  await page.click('[data-testid="reset"]');
+  assert.equal(await $$count('[data-testid="tool-card"]'), 0);
+  assert.equal(await page.getAttribute('[data-testid="status"]', "data-state"), "idle", "Reset drops the pause");
+  await page.setInputFiles('[data-testid="import"]', pausedPath);
+  await waitPaused();
+  assert.deepEqual(await cardState("call_5"), { status: "waiting", label: "waiting for approval", result: "", outcome: "", buttons: 2 });
+  assert.equal(await toolCard("call_5").locator('[data-testid="approval-text"]').textContent(),
+    'delete_file waits for your approval to run with {"path":"package.json"}');
+  assert.deepEqual(await cardState("call_3"), {
+    status: "denied", label: "denied", result: 'Tool call "call_3" was denied: keep the design', outcome: "", buttons: 0,
+  }, "the imported transcript shows the earlier denial");
+  await toolCard("call_5").locator('[data-testid="approve"]').click();
+  await waitIdle();
+  assert.deepEqual(await cardState("call_5"), { status: "done", label: "done", result: "Deleted package.json", outcome: "Approved", buttons: 0 });
+  assert.equal(await lastAnswer(), "Here is what the tools returned:\n\nDeleted package.json");
+  await send("list the files");
+  await waitIdle();
+  assert.equal((await cardState("call_6")).result, "Cargo.toml\nREADME.md\ndocs/\nsrc/", "notes.txt and package.json are gone, docs/design.md stays");
+
+  // 7d. Two calls wait in one batch: the first decision only records itself; the last one continues the run.
+  await send("delete Cargo.toml and src/lib.rs");
+  await waitPaused();
+  assert.equal(await page.textContent("#status-text"), "Waiting for your approval · 2 tool calls");
+  assert.equal(await page.textContent('[data-testid="run-paused"] >> nth=-1'),
+    "Run paused. 2 tool calls wait for your approval: Approve or Deny on their cards; the run goes on when every one is decided.");
+  await toolCard("call_7").locator('[data-testid="approve"]').click();
+  await page.waitForFunction(() => document.getElementById("status-text").textContent === "Waiting for your approval · 1 tool call");
+  assert.deepEqual(await cardState("call_7"), { status: "approved", label: "approved", result: "", outcome: "Approved", buttons: 0 });
+  assert.deepEqual(await cardState("call_8"), { status: "waiting", label: "waiting for approval", result: "", outcome: "", buttons: 2 });
+  // The half-decided pause survives Export → Reset → Import too: call_7 stays approved, call_8 waits.
+  const [halfDownload] = await Promise.all([page.waitForEvent("download"), page.click('[data-testid="export"]')]);
+  const halfPath = join(artifacts, "demo-snapshot-half-decided.json");
+  await halfDownload.saveAs(halfPath);
+  await page.click('[data-testid="reset"]');
+  await page.setInputFiles('[data-testid="import"]', halfPath);
+  await page.waitForFunction(() => document.getElementById("status-text").textContent === "Waiting for your approval · 1 tool call");
+  assert.deepEqual(await cardState("call_7"), { status: "approved", label: "approved", result: "", outcome: "Approved", buttons: 0 });
+  assert.deepEqual(await cardState("call_8"), { status: "waiting", label: "waiting for approval", result: "", outcome: "", buttons: 2 });
+  await toolCard("call_8").locator('[data-testid="deny"]').click();
+  await waitIdle();
+  assert.deepEqual(await cardState("call_7"), { status: "done", label: "done", result: "Deleted Cargo.toml", outcome: "Approved", buttons: 0 });
+  assert.deepEqual(await cardState("call_8"), { status: "denied", label: "denied", result: 'Tool call "call_8" was denied', outcome: "Denied", buttons: 0 });
+  assert.equal(await lastAnswer(), 'Here is what the tools returned:\n\nDeleted Cargo.toml\nI did not delete src/lib.rs: Tool call "call_8" was denied');
+  assert.equal(await $$count('[data-testid="run-error"], [data-testid="assistant-error"]'), 0);
 
   assert.deepEqual(pageErrors, [], "no page errors");
   log("all demo e2e checks passed");

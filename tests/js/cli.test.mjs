@@ -6,6 +6,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -180,4 +182,108 @@ test("issue 15: examples/cli.mjs --local says how to start the local model when 
   assert.equal(code, 1);
   assert.equal(stdout, "");
   assert.equal(stderr, `cli: the local model is not running at ${url}: start it with scripts/local-llm start (or drop --local for the offline scripted model)\n`);
+});
+
+// Issue 30: --with-delete adds delete_file, which needs approval. The child runs in a scratch directory; its stdin
+// is driven like a person at the terminal: each answer is written only once the question it answers is on stdout.
+function runCliAnswering(cwd, prompt, dialogue, flags = ["--with-delete"]) {
+  const base = { ...process.env };
+  for (const key of ["OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "FORCE_COLOR", "CLI_MODEL", "LOCAL_LLM_URL"]) delete base[key];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...flags, prompt], {
+      cwd,
+      env: { ...base, NO_COLOR: "1", OFFLINE_CHUNK_DELAY_MS: "1" },
+      stdio: [dialogue === null ? "ignore" : "pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    let next = 0;
+    const asked = [];
+    child.stdout.on("data", (d) => {
+      stdout += d;
+      while (dialogue && next < dialogue.length && stdout.endsWith(dialogue[next][0])) {
+        asked.push(dialogue[next][0]);
+        child.stdin.write(`${dialogue[next][1]}\n`);
+        next++;
+      }
+    });
+    child.stderr.on("data", (d) => { stderr += d; });
+    const timer = setTimeout(() => { child.kill(); reject(new Error(`cli timed out\n${stdout}\n${stderr}`)); }, 12_000);
+    child.on("close", (code) => { clearTimeout(timer); resolve({ code, stdout, stderr, asked }); });
+  });
+}
+
+function scratch() {
+  const dir = mkdtempSync(join(tmpdir(), "cli-approvals-"));
+  for (const name of ["a.txt", "b.txt", "c.txt"]) writeFileSync(join(dir, name), `${name}\n`);
+  return dir;
+}
+
+test("issue 30: examples/cli.mjs --with-delete asks y/n for each delete_file call; y runs it, n asks for a reason the model sees", T, async () => {
+  const dir = scratch();
+  try {
+    const dialogue = [
+      ['Approve delete_file({"path":"a.txt"})? [y/n] ', "maybe"],
+      ["Please answer y or n: ", "y"],
+      ['Approve delete_file({"path":"b.txt"})? [y/n] ', "n"],
+      ["Reason (optional, Enter for none): ", "keep b"],
+      ['Approve delete_file({"path":"c.txt"})? [y/n] ', "no"],
+      ["Reason (optional, Enter for none): ", ""],
+    ];
+    const { code, stdout, stderr, asked } = await runCliAnswering(dir, "delete a.txt, b.txt and c.txt", dialogue);
+    assert.equal(code, 0, `exit code 0\n${stdout}\n${stderr}`);
+    assert.equal(stderr, "");
+    assert.deepEqual(asked, dialogue.map(([q]) => q), "every question was asked, in order");
+    assert.deepEqual(readdirSync(dir).sort(), ["b.txt", "c.txt"], "only the approved call deleted its file");
+    const lines = stdout.split("\n").map((l) => l.replace(/^\[ *\d+ ms\] /, ""));
+    // The run paused with all three calls waiting; none ran before its answer.
+    const paused = lines.filter((l) => l.startsWith("⏸"));
+    assert.deepEqual(paused, ["a.txt", "b.txt", "c.txt"].map((f) => `⏸ waits for approval delete_file({"path":"${f}"})`));
+    assert.ok(stdout.indexOf("⏸ waits for approval") < stdout.indexOf("Approve delete_file"));
+    // The dialogue as it reads on the terminal (piped answers are echoed).
+    assert.ok(stdout.includes(
+      'Approve delete_file({"path":"a.txt"})? [y/n] maybe\n' +
+      "Please answer y or n: y\n" +
+      'Approve delete_file({"path":"b.txt"})? [y/n] n\n' +
+      "Reason (optional, Enter for none): keep b\n" +
+      'Approve delete_file({"path":"c.txt"})? [y/n] no\n' +
+      "Reason (optional, Enter for none): \n"), stdout);
+    // Then the last decision continues the run: the denials are results, the approved call runs once.
+    const after = lines.slice(lines.indexOf("Reason (optional, Enter for none): "));
+    assert.deepEqual(after.filter((l) => /^(✖|▶|✔)/.test(l)).map((l) => l.replace(/ in \d+ ms/, "")), [
+      '✖ denied delete_file: Tool call "call_2" was denied: keep b',
+      '✖ denied delete_file: Tool call "call_3" was denied',
+      '▶ running delete_file({"path":"a.txt"})',
+      "✔ done delete_file · 1 line, 13 chars",
+    ]);
+    assert.equal(lines.filter((l) => l.startsWith("▶")).length, 1, "nothing ran before the approval");
+    // The model's next turn saw the three results, in request order.
+    assert.ok(stdout.includes("Here is what the tools returned:\n\n" +
+      "- Deleted `a.txt`\n" +
+      '- I did not delete `b.txt`: Tool call "call_2" was denied: keep b\n' +
+      '- I did not delete `c.txt`: Tool call "call_3" was denied\n'), stdout);
+    assert.match(stdout, /— [\d.]+ s · 2 requests · 3 tool calls · /);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("issue 30: examples/cli.mjs denies a waiting call when stdin closes unanswered; without --with-delete there is no delete_file", T, async () => {
+  const dir = scratch();
+  try {
+    const closed = await runCliAnswering(dir, "delete a.txt", null);
+    assert.equal(closed.code, 0, closed.stdout + closed.stderr);
+    assert.ok(closed.stdout.includes('Approve delete_file({"path":"a.txt"})? [y/n] \nno answer (stdin closed): denying call_1\n'), closed.stdout);
+    assert.match(closed.stdout, /✖ denied delete_file: Tool call "call_1" was denied: no answer on the terminal\n/);
+    assert.ok(closed.stdout.includes('- I did not delete `a.txt`: Tool call "call_1" was denied: no answer on the terminal\n'));
+    assert.ok(existsSync(join(dir, "a.txt")));
+
+    const readOnly = await runCliAnswering(dir, "delete a.txt", null, []);
+    assert.equal(readOnly.code, 0, readOnly.stdout + readOnly.stderr);
+    assert.ok(readOnly.stdout.includes("I would need `delete_file`, which this session does not provide.\n"), readOnly.stdout);
+    assert.ok(!readOnly.stdout.includes("Approve "));
+    assert.deepEqual(readdirSync(dir).sort(), ["a.txt", "b.txt", "c.txt"]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -85,3 +85,38 @@ test("issue 15: a prompt the script does not know gets a note, not an invented t
     assert.match(text, /“list the files, then read the README”/);
   }
 });
+
+test("issue 30: \"delete <file>\" asks for delete_file, which waits for approval; approved it deletes, denied the file stays, and the answer says which", {
+  timeout: 15_000,
+  skip: impl.IS_REFERENCE && "tool approvals (issue 30) are not in pi-agent-core 1.6.0",
+}, async () => {
+  const { VIRTUAL_FILES } = await import("../../www/tools.js");
+  const saved = { ...VIRTUAL_FILES };
+  try {
+    const agent = new impl.Agent({
+      initialState: { systemPrompt: "demo", model: { ...OFFLINE_MODEL }, thinkingLevel: "medium", tools: TOOLS },
+      streamFn: offlineModel(impl, { chunkDelayMs: 0 }),
+      toolExecution: "parallel",
+    });
+    const answer = () => agent.state.messages.at(-1).content.filter((c) => c.type === "text").map((c) => c.text).join("");
+    await agent.prompt("Delete notes.txt");
+    assert.deepEqual(agent.state.pendingApprovals, [{ toolCallId: "call_1", toolName: "delete_file", args: { path: "notes.txt" } }]);
+    assert.equal(typeof VIRTUAL_FILES["notes.txt"], "string", "nothing is deleted before the approval");
+    await agent.approve("call_1");
+    assert.equal(VIRTUAL_FILES["notes.txt"], undefined);
+    assert.equal(answer(), "Here is what the tools returned:\n\n- Deleted `notes.txt`");
+
+    await agent.prompt("Remove docs/design.md and README.md");
+    assert.deepEqual(agent.state.pendingApprovals.map((r) => [r.toolCallId, r.args.path]), [["call_2", "docs/design.md"], ["call_3", "README.md"]]);
+    await agent.deny("call_2", { reason: "keep the design" });
+    await agent.deny("call_3");
+    assert.equal(typeof VIRTUAL_FILES["docs/design.md"], "string");
+    assert.equal(typeof VIRTUAL_FILES["README.md"], "string");
+    assert.equal(answer(), "Here is what the tools returned:\n\n" +
+      "- I did not delete `docs/design.md`: Tool call \"call_2\" was denied: keep the design\n" +
+      "- I did not delete `README.md`: Tool call \"call_3\" was denied");
+  } finally {
+    for (const key of Object.keys(VIRTUAL_FILES)) delete VIRTUAL_FILES[key];
+    Object.assign(VIRTUAL_FILES, saved);
+  }
+});
