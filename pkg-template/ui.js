@@ -108,6 +108,7 @@ function createTranslator(options) {
   const dynamic = options.dynamicTools === true ? { dynamic: true } : {};
   let started = false;
   let inStep = false;
+  let stepHasResponse = false;
   let step = 0;
   let done = false;
   /** The assistant message being streamed: per content index, what the client has of that block. */
@@ -144,6 +145,7 @@ function createTranslator(options) {
     }
   };
   const finishStep = () => {
+    stepHasResponse = false;
     if (inStep) {
       inStep = false;
       emit({ type: "finish-step" });
@@ -164,7 +166,12 @@ function createTranslator(options) {
     return t;
   }
 
-  /** Opens block `i` (`block` is the message's content[i]); `live` marks a tool call whose deltas are streamed. */
+  /**
+   * Opens block `i` (`block` is the message's content[i]). `live` marks a tool call whose argument deltas are sent:
+   * one opened by its toolcall_start event. One first seen in a snapshot is not (the deltas before the snapshot are
+   * unknown, as a call's partial arguments keep no JSON text), unless its toolcall_start follows: its input then
+   * arrives whole with tool-input-available.
+   */
   function open(i, block, live) {
     if (!isObject(block)) return undefined;
     let b = blocks[i];
@@ -217,7 +224,10 @@ function createTranslator(options) {
   const textOf = (block) => (block?.type === "text" ? block.text : block?.type === "thinking" ? block.thinking : undefined);
 
   function beginAssistant(message) {
+    // One model response per step, also when no turn_end came between two (a replay made from the transcript).
+    if (stepHasResponse) finishStep();
     ensureStep();
+    stepHasResponse = true;
     blocks = [];
     // What the message already holds is the state so far (a replayed partial message, or a message whose content
     // came without updates): sent as one piece per block.
@@ -242,10 +252,8 @@ function createTranslator(options) {
 
   function update(event) {
     const message = event.message;
-    if (!blocks) {
-      beginAssistant(message);
-      return;
-    }
+    // An update of a message not seen starting (a reader that joined mid-message): its content is the state so far.
+    if (!blocks) beginAssistant(message);
     const ev = event.assistantMessageEvent;
     if (!isObject(ev) || typeof ev.contentIndex !== "number") return;
     const i = ev.contentIndex;
@@ -253,9 +261,14 @@ function createTranslator(options) {
     switch (ev.type) {
       case "text_start":
       case "thinking_start":
-      case "toolcall_start":
         sync(open(i, block, true), textOf(block));
         break;
+      case "toolcall_start": {
+        // Every delta of this call is still to come (also when a snapshot opened it first): stream them.
+        const b = open(i, block, true);
+        if (b?.kind === "tool" && !b.ended) b.live = true;
+        break;
+      }
       case "text_delta":
       case "thinking_delta":
         sync(open(i, block, true), textOf(block));
