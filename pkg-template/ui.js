@@ -33,8 +33,8 @@ function checkOptions(fn, options, spec) {
   for (const [key, type] of Object.entries(spec)) {
     const v = options[key];
     if (v === undefined) continue;
-    const ok = type === "array" ? Array.isArray(v) : type === "stringOrFalse" ? typeof v === "string" || v === false : typeof v === type;
-    if (!ok) throw new TypeError(`${fn}: options.${key} must be ${type === "array" ? "an array" : type === "stringOrFalse" ? "a string" : `a ${type}`}, got ${describe(v)}`);
+    const ok = type === "array" ? Array.isArray(v) : type === "object" ? isObject(v) && !Array.isArray(v) : typeof v === type;
+    if (!ok) throw new TypeError(`${fn}: options.${key} must be ${type === "array" || type === "object" ? "an" : "a"} ${type}, got ${describe(v)}`);
   }
   return options;
 }

@@ -65,10 +65,11 @@ export function scriptedModel(replies) {
         const i = partial.content.length;
         if (block.type === "text" || block.type === "thinking") {
           const key = block.type === "text" ? "text" : "thinking";
-          const live = { ...block, [key]: "" };
+          const { pieces: parts, ...fields } = block;
+          const live = { ...fields, [key]: "" };
           partial.content.push(live);
           stream.push({ type: `${key}_start`, contentIndex: i, partial });
-          for (const piece of block.pieces ?? [block[key]]) {
+          for (const piece of parts ?? [block[key]]) {
             await tick();
             live[key] += piece;
             stream.push({ type: `${key}_delta`, contentIndex: i, delta: piece, partial });
