@@ -173,13 +173,14 @@ test("Chat: a run the server aborts ends with abort (the text so far stays, the 
 
   // The client stops mid-answer: its request is aborted, the server sees the connection close and aborts the agent.
   const second = chat.sendMessage({ text: "Another" });
-  while (!(chat.messages[3]?.parts ?? []).some((p) => p.type === "text" && p.text === "Long story")) await sleep(5);
+  await server.model.waiting(2);
+  while (!(chat.messages[3]?.parts ?? []).some((p) => p.type === "text" && p.state === "done")) await sleep(5);
   await chat.stop();
   await second;
   for (let i = 0; i < 200 && serverAgent.state.isStreaming; i++) await sleep(5);
   assert.equal(serverAgent.state.messages.at(-1).stopReason, "aborted");
   assert.equal(chat.status, "ready");
-  assert.deepEqual(clean(chat.messages[3].parts), [{ type: "step-start" }, { type: "text", text: "Long story", state: "streaming" }]);
+  assert.deepEqual(clean(chat.messages[3].parts), [{ type: "step-start" }, { type: "text", text: "Long story", state: "done" }]);
   assert.deepEqual(finished[1], { finishReason: undefined, isAbort: true, isError: false });
 });
 

@@ -113,9 +113,9 @@ export function scriptedModel(replies) {
     })();
     return stream;
   };
-  /** Resolves when a `waitForAbort` reply has streamed its blocks. */
-  const waiting = async () => {
-    while (reached.length === 0) await sleep(2);
+  /** Resolves when the `n`th `waitForAbort` reply has streamed its blocks. */
+  const waiting = async (n = 1) => {
+    while (reached.length < n) await sleep(2);
   };
   return { streamFn, requests, waiting };
 }
