@@ -16,7 +16,10 @@ if (readFileSync(join(PKG, "dist", "web", "ui.js"), "utf8") !== readFileSync(joi
   throw new Error("tests/ui: pkg/dist/web/ui.js differs from pkg-template/ui.js: run node scripts/build.mjs");
 }
 
-export const { Agent, createAssistantMessageEventStream } = await import(join(PKG, "dist", "node", "index.mjs"));
+// UI_TEST_AGENT_PKG=<a built pkg/> runs the Agent of another build (e.g. a branch with human-in-the-loop approvals)
+// under this build's ui entry.
+const AGENT_PKG = process.env.UI_TEST_AGENT_PKG || PKG;
+export const { Agent, createAssistantMessageEventStream } = await import(join(AGENT_PKG, "dist", "node", "index.mjs"));
 export const ui = await import(join(PKG, "dist", "node", "ui.mjs"));
 export const AI_VERSION = JSON.parse(readFileSync(join(HERE, "node_modules", "ai", "package.json"), "utf8")).version;
 export { DefaultChatTransport, readUIMessageStream };
