@@ -16,7 +16,7 @@ const assistantMessage = (content, stopReason) => ({ role: "assistant", content,
 const toolResult = (id, name, textValue, isError = false) => ({ role: "toolResult", toolCallId: id, toolName: name, content: [{ type: "text", text: textValue }], details: {}, isError, timestamp: 1 });
 const ok = (s) => ({ content: [{ type: "text", text: s }], details: {} });
 
-/** A parallel batch a, b, c where b waits for a person (issue 30, T-4.10.2's event order). */
+/** A parallel batch a, b, c where b waits for a person (issue 30: the event order of its parallel-batch test). */
 function pausedRun(request) {
   const calls = [call("a", "work", { n: 1 }), call("b", "gate", { n: 2 }), call("c", "work", { n: 3 })];
   return [
