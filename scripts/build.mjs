@@ -13,6 +13,7 @@
 //   dist/deno/  index.js (initSync over dist/web/core.js of the .wasm: `import source` where Deno has it, else base64),
 //               wasm-source.js, wasm.js, slim.js.
 //   mcp         agent-loop-wasm/mcp (no wasm): dist/web/mcp.js, dist/node/mcp.cjs + mcp.mjs, dist/deno/mcp.js.
+//   ui          agent-loop-wasm/ui (no wasm, no import): dist/web/ui.js, dist/node/ui.cjs + ui.mjs, dist/deno/ui.js.
 //
 // Usage: node scripts/build.mjs [--dev]   (--dev: unoptimised, faster to compile)
 import { spawn } from "node:child_process";
@@ -193,7 +194,26 @@ writeFileSync(
 );
 writeFileSync(join(deno, "mcp.js"), '// `agent-loop-wasm/mcp` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/mcp.js";\n');
 
-for (const f of ["index.d.ts", "ai.d.ts", "tools.d.ts", "web.d.ts", "mcp.d.ts"]) cpSync(join(template, f), join(out, f));
+// agent-loop-wasm/ui (issue 31): plain JS with no import at all (no wasm, no SDK), laid out as ./mcp is: ESM in dist/web
+// (Deno re-exports it), CJS in dist/node with an ESM face, so import and require share one module.
+const uiSource = readFileSync(join(template, "ui.js"), "utf8");
+const uiNames = [...uiSource.matchAll(/^export (?:async )?(?:function|const|class) (\w+)/gm)].map((m) => m[1]).sort();
+if (uiNames.length === 0) throw new Error("build: pkg-template/ui.js exports nothing");
+if (/^\s*import\b/m.test(uiSource)) throw new Error("build: pkg-template/ui.js must import nothing (it is the dependency-free entry)");
+cpSync(join(template, "ui.js"), join(web, "ui.js"));
+writeFileSync(join(node, "ui.cjs"), toCommonJs(uiSource, "ui.js"));
+writeFileSync(
+  join(node, "ui.mjs"),
+  esmFace("./ui.cjs", uiNames, "// `import \"agent-loop-wasm/ui\"` on Node: the CommonJS entry's exports (one instance for import and require)."),
+);
+writeFileSync(join(deno, "ui.js"), '// `agent-loop-wasm/ui` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/ui.js";\n');
+{
+  const loaded = createRequire(join(node, "ui.cjs"))("./ui.cjs");
+  const names = Object.keys(loaded).filter((n) => n !== "__esModule").sort();
+  if (names.join() !== uiNames.join()) throw new Error(`build: dist/node/ui.cjs exports ${names} but the source lists ${uiNames}`);
+}
+
+for (const f of ["index.d.ts", "ai.d.ts", "tools.d.ts", "web.d.ts", "mcp.d.ts", "ui.d.ts"]) cpSync(join(template, f), join(out, f));
 if (existsSync(join(root, "README.md"))) cpSync(join(root, "README.md"), join(out, "README.md"));
 
 const cargoVersion = /^version = "([^"]+)"/m.exec(readFileSync(join(root, "Cargo.toml"), "utf8"))[1];

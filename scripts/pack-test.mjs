@@ -3,7 +3,8 @@
 // projects under a temp dir, and run tests/pack/smoke.mjs through the real wasm loop in every runtime the package
 // supports: Node CJS and ESM (current Node, and Node 18 from tests/pack/node18), Deno without permission flags,
 // Vite (build, and the dev server) and webpack 5 bundles and plain-ESM pages in headless Chromium (Playwright), and
-// workerd; and the agent-loop-wasm/mcp entry (with the SDK from npm) in Node CJS/ESM, Deno, Vite and a plain page.
+// workerd; the agent-loop-wasm/mcp entry (with the SDK from npm) in Node CJS/ESM, Deno, Vite and a plain page; and the
+// agent-loop-wasm/ui entry (no dependency) in Node CJS/ESM (18 and current), Deno, Vite and workerd.
 // Also checks the size limits (release builds). Prints a pass/fail table; exits 1 on any failure.
 //
 // Usage: node scripts/build.mjs && node scripts/pack-test.mjs [--keep] [--only=name,name]
@@ -206,6 +207,15 @@ const MCP_STANDIN = `async function main() {
   return { tool: tool.name, texts };
 }
 `;
+
+// agent-loop-wasm/ui (issue 31): the tarball alone (the entry imports nothing); the smoke streams a real run as the AI
+// SDK's UI message stream and converts the posted form back.
+const uiSmokeSource = readFileSync(join(root, "tests", "pack", "ui-smoke.mjs"), "utf8");
+const uiSmokeCjs = (() => {
+  const exported = "export async function uiSmoke(";
+  if (!uiSmokeSource.includes(exported)) throw new Error(`tests/pack/ui-smoke.mjs: expected "${exported}"`);
+  return `${uiSmokeSource.replace(exported, "async function uiSmoke(")}\nmodule.exports = { uiSmoke };\n`;
+})();
 
 /** Extra packages a consumer project installs next to the tarball. */
 const projectDeps = { "mcp-node": [SDK], "mcp-deno": [SDK], "mcp-vite": [SDK], "mcp-plain": [SDK], "mcp-workerd": [SDK] };
@@ -428,6 +438,76 @@ export default {
 };
 `,
   },
+  "ui-node": {
+    // The main entry loads nothing of agent-loop-wasm/ui, and the ui entry loads nothing but itself (no wasm).
+    "main.cjs": `const assert = require("node:assert");
+const ours = () => Object.keys(require.cache).map((f) => require("node:path").relative(__dirname, f)).filter((f) => f.startsWith("node_modules/agent-loop-wasm/"));
+const lib = require("agent-loop-wasm");
+const before = ours();
+assert.ok(!before.some((f) => /\\bui\\./.test(f)), "the main entry loads nothing of agent-loop-wasm/ui");
+const ui = require("agent-loop-wasm/ui");
+assert.deepStrictEqual(ours().filter((f) => !before.includes(f)), ["node_modules/agent-loop-wasm/dist/node/ui.cjs"], "the ui entry loads only itself");
+const { uiSmoke } = require("./ui-smoke.cjs");
+uiSmoke({ lib, ui }).then((summary) => {
+  assert.deepStrictEqual(ours().filter((f) => !f.startsWith("node_modules/agent-loop-wasm/dist/node/")), [], "only dist/node files of the package");
+  console.log(JSON.stringify({ ok: true, node: process.version, entry: require.resolve("agent-loop-wasm/ui"), summary }));
+}, (e) => { console.error(e); process.exit(1); });
+`,
+    "ui-smoke.cjs": uiSmokeCjs,
+    "main.mjs": `import assert from "node:assert";
+import { createRequire } from "node:module";
+import * as lib from "agent-loop-wasm";
+import * as ui from "agent-loop-wasm/ui";
+import { uiSmoke } from "./ui-smoke.mjs";
+const require = createRequire(import.meta.url);
+assert.strictEqual(ui.toUIMessageStream, require("agent-loop-wasm/ui").toUIMessageStream, "import and require give one ui module");
+const summary = await uiSmoke({ lib, ui });
+console.log(JSON.stringify({ ok: true, node: process.version, entry: import.meta.resolve ? import.meta.resolve("agent-loop-wasm/ui") : require.resolve("agent-loop-wasm/ui"), summary }));
+`,
+    "ui-smoke.mjs": uiSmokeSource,
+  },
+  "ui-deno": {
+    "main.mjs": `import * as lib from "agent-loop-wasm";
+import * as ui from "agent-loop-wasm/ui";
+import { uiSmoke } from "./ui-smoke.mjs";
+const entry = import.meta.resolve("agent-loop-wasm/ui");
+if (!/\\/node_modules\\/agent-loop-wasm\\/dist\\/deno\\/ui\\.js$/.test(entry)) throw new Error("resolved " + entry);
+const summary = await uiSmoke({ lib, ui });
+console.log(JSON.stringify({ ok: true, deno: Deno.version.deno, entry, summary }));
+`,
+    "ui-smoke.mjs": uiSmokeSource,
+  },
+  "ui-vite": {
+    "index.html": `<!doctype html>
+<html><head><meta charset="utf-8"><title>vite consumer of agent-loop-wasm/ui</title></head>
+<body><script type="module" src="/main.js"></script></body></html>
+`,
+    "main.js": `import * as lib from "agent-loop-wasm";
+import * as ui from "agent-loop-wasm/ui";
+import { uiSmoke } from "./ui-smoke.mjs";
+uiSmoke({ lib, ui }).then(
+  (summary) => { window.__smoke = { ok: true, summary }; document.title = "pass"; },
+  (e) => { window.__smoke = { ok: false, error: String((e && e.stack) || e) }; document.title = "fail"; },
+);
+`,
+    "ui-smoke.mjs": uiSmokeSource,
+  },
+  "ui-workerd": {
+    "worker.mjs": `import * as lib from "agent-loop-wasm";
+import * as ui from "agent-loop-wasm/ui";
+import { uiSmoke } from "./ui-smoke.mjs";
+export default {
+  async fetch() {
+    try {
+      return Response.json({ ok: true, summary: await uiSmoke({ lib, ui }) });
+    } catch (e) {
+      return Response.json({ ok: false, error: String((e && e.stack) || e) });
+    }
+  },
+};
+`,
+    "ui-smoke.mjs": uiSmokeSource,
+  },
   workerd: {
     "worker.mjs": `import * as lib from "agent-loop-wasm";
 import { smoke } from "./smoke.mjs";
@@ -464,6 +544,14 @@ function checkMcpSummary(result) {
   if (!s || s.results?.join() !== "add=5,mul=6" || s.declarations?.join() !== "s_add,s_mul" || s.messages !== 10) {
     throw new Error(`unexpected MCP summary ${JSON.stringify(s)}`);
   }
+  return result;
+}
+
+/** The summary of tests/pack/ui-smoke.mjs. */
+function checkUiSummary(result) {
+  if (!result.ok) throw new Error(result.error ?? JSON.stringify(result));
+  const s = result.summary;
+  if (!s || s.chunks !== 12 || s.roles !== "user,assistant,toolResult,assistant") throw new Error(`unexpected ui summary ${JSON.stringify(s)}`);
   return result;
 }
 
@@ -583,7 +671,7 @@ async function plainTarget(dir, page, check = checkSummary) {
  * resolves the package's "workerd" export condition from the installed package.json and lists that entry's folder
  * as modules (the .wasm as a compiled `wasm` module), plus a module named after the package that re-exports it.
  */
-async function workerdTarget(dir, { mcp = false, check = checkSummary } = {}) {
+async function workerdTarget(dir, { mcp = false, ui = false, check = checkSummary } = {}) {
   const pkgDir = join(dir, "node_modules", "agent-loop-wasm");
   const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"));
   const entry = pkg.exports["."].workerd;
@@ -593,12 +681,21 @@ async function workerdTarget(dir, { mcp = false, check = checkSummary } = {}) {
   write(join(dir, "package-entry.mjs"), `export * from "./${rel(join(pkgDir, entry))}";\n`);
   const modules = [
     `(name = "worker.mjs", esModule = embed "worker.mjs")`,
-    ...(mcp ? [] : [`(name = "smoke.mjs", esModule = embed "smoke.mjs")`]),
+    ...(mcp ? [] : ui ? [`(name = "ui-smoke.mjs", esModule = embed "ui-smoke.mjs")`] : [`(name = "smoke.mjs", esModule = embed "smoke.mjs")`]),
     `(name = "agent-loop-wasm", esModule = embed "package-entry.mjs")`,
     ...walk(entryDir).map((f) =>
       f.endsWith(".wasm") ? `(name = "${rel(f)}", wasm = embed "${rel(f)}")` : `(name = "${rel(f)}", esModule = embed "${rel(f)}")`,
     ),
   ];
+  if (ui) {
+    // agent-loop-wasm/ui: its default condition (dist/web/ui.js, already listed above) under the bare name, the way
+    // wrangler would resolve it; it imports nothing.
+    const uiEntry = pkg.exports["./ui"].default;
+    const shim = join(dir, "alias-ui.mjs");
+    // a module's relative imports resolve from its name's folder ("agent-loop-wasm/")
+    write(shim, `export * from "${posix.relative("agent-loop-wasm", rel(join(pkgDir, uiEntry)))}";\n`);
+    modules.push(`(name = "agent-loop-wasm/ui", esModule = embed "alias-ui.mjs")`);
+  }
   if (mcp) {
     // agent-loop-wasm/mcp (its default condition: dist/web/mcp.js, already listed above), and what it imports:
     // the SDK's types.js and zod/v4 (ES modules without further bare imports), each bare specifier an alias module.
@@ -722,6 +819,31 @@ const targets = [
   { id: "mcp-vite", name: "agent-loop-wasm/mcp: Vite build in Chromium", project: "mcp-vite", browser: true, run: (dir) => viteTarget(dir, checkMcpSummary) },
   { id: "mcp-workerd", name: "agent-loop-wasm/mcp: workerd", project: "mcp-workerd", run: (dir) => workerdTarget(dir, { mcp: true, check: checkMcpSummary }) },
   { id: "mcp-plain", name: "agent-loop-wasm/mcp: plain ESM page in Chromium", project: "mcp-plain", browser: true, run: (dir) => plainTarget(dir, "mcp", checkMcpSummary) },
+  {
+    id: "ui-node-cjs",
+    name: "agent-loop-wasm/ui: Node CJS (require(esm) off)",
+    project: "ui-node",
+    run: (dir) => runNode(process.execPath, dir, "main.cjs", process.allowedNodeEnvironmentFlags.has("--no-experimental-require-module") ? ["--no-experimental-require-module"] : [], checkUiSummary),
+  },
+  { id: "ui-node18-cjs", name: "agent-loop-wasm/ui: Node 18 CJS", project: "ui-node", node18: true, run: (dir) => runNode(NODE18, dir, "main.cjs", [], checkUiSummary) },
+  { id: "ui-node-esm", name: "agent-loop-wasm/ui: Node ESM", project: "ui-node", run: (dir) => runNode(process.execPath, dir, "main.mjs", [], checkUiSummary) },
+  { id: "ui-node18-esm", name: "agent-loop-wasm/ui: Node 18 ESM", project: "ui-node", node18: true, run: (dir) => runNode(NODE18, dir, "main.mjs", [], checkUiSummary) },
+  {
+    id: "ui-deno",
+    name: "agent-loop-wasm/ui: Deno (no permission flags)",
+    project: "ui-deno",
+    run: async (dir) => {
+      const r = await exec(bin("deno"), ["run", "main.mjs"], {
+        cwd: dir,
+        env: { DENO_NO_PROMPT: "1", DENO_NO_UPDATE_CHECK: "1", DENO_DIR: join(dir, ".deno"), NO_COLOR: "1" },
+      });
+      if (r.code !== 0) throw failure(r);
+      const result = checkUiSummary(lastJson(r.stdout));
+      return `deno ${result.deno}, ${result.entry.replace(/^.*\/node_modules\//, "")}`;
+    },
+  },
+  { id: "ui-vite", name: "agent-loop-wasm/ui: Vite build in Chromium", project: "ui-vite", browser: true, run: (dir) => viteTarget(dir, checkUiSummary) },
+  { id: "ui-workerd", name: "agent-loop-wasm/ui: workerd", project: "ui-workerd", run: (dir) => workerdTarget(dir, { ui: true, check: checkUiSummary }) },
 ].filter((t) => only.length === 0 || only.some((w) => t.id.includes(w)));
 
 // ---------------------------------------------------------------------------------------------------------------

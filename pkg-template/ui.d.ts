@@ -1,0 +1,148 @@
+// Declarations of the `agent-loop-wasm/ui` entry (issue 31): an Agent's events as the AI SDK's UI message stream
+// (protocol v1, as `ai` 7 reads it) and the request side back. The chunk and message types are written out here, so
+// these declarations compile without the `ai` package; the AI SDK's `UIMessage[]` fits the parameters that take one.
+
+import type { Agent, AgentEvent, AgentMessage, AgentToolResult, Model } from "./index.js";
+
+/** What `toUIMessageStream` reads: an Agent (subscribed), or the events of one as an async iterable. */
+export type AgentEventSource =
+  | Pick<Agent, "subscribe">
+  | AsyncIterable<AgentEvent | { type: string } | { seq: number; event: AgentEvent | { type: string } }>;
+
+/** `providerMetadata` as this entry fills it: signatures of the agent's content blocks, given back on the way in. */
+export type AgentLoopProviderMetadata = {
+  agentLoop: { textSignature?: string; thinkingSignature?: string; redacted?: true; thoughtSignature?: string };
+};
+
+/** The chunks this entry produces (a subset of the AI SDK's `UIMessageChunk`, with the same fields). */
+export type UIMessageChunk =
+  | { type: "start"; messageId?: string; messageMetadata?: unknown }
+  | { type: "start-step" }
+  | { type: "finish-step" }
+  | { type: "text-start"; id: string }
+  | { type: "text-delta"; id: string; delta: string }
+  | { type: "text-end"; id: string; providerMetadata?: AgentLoopProviderMetadata }
+  | { type: "reasoning-start"; id: string }
+  | { type: "reasoning-delta"; id: string; delta: string }
+  | { type: "reasoning-end"; id: string; providerMetadata?: AgentLoopProviderMetadata }
+  | { type: "tool-input-start"; toolCallId: string; toolName: string; dynamic?: boolean }
+  | { type: "tool-input-delta"; toolCallId: string; inputTextDelta: string }
+  | { type: "tool-input-available"; toolCallId: string; toolName: string; input: unknown; dynamic?: boolean; providerMetadata?: AgentLoopProviderMetadata }
+  | { type: "tool-output-available"; toolCallId: string; output: unknown; preliminary?: boolean; dynamic?: boolean }
+  | { type: "tool-output-error"; toolCallId: string; errorText: string; dynamic?: boolean }
+  | { type: "tool-output-denied"; toolCallId: string }
+  | { type: "tool-approval-request"; approvalId: string; toolCallId: string; reason?: string; approvalDescriptor?: { data?: unknown; expiresAt?: number } }
+  | { type: "steering-message"; id: string; parts: Array<{ type: "text"; text: string } | { type: "file"; mediaType: string; url: string }> }
+  | { type: "finish"; finishReason?: "stop" | "length" | "tool-calls" | "error" | "other" }
+  | { type: "abort"; reason?: string }
+  | { type: "error"; errorText: string };
+
+/** A message as `useChat` holds and posts it (the fields read here; the AI SDK's `UIMessage` fits). */
+export interface UIMessageLike {
+  id: string;
+  role: "system" | "user" | "assistant";
+  parts: ReadonlyArray<{ type: string }>;
+}
+
+/** The default `output` of a tool part: the tool's result without `terminate` and `usage`. */
+export interface UIToolOutput {
+  content: AgentToolResult<unknown>["content"];
+  details: unknown;
+  structuredContent?: unknown;
+}
+
+export interface ToUIMessageStreamOptions {
+  /** The `messageId` of the `start` chunk; default: the id of `originalMessages`' last message when it is an assistant message, else a new UUID. */
+  messageId?: string;
+  /**
+   * The `messages` the client posted. When the last is an assistant message (the client continues it, e.g. after
+   * approving tool calls), the response continues it: its id is the `messageId`, its tool parts are not announced
+   * again, a user message of the run is sent as `steering-message`, and a call it denied ends with `tool-output-denied`.
+   */
+  originalMessages?: readonly UIMessageLike[];
+  /**
+   * Started once the stream listens (e.g. `() => agent.prompt(text)`): its rejection ends the stream with an `error`
+   * chunk; with an Agent source, settling while no run is under way (a decision that leaves other calls waiting) ends
+   * the stream.
+   */
+  run?: () => unknown;
+  /** Send reasoning parts (default true). */
+  sendReasoning?: boolean;
+  /** A tool part's `output` from the tool's result (and its preliminary ones); default {@link UIToolOutput}. Must be JSON. */
+  toolOutput?: (result: AgentToolResult<any>, call: { toolCallId: string; toolName: string }) => unknown;
+  /** The `errorText` of an `error` chunk; default: the error's message (`errorMessage` of a failed model response). */
+  onError?: (error: unknown) => string;
+  /** Tool parts as `dynamic-tool` (tools the client does not declare, e.g. MCP tools) rather than `tool-<name>`. */
+  dynamicTools?: boolean;
+}
+
+export interface UIMessageStreamResponseInit {
+  status?: number;
+  statusText?: string;
+  /** Added to (and overriding) {@link UI_MESSAGE_STREAM_HEADERS}. */
+  headers?: HeadersInit;
+}
+
+/** The protocol's response headers, `x-vercel-ai-ui-message-stream: v1` among them. */
+export declare const UI_MESSAGE_STREAM_HEADERS: Readonly<{
+  "content-type": "text/event-stream";
+  "cache-control": "no-cache";
+  connection: "keep-alive";
+  "x-vercel-ai-ui-message-stream": "v1";
+  "x-accel-buffering": "no";
+}>;
+
+/**
+ * One run as UI message chunks: `start`, per model response `start-step` … `finish-step` (text, reasoning, tool input
+ * and output parts), then `finish` (or `abort`) at `agent_end`, where the stream ends. Cancelling it (the client went
+ * away) stops listening; it does not abort the agent.
+ */
+export declare function toUIMessageStream(source: AgentEventSource, options?: ToUIMessageStreamOptions): ReadableStream<UIMessageChunk>;
+
+/** `createUIMessageStreamResponse({ stream: toUIMessageStream(source, options), ...init })`. */
+export declare function toUIMessageStreamResponse(source: AgentEventSource, options?: ToUIMessageStreamOptions & UIMessageStreamResponseInit): Response;
+
+/** A `Response` whose body is the chunks as SSE (`data: <json>\n\n`, then `data: [DONE]\n\n`) with the protocol's headers. */
+export declare function createUIMessageStreamResponse(init: UIMessageStreamResponseInit & { stream: ReadableStream<{ type: string }> }): Response;
+
+/** The members of a Node `http.ServerResponse` used. */
+export interface NodeServerResponseLike {
+  writeHead(status: number, ...rest: any[]): unknown;
+  write(chunk: string): boolean;
+  end(): unknown;
+  once?(event: "close" | "drain", listener: () => void): unknown;
+  off?(event: "close" | "drain", listener: () => void): unknown;
+}
+
+/** Writes the chunks as SSE to a Node `ServerResponse`; resolves when the stream ended or the client went away. */
+export declare function pipeUIMessageStreamToResponse(
+  init: UIMessageStreamResponseInit & { response: NodeServerResponseLike; stream: ReadableStream<{ type: string }> },
+): Promise<void>;
+
+/** Chunks → SSE text (the AI SDK's class of this name). */
+export declare class JsonToSseTransformStream extends TransformStream<unknown, string> {
+  constructor();
+}
+
+export interface ConvertToAgentMessagesOptions {
+  /** What has no agent form: a TypeError naming the part (default), or dropped. */
+  unsupported?: "error" | "drop";
+  /** `api`, `provider` and `id` of the assistant messages made (default `"ui-message"` each). */
+  model?: Pick<Model<any>, "api" | "provider" | "id">;
+}
+
+/**
+ * The posted `messages` as agent messages: user text, images and text files (data: URLs); per step of an assistant
+ * message one assistant message (text, reasoning, finished tool calls) and the tool results its parts hold.
+ */
+export declare function convertToAgentMessages(messages: readonly UIMessageLike[], options?: ConvertToAgentMessagesOptions): AgentMessage[];
+
+/** A decision for `agent.approve` / `agent.deny` (issue 30's `ToolApprovalDecision` without edited `args`). */
+export interface UIToolApprovalDecision {
+  toolCallId: string;
+  approved: boolean;
+  reason?: string;
+}
+
+/** The `approval-responded` tool parts of the last (assistant) message as decisions. */
+export declare function toolApprovalDecisions(messages: readonly UIMessageLike[]): UIToolApprovalDecision[];

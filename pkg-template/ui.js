@@ -1,0 +1,799 @@
+// `agent-loop-wasm/ui` (issue 31): an Agent's events as the AI SDK's UI message stream (the protocol `useChat`, the
+// `Chat` classes and `DefaultChatTransport` read: SSE of JSON chunks, header `x-vercel-ai-ui-message-stream: v1`), and
+// the request side back (the `UIMessage[]` a `useChat` client posts → agent messages; its approval responses →
+// decisions for `agent.approve` / `agent.deny`). Plain JS with no import: it never loads the wasm or the main entry,
+// and needs only what every runtime has (ReadableStream, TransformStream, TextEncoderStream, Response).
+
+/** The response headers of the UI message stream protocol (the AI SDK's `UI_MESSAGE_STREAM_HEADERS`). */
+export const UI_MESSAGE_STREAM_HEADERS = Object.freeze({
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+  "x-vercel-ai-ui-message-stream": "v1",
+  "x-accel-buffering": "no",
+});
+
+/** The key under which content signatures travel in `providerMetadata`, so a posted transcript gives them back. */
+const META = "agentLoop";
+
+const FINISH_REASONS = { stop: "stop", length: "length", toolUse: "tool-calls", error: "error" };
+
+const isObject = (v) => v !== null && typeof v === "object";
+const describe = (v) => (v === null ? "null" : Array.isArray(v) ? "an array" : typeof v);
+
+function randomId() {
+  const c = globalThis.crypto;
+  if (c && typeof c.randomUUID === "function") return c.randomUUID();
+  return `msg-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+function checkOptions(fn, options, spec) {
+  if (options === undefined) return {};
+  if (!isObject(options) || Array.isArray(options)) throw new TypeError(`${fn}: options must be an object, got ${describe(options)}`);
+  for (const [key, type] of Object.entries(spec)) {
+    const v = options[key];
+    if (v === undefined) continue;
+    const ok = type === "array" ? Array.isArray(v) : type === "object" ? isObject(v) && !Array.isArray(v) : typeof v === type;
+    if (!ok) throw new TypeError(`${fn}: options.${key} must be ${type === "array" || type === "object" ? "an" : "a"} ${type}, got ${describe(v)}`);
+  }
+  return options;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Events → chunks
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * issue 30's `tool_approval_request { toolCallId, toolName, args, reason?, data?, expiresAt? }` as the protocol's
+ * `tool-approval-request` chunk. The approval id is the tool call id, so a posted `approval-responded` part maps back
+ * to `agent.approve(toolCallId)` / `agent.deny(toolCallId)` with no table kept between requests. `data` and
+ * `expiresAt` travel as the opaque `approvalDescriptor` (the client keeps it as `part.approval.descriptor`).
+ */
+function approvalRequestChunk(event) {
+  const descriptor = {};
+  if (event.data !== undefined) descriptor.data = event.data;
+  if (typeof event.expiresAt === "number") descriptor.expiresAt = event.expiresAt;
+  return {
+    type: "tool-approval-request",
+    approvalId: event.toolCallId,
+    toolCallId: event.toolCallId,
+    ...(typeof event.reason === "string" ? { reason: event.reason } : {}),
+    ...(Object.keys(descriptor).length > 0 ? { approvalDescriptor: descriptor } : {}),
+  };
+}
+
+function defaultToolOutput(result) {
+  if (!isObject(result)) return result;
+  const output = { content: result.content, details: result.details };
+  if (result.structuredContent !== undefined) output.structuredContent = result.structuredContent;
+  return output;
+}
+
+function resultText(result) {
+  const content = isObject(result) ? result.content : undefined;
+  const text = Array.isArray(content) ? content.filter((b) => b?.type === "text").map((b) => b.text).join("\n") : "";
+  return text === "" ? "Tool call failed" : text;
+}
+
+const errorMessage = (e) => (e instanceof Error ? e.message : typeof e === "string" ? e : JSON.stringify(e) ?? String(e));
+
+function signatureMeta(fields) {
+  const meta = {};
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined) meta[k] = v;
+  return Object.keys(meta).length > 0 ? { providerMetadata: { [META]: meta } } : {};
+}
+
+const isToolPart = (part) => isObject(part) && typeof part.type === "string" && (part.type === "dynamic-tool" || part.type.startsWith("tool-"));
+const toolNameOf = (part) => (part.type === "dynamic-tool" ? part.toolName : part.type.slice("tool-".length));
+
+/** The client's last message when it is an assistant message this response continues (the AI SDK's rule). */
+function continuedMessage(messages) {
+  const last = Array.isArray(messages) ? messages[messages.length - 1] : undefined;
+  return isObject(last) && last.role === "assistant" && typeof last.id === "string" && Array.isArray(last.parts) ? last : undefined;
+}
+
+/**
+ * The translator: one AgentEvent in, the chunks it means out (sync, so a live partial message is read when its event
+ * is emitted). State is kept per block as "how much of it the client has": text and reasoning are synced by length
+ * from the message the event carries, so a message seen first as a snapshot (a reconnecting client's replay, or a
+ * message_end with no updates before it) and one streamed delta by delta give the same parts, and a lagging reader
+ * never sends a piece twice. One response: `start` … `finish` (or `abort`) for the first run seen.
+ */
+function createTranslator(options) {
+  const continued = continuedMessage(options.originalMessages);
+  const messageId = options.messageId ?? continued?.id ?? randomId();
+  const sendReasoning = options.sendReasoning !== false;
+  const toolOutput = options.toolOutput ?? defaultToolOutput;
+  const onError = options.onError ?? errorMessage;
+  const dynamic = options.dynamicTools === true ? { dynamic: true } : {};
+  let started = false;
+  let inStep = false;
+  let stepHasResponse = false;
+  let step = 0;
+  let done = false;
+  /** The assistant message being streamed: per content index, what the client has of that block. */
+  let blocks = null;
+  let lastAssistant;
+  // Continuing the client's last assistant message (after approvals): its tool parts are known to the client, a user
+  // message in this run is steering, and a call it denied ends with `tool-output-denied`.
+  let sawAssistant = continued !== undefined;
+  let steering = 0;
+  /** toolCallId → { toolName, input: sent tool-input-available, output: sent a final output } */
+  const tools = new Map();
+  const denied = new Set();
+  for (const part of continued?.parts ?? []) {
+    if (!isToolPart(part) || typeof part.toolCallId !== "string") continue;
+    const output = ["output-available", "output-error", "output-denied"].includes(part.state) && part.preliminary !== true;
+    tools.set(part.toolCallId, { toolName: toolNameOf(part), input: part.state !== "input-streaming", output });
+    if (part.state === "approval-responded" && part.approval?.approved === false) denied.add(part.toolCallId);
+  }
+  let out = [];
+
+  const emit = (chunk) => out.push(chunk);
+  const ensureStart = () => {
+    if (!started) {
+      started = true;
+      emit({ type: "start", messageId });
+    }
+  };
+  const ensureStep = () => {
+    ensureStart();
+    if (!inStep) {
+      inStep = true;
+      step += 1;
+      emit({ type: "start-step" });
+    }
+  };
+  const finishStep = () => {
+    stepHasResponse = false;
+    if (inStep) {
+      inStep = false;
+      emit({ type: "finish-step" });
+    }
+  };
+
+  function announceTool(toolCallId, toolName, input, meta = {}) {
+    let t = tools.get(toolCallId);
+    if (!t) {
+      t = { toolName, input: false, output: false, started: false };
+      tools.set(toolCallId, t);
+    }
+    if (!t.input) {
+      t.input = true;
+      ensureStep();
+      emit({ type: "tool-input-available", toolCallId, toolName: t.toolName, input: input ?? {}, ...dynamic, ...meta });
+    }
+    return t;
+  }
+
+  /**
+   * Opens block `i` (`block` is the message's content[i]). `live` marks a tool call whose argument deltas are sent:
+   * one opened by its toolcall_start event. One first seen in a snapshot is not (the deltas before the snapshot are
+   * unknown, as a call's partial arguments keep no JSON text), unless its toolcall_start follows: its input then
+   * arrives whole with tool-input-available.
+   */
+  function open(i, block, live) {
+    if (!isObject(block)) return undefined;
+    let b = blocks[i];
+    if (b) return b;
+    const id = `${step}-${i}`;
+    if (block.type === "text") {
+      b = { kind: "text", id, len: 0, ended: false };
+      emit({ type: "text-start", id });
+    } else if (block.type === "thinking") {
+      b = { kind: "reasoning", id, len: 0, ended: false, skip: !sendReasoning };
+      if (!b.skip) emit({ type: "reasoning-start", id });
+    } else if (block.type === "toolCall" && typeof block.id === "string") {
+      b = { kind: "tool", id: block.id, live, ended: false };
+      const known = tools.get(block.id);
+      if (!known) {
+        tools.set(block.id, { toolName: block.name, input: false, output: false });
+        emit({ type: "tool-input-start", toolCallId: block.id, toolName: block.name, ...dynamic });
+      } else {
+        b.ended = known.input;
+      }
+    } else {
+      return undefined;
+    }
+    blocks[i] = b;
+    return b;
+  }
+
+  /** Sends what the client lacks of text/reasoning block `i`, whose whole text so far is `text`. */
+  function sync(b, text) {
+    if (!b || b.ended || b.skip || b.kind === "tool" || typeof text !== "string" || text.length <= b.len) return;
+    emit({ type: b.kind === "text" ? "text-delta" : "reasoning-delta", id: b.id, delta: text.slice(b.len) });
+    b.len = text.length;
+  }
+
+  function end(b, block) {
+    if (!b || b.ended) return;
+    b.ended = true;
+    if (b.kind === "tool") {
+      announceTool(b.id, block?.name, block?.arguments, signatureMeta({ thoughtSignature: block?.thoughtSignature }));
+      return;
+    }
+    if (b.skip) return;
+    if (b.kind === "text") {
+      emit({ type: "text-end", id: b.id, ...signatureMeta({ textSignature: block?.textSignature }) });
+    } else {
+      emit({ type: "reasoning-end", id: b.id, ...signatureMeta({ thinkingSignature: block?.thinkingSignature, redacted: block?.redacted === true ? true : undefined }) });
+    }
+  }
+
+  const textOf = (block) => (block?.type === "text" ? block.text : block?.type === "thinking" ? block.thinking : undefined);
+
+  function beginAssistant(message) {
+    // One model response per step, also when no turn_end came between two (a replay made from the transcript).
+    if (stepHasResponse) finishStep();
+    ensureStep();
+    stepHasResponse = true;
+    blocks = [];
+    // What the message already holds is the state so far (a replayed partial message, or a message whose content
+    // came without updates): sent as one piece per block.
+    const content = Array.isArray(message?.content) ? message.content : [];
+    content.forEach((block, i) => sync(open(i, block, false), textOf(block)));
+  }
+
+  function endAssistant(message) {
+    if (!blocks) beginAssistant(message);
+    const content = Array.isArray(message?.content) ? message.content : [];
+    content.forEach((block, i) => {
+      const b = open(i, block, false);
+      sync(b, textOf(block));
+      end(b, block);
+    });
+    blocks.forEach((b) => end(b, undefined));
+    blocks = null;
+    sawAssistant = true;
+    if (message !== undefined) lastAssistant = message;
+    if (message?.stopReason === "error") emit({ type: "error", errorText: onError(message.errorMessage ?? "The model request failed") });
+  }
+
+  function update(event) {
+    const message = event.message;
+    // An update of a message not seen starting (a reader that joined mid-message): its content is the state so far.
+    if (!blocks) beginAssistant(message);
+    const ev = event.assistantMessageEvent;
+    if (!isObject(ev) || typeof ev.contentIndex !== "number") return;
+    const i = ev.contentIndex;
+    const block = Array.isArray(message?.content) ? message.content[i] : undefined;
+    switch (ev.type) {
+      case "text_start":
+      case "thinking_start":
+        sync(open(i, block, true), textOf(block));
+        break;
+      case "toolcall_start": {
+        // Every delta of this call is still to come (also when a snapshot opened it first): stream them.
+        const b = open(i, block, true);
+        if (b?.kind === "tool" && !b.ended) b.live = true;
+        break;
+      }
+      case "text_delta":
+      case "thinking_delta":
+        sync(open(i, block, true), textOf(block));
+        break;
+      case "toolcall_delta": {
+        const b = open(i, block, true);
+        if (b?.kind === "tool" && b.live && !b.ended && typeof ev.delta === "string" && ev.delta !== "") {
+          emit({ type: "tool-input-delta", toolCallId: b.id, inputTextDelta: ev.delta });
+        }
+        break;
+      }
+      case "text_end":
+      case "thinking_end": {
+        const b = open(i, block, true);
+        sync(b, typeof ev.content === "string" ? ev.content : textOf(block));
+        end(b, block);
+        break;
+      }
+      case "toolcall_end": {
+        const call = isObject(ev.toolCall) ? ev.toolCall : block;
+        end(open(i, call, true), call);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  function toolEnd(event) {
+    const t = announceTool(event.toolCallId, event.toolName, event.args);
+    if (t.output) return;
+    t.output = true;
+    if (denied.has(event.toolCallId)) emit({ type: "tool-output-denied", toolCallId: event.toolCallId });
+    else if (event.isError) emit({ type: "tool-output-error", toolCallId: event.toolCallId, errorText: resultText(event.result), ...dynamic });
+    else emit({ type: "tool-output-available", toolCallId: event.toolCallId, output: toolOutput(event.result, { toolCallId: event.toolCallId, toolName: t.toolName }), ...dynamic });
+  }
+
+  function userParts(content) {
+    if (typeof content === "string") return [{ type: "text", text: content }];
+    if (!Array.isArray(content)) return [];
+    return content.flatMap((b) => {
+      if (b?.type === "text") return [{ type: "text", text: b.text }];
+      if (b?.type === "image") return [{ type: "file", mediaType: b.mimeType, url: `data:${b.mimeType};base64,${b.data}` }];
+      return [];
+    });
+  }
+
+  function push(event) {
+    if (done) return [];
+    out = [];
+    switch (event.type) {
+      case "agent_start":
+        ensureStart();
+        break;
+      case "message_start":
+        if (event.message?.role === "assistant") beginAssistant(event.message);
+        break;
+      case "message_update":
+        if (event.message?.role === "assistant" || blocks) update(event);
+        break;
+      case "message_end": {
+        const m = event.message;
+        if (m?.role === "assistant") endAssistant(m);
+        else if (m?.role === "toolResult" && typeof m.toolCallId === "string") {
+          const t = tools.get(m.toolCallId);
+          // Only a result whose call the client has (a replay from the transcript has no tool_execution_end).
+          if (t && !t.output) toolEnd({ toolCallId: m.toolCallId, toolName: m.toolName, result: m, isError: m.isError === true });
+        } else if (m?.role === "user" && sawAssistant) {
+          // A user message inside a run after its first model response: steering or a follow-up.
+          ensureStart();
+          steering += 1;
+          emit({ type: "steering-message", id: `${messageId}-steering-${steering}`, parts: userParts(m.content) });
+        }
+        break;
+      }
+      case "tool_execution_start":
+        announceTool(event.toolCallId, event.toolName, event.args);
+        break;
+      case "tool_execution_update": {
+        const t = announceTool(event.toolCallId, event.toolName, event.args);
+        if (!t.output) {
+          emit({ type: "tool-output-available", toolCallId: event.toolCallId, output: toolOutput(event.partialResult, { toolCallId: event.toolCallId, toolName: t.toolName }), preliminary: true, ...dynamic });
+        }
+        break;
+      }
+      case "tool_execution_end":
+        toolEnd(event);
+        break;
+      case "tool_approval_request":
+        announceTool(event.toolCallId, event.toolName, event.args);
+        emit(approvalRequestChunk(event));
+        break;
+      case "turn_end":
+        finishStep();
+        break;
+      case "agent_end": {
+        ensureStart();
+        if (blocks) endAssistant(undefined);
+        finishStep();
+        const reason = lastAssistant?.stopReason;
+        if (reason === "aborted") {
+          emit({ type: "abort", ...(typeof lastAssistant.errorMessage === "string" ? { reason: lastAssistant.errorMessage } : {}) });
+        } else {
+          emit({ type: "finish", finishReason: FINISH_REASONS[reason] ?? "other" });
+        }
+        done = true;
+        break;
+      }
+      default:
+        break; // events this version does not know: nothing for the client
+    }
+    return out;
+  }
+
+  function fail(error) {
+    if (done) return [];
+    done = true;
+    out = [];
+    emit({ type: "error", errorText: onError(error) });
+    return out;
+  }
+
+  return { push, fail, get done() { return done; } };
+}
+
+/** The event of a source item: an AgentEvent, or `{ seq, event }` from `agent.events()`. */
+function eventOf(item) {
+  if (isObject(item) && typeof item.type === "string") return item;
+  if (isObject(item) && isObject(item.event) && typeof item.event.type === "string") return item.event;
+  return undefined;
+}
+
+const TO_STREAM_OPTIONS = {
+  messageId: "string",
+  originalMessages: "array",
+  run: "function",
+  sendReasoning: "boolean",
+  toolOutput: "function",
+  onError: "function",
+  dynamicTools: "boolean",
+};
+
+/**
+ * One run of an agent as a `ReadableStream` of UI message chunks: `start` (with `messageId`), per model response
+ * `start-step` … `finish-step` with text, reasoning and tool parts, then `finish` (or `abort`) at `agent_end`, where the
+ * stream ends. `source` is an Agent (subscribed now, unsubscribed at the end) or an async iterable of AgentEvents or of
+ * `{ seq, event }` items (read as fast as it yields; `return()` is called at the end).
+ */
+export function toUIMessageStream(source, options) {
+  const fn = "toUIMessageStream";
+  const isAgent = isObject(source) && typeof source.subscribe === "function";
+  const isIterable = isObject(source) && typeof source[Symbol.asyncIterator] === "function";
+  if (!isAgent && !isIterable) {
+    throw new TypeError(`${fn}: source must be an Agent or an async iterable of agent events (or of { seq, event }), got ${describe(source)}`);
+  }
+  const opts = checkOptions(fn, options, TO_STREAM_OPTIONS);
+  const translator = createTranslator(opts);
+  let stop = () => {};
+  let closed = false;
+  return new ReadableStream({
+    start(controller) {
+      const send = (chunks) => {
+        if (closed) return;
+        for (const c of chunks) controller.enqueue(c);
+        if (translator.done) {
+          closed = true;
+          stop();
+          controller.close();
+        }
+      };
+      const failWith = (e) => send(translator.fail(e));
+      let index = 0;
+      const take = (item) => {
+        const event = eventOf(item);
+        if (event === undefined) {
+          failWith(new TypeError(`${fn}: source item ${index} is neither an agent event nor { seq, event }, got ${describe(item)}`));
+        } else {
+          send(translator.push(event));
+        }
+        index += 1;
+      };
+      if (isAgent) {
+        const unsubscribe = source.subscribe((event) => take(event));
+        stop = () => unsubscribe();
+      } else {
+        const iterator = source[Symbol.asyncIterator]();
+        stop = () => {
+          try {
+            Promise.resolve(iterator.return?.()).catch(() => {});
+          } catch {
+            // an iterator whose return() throws: nothing more to release
+          }
+        };
+        (async () => {
+          for (;;) {
+            const r = await iterator.next();
+            if (closed) return;
+            if (r.done) {
+              // The source ended before agent_end (its reader was stopped): end the response without `finish`.
+              closed = true;
+              controller.close();
+              return;
+            }
+            take(r.value);
+          }
+        })().catch(failWith);
+      }
+      if (opts.run) {
+        Promise.resolve()
+          .then(() => opts.run())
+          .then(
+            () => {
+              // An Agent has delivered agent_end before its run's promise settles: a run that resolves with the
+              // stream still open started no run (e.g. a decision that leaves other calls waiting).
+              if (isAgent && !closed && !translator.done) {
+                closed = true;
+                stop();
+                controller.close();
+              }
+            },
+            failWith,
+          );
+      }
+    },
+    cancel() {
+      closed = true;
+      stop();
+    },
+  });
+}
+
+/** Chunks → SSE text: `data: <json>\n\n` per chunk, `data: [DONE]\n\n` at the end (the AI SDK's class of this name). */
+export class JsonToSseTransformStream extends TransformStream {
+  constructor() {
+    super({
+      transform(chunk, controller) {
+        controller.enqueue(`data: ${JSON.stringify(chunk)}\n\n`);
+      },
+      flush(controller) {
+        controller.enqueue("data: [DONE]\n\n");
+      },
+    });
+  }
+}
+
+function responseHeaders(fn, headers) {
+  const merged = new Headers(UI_MESSAGE_STREAM_HEADERS);
+  if (headers !== undefined) {
+    if (!isObject(headers)) throw new TypeError(`${fn}: options.headers must be a Headers object, an array of pairs or a record, got ${describe(headers)}`);
+    new Headers(headers).forEach((value, key) => merged.set(key, value));
+  }
+  return merged;
+}
+
+function checkChunkStream(fn, stream) {
+  if (!isObject(stream) || typeof stream.pipeThrough !== "function") {
+    throw new TypeError(`${fn}: stream must be a ReadableStream of UI message chunks, got ${describe(stream)}`);
+  }
+}
+
+const RESPONSE_OPTIONS = { status: "number", statusText: "string" };
+
+/** A `Response` streaming the chunks as SSE with the protocol's headers (the AI SDK's function of this name). */
+export function createUIMessageStreamResponse(init) {
+  const fn = "createUIMessageStreamResponse";
+  if (!isObject(init)) throw new TypeError(`${fn}: expected { stream, status?, statusText?, headers? }, got ${describe(init)}`);
+  checkChunkStream(fn, init.stream);
+  checkOptions(fn, { status: init.status, statusText: init.statusText }, RESPONSE_OPTIONS);
+  const body = init.stream.pipeThrough(new JsonToSseTransformStream()).pipeThrough(new TextEncoderStream());
+  return new Response(body, { status: init.status ?? 200, statusText: init.statusText, headers: responseHeaders(fn, init.headers) });
+}
+
+/** `createUIMessageStreamResponse({ stream: toUIMessageStream(source, options), ...init })`. */
+export function toUIMessageStreamResponse(source, options) {
+  const fn = "toUIMessageStreamResponse";
+  const opts = checkOptions(fn, options, { ...TO_STREAM_OPTIONS, ...RESPONSE_OPTIONS });
+  const { status, statusText, headers, ...streamOptions } = opts;
+  const headerSet = responseHeaders(fn, headers);
+  const stream = toUIMessageStream(source, streamOptions);
+  return createUIMessageStreamResponse({ stream, status, statusText, headers: headerSet });
+}
+
+/**
+ * Writes the chunks as SSE to a Node `ServerResponse` (the AI SDK's function of this name); resolves when the stream
+ * ended or the client went away (then the stream is cancelled: the agent's run goes on).
+ */
+export async function pipeUIMessageStreamToResponse(init) {
+  const fn = "pipeUIMessageStreamToResponse";
+  if (!isObject(init)) throw new TypeError(`${fn}: expected { response, stream, status?, statusText?, headers? }, got ${describe(init)}`);
+  const { response, stream } = init;
+  if (!isObject(response) || typeof response.writeHead !== "function" || typeof response.write !== "function" || typeof response.end !== "function") {
+    throw new TypeError(`${fn}: response must be a Node http.ServerResponse, got ${describe(response)}`);
+  }
+  checkChunkStream(fn, stream);
+  checkOptions(fn, { status: init.status, statusText: init.statusText }, RESPONSE_OPTIONS);
+  const headers = {};
+  responseHeaders(fn, init.headers).forEach((value, key) => (headers[key] = value));
+  if (init.statusText === undefined) response.writeHead(init.status ?? 200, headers);
+  else response.writeHead(init.status ?? 200, init.statusText, headers);
+  const reader = stream.pipeThrough(new JsonToSseTransformStream()).getReader();
+  let gone = false;
+  const onClose = () => {
+    gone = true;
+    reader.cancel().catch(() => {});
+  };
+  response.once?.("close", onClose);
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done || gone) break;
+      if (response.write(value) === false && typeof response.once === "function") {
+        await new Promise((resolve) => {
+          const settle = () => {
+            response.off?.("drain", settle);
+            response.off?.("close", settle);
+            resolve();
+          };
+          response.once("drain", settle);
+          response.once("close", settle);
+        });
+      }
+    }
+  } finally {
+    response.off?.("close", onClose);
+    if (!gone) response.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Request side: UIMessage[] → agent messages, approval responses → decisions
+// ---------------------------------------------------------------------------------------------------------------
+
+const IGNORED_PARTS = new Set(["step-start", "source-url", "source-document", "custom"]);
+
+function zeroUsage() {
+  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+}
+
+/** `data:<type>[;base64],<data>` → { mediaType, base64?, text? }, or undefined. */
+function parseDataUrl(url) {
+  const m = /^data:([^,]*?),(.*)$/s.exec(url);
+  if (!m) return undefined;
+  const params = m[1].split(";");
+  const base64 = params.includes("base64");
+  return { mediaType: params[0] || "text/plain", base64, data: m[2] };
+}
+
+const TEXT_TYPES = /^(text\/|application\/(json|xml|javascript|x-ndjson|yaml|x-yaml)\b)/;
+
+function decodeText(parsed) {
+  if (!parsed.base64) return decodeURIComponent(parsed.data);
+  const binary = atob(parsed.data);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return new TextDecoder().decode(bytes);
+}
+
+/** A UI file part as a content block, or a string saying why it cannot be one. */
+function fileBlock(part) {
+  if (typeof part.url !== "string" || typeof part.mediaType !== "string") return "a file part needs string url and mediaType";
+  const parsed = parseDataUrl(part.url);
+  if (!parsed) return `a file part whose url is not a data: URL (${part.url.slice(0, 60)}) does not map: fetch it and post it as a data: URL`;
+  if (part.mediaType.startsWith("image/")) {
+    if (!parsed.base64) return "an image file part must be a base64 data: URL";
+    return { type: "image", data: parsed.data, mimeType: part.mediaType };
+  }
+  if (TEXT_TYPES.test(part.mediaType)) return { type: "text", text: decodeText(parsed) };
+  return `a file part of type ${part.mediaType} does not map (only images and text files do)`;
+}
+
+const metaOf = (part, key) => (isObject(part?.[key]) && isObject(part[key][META]) ? part[key][META] : {});
+
+/** The tool result a tool part holds (output, error, denial), or undefined when the call has none yet. */
+function toolResultOf(part, toolName, timestamp) {
+  const base = { role: "toolResult", toolCallId: part.toolCallId, toolName };
+  if (part.state === "output-available" && part.preliminary !== true) {
+    const o = part.output;
+    if (isObject(o) && Array.isArray(o.content)) {
+      const r = { ...base, content: o.content };
+      if (o.details !== undefined) r.details = o.details;
+      if (o.structuredContent !== undefined) r.structuredContent = o.structuredContent;
+      return { ...r, isError: false, timestamp };
+    }
+    const text = typeof o === "string" ? o : JSON.stringify(o) ?? "";
+    return { ...base, content: [{ type: "text", text }], isError: false, timestamp };
+  }
+  if (part.state === "output-error") {
+    return { ...base, content: [{ type: "text", text: String(part.errorText ?? "") }], isError: true, timestamp };
+  }
+  if (part.state === "output-denied") {
+    const reason = part.approval?.reason;
+    const text = typeof reason === "string" && reason !== "" ? `Tool call "${part.toolCallId}" was denied: ${reason}` : `Tool call "${part.toolCallId}" was denied`;
+    return { ...base, content: [{ type: "text", text }], isError: true, timestamp };
+  }
+  return undefined;
+}
+
+/**
+ * The `messages` a `useChat` client posts (UIMessage[]) as agent messages: user messages (text, image and text files
+ * as data: URLs), and per step of an assistant message one assistant message (text, reasoning, tool calls) followed by
+ * the tool results its tool parts hold. What has no agent form throws a TypeError naming the part, or is dropped with
+ * `options.unsupported: "drop"`; parts meant for the UI only (step-start, sources, data-*, custom) are skipped.
+ */
+export function convertToAgentMessages(messages, options) {
+  const fn = "convertToAgentMessages";
+  if (!Array.isArray(messages)) throw new TypeError(`${fn}: messages must be an array of UIMessage, got ${describe(messages)}`);
+  const opts = checkOptions(fn, options, { unsupported: "string", model: "object" });
+  if (opts.unsupported !== undefined && opts.unsupported !== "error" && opts.unsupported !== "drop") {
+    throw new TypeError(`${fn}: options.unsupported must be "error" or "drop", got ${JSON.stringify(opts.unsupported)}`);
+  }
+  const model = opts.model ?? {};
+  const origin = {
+    api: typeof model.api === "string" ? model.api : "ui-message",
+    provider: typeof model.provider === "string" ? model.provider : "ui-message",
+    model: typeof model.id === "string" ? model.id : "ui-message",
+  };
+  const drop = opts.unsupported === "drop";
+  const timestamp = Date.now();
+  const result = [];
+  const unsupported = (path, why) => {
+    if (!drop) throw new TypeError(`${fn}: ${path}: ${why}`);
+  };
+
+  const userContent = (parts, path) => {
+    const content = [];
+    parts.forEach((part, j) => {
+      const at = `${path}[${j}]`;
+      if (!isObject(part) || typeof part.type !== "string") throw new TypeError(`${fn}: ${at} must be a part object with a string type, got ${describe(part)}`);
+      if (part.type === "text") content.push({ type: "text", text: String(part.text ?? "") });
+      else if (part.type === "file") {
+        const block = fileBlock(part);
+        if (typeof block === "string") unsupported(at, block);
+        else content.push(block);
+      } else if (!IGNORED_PARTS.has(part.type) && !part.type.startsWith("data-")) {
+        unsupported(at, `a ${part.type} part of a user message does not map`);
+      }
+    });
+    return content;
+  };
+
+  messages.forEach((message, i) => {
+    const at = `messages[${i}]`;
+    if (!isObject(message)) throw new TypeError(`${fn}: ${at} must be a UIMessage object, got ${describe(message)}`);
+    if (!Array.isArray(message.parts)) throw new TypeError(`${fn}: ${at}.parts must be an array, got ${describe(message.parts)}`);
+    if (message.role === "user") {
+      const content = userContent(message.parts, `${at}.parts`);
+      if (content.length > 0) result.push({ role: "user", content, timestamp });
+      return;
+    }
+    if (message.role === "system") {
+      unsupported(at, "a system message does not map: the agent's system prompt is server state (a client must not rewrite it)");
+      return;
+    }
+    if (message.role !== "assistant") throw new TypeError(`${fn}: ${at}.role must be "user", "assistant" or "system", got ${JSON.stringify(message.role)}`);
+
+    let content = [];
+    let results = [];
+    const flush = () => {
+      if (content.length > 0) {
+        const calls = content.some((b) => b.type === "toolCall");
+        result.push({ role: "assistant", content, ...origin, usage: zeroUsage(), stopReason: calls ? "toolUse" : "stop", timestamp });
+      }
+      result.push(...results);
+      content = [];
+      results = [];
+    };
+    message.parts.forEach((part, j) => {
+      const pat = `${at}.parts[${j}]`;
+      if (!isObject(part) || typeof part.type !== "string") throw new TypeError(`${fn}: ${pat} must be a part object with a string type, got ${describe(part)}`);
+      const type = part.type;
+      if (type === "step-start") {
+        flush();
+      } else if (type === "text") {
+        content.push({ type: "text", text: String(part.text ?? ""), ...pick(metaOf(part, "providerMetadata"), ["textSignature"]) });
+      } else if (type === "reasoning") {
+        const meta = metaOf(part, "providerMetadata");
+        content.push({ type: "thinking", thinking: String(part.text ?? ""), ...pick(meta, ["thinkingSignature"]), ...(meta.redacted === true ? { redacted: true } : {}) });
+      } else if (type === "dynamic-tool" || type.startsWith("tool-")) {
+        if (typeof part.toolCallId !== "string") throw new TypeError(`${fn}: ${pat}.toolCallId must be a string, got ${describe(part.toolCallId)}`);
+        const name = toolNameOf(part);
+        if (typeof name !== "string" || name === "") throw new TypeError(`${fn}: ${pat} names no tool`);
+        if (part.state === "input-streaming") return; // the model never finished the call: it was not made
+        const args = isObject(part.input) && !Array.isArray(part.input) ? part.input : {};
+        content.push({ type: "toolCall", id: part.toolCallId, name, arguments: args, ...pick(metaOf(part, "callProviderMetadata"), ["thoughtSignature"]) });
+        const r = toolResultOf(part, name, timestamp);
+        if (r) results.push(r);
+      } else if (type === "steering-message") {
+        flush();
+        const steered = userContent(Array.isArray(part.parts) ? part.parts : [], `${pat}.parts`);
+        if (steered.length > 0) result.push({ role: "user", content: steered, timestamp });
+      } else if (type === "file" || type === "reasoning-file") {
+        unsupported(pat, `a ${type} part of an assistant message does not map (assistant messages hold text, reasoning and tool calls)`);
+      } else if (!IGNORED_PARTS.has(type) && !type.startsWith("data-")) {
+        unsupported(pat, `a ${type} part does not map`);
+      }
+    });
+    flush();
+  });
+  return result;
+}
+
+function pick(obj, keys) {
+  const out = {};
+  for (const k of keys) if (typeof obj[k] === "string") out[k] = obj[k];
+  return out;
+}
+
+/**
+ * The approval responses of the last message (an assistant message whose tool parts are `approval-responded`, as the
+ * client's `addToolApprovalResponse` leaves them) as decisions `{ toolCallId, approved, reason? }`: apply each with
+ * `agent.approve(toolCallId)` / `agent.deny(toolCallId, { reason })`, or pass them as `config.approvals.decisions`.
+ */
+export function toolApprovalDecisions(messages) {
+  const fn = "toolApprovalDecisions";
+  if (!Array.isArray(messages)) throw new TypeError(`${fn}: messages must be an array of UIMessage, got ${describe(messages)}`);
+  const last = messages[messages.length - 1];
+  if (!isObject(last) || last.role !== "assistant" || !Array.isArray(last.parts)) return [];
+  const decisions = [];
+  last.parts.forEach((part, j) => {
+    if (!isObject(part) || part.state !== "approval-responded") return;
+    const approval = part.approval;
+    if (!isObject(approval) || typeof approval.approved !== "boolean" || typeof part.toolCallId !== "string") {
+      throw new TypeError(`${fn}: messages[${messages.length - 1}].parts[${j}]: an approval-responded part needs a toolCallId and approval.approved (boolean)`);
+    }
+    decisions.push({ toolCallId: part.toolCallId, approved: approval.approved, ...(typeof approval.reason === "string" ? { reason: approval.reason } : {}) });
+  });
+  return decisions;
+}

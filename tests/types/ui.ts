@@ -1,0 +1,71 @@
+// agent-loop-wasm/ui (issue 31): what the UI message stream adapter takes and gives. The AI SDK is not installed for
+// the type tests, so its shapes are written out here as the AI SDK declares them (UIMessage, a tool part, a chunk
+// stream) and must fit the entry's parameters.
+import { Agent, type AgentEvent, type AgentMessage } from "agent-loop-wasm";
+import {
+  JsonToSseTransformStream,
+  UI_MESSAGE_STREAM_HEADERS,
+  convertToAgentMessages,
+  createUIMessageStreamResponse,
+  pipeUIMessageStreamToResponse,
+  toUIMessageStream,
+  toUIMessageStreamResponse,
+  toolApprovalDecisions,
+  type UIMessageChunk,
+  type UIToolApprovalDecision,
+} from "agent-loop-wasm/ui";
+import type { Equal, Expect } from "./assert.js";
+
+/** The AI SDK's UIMessage and two of its part types, as `ai` 7 declares them (abridged: same field types). */
+type SdkToolPart = { type: `tool-${string}`; toolCallId: string; state: "approval-responded"; input: unknown; approval: { id: string; approved: boolean; reason?: string } };
+type SdkTextPart = { type: "text"; text: string; state?: "streaming" | "done" };
+interface SdkUIMessage {
+  id: string;
+  role: "system" | "user" | "assistant";
+  metadata?: unknown;
+  parts: Array<SdkTextPart | SdkToolPart | { type: "step-start" }>;
+}
+declare const posted: SdkUIMessage[];
+declare const sdkChunks: ReadableStream<{ type: "text-delta"; id: string; delta: string } | { type: "finish" }>;
+declare const events: AsyncIterable<{ seq: number; event: AgentEvent }>;
+declare const plainEvents: AsyncIterable<AgentEvent>;
+declare const res: { writeHead(status: number, headers?: object): unknown; write(chunk: string): boolean; end(): unknown; once(e: "close" | "drain", l: () => void): unknown; off(e: "close" | "drain", l: () => void): unknown };
+
+async function main(agent: Agent): Promise<void> {
+  const history: AgentMessage[] = convertToAgentMessages(posted, { unsupported: "drop", model: { api: "openai-responses", provider: "openai", id: "gpt-5" } });
+  agent.state.messages = history;
+  const decisions = toolApprovalDecisions(posted);
+  type _d = Expect<Equal<typeof decisions, UIToolApprovalDecision[]>>;
+  for (const d of decisions) void (d.approved ? d.toolCallId : d.reason);
+
+  const stream = toUIMessageStream(agent, { originalMessages: posted, run: () => agent.prompt("hi"), sendReasoning: false, dynamicTools: true });
+  type _s = Expect<Equal<typeof stream, ReadableStream<UIMessageChunk>>>;
+  const reader = stream.getReader();
+  const { value } = await reader.read();
+  if (value?.type === "text-delta") void value.delta.length;
+  if (value?.type === "tool-approval-request") void value.approvalId;
+  if (value?.type === "finish") {
+    const reason: "stop" | "length" | "tool-calls" | "error" | "other" | undefined = value.finishReason;
+    void reason;
+  }
+  toUIMessageStream(events, { messageId: "m1", toolOutput: (result, { toolName }) => ({ toolName, text: result.content }), onError: () => "failed" });
+  toUIMessageStream(plainEvents);
+  const response: Response = toUIMessageStreamResponse(agent, { status: 201, headers: { "x-chat": "1" } });
+  void response;
+  createUIMessageStreamResponse({ stream: sdkChunks, headers: new Headers() });
+  await pipeUIMessageStreamToResponse({ response: res, stream: toUIMessageStream(agent) });
+  const sse: TransformStream<unknown, string> = new JsonToSseTransformStream();
+  void sse;
+  const v: "v1" = UI_MESSAGE_STREAM_HEADERS["x-vercel-ai-ui-message-stream"];
+  void v;
+
+  // @ts-expect-error a source is an Agent or an async iterable of events
+  toUIMessageStream([{ type: "agent_start" }]);
+  // @ts-expect-error options are checked
+  toUIMessageStream(agent, { messageId: 1 });
+  // @ts-expect-error unsupported is "error" or "drop"
+  convertToAgentMessages(posted, { unsupported: "skip" });
+  // @ts-expect-error messages are UIMessages
+  convertToAgentMessages([{ role: "user", content: "hi" }]);
+}
+void main;
