@@ -711,16 +711,39 @@ function enqueue(kind) {
 
 
 // ---------------------------------------------------------------------------------------------------------------
-// Raw event log
+// Raw event log: a reader of agent.events() that can lose its connection (issue 31)
 // ---------------------------------------------------------------------------------------------------------------
+// The transcript and the timeline follow the agent through subscribe() (awaited listeners: the page's own views).
+// The log reads it as a client over a network would, through `agent.events()`: items `{ seq, event, replay?,
+// behind? }`, each row showing its seq. "Drop connection" stops the reader (its iterator's return()); RECONNECT_MS
+// later, or on "Reconnect now", it reconnects with `after` = the last seq it showed and shows what the agent replays
+// (badged "replay"): a message still streaming as one message_update carrying its partial, an `agent_sync` as a
+// state refresh. The reader also rebuilds the transcript from its items alone (the rule of
+// tests/js/events-replay.test.mjs) and, once a run has ended, says whether it equals agent.state.messages.
 const LOG_LIMIT = 1500;
+const RECONNECT_MS = 1000;
 let eventCount = 0;
 let logT0 = performance.now();
-function summarizeEvent(e) {
+const reader = {
+  iterator: null, // the open agent.events() iterator; null while dropped
+  lastSeq: undefined, // the seq of the last item shown
+  timer: null, // the pending reconnect
+  view: { messages: [], streaming: null }, // what the reader rebuilt from its items
+  sync: "pending", // "yes" / "no": the rebuilt transcript vs agent.state.messages, checked when a run has ended
+};
+
+function summarizeEvent(e, replay) {
   switch (e.type) {
+    case "agent_sync":
+      return `state refresh: ${e.messages.length} message(s)${e.isStreaming ? ", a run is streaming" : ""}`;
     case "message_start": case "message_end":
       return `${e.message.role}${e.message.stopReason ? ` · ${e.message.stopReason}` : ""}`;
     case "message_update": {
+      // A replayed update stands for every delta the reader missed: its message is the partial as it stands.
+      if (replay) {
+        const text = textOf(e.message?.content) || thinkingOf(e.message?.content);
+        return `partial: ${text.length} chars ${JSON.stringify(text.length > 48 ? `…${text.slice(-48)}` : text)}`;
+      }
       const a = e.assistantMessageEvent;
       if (a.delta !== undefined) return JSON.stringify(clip(a.delta, 60));
       if (a.type === "toolcall_end") return `${a.toolCall?.name} ${clip(JSON.stringify(a.toolCall?.arguments ?? {}), 50)}`;
@@ -736,6 +759,9 @@ function summarizeEvent(e) {
     default: return "";
   }
 }
+function thinkingOf(content) {
+  return Array.isArray(content) ? content.filter((c) => c?.type === "thinking").map((c) => c.thinking).join("\n") : "";
+}
 function eventPayload(e) {
   if (e.type === "message_update") {
     const { partial: _p, ...rest } = e.assistantMessageEvent;
@@ -746,28 +772,149 @@ function eventPayload(e) {
     return json.length > 6000 ? `${json.slice(0, 6000)}\n… (${json.length - 6000} more characters)` : json;
   } catch { return String(e.type); }
 }
-function logEvent(e) {
+function appendToLog(node) {
+  const log = $("event-log");
+  log.append(node);
+  while (log.childElementCount > LOG_LIMIT) log.firstElementChild.remove();
+  if ($("log-follow").checked) scheduleRender("log-scroll", () => { log.scrollTop = log.scrollHeight; });
+  return node;
+}
+function logItem({ seq, event: e, replay, behind }) {
+  if (e.type === "agent_start") logT0 = performance.now();
   eventCount++;
   $("event-count").textContent = String(eventCount);
   const isDelta = e.type === "message_update" || e.type === "tool_execution_update";
   const payload = eventPayload(e);
-  const item = el("li", { class: `ev ${e.type}${isDelta ? " delta" : ""}`, dataset: { type: e.type } },
+  const dataset = { type: e.type, seq: String(seq) };
+  if (replay) dataset.replay = "true";
+  if (behind) dataset.behind = "true";
+  const summary = summarizeEvent(e, replay);
+  return appendToLog(el("li", { class: `ev ${e.type}${isDelta ? " delta" : ""}${replay ? " replay" : ""}`, dataset },
     el("details", { ontoggle: (ev) => {
       const d = ev.currentTarget;
       if (d.open && !d.querySelector("pre")) {
-        d.append(el("pre", { text: typeof payload === "string" ? payload : JSON.stringify(payload, null, 2) }));
+        d.append(el("pre", { text: `seq ${seq}${replay ? " · replay" : ""}\n${typeof payload === "string" ? payload : JSON.stringify(payload, null, 2)}` }));
       }
     } },
-    el("summary", { title: e.type },
+    el("summary", { title: `${e.type} · seq ${seq}` },
       el("span", { class: "t", text: `+${fmtMs(performance.now() - logT0)}` }),
+      // The seq in full is long (the clock in µs): the row shows its last digits, the title and the details all of it.
+      el("span", { class: "seq", text: `…${String(seq).slice(-5)}` }),
       // message_update rows name the provider event they carry (the row's title says message_update).
       el("span", { class: "type", text: e.type === "message_update" ? `↳ ${e.assistantMessageEvent.type}` : e.type }),
-      el("span", { class: "sum", text: summarizeEvent(e) }))));
-  const log = $("event-log");
-  log.append(item);
-  while (log.childElementCount > LOG_LIMIT) log.firstElementChild.remove();
-  if ($("log-follow").checked) scheduleRender("log-scroll", () => { log.scrollTop = log.scrollHeight; });
+      el("span", { class: "sum" },
+        behind ? el("span", { class: "badge", text: "behind" }) : null,
+        replay ? el("span", { class: "badge", text: "replay" }) : null,
+        summary)))));
 }
+function logNote(kind, text) {
+  return appendToLog(el("li", { class: `ev note ${kind}`, role: "status", dataset: { type: "reader-note", note: kind }, text }));
+}
+
+/** The reader's own rebuilt view (what a remote client would show), from its items alone. */
+function readerReduce(item) {
+  const { event } = item;
+  const view = reader.view;
+  switch (event.type) {
+    case "agent_sync":
+      view.messages = event.messages.slice();
+      view.streaming = event.streamingMessage ?? null;
+      if (!event.isStreaming) checkReaderSync();
+      break;
+    case "message_start": case "message_update":
+      view.streaming = event.message;
+      break;
+    case "message_end":
+      view.messages.push(event.message);
+      view.streaming = null;
+      break;
+    case "agent_start":
+      reader.sync = "pending";
+      break;
+    case "agent_end":
+      checkReaderSync();
+      break;
+    default: break;
+  }
+  renderReader();
+}
+function checkReaderSync() {
+  const json = (v) => { try { return JSON.stringify(v); } catch { return null; } };
+  const a = json(reader.view.messages);
+  reader.sync = a !== null && a === json(agent.state.messages) ? "yes" : "no";
+}
+function renderReader() {
+  const connected = reader.iterator !== null;
+  const box = $("log-reader");
+  box.dataset.state = connected ? "connected" : "dropped";
+  $("log-reader-text").textContent = connected
+    ? `agent.events() · connected · last seq ${reader.lastSeq ?? "–"}`
+    : `dropped · last seq shown ${reader.lastSeq ?? "–"}`;
+  $("log-drop").disabled = !connected;
+  $("log-reconnect").hidden = connected;
+  const { messages, streaming } = reader.view;
+  const view = $("log-reader-view");
+  view.dataset.sync = reader.sync;
+  const streamingText = streaming ? textOf(streaming.content) : "";
+  view.textContent = `Reader's view: ${messages.length} message${messages.length === 1 ? "" : "s"}` +
+    (streaming ? ` + 1 streaming (${streamingText.length} chars of text)` : "") +
+    (reader.sync === "yes" ? " · equals agent.state.messages ✓" : reader.sync === "no" ? " · differs from agent.state.messages ✗" : "");
+}
+
+/** Opens the log's reader on the current agent: `after` undefined asks for the agent's state (an agent_sync) first. */
+function connectLog(after) {
+  clearTimeout(reader.timer);
+  reader.timer = null;
+  reader.iterator?.return();
+  const iterator = agent.events({ after: after ?? 0 });
+  reader.iterator = iterator;
+  window.demo.reader = reader;
+  renderReader();
+  let lastReplayRow = null;
+  let replayed = [];
+  if (after !== undefined) {
+    // The replay is in the iterator's buffer at once: it is all shown before the next task runs.
+    setTimeout(() => {
+      if (reader.iterator !== iterator) return;
+      const text = replayed.length === 0
+        ? "Caught up: nothing was missed; live from here"
+        : `Caught up: ${replayed.length} item${replayed.length === 1 ? "" : "s"} replayed (seq ${replayed[0]} … ${replayed.at(-1)}); live from here`;
+      const note = el("li", { class: "ev note caught-up", role: "status", dataset: { type: "reader-note", note: "caught-up" }, text });
+      if (lastReplayRow?.isConnected) lastReplayRow.after(note);
+      else appendToLog(note);
+    }, 0);
+  }
+  (async () => {
+    for await (const item of iterator) {
+      if (reader.iterator !== iterator) break; // dropped or replaced: show nothing more from it
+      const row = logItem(item);
+      if (item.replay && after !== undefined) {
+        replayed.push(item.seq);
+        lastReplayRow = row;
+      }
+      reader.lastSeq = item.seq;
+      readerReduce(item);
+    }
+  })().catch((error) => logNote("drop", `The reader failed: ${error?.message ?? error}`));
+}
+
+/** A simulated network drop: the reader stops; it reconnects by itself RECONNECT_MS later. */
+function dropConnection() {
+  const iterator = reader.iterator;
+  if (iterator === null) return;
+  reader.iterator = null;
+  iterator.return();
+  logNote("drop", `Connection dropped after seq ${reader.lastSeq}: the reader stopped (return()); reconnecting in ${fmtMs(RECONNECT_MS)}…`);
+  renderReader();
+  reader.timer = setTimeout(reconnect, RECONNECT_MS);
+}
+function reconnect() {
+  if (reader.iterator !== null) return;
+  logNote("reconnect", `Reconnected: agent.events({ after: ${reader.lastSeq} })`);
+  connectLog(reader.lastSeq);
+}
+$("log-drop").addEventListener("click", dropConnection);
+$("log-reconnect").addEventListener("click", reconnect);
 $("log-deltas").addEventListener("change", (e) => $("event-log").classList.toggle("hide-deltas", !e.target.checked));
 $("log-clear").addEventListener("click", () => { $("event-log").replaceChildren(); eventCount = 0; $("event-count").textContent = "0"; });
 
@@ -776,8 +923,6 @@ $("log-clear").addEventListener("click", () => { $("event-log").replaceChildren(
 // ---------------------------------------------------------------------------------------------------------------
 let currentView = null;
 function onEvent(event, signal) {
-  if (event.type === "agent_start") logT0 = performance.now();
-  logEvent(event);
   switch (event.type) {
     case "agent_start":
       runCount++;
@@ -974,6 +1119,7 @@ $("import").addEventListener("change", async (e) => {
     const text = await file.text();
     const restored = Agent.restore(text, { ...agentOptions(), tools: instrumented });
     attach(restored);
+    connectLog(); // a new agent: the log's reader starts from its state
     const snap = JSON.parse(text);
     // Reflect the snapshot's model and settings in the controls (the API key is never in a snapshot).
     const api = restored.state.model?.api === OFFLINE_MODEL.api ? "offline" : restored.state.model?.api;
@@ -1017,5 +1163,6 @@ selectApi("offline");
 probeLocal();
 setRunning(false);
 setStatus("idle", "Ready");
+connectLog();
 $("status").title = `wasm loaded in ${loadMs} ms`;
 document.body.dataset.ready = "true";

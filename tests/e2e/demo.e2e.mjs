@@ -13,7 +13,10 @@
 //   6. export a snapshot, reset, import it: the transcript comes back, and the restored agent answers;
 //   7. human in the loop (issue 30): delete_file waits on its card (Approve / Deny); one call approved (the file is
 //      gone, the model's next turn says so), one denied with a reason (the exact denial result, the file stays), and
-//      one exported, reset and imported while it waits, then approved on the imported card.
+//      one exported, reset and imported while it waits, then approved on the imported card;
+//   8. the event log reads agent.events() (issue 31): "Drop connection" while the answer streams, the reader
+//      reconnects by itself with `after` = the last seq shown, and the catch-up is one replayed message_update
+//      carrying the partial text; the transcript equals the one without a drop, and so does the reader's own.
 //
 // Any console message of level warning or error, any page error and any failed request fails the test; the one
 // exception is the line Chromium itself logs for the wrong key's 401 response, asserted exactly in step 3c.
@@ -510,6 +513,103 @@ try {
   assert.deepEqual(await cardState("call_8"), { status: "denied", label: "denied", result: 'Tool call "call_8" was denied', outcome: "Denied", buttons: 0 });
   assert.equal(await lastAnswer(), 'Here is what the tools returned:\n\nDeleted Cargo.toml\nI did not delete src/lib.rs: Tool call "call_8" was denied');
   assert.equal(await $$count('[data-testid="run-error"], [data-testid="assistant-error"]'), 0);
+
+  // ----------------------------------------------------------------------------------------------
+  log("8. the event log reads agent.events(): a dropped connection mid-answer reconnects by itself and catches up");
+  // The page's transcript (thinking, texts) in document order, and the log's rows.
+  const shown = () => page.$$eval('[data-testid="user-message"] .md, [data-testid="thinking"] .thinking-text, [data-testid="assistant-text"]',
+    (els) => els.map((e) => e.textContent));
+  const rows = () => page.$$eval("#event-log > li", (els) => els.map((e) => e.dataset.type === "reader-note"
+    ? { note: e.dataset.note, text: e.textContent }
+    : { type: e.dataset.type, seq: Number(e.dataset.seq), replay: e.dataset.replay === "true", sum: e.querySelector(".sum").textContent }));
+  const PROMPT = "Tell me about yourself";
+  // Without a drop: the reference transcript.
+  await page.click('[data-testid="reset"]');
+  await page.click("#log-clear");
+  assert.equal(await page.getAttribute('[data-testid="log-reader"]', "data-state"), "connected");
+  await send(PROMPT);
+  await waitIdle();
+  await page.waitForSelector('[data-testid="log-reader-view"][data-sync="yes"]');
+  const withoutDrop = await shown();
+  assert.equal(withoutDrop.length, 3, `the prompt, a thinking block and the answer: ${JSON.stringify(withoutDrop)}`);
+  const answer = withoutDrop[2];
+  assert.ok(answer.split(" ").length >= 60, "a long answer (it streams for over 1.4 s at 24 ms a word)");
+  const plain = await rows();
+  assert.ok(plain.every((r) => r.note === undefined), "no drop, no note");
+  assert.ok(plain.every((r, i) => i === 0 || r.seq > plain[i - 1].seq), "seqs only grow");
+
+  // With a drop as soon as the answer's text streams: the reader stops, and reconnects by itself 1 s later.
+  await page.click('[data-testid="reset"]');
+  await page.click("#log-clear");
+  await send(PROMPT);
+  const atDrop = await page.evaluate(() => new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    (function poll() {
+      const { reader } = window.demo;
+      const text = reader.view.streaming?.content?.filter((c) => c.type === "text").map((c) => c.text).join("") ?? "";
+      if (text.length > 0) {
+        document.getElementById("log-drop").click();
+        return resolve({ lastSeq: reader.lastSeq, text, at: performance.now() });
+      }
+      if (performance.now() - t0 > 10_000) return reject(new Error("the answer never streamed"));
+      setTimeout(poll, 2);
+    })();
+  }));
+  assert.equal(await page.getAttribute('[data-testid="log-reader"]', "data-state"), "dropped");
+  assert.equal(await page.isVisible('[data-testid="log-reconnect"]'), true, "Reconnect now is offered while dropped");
+  await page.waitForSelector('#event-log li[data-note="caught-up"]', { state: "attached", timeout: 5_000 });
+  const reconnectedAfterMs = await page.evaluate((t) => performance.now() - t, atDrop.at);
+  await waitIdle();
+  await page.waitForSelector('[data-testid="log-reader-view"][data-sync="yes"]');
+  assert.equal(await page.getAttribute('[data-testid="log-reader"]', "data-state"), "connected");
+  const withDrop = await rows();
+  const notes = withDrop.filter((r) => r.note !== undefined);
+  assert.deepEqual(notes, [
+    { note: "drop", text: `Connection dropped after seq ${atDrop.lastSeq}: the reader stopped (return()); reconnecting in 1.00 s…` },
+    { note: "reconnect", text: `Reconnected: agent.events({ after: ${atDrop.lastSeq} })` },
+    notes[2],
+  ]);
+  const at = (note) => withDrop.findIndex((r) => r.note === note);
+  const beforeDrop = withDrop.slice(0, at("drop"));
+  const replayed = withDrop.slice(at("reconnect") + 1, at("caught-up"));
+  const live = withDrop.slice(at("caught-up") + 1);
+  assert.ok(reconnectedAfterMs >= 1000, `it reconnected by itself after its 1 s delay (${Math.round(reconnectedAfterMs)} ms)`);
+  assert.equal(at("caught-up"), at("reconnect") + 1 + replayed.length, "the notes come in order");
+  assert.equal(beforeDrop.at(-1).seq, atDrop.lastSeq, "the drop note follows the last item shown");
+  assert.equal(beforeDrop.at(-1).type, "message_update", "dropped while the answer streamed");
+  // The catch-up: exactly one item, the streaming message as one message_update carrying its partial text.
+  assert.deepEqual(replayed.map((r) => [r.type, r.replay]), [["message_update", true]], `the replay: ${JSON.stringify(replayed)}`);
+  const [update] = replayed;
+  assert.ok(update.seq > atDrop.lastSeq, `the first replayed seq ${update.seq} follows the last seen ${atDrop.lastSeq}`);
+  const partial = update.sum.match(/^replaypartial: (\d+) chars "(?:…)?([\s\S]*)"$/);
+  assert.ok(partial, `the replayed update shows its partial: ${update.sum}`);
+  const partialLength = Number(partial[1]);
+  assert.ok(partialLength > atDrop.text.length && partialLength < answer.length,
+    `the partial (${partialLength} chars) holds more than was shown at the drop (${atDrop.text.length}) and less than the answer (${answer.length})`);
+  assert.ok(answer.slice(0, partialLength).endsWith(partial[2]), "the partial is the answer's beginning");
+  assert.equal(notes[2].text, `Caught up: 1 item replayed (seq ${update.seq} … ${update.seq}); live from here`);
+  assert.ok(live.length > 0 && live.every((r) => !r.replay) && live[0].seq > update.seq, "live items follow the replay");
+  assert.equal(live.filter((r) => r.type === "agent_end").length, 1);
+  const seqs = withDrop.filter((r) => r.note === undefined).map((r) => r.seq);
+  assert.ok(seqs.every((q, i) => i === 0 || q > seqs[i - 1]), "no item shown twice, none out of order");
+  // Nothing missing: the page shows what it showed without the drop, and the reader rebuilt the agent's transcript.
+  assert.deepEqual(await shown(), withoutDrop, "the transcript equals the one without a drop");
+  // (The first of its 3 messages is the system record listing the tools, from the agent_sync Reset sent.)
+  assert.equal(await page.textContent('[data-testid="log-reader-view"]'), "Reader's view: 3 messages · equals agent.state.messages ✓");
+  assert.deepEqual(await page.evaluate(() => window.demo.reader.view.messages.slice(1).map((m) => [m.role, m.content.map((c) => c.text ?? c.thinking)])),
+    [["user", [PROMPT]], ["assistant", withoutDrop.slice(1)]], "the reader's own transcript");
+  await page.locator('#event-log li[data-note="drop"]').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(artifacts, "demo-reconnect.png") });
+  log(`   dropped after seq ${atDrop.lastSeq} (${atDrop.text.length} chars shown), reconnected by itself ${Math.round(reconnectedAfterMs)} ms later: ` +
+    `1 replayed message_update (${partialLength} chars), ${live.length} live items`);
+
+  // While idle: Reconnect now, nothing missed.
+  await page.click('[data-testid="log-drop"]');
+  await page.click('[data-testid="log-reconnect"]');
+  await page.waitForSelector('#event-log li[data-note="caught-up"] >> nth=1', { state: "attached" });
+  assert.equal((await rows()).at(-1).text, "Caught up: nothing was missed; live from here");
+  await page.waitForTimeout(1_200); // the dropped reader's own timer does not reconnect twice
+  assert.equal((await rows()).filter((r) => r.note === "reconnect").length, 2);
 
   assert.deepEqual(pageErrors, [], "no page errors");
   log("all demo e2e checks passed");
