@@ -742,7 +742,7 @@ function summarizeEvent(e, replay) {
       // A replayed update stands for every delta the reader missed: its message is the partial as it stands.
       if (replay) {
         const text = textOf(e.message?.content) || thinkingOf(e.message?.content);
-        return `partial: ${text.length} chars ${JSON.stringify(text.length > 48 ? `…${text.slice(-48)}` : text)}`;
+        return `partial: ${text.length} chars ${JSON.stringify(text.length > 120 ? `…${text.slice(-120)}` : text)}`;
       }
       const a = e.assistantMessageEvent;
       if (a.delta !== undefined) return JSON.stringify(clip(a.delta, 60));
@@ -799,7 +799,7 @@ function logItem({ seq, event: e, replay, behind }) {
     el("summary", { title: `${e.type} · seq ${seq}` },
       el("span", { class: "t", text: `+${fmtMs(performance.now() - logT0)}` }),
       // The seq in full is long (the clock in µs): the row shows its last digits, the title and the details all of it.
-      el("span", { class: "seq", text: `…${String(seq).slice(-5)}` }),
+      el("span", { class: "seq", text: `…${String(seq).slice(-7)}` }),
       // message_update rows name the provider event they carry (the row's title says message_update).
       el("span", { class: "type", text: e.type === "message_update" ? `↳ ${e.assistantMessageEvent.type}` : e.type }),
       el("span", { class: "sum" },
