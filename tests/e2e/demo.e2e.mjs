@@ -17,6 +17,7 @@
 //   8. the event log reads agent.events() (issue 31): "Drop connection" while the answer streams, the reader
 //      reconnects by itself with `after` = the last seq shown, and the catch-up is one replayed message_update
 //      carrying the partial text; the transcript equals the one without a drop, and so does the reader's own.
+//      A Reset while dropped is caught up as one agent_sync (a state refresh).
 //
 // Any console message of level warning or error, any page error and any failed request fails the test; the one
 // exception is the line Chromium itself logs for the wrong key's 401 response, asserted exactly in step 3c.
@@ -610,6 +611,16 @@ try {
   assert.equal((await rows()).at(-1).text, "Caught up: nothing was missed; live from here");
   await page.waitForTimeout(1_200); // the dropped reader's own timer does not reconnect twice
   assert.equal((await rows()).filter((r) => r.note === "reconnect").length, 2);
+
+  // Reset while dropped: what the reader saw is gone from the agent, so the catch-up is a state refresh.
+  await page.click('[data-testid="log-drop"]');
+  await page.click('[data-testid="reset"]');
+  await page.waitForSelector('#event-log li[data-note="caught-up"] >> nth=2', { state: "attached", timeout: 5_000 });
+  const afterReset = await rows();
+  const refresh = afterReset.slice(afterReset.findLastIndex((r) => r.note === "reconnect") + 1, -1);
+  assert.deepEqual(refresh.map((r) => [r.type, r.replay, r.sum]), [["agent_sync", true, "replaystate refresh: 1 message(s)"]]);
+  assert.equal(afterReset.at(-1).text, `Caught up: 1 item replayed (seq ${refresh[0].seq} … ${refresh[0].seq}); live from here`);
+  assert.equal(await page.textContent('[data-testid="log-reader-view"]'), "Reader's view: 1 message · equals agent.state.messages ✓");
 
   assert.deepEqual(pageErrors, [], "no page errors");
   log("all demo e2e checks passed");
