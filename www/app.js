@@ -847,9 +847,9 @@ function renderReader() {
   const connected = reader.iterator !== null;
   const box = $("log-reader");
   box.dataset.state = connected ? "connected" : "dropped";
-  $("log-reader-text").textContent = connected
-    ? `agent.events() · connected · last seq ${reader.lastSeq ?? "–"}`
-    : `dropped · last seq shown ${reader.lastSeq ?? "–"}`;
+  const last = reader.lastSeq === undefined ? "–" : `…${String(reader.lastSeq).slice(-7)}`;
+  $("log-reader-text").textContent = connected ? `connected · seq ${last}` : `dropped · last seq ${last}`;
+  $("log-reader-text").title = `agent.events() ${connected ? "connected" : "dropped"}; the last seq shown: ${reader.lastSeq ?? "none"}`;
   $("log-drop").disabled = !connected;
   $("log-reconnect").hidden = connected;
   const { messages, streaming } = reader.view;
