@@ -762,10 +762,11 @@ function summarizeEvent(e, replay) {
 function thinkingOf(content) {
   return Array.isArray(content) ? content.filter((c) => c?.type === "thinking").map((c) => c.thinking).join("\n") : "";
 }
-function eventPayload(e) {
+function eventPayload(e, replay) {
   if (e.type === "message_update") {
     const { partial: _p, ...rest } = e.assistantMessageEvent;
-    return { type: e.type, assistantMessageEvent: rest };
+    // A replayed update is read for its message (the partial), not for its delta.
+    return replay ? { type: e.type, message: e.message, assistantMessageEvent: rest } : { type: e.type, assistantMessageEvent: rest };
   }
   try {
     const json = JSON.stringify(e, null, 2);
@@ -783,8 +784,9 @@ function logItem({ seq, event: e, replay, behind }) {
   if (e.type === "agent_start") logT0 = performance.now();
   eventCount++;
   $("event-count").textContent = String(eventCount);
-  const isDelta = e.type === "message_update" || e.type === "tool_execution_update";
-  const payload = eventPayload(e);
+  // A replayed update stands for the deltas missed: it stays visible when deltas are hidden.
+  const isDelta = !replay && (e.type === "message_update" || e.type === "tool_execution_update");
+  const payload = eventPayload(e, replay);
   const dataset = { type: e.type, seq: String(seq) };
   if (replay) dataset.replay = "true";
   if (behind) dataset.behind = "true";
