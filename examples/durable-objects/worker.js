@@ -172,9 +172,9 @@ export class AgentObject extends DurableObject {
       },
       async cancel() {
         clearInterval(timer);
-        // Ends the reader: its pending next() resolves done, and the journal forgets it.
+        // Ends the reader: the journal forgets it, and a next() answers done at once (it would wait for an event).
         await iterator.return();
-        streams.delete(iterator);
+        if ((await iterator.next()).done) streams.delete(iterator);
       },
     });
     return new Response(body, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
