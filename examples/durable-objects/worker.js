@@ -10,7 +10,9 @@
 //   POST /agents/:id/abort                        aborts the run (202)
 //   GET  /agents/:id                              the agent's state (JSON): pendingApprovals, charges, the wasm
 //                                                 memory it took so far
-//   GET  /agents/:id/events                       the live events (Server-Sent Events)
+//   GET  /agents/:id/events                       the agent's events (Server-Sent Events), resumable: each frame has
+//                                                 `id: <seq>`; a client sends `Last-Event-ID` (or `?after=<seq>`) and
+//                                                 first gets what it missed, or an `agent_sync` (issue 31)
 //   POST /agents/:id/approvals/:toolCallId  {"approved": true|false, "reason"?: "...", "arguments"?: {...}}
 //                                                 decides a call waiting for approval: 202 when it was the last one
 //                                                 (the run goes on), 200 while others wait; 400 bad body or invalid
@@ -23,12 +25,15 @@ import { exampleTools } from "./tools.js";
 const COMPACT_AFTER = 200;
 /** While a run is active an alarm stays armed: after eviction or a restart it wakes the object, which resumes. */
 const HEARTBEAT_MS = 2000;
+/** An event stream with nothing to send writes a comment line this often (proxies close silent connections). */
+const KEEPALIVE_MS = 15000;
 
 export class AgentObject extends DurableObject {
   constructor(ctx, env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    this.clients = new Set();
+    /** The open event streams (each holds one `agent.events()` reader until its client goes). */
+    this.streams = new Set();
     this.settled = Promise.resolve();
     ctx.blockConcurrencyWhile(async () => {
       this.sql.exec("CREATE TABLE IF NOT EXISTS checkpoints (seq INTEGER PRIMARY KEY, body TEXT NOT NULL)");
@@ -78,7 +83,6 @@ export class AgentObject extends DurableObject {
         : new Agent({ ...this.options(), initialState: { model: this.model(), tools, systemPrompt: this.env.SYSTEM_PROMPT ?? "" } });
     agent.subscribe((event) => {
       if (event.type === "agent_start") this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_MS);
-      this.broadcast(event);
     });
     return agent;
   }
@@ -124,9 +128,56 @@ export class AgentObject extends DurableObject {
     if (this.agent.state.isStreaming) await this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_MS);
   }
 
-  broadcast(event) {
-    const line = new TextEncoder().encode(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-    for (const writer of this.clients) writer.write(line).catch(() => this.clients.delete(writer));
+  /**
+   * Issue 31: `GET /agents/:id/events` as Server-Sent Events from `agent.events({ after })`. Each item is one frame:
+   * `id: <seq>`, `event: <event.type>` and `data: <the event as JSON>` (the event object as listeners get it); an item
+   * that is replayed (what the client missed, or the `agent_sync` that replaces its state) has a `: replay` comment
+   * line first, and the first item after the client fell behind a `: behind` line too (EventSource ignores both; the
+   * reducer needs neither). `after` is the `Last-Event-ID` header, else the `after` query parameter; a value that is
+   * not a number this object gave starts with an `agent_sync` (so `?after=0` means "send me the state first"); with
+   * neither the stream is live only. When the client goes, the body is cancelled, which ends the reader
+   * (`return()`): the object keeps nothing for it.
+   */
+  events(request, url) {
+    const header = request.headers.get("last-event-id");
+    const raw = header !== null && header.trim() !== "" ? header : url.searchParams.get("after");
+    const after = raw === null ? undefined : Number.isFinite(Number(raw)) && raw.trim() !== "" ? Number(raw) : 0;
+    const iterator = this.agent.events({ after });
+    const encoder = new TextEncoder();
+    const keepalive = Number(this.env.EVENTS_KEEPALIVE_MS ?? KEEPALIVE_MS);
+    let timer;
+    const streams = this.streams;
+    const body = new ReadableStream({
+      start(controller) {
+        streams.add(iterator);
+        // A first line at once: the client sees the response start before any event.
+        controller.enqueue(encoder.encode(": agent-loop-wasm events\n\n"));
+        timer = setInterval(() => controller.enqueue(encoder.encode(": keepalive\n\n")), keepalive);
+      },
+      async pull(controller) {
+        const { done, value } = await iterator.next();
+        if (done) {
+          clearInterval(timer);
+          streams.delete(iterator);
+          try {
+            controller.close();
+          } catch {
+            // cancelled: the client went
+          }
+          return;
+        }
+        const marks = (value.replay ? ": replay\n" : "") + (value.behind ? ": behind\n" : "");
+        const frame = `${marks}id: ${value.seq}\nevent: ${value.event.type}\ndata: ${JSON.stringify(value.event)}\n\n`;
+        controller.enqueue(encoder.encode(frame));
+      },
+      async cancel() {
+        clearInterval(timer);
+        // Ends the reader: the journal forgets it, and a next() answers done at once (it would wait for an event).
+        await iterator.return();
+        if ((await iterator.next()).done) streams.delete(iterator);
+      },
+    });
+    return new Response(body, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
   }
 
   async fetch(request) {
@@ -157,13 +208,7 @@ export class AgentObject extends DurableObject {
       if (request.method === "POST" && action === "steer") return this.agent.steer(await message()), accepted();
       if (request.method === "POST" && action === "follow-up") return this.agent.followUp(await message()), accepted();
       if (request.method === "POST" && action === "abort") return this.agent.abort(), accepted();
-      if (request.method === "GET" && action === "events") {
-        const { readable, writable } = new TransformStream();
-        const writer = writable.getWriter();
-        this.clients.add(writer);
-        request.signal?.addEventListener("abort", () => this.clients.delete(writer));
-        return new Response(readable, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
-      }
+      if (request.method === "GET" && action === "events") return this.events(request, url);
       if (request.method === "POST" && action === "approvals" && toolCallId) {
         return this.decide(decodeURIComponent(name), decodeURIComponent(toolCallId), request);
       }
@@ -249,6 +294,8 @@ export class AgentObject extends DurableObject {
       storage: { checkpoints: rows, bytes, seq: snapshot.checkpointSeq },
       // The isolate's wasm memory (all objects share one instance): never shrinks, so this is its peak so far.
       wasmMemoryBytes: wasmMemoryBytes(),
+      // Issue 31: the event streams open now (each one reader of agent.events(); 0 once their clients went).
+      eventStreams: this.streams.size,
     };
   }
 }

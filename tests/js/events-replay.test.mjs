@@ -6,6 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Agent, AssistantMessageEventStream, IS_REFERENCE } from "./impl.mjs";
+import { reduce } from "./events-reduce.mjs";
 
 const OURS = { skip: IS_REFERENCE && "agent.events() is new in agent-loop-wasm (issue 31)", timeout: 60000 };
 const model = { id: "m", api: "x", provider: "x" };
@@ -74,38 +75,6 @@ function tool(g, name) {
       return { content: [{ type: "text", text: `${name} done` }], details: {} };
     },
   };
-}
-
-/** What a client shows, rebuilt from items: the transcript, the streaming partial, the tools in flight. */
-function reduce(items) {
-  const state = { messages: [], streaming: null, tools: {} };
-  for (const { event } of items) {
-    switch (event.type) {
-      case "agent_sync":
-        state.messages = JSON.parse(JSON.stringify(event.messages));
-        state.streaming = event.streamingMessage ? JSON.parse(JSON.stringify(event.streamingMessage)) : null;
-        state.tools = Object.fromEntries(event.pendingToolCalls.map((id) => [id, "running"]));
-        break;
-      case "message_start":
-      case "message_update":
-        state.streaming = JSON.parse(JSON.stringify(event.message));
-        break;
-      case "message_end":
-        state.messages.push(JSON.parse(JSON.stringify(event.message)));
-        state.streaming = null;
-        break;
-      case "tool_execution_start":
-        state.tools[event.toolCallId] = "running";
-        break;
-      case "tool_execution_update":
-        state.tools[event.toolCallId] = JSON.stringify(event.partialResult);
-        break;
-      case "tool_execution_end":
-        delete state.tools[event.toolCallId];
-        break;
-    }
-  }
-  return state;
 }
 
 /** A reader's view with the partial tool results left out (a sync tells which tools run, not their progress). */
