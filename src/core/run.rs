@@ -2,6 +2,7 @@
 //! step shares: event delivery (L-3.10), calling caller callbacks (D1, D4), and abort checks (D2).
 //! It owns no scheduling decisions; those live in `agent_loop` and `tools`.
 
+use super::budget::{Budget, Figures, Limits, Reached};
 use super::host::{HostFuture, Kind};
 use crate::core::fast::FastPaths;
 use futures::FutureExt;
@@ -135,6 +136,10 @@ pub struct Run<'h, H: FastPaths> {
     /// Steps since the run last checked the clock, and when it last yielded to the event loop.
     steps: Cell<u32>,
     last_yield: Cell<f64>,
+    /// Issue 32: the run's limits (`None`: none set, nothing is summed) and what it counted.
+    budget: Cell<Option<Budget>>,
+    counted: Cell<Figures>,
+    started: f64,
 }
 
 impl<'h, H: FastPaths> Run<'h, H> {
@@ -143,6 +148,9 @@ impl<'h, H: FastPaths> Run<'h, H> {
             Some(ms) if ms >= 0.0 => ms,
             _ => 5000.0,
         };
+        let limits = Limits::read(h, &config, "limits");
+        let budget = (!limits.is_empty()).then_some(Budget { run: limits, ..Budget::default() });
+        let started = h.now();
         Run {
             h,
             signal,
@@ -155,8 +163,59 @@ impl<'h, H: FastPaths> Run<'h, H> {
             ending: RefCell::new(Ending { turn_open: false, undelivered: Vec::new(), partial: None }),
             turn_open: Cell::new(false),
             steps: Cell::new(0),
-            last_yield: Cell::new(h.now()),
+            last_yield: Cell::new(started),
+            budget: Cell::new(budget),
+            counted: Cell::new(Figures::default()),
+            started,
         }
+    }
+
+    // ---- budgets (issue 32)
+
+    /// Replaces the run's limits (the Agent's: its `limits` and `totalLimits`, with what it spent before).
+    pub fn set_budget(&self, budget: Budget) {
+        self.budget.set((!budget.is_empty()).then_some(budget));
+    }
+
+    fn count(&self, f: impl FnOnce(&mut Figures)) {
+        let mut figures = self.counted.get();
+        f(&mut figures);
+        self.counted.set(figures);
+    }
+
+    /// A model request starts.
+    pub fn count_request(&self) {
+        self.count(|f| f.requests += 1.0);
+    }
+
+    /// A tool batch of `n` calls runs.
+    pub fn count_tool_calls(&self, n: usize) {
+        self.count(|f| f.tool_calls += n as f64);
+    }
+
+    /// A model reply ended: its tokens and cost count, when the run has limits.
+    pub fn count_spent(&self, message: &H::V) {
+        if self.budget.get().is_some() {
+            let (tokens, cost) = super::budget::spent(self.h, message);
+            self.count(|f| {
+                f.tokens += tokens;
+                f.cost += cost;
+            });
+        }
+    }
+
+    fn figures(&self) -> Figures {
+        Figures { elapsed_ms: self.h.now() - self.started, ..self.counted.get() }
+    }
+
+    /// The limit reached before the next model request, if any.
+    pub fn limit_before_request(&self) -> Option<Reached> {
+        self.budget.get()?.before_request(&self.figures())
+    }
+
+    /// The limit reached before a tool batch of `n` calls, if any.
+    pub fn limit_before_batch(&self, n: usize) -> Option<Reached> {
+        self.budget.get()?.before_batch(&self.figures(), n)
     }
 
     /// Yields to the event loop after ~50 ms of uninterrupted work. A stream or hook that always
@@ -215,6 +274,7 @@ impl<'h, H: FastPaths> Run<'h, H> {
         let h = self.h;
         if kind == "turn_start" {
             self.turn_open.set(true);
+            self.count(|f| f.turns += 1.0);
         }
         self.emit(h.object(&[("type", h.constant(kind))])).await
     }
@@ -239,6 +299,17 @@ impl<'h, H: FastPaths> Run<'h, H> {
     pub async fn emit_agent_end(&self) -> Result<(), Stop> {
         let h = self.h;
         self.emit(h.object(&[("type", h.constant("agent_end")), ("messages", self.new_messages.clone())])).await
+    }
+
+    /// Issue 32: `agent_end` of a run a limit stopped, with `limitReached: {limit, scope, max, value, message}`.
+    pub async fn emit_agent_end_limited(&self, reached: &Reached) -> Result<(), Stop> {
+        let h = self.h;
+        let event = h.object(&[
+            ("type", h.constant("agent_end")),
+            ("messages", self.new_messages.clone()),
+            ("limitReached", reached.to_value(h)),
+        ]);
+        self.emit(event).await
     }
 
     /// Issue 30: `agent_end` of a run that pauses for approvals, with `approvals: {requests, completedTools}`.
