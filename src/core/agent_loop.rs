@@ -373,7 +373,7 @@ async fn run_loop<H: FastPaths>(run: &Run<'_, H>, mut resumed: Option<Box<Resume
                         let batch = if reason.as_deref() == Some("length") {
                             run.fail_truncated(&calls).await?
                         } else if let Some(reached) = run.limit_before_batch(calls.len()) {
-                            // Issue 32: a limit stops the run before its batch; every call gets a result naming it.
+                            // L-3.12.4: a limit stops the run before its batch; every call gets a result naming it.
                             let batch = run.fail_limited(&calls, &reached.message).await?;
                             limited = Some(reached);
                             batch
@@ -416,7 +416,7 @@ async fn run_loop<H: FastPaths>(run: &Run<'_, H>, mut resumed: Option<Box<Resume
             }
             continue_once = action.as_deref() == Some("continue");
             if let Some(reached) = run.limit_before_request() {
-                // Issue 32: no further request and no queue poll (queued messages stay queued). The stop is reported
+                // L-3.12.3: no further request and no queue poll (queued messages stay queued). The stop is reported
                 // when the run would have gone on by itself (tool results for the model, finishTurn's "continue");
                 // after a final answer the run ends as it would have.
                 if more_tool_calls || continue_once {

@@ -38,6 +38,10 @@ const FIELDS: [&str; 27] = [
     "fetch",
 ];
 
+/// Options that become public fields only when given (issue 32), so that an agent without them has the reference's
+/// fields; read from the agent when a run starts.
+pub const OPTIONAL_FIELDS: [&str; 2] = ["limits", "totalLimits"];
+
 /// Fields copied from the agent into every run's loop config, besides the model,
 /// reasoning, the queue getters and the prepareNextTurn wrapper.
 pub(crate) const FORWARDED: [&str; 23] = [
@@ -216,7 +220,7 @@ pub fn init<H: FastPaths>(
         h.set(agent, field, &value)?;
     }
     // Issue 32: public fields too, but only when given, so that an agent without limits has the reference's fields.
-    for field in ["limits", "totalLimits"] {
+    for field in OPTIONAL_FIELDS {
         let value = get(h, &options, field)?;
         if h.kind(&value) != Kind::Undefined {
             h.set(agent, field, &value)?;

@@ -29,7 +29,7 @@ pub fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H::V> {
             let message = get(h, event, "message")?;
             h.array_push(&get(h, st, "messages")?, &message)?;
             let role = role(h, &message)?;
-            // Issue 32: a model reply's usage adds to the agent's totals and the run's (none while it adds nothing).
+            // a model reply's usage adds to the agent's totals and the run's (none while it adds nothing).
             if role.as_deref() == Some("assistant")
                 && let Some(figures) = read_usage(h, &get(h, &message, "usage")?)?
             {

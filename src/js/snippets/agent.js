@@ -47,7 +47,7 @@ export function reduceAgentEvent(st, event) {
       const message = Reflect.get(event, "message");
       push(Reflect.get(st, "messages"), message);
       const role = roleOf(message);
-      // Issue 32: a model reply's usage adds to the agent's totals and the run's (none while it adds nothing).
+      // a model reply's usage adds to the agent's totals and the run's (none while it adds nothing).
       if (role === "assistant") {
         const figures = readUsage(Reflect.get(message, "usage"));
         if (figures !== undefined) {
