@@ -237,14 +237,14 @@ pub fn read_usage<H: Host>(h: &H, usage: &H::V) -> Result<Option<UsageFigures>, 
         return Ok(None);
     }
     let mut counts = [0.0; 5];
-    for (i, key) in USAGE_FIELDS.iter().enumerate() {
-        counts[i] = finite(h, &h.get(usage, key)?);
+    for (slot, key) in counts.iter_mut().zip(USAGE_FIELDS) {
+        *slot = finite(h, &h.get(usage, key)?);
     }
     let cost = h.get(usage, "cost")?;
     let mut costs = [0.0; 5];
     if h.kind(&cost).is_object_like() {
-        for (i, key) in COST_FIELDS.iter().enumerate() {
-            costs[i] = finite(h, &h.get(&cost, key)?);
+        for (slot, key) in costs.iter_mut().zip(COST_FIELDS) {
+            *slot = finite(h, &h.get(&cost, key)?);
         }
     }
     if counts.iter().chain(costs.iter()).all(|n| *n == 0.0) {
@@ -262,13 +262,13 @@ fn finite<H: Host>(h: &H, v: &H::V) -> f64 {
 pub fn add_figures<H: Host>(h: &H, before: &H::V, figures: &UsageFigures) -> Result<H::V, H::V> {
     let (mut counts, mut costs) = *figures;
     if h.kind(before).is_object_like() {
-        for (i, key) in USAGE_FIELDS.iter().enumerate() {
-            counts[i] += finite(h, &h.get(before, key)?);
+        for (slot, key) in counts.iter_mut().zip(USAGE_FIELDS) {
+            *slot += finite(h, &h.get(before, key)?);
         }
         let cost = h.get(before, "cost")?;
         if h.kind(&cost).is_object_like() {
-            for (i, key) in COST_FIELDS.iter().enumerate() {
-                costs[i] += finite(h, &h.get(&cost, key)?);
+            for (slot, key) in costs.iter_mut().zip(COST_FIELDS) {
+                *slot += finite(h, &h.get(&cost, key)?);
             }
         }
     }
@@ -299,16 +299,16 @@ pub fn check_totals<H: Host>(h: &H, v: &H::V) -> Result<H::V, String> {
         }
     };
     let mut counts = [0.0; 5];
-    for (i, key) in USAGE_FIELDS.iter().enumerate() {
-        counts[i] = number(v, key, ".")?;
+    for (slot, key) in counts.iter_mut().zip(USAGE_FIELDS) {
+        *slot = number(v, key, ".")?;
     }
     let cost = h.get(v, "cost").map_err(|_| ".cost must be an object".to_string())?;
     if h.kind(&cost) != Kind::Object {
         return Err(".cost must be an object".into());
     }
     let mut costs = [0.0; 5];
-    for (i, key) in COST_FIELDS.iter().enumerate() {
-        costs[i] = number(&cost, key, ".cost.")?;
+    for (slot, key) in costs.iter_mut().zip(COST_FIELDS) {
+        *slot = number(&cost, key, ".cost.")?;
     }
     Ok(totals_object(h, &counts, &costs))
 }
