@@ -169,12 +169,16 @@ pub struct Reached {
     pub message: String,
 }
 
+/// Dollars for a message: 2 decimals, or up to 6 below a cent. Integer arithmetic: float formatting would pull
+/// Rust's float printer into the wasm (about 16 KiB).
 fn usd(x: f64) -> String {
-    if x == 0.0 || x.abs() >= 0.01 {
-        format!("{x:.2}")
+    let x = if x.is_finite() && x > 0.0 { x } else { 0.0 };
+    if x == 0.0 || x >= 0.01 {
+        let cents = (x * 100.0).round() as u64;
+        format!("{}.{:02}", cents / 100, cents % 100)
     } else {
-        let text = format!("{x:.6}");
-        text.trim_end_matches('0').to_string()
+        let micros = (x * 1e6).round() as u64;
+        format!("0.{micros:06}").trim_end_matches('0').to_string()
     }
 }
 
@@ -357,6 +361,9 @@ mod tests {
             "Run stopped: agent cost limit of $5.00 reached ($5.02 spent in total)"
         );
         assert_eq!(usd(0.0012), "0.0012");
+        assert_eq!(usd(12.345), "12.35");
+        assert_eq!(usd(0.5), "0.50");
+        assert_eq!(usd(f64::NAN), "0.00");
         // Below every limit: nothing.
         assert_eq!(b(Limits { turns: Some(6.0), cost: Some(1.0), ..Limits::default() }).before_request(&f), None);
     }
