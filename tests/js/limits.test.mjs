@@ -4,7 +4,7 @@
 // queue kept, `totalLimits`, snapshots and checkpoints, and the TypeErrors for bad values.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Agent, IS_REFERENCE, agentLoop, runAgentLoop } from "./impl.mjs";
+import { Agent, IS_REFERENCE, agentLoop, agentLoopContinue, runAgentLoop } from "./impl.mjs";
 import { assistant, collect, config, createFaux, firstText, text, toolCall, userMessage } from "./faux.mjs";
 import { makeAgent, record } from "./agent-helpers.mjs";
 
@@ -101,6 +101,28 @@ test("L-3.12.3 runAgentLoop: a turn limit stops before the next request, polls n
   assert.equal(polls, 3, "S0, S1 and S2 around turn 1; none after the stop");
   assert.equal(steering.length, 1, "the queue keeps its message");
   assert.deepEqual(pkg.totalUsage(messages), totals(8, 0));
+});
+
+test("L-3.12.4 agentLoopContinue with a raised limit goes on from the refused batch: the model sees the errors", T, async () => {
+  const ran = [];
+  const faux = createFaux([calls(["a", "b"], 0, 0), calls(["c"], 0, 0), answer("done", 0, 0)]);
+  const context = { messages: [userMessage("go")], tools: [work(ran)] };
+  const first = await collect(agentLoopContinue(context, config({ limits: { maxToolCalls: 1 } }), undefined, faux.streamFn));
+  const stop = "Run stopped: tool call limit of 1 reached (0 run, 2 more requested)";
+  assert.deepEqual(first.ofType("agent_end")[0].limitReached,
+    { limit: "maxToolCalls", scope: "run", max: 1, value: 2, message: stop });
+  assert.deepEqual(first.ofType("tool_execution_end").map((e) => [e.toolCallId, e.isError, firstText(e.result)]), [
+    ["a", true, `Tool call "work" was not executed: ${stop}`],
+    ["b", true, `Tool call "work" was not executed: ${stop}`],
+  ]);
+  assert.equal(context.messages.length, 1, "D6: the caller's array is untouched");
+  const next = await collect(agentLoopContinue({ ...context, messages: [...context.messages, ...first.result] },
+    config({ limits: { maxToolCalls: 10 } }), undefined, faux.streamFn));
+  assert.deepEqual(ran, ["c"]);
+  assert.equal(next.ofType("agent_end")[0].limitReached, undefined);
+  assert.equal(firstText(next.result.at(-1)), "done");
+  // The second request carried the refused calls' error results.
+  assert.deepEqual(faux.calls[1].messages.filter((m) => m.role === "toolResult").map((m) => m.isError), [true, true]);
 });
 
 test("L-3.12.3 a reached limit after a final answer ends the run as it would have: no limitReached, events as without limits", T, async () => {
