@@ -362,7 +362,6 @@ async fn run_loop<H: FastPaths>(run: &Run<'_, H>, mut resumed: Option<Box<Resume
             }
             let calls = super::tools::tool_calls(h, &message).map_err(|e| run.fail(&e))?;
             let mut results = Vec::new();
-            let mut limited = None;
             more_tool_calls = false;
             if !calls.is_empty() {
                 let (batch, all) = match &resuming {
@@ -375,7 +374,7 @@ async fn run_loop<H: FastPaths>(run: &Run<'_, H>, mut resumed: Option<Box<Resume
                         } else if let Some(reached) = run.limit_before_batch(calls.len()) {
                             // L-3.12.4: a limit stops the run before its batch; every call gets a result naming it.
                             let batch = run.fail_limited(&calls, &reached.message).await?;
-                            limited = Some(reached);
+                            run.hold_stop(reached);
                             batch
                         } else {
                             run.count_tool_calls(calls.len());
@@ -408,7 +407,7 @@ async fn run_loop<H: FastPaths>(run: &Run<'_, H>, mut resumed: Option<Box<Resume
             let action = decision_action(run, &decision)?;
             run.emit_turn_end(&turn.message, &turn.results).await?;
             last_turn = Some(turn);
-            if let Some(reached) = limited {
+            if let Some(reached) = run.take_stop() {
                 return run.emit_agent_end_limited(&reached).await;
             }
             if action.as_deref() == Some("end") {

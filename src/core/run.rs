@@ -136,10 +136,23 @@ pub struct Run<'h, H: FastPaths> {
     /// Steps since the run last checked the clock, and when it last yielded to the event loop.
     steps: Cell<u32>,
     last_yield: Cell<f64>,
-    /// Issue 32: the run's limits (`None`: none set, nothing is summed) and what it counted.
-    budget: Cell<Option<Budget>>,
-    counted: Cell<Figures>,
+    /// Issue 32: the run's limits and what it counted, only when it has limits (a run without costs 8 bytes).
+    tracker: RefCell<Option<Box<Tracker>>>,
+}
+
+/// What a run with limits keeps (issue 32): its limits, its figures, its start, and a stop decided before a batch
+/// and reported at the turn's end (held here, not in the loop's future).
+struct Tracker {
+    budget: Budget,
+    counted: Figures,
     started: f64,
+    stop: Option<Reached>,
+}
+
+impl Tracker {
+    fn new<H: FastPaths>(h: &H, budget: Budget) -> Box<Tracker> {
+        Box::new(Tracker { budget, counted: Figures::default(), started: h.now(), stop: None })
+    }
 }
 
 impl<'h, H: FastPaths> Run<'h, H> {
@@ -149,8 +162,7 @@ impl<'h, H: FastPaths> Run<'h, H> {
             _ => 5000.0,
         };
         let limits = Limits::read(h, &config, "limits");
-        let budget = (!limits.is_empty()).then_some(Budget { run: limits, ..Budget::default() });
-        let started = h.now();
+        let tracker = (!limits.is_empty()).then(|| Tracker::new(h, Budget { run: limits, ..Budget::default() }));
         Run {
             h,
             signal,
@@ -163,24 +175,28 @@ impl<'h, H: FastPaths> Run<'h, H> {
             ending: RefCell::new(Ending { turn_open: false, undelivered: Vec::new(), partial: None }),
             turn_open: Cell::new(false),
             steps: Cell::new(0),
-            last_yield: Cell::new(started),
-            budget: Cell::new(budget),
-            counted: Cell::new(Figures::default()),
-            started,
+            last_yield: Cell::new(h.now()),
+            tracker: RefCell::new(tracker),
         }
     }
 
     // ---- budgets (issue 32)
 
-    /// Replaces the run's limits (the Agent's: its `limits` and `totalLimits`, with what it spent before).
+    /// Replaces the run's limits (the Agent's: its `limits` and `totalLimits`, with what it spent before). Called
+    /// right after `new`, before the run started.
     pub fn set_budget(&self, budget: Budget) {
-        self.budget.set((!budget.is_empty()).then_some(budget));
+        self.tracker.replace((!budget.is_empty()).then(|| Tracker::new(self.h, budget)));
     }
 
+    /// Counts into the figures, when the run has limits (no JS call while the tracker is borrowed).
     fn count(&self, f: impl FnOnce(&mut Figures)) {
-        let mut figures = self.counted.get();
-        f(&mut figures);
-        self.counted.set(figures);
+        if let Some(tracker) = self.tracker.borrow_mut().as_mut() {
+            f(&mut tracker.counted);
+        }
+    }
+
+    fn has_limits(&self) -> bool {
+        self.tracker.borrow().is_some()
     }
 
     /// A model request starts.
@@ -195,7 +211,8 @@ impl<'h, H: FastPaths> Run<'h, H> {
 
     /// A model reply ended: its tokens and cost count, when the run has limits.
     pub fn count_spent(&self, message: &H::V) {
-        if self.budget.get().is_some() {
+        if self.has_limits() {
+            // Read before the tracker is borrowed: reading the message may run caller code.
             let (tokens, cost) = super::budget::spent(self.h, message);
             self.count(|f| {
                 f.tokens += tokens;
@@ -204,18 +221,33 @@ impl<'h, H: FastPaths> Run<'h, H> {
         }
     }
 
-    fn figures(&self) -> Figures {
-        Figures { elapsed_ms: self.h.now() - self.started, ..self.counted.get() }
+    fn check(&self, at: impl FnOnce(&Budget, &Figures) -> Option<Reached>) -> Option<Reached> {
+        let now = self.h.now();
+        let tracker = self.tracker.borrow();
+        let tracker = tracker.as_ref()?;
+        at(&tracker.budget, &Figures { elapsed_ms: now - tracker.started, ..tracker.counted })
     }
 
     /// The limit reached before the next model request, if any.
     pub fn limit_before_request(&self) -> Option<Reached> {
-        self.budget.get()?.before_request(&self.figures())
+        self.check(|budget, figures| budget.before_request(figures))
     }
 
     /// The limit reached before a tool batch of `n` calls, if any.
     pub fn limit_before_batch(&self, n: usize) -> Option<Reached> {
-        self.budget.get()?.before_batch(&self.figures(), n)
+        self.check(|budget, figures| budget.before_batch(figures, n))
+    }
+
+    /// Holds the limit that refused a batch until its turn ended.
+    pub fn hold_stop(&self, reached: Reached) {
+        if let Some(tracker) = self.tracker.borrow_mut().as_mut() {
+            tracker.stop = Some(reached);
+        }
+    }
+
+    /// The limit held by `hold_stop`, once.
+    pub fn take_stop(&self) -> Option<Reached> {
+        self.tracker.borrow_mut().as_mut().and_then(|t| t.stop.take())
     }
 
     /// Yields to the event loop after ~50 ms of uninterrupted work. A stream or hook that always
