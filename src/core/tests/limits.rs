@@ -213,6 +213,21 @@ fn a_time_limit_is_seen_after_a_slow_batch() {
 }
 
 #[test]
+fn a_time_limit_is_seen_before_a_batch_after_a_slow_stream_and_finish_turn_end_does_not_hide_the_stop() {
+    let w = World::with(vec![calls(&["a"], 0.0, 0.0)]);
+    w.faux.set_chunk_delay(40.0);
+    let finish = TV::func(|_h, _this, _args| Ok(TV::obj(&[("action", TV::str("end"))])));
+    let cfg = config(&[("limits", limits(&[("maxDurationMs", 30.0)])), ("finishTurn", finish)]);
+    let result = w.prompt(vec![user("go")], ctx_tools(vec![], vec![work()]), cfg);
+    assert_eq!(w.labels(), expected(0, vec![refused_turn(&["a"])]));
+    let reached = limit_reached(&w);
+    assert_eq!(reached["limit"], json!("maxDurationMs"));
+    assert!(reached["message"].as_str().unwrap().starts_with("Run stopped: time limit of 30 ms reached ("));
+    assert_eq!(tool_texts(&result).len(), 1);
+    w.assert_clean();
+}
+
+#[test]
 fn a_tool_call_limit_refuses_a_batch_that_would_pass_it() {
     let (w, result) = run_with(
         vec![calls(&["a", "b", "c"], 0.0, 0.0), calls(&["d", "e"], 0.0, 0.0), answer("never", 0.0, 0.0)],
