@@ -33,6 +33,9 @@ import { events, transcriptReplaced } from "./journal.js";
  * @property {boolean} interrupted a restored agent was mid-run: resume() picks it up
  * @property {object | undefined} approvals calls waiting for a person (issue 30): {requests, completedTools, decisions}, or undefined
  * @property {object[]} pendingApprovals the requests of approvals without a decision; agent.state.pendingApprovals
+ * @property {object | undefined} totalUsage the agent's usage totals over its life (issue 32), undefined until a reply reports usage
+ * @property {object | undefined} runUsage the usage totals of the current or last run (issue 32), undefined until a reply reports usage
+ * @property {object | undefined} limitReached the limit that stopped the last run (issue 32): {limit, scope, max, value, message}
  * @property {object} view the agent.state object the facade hands out (set by pkg-template/agent.js)
  */
 
@@ -186,6 +189,22 @@ function createStateView(st) {
     get errorMessage() { return st.errorMessage; },
     /** Issue 30: the tool calls waiting for a decision, in request order. */
     get pendingApprovals() { return st.pendingApprovals; },
+    /** Issue 32: the agent's usage totals over its life (kept by snapshots and checkpoints), a fresh object. */
+    get totalUsage() { return copyTotals(st.totalUsage); },
+    /** Issue 32: the usage totals of the run in progress, else of the last run, a fresh object. */
+    get runUsage() { return copyTotals(st.runUsage); },
+    /** Issue 32: the limit that stopped the last run, `{limit, scope, max, value, message}`, else undefined. */
+    get limitReached() { return st.limitReached; },
+  };
+}
+
+/** A copy of a totals object (zero totals for none): callers get a value, never the agent's own. */
+function copyTotals(t) {
+  const c = t?.cost;
+  return {
+    input: t?.input ?? 0, output: t?.output ?? 0, cacheRead: t?.cacheRead ?? 0, cacheWrite: t?.cacheWrite ?? 0,
+    totalTokens: t?.totalTokens ?? 0,
+    cost: { input: c?.input ?? 0, output: c?.output ?? 0, cacheRead: c?.cacheRead ?? 0, cacheWrite: c?.cacheWrite ?? 0, total: c?.total ?? 0 },
   };
 }
 

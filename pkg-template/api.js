@@ -195,8 +195,43 @@ function barrierRun(emit, config, signal, start) {
   return settled;
 }
 
+// Issue 32: a run's usage totals. The sum of the `usage` of the assistant messages in `messages` (a run's
+// `newMessages`: `await stream.result()`, what `runAgentLoop` resolves with, `agent_end.messages`): tokens by kind,
+// `totalTokens`, and `cost` by kind with its `total`. A figure that is not a finite number counts 0. The same sum
+// as `agent.state.runUsage` (core::budget::read_usage / add_figures, and the reducer's twin in snippets/agent.js).
+const USAGE_FIELDS = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"];
+const COST_FIELDS = ["input", "output", "cacheRead", "cacheWrite", "total"];
+const finite = (v) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+const isObject = (v) => (typeof v === "object" && v !== null) || typeof v === "function";
+
+export function totalUsage(messages) {
+  if (!Array.isArray(messages)) throw new TypeError("totalUsage: messages must be an array");
+  const counts = [0, 0, 0, 0, 0];
+  const costs = [0, 0, 0, 0, 0];
+  for (const message of messages) {
+    if (!isObject(message) || message.role !== "assistant") continue;
+    const usage = message.usage;
+    if (!isObject(usage)) continue;
+    for (let i = 0; i < 5; i++) counts[i] += finite(usage[USAGE_FIELDS[i]]);
+    const cost = usage.cost;
+    if (isObject(cost)) for (let i = 0; i < 5; i++) costs[i] += finite(cost[COST_FIELDS[i]]);
+  }
+  return {
+    input: counts[0], output: counts[1], cacheRead: counts[2], cacheWrite: counts[3], totalTokens: counts[4],
+    cost: { input: costs[0], output: costs[1], cacheRead: costs[2], cacheWrite: costs[3], total: costs[4] },
+  };
+}
+
+/** The stream `agentLoop` / `agentLoopContinue` return: an `EventStream` whose `totalUsage()` resolves with the
+ *  run's usage totals when it ended (issue 32; the AI SDK's `result.totalUsage`). */
+class AgentLoopStream extends EventStream {
+  totalUsage() {
+    return this.result().then(totalUsage);
+  }
+}
+
 function createAgentStream() {
-  return new EventStream(
+  return new AgentLoopStream(
     (event) => event.type === "agent_end",
     (event) => (event.type === "agent_end" ? event.messages : []),
   );

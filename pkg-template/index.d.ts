@@ -353,6 +353,67 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
   abortGraceMs?: number;
   /** New (D5): most tool executions running at once in parallel mode (positive integer; default unlimited). */
   maxParallelTools?: number;
+  /**
+   * New (issue 32): limits of this run, checked before each model request (after the first) and before each tool
+   * batch. Reaching one ends the run cleanly with `agent_end.limitReached`; see {@link AgentLimits}.
+   */
+  limits?: AgentLimits;
+}
+
+/**
+ * New (issue 32): per-run limits. Counts are positive integers, the others positive numbers; `Infinity`, `undefined`
+ * or `null` = no limit. A limit is reached when the run's figure is at it (`maxToolCalls`: when a batch would pass
+ * it). Before a model request (never before the run's first): no request is made and no queue polled; the stop is
+ * reported when the run would have gone on by itself (tool results for the model, `finishTurn`'s `"continue"`) —
+ * after a final answer the run ends as it would have. Before a tool batch: every call of the batch gets the error
+ * result `Tool call "<name>" was not executed: <message>`, the turn ends, the stop is reported. Either way the
+ * transcript ends with a user or tool-result message, so a continuation (`agent.continue()`, `agentLoopContinue`)
+ * goes on once the limit is raised.
+ */
+export interface AgentLimits {
+  /** Turns in the run (`Run stopped: turn limit of 5 reached`). */
+  maxTurns?: number;
+  /** Calls of the stream function in the run (`Run stopped: model request limit of 5 reached`). */
+  maxModelRequests?: number;
+  /** `usage.totalTokens` summed over the run's replies (not the stream option `maxTokens`, a per-request cap). */
+  maxTokens?: number;
+  /** `usage.cost.total` summed over the run's replies (`Run stopped: cost limit of $0.50 reached ($0.52 spent)`). */
+  maxCostUsd?: number;
+  /** Milliseconds since the run started, seen at the check points (a request or tool in flight is not cut). */
+  maxDurationMs?: number;
+  /** Tool calls executed in the run; a batch that would pass it runs none of its calls. */
+  maxToolCalls?: number;
+}
+
+/** New (issue 32): an {@link Agent}'s limits over its whole life, against {@link AgentState.totalUsage}. */
+export interface AgentTotalLimits {
+  maxTokens?: number;
+  maxCostUsd?: number;
+}
+
+/**
+ * New (issue 32): the limit that stopped a run (`agent_end.limitReached`, {@link AgentState.limitReached}).
+ * `value` is the run's figure (the agent's for `scope: "agent"`; for `maxToolCalls`, the calls run plus the batch's).
+ */
+export interface LimitReached {
+  limit: keyof AgentLimits;
+  scope: "run" | "agent";
+  max: number;
+  value: number;
+  message: string;
+}
+
+/**
+ * New (issue 32): usage totals, summed over assistant messages' `usage` (a figure that is not a finite number counts
+ * 0). Assignable to {@link Usage}.
+ */
+export interface UsageTotals {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens: number;
+  cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
 }
 
 /** Receives the events of a run; `runAgentLoop` awaits each call before the run goes on. */
@@ -434,6 +495,8 @@ export type AgentEvent =
       messages: AgentMessage[];
       /** New (issue 30): present when the run paused for tool calls that wait for a person. */
       approvals?: ToolApprovals;
+      /** New (issue 32): present when a limit stopped the run. */
+      limitReached?: LimitReached;
     }
   | { type: "turn_start" }
   | { type: "turn_end"; message: AgentMessage; toolResults: ToolResultMessage[] }
@@ -467,7 +530,21 @@ export declare function agentLoop(
   config: AgentLoopConfig,
   signal?: AbortSignal,
   streamFn?: StreamFnLike,
-): EventStream<AgentEvent, AgentMessage[]>;
+): AgentLoopStream;
+
+/**
+ * The stream of {@link agentLoop} and {@link agentLoopContinue}: an {@link EventStream} whose `totalUsage()` resolves
+ * with the run's usage totals once it ended (new, issue 32).
+ */
+export interface AgentLoopStream extends EventStream<AgentEvent, AgentMessage[]> {
+  totalUsage(): Promise<UsageTotals>;
+}
+
+/**
+ * New (issue 32): the usage totals of `messages` (the sum over its assistant messages), e.g. of what
+ * {@link runAgentLoop} resolved with. Throws a `TypeError` when `messages` is not an array.
+ */
+export declare function totalUsage(messages: readonly AgentMessage[]): UsageTotals;
 
 /**
  * Continues from the current context without adding a message (the last message must convert to a user or
@@ -479,7 +556,7 @@ export declare function agentLoopContinue(
   config: AgentLoopConfig,
   signal?: AbortSignal,
   streamFn?: StreamFnLike,
-): EventStream<AgentEvent, AgentMessage[]>;
+): AgentLoopStream;
 
 /**
  * Runs like {@link agentLoop} but awaits `emit` for every event, and resolves with the run's new messages. Callback
@@ -646,6 +723,12 @@ export interface AgentState {
   readonly errorMessage?: string;
   /** New (issue 30): the tool calls waiting for a decision, in request order. */
   readonly pendingApprovals: ToolApprovalRequest[];
+  /** New (issue 32): usage over the agent's life (kept by `reset()`, snapshots and checkpoints); a fresh copy. */
+  readonly totalUsage: UsageTotals;
+  /** New (issue 32): usage of the run in progress, else of the last run; a fresh copy. */
+  readonly runUsage: UsageTotals;
+  /** New (issue 32): the limit that stopped the last run (its `message` is also `errorMessage`), else undefined. */
+  readonly limitReached?: LimitReached;
 }
 
 /**
@@ -721,6 +804,14 @@ export interface AgentOptions {
   headers?: ProviderHeaders;
   /** New: `fetch` forwarded to the stream function. */
   fetch?: FetchFunction;
+  /** New (issue 32): limits of each run, see {@link AgentLimits}; a public field, read when a run starts. */
+  limits?: AgentLimits;
+  /**
+   * New (issue 32): limits over the agent's life, against `state.totalUsage`. Reached during a run, it stops as
+   * `limits` do (`Run stopped: agent cost limit of $5.00 reached ($5.02 spent in total)`); reached already, `prompt()`
+   * and `continue()` reject (`…; raise agent.totalLimits.maxCostUsd to run again`).
+   */
+  totalLimits?: AgentTotalLimits;
 }
 
 /**
@@ -755,6 +846,8 @@ export interface AgentCheckpoint {
   ended?: AgentEndedToolCall[];
   /** New (issue 30): the tool calls waiting for a person and the decisions so far; `null` once the pause is over. */
   approvals?: (ToolApprovals & { decisions: ToolApprovalDecision[] }) | null;
+  /** New (issue 32): the agent's usage totals when they changed (never while no reply reported usage). */
+  usage?: UsageTotals;
 }
 
 /** A tool call that ended, as a checkpoint records it until its result message is in the transcript. */
@@ -795,6 +888,8 @@ export interface AgentSnapshot {
   completedTools?: AgentEndedToolCall[];
   /** New (issue 30): tool calls waiting for a person, with the decisions made so far. */
   approvals?: ToolApprovals & { decisions: ToolApprovalDecision[] };
+  /** New (issue 32): the agent's usage totals (absent while no reply reported usage). */
+  usage?: UsageTotals;
 }
 
 /**
@@ -848,6 +943,10 @@ export declare class Agent {
   temperature?: number;
   headers?: ProviderHeaders;
   fetch?: FetchFunction;
+  /** New (issue 32): per-run limits (set only when given). */
+  limits?: AgentLimits;
+  /** New (issue 32): limits over the agent's life (set only when given). */
+  totalLimits?: AgentTotalLimits;
 
   /**
    * Adds a listener; returns a function that removes it. No event is replayed on subscribe. Listeners are awaited one

@@ -371,7 +371,13 @@ async fn run_loop<H: FastPaths>(run: &Run<'_, H>, mut resumed: Option<Box<Resume
                     None => {
                         let batch = if reason.as_deref() == Some("length") {
                             run.fail_truncated(&calls).await?
+                        } else if let Some(reached) = run.limit_before_batch(calls.len()) {
+                            // L-3.12.4: a limit stops the run before its batch; every call gets a result naming it.
+                            let batch = run.fail_limited(&calls, &reached.message).await?;
+                            run.hold_stop(reached);
+                            batch
                         } else {
+                            run.count_tool_calls(calls.len());
                             run.execute_tool_calls(&message, &calls).await?
                         };
                         let all = batch.messages.clone();
@@ -401,10 +407,22 @@ async fn run_loop<H: FastPaths>(run: &Run<'_, H>, mut resumed: Option<Box<Resume
             let action = decision_action(run, &decision)?;
             run.emit_turn_end(&turn.message, &turn.results).await?;
             last_turn = Some(turn);
+            if let Some(reached) = run.take_stop() {
+                return run.emit_agent_end_limited(&reached).await;
+            }
             if action.as_deref() == Some("end") {
                 return run.emit_agent_end().await;
             }
             continue_once = action.as_deref() == Some("continue");
+            if let Some(reached) = run.limit_before_request() {
+                // L-3.12.3: no further request and no queue poll (queued messages stay queued). The stop is reported
+                // when the run would have gone on by itself (tool results for the model, finishTurn's "continue");
+                // after a final answer the run ends as it would have.
+                if more_tool_calls || continue_once {
+                    return run.emit_agent_end_limited(&reached).await;
+                }
+                return run.emit_agent_end().await;
+            }
             let steered = poll(run, "getSteeringMessages").await?; // S1
             if more_tool_calls || steered > 0 {
                 continue_once = false;
@@ -553,6 +571,7 @@ async fn stream_assistant_response<H: FastPaths>(run: &Run<'_, H>) -> Result<H::
     let mut watch = RequestWatch::new(run, timeout_ms(h, &config, "streamIdleTimeoutMs"));
     h.set(&options, "signal", &watch.signal()).map_err(fail)?;
     run.check_abort()?; // D2.4: no request once aborted
+    run.count_request();
     let undefined = h.undefined();
     let source = match watch.watch(h.call(&run.stream_fn, &undefined, &[model, transcript, options])).await {
         Watched::Value(Ok(source)) => source,
@@ -781,6 +800,7 @@ async fn finish_message<H: FastPaths>(
     let h = run.h;
     let fail = |e: H::V| run.fail(&e);
     h.set(final_message, "thinkingLevel", &thinking_level(run)).map_err(fail)?;
+    run.count_spent(final_message);
     match slot {
         Some(index) => h.array_set(messages, index, final_message).map_err(fail)?,
         None => {

@@ -1,6 +1,7 @@
 //! API misuse checks (E-8.1): wrong argument types and missing required configuration become a
 //! `TypeError` naming the argument, before any guard, event or callback.
 
+use super::budget;
 use super::host::Kind;
 use crate::core::fast::FastPaths;
 
@@ -178,6 +179,32 @@ impl<'a, H: FastPaths> Checker<'a, H> {
         Ok(())
     }
 
+    /// Issue 32: `owner.limits` (and with `agent`, `owner.totalLimits`): nullish, or an object whose fields are
+    /// nullish or valid limits (`budget::check_limit`).
+    pub fn budgets(&self, owner: &H::V, prefix: &str, agent: bool) -> Result<(), ArgError<H::V>> {
+        let h = self.h;
+        let keys: &[&str] = if agent { &["limits", "totalLimits"] } else { &["limits"] };
+        for key in keys {
+            let limits = h.get(owner, key)?;
+            if h.kind(&limits).is_nullish() {
+                continue;
+            }
+            if h.kind(&limits) != Kind::Object {
+                return Err(self.bad(&format!("{prefix}.{key}"), "an object"));
+            }
+            let fields: &[&str] = if *key == "limits" { &budget::RUN_LIMITS } else { &budget::TOTAL_LIMITS };
+            for field in fields {
+                let v = h.get(&limits, field)?;
+                if h.kind(&v).is_nullish() {
+                    continue;
+                }
+                budget::check_limit(field, h.as_number(&v))
+                    .map_err(|what| self.bad(&format!("{prefix}.{key}.{field}"), what))?;
+            }
+        }
+        Ok(())
+    }
+
     pub fn config(&self, v: &H::V, path: &str) -> Result<(), ArgError<H::V>> {
         let h = self.h;
         self.object(v, path)?;
@@ -186,6 +213,7 @@ impl<'a, H: FastPaths> Checker<'a, H> {
         for hook in CONFIG_HOOKS {
             self.optional_function(&h.get(v, hook)?, &format!("{path}.{hook}"))?;
         }
-        self.limits(v, path)
+        self.limits(v, path)?;
+        self.budgets(v, path, false)
     }
 }

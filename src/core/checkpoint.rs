@@ -59,6 +59,8 @@ struct Current<V> {
     ended_count: usize,
     /// Issue 30: the pause the agent holds (`st.approvals`, replaced whole on every change), else undefined.
     approvals: V,
+    /// Issue 32: the agent's usage totals (`st.totalUsage`, replaced whole on every change), else undefined.
+    usage: V,
 }
 
 /// The messages a queue holds for durability: those drained by the running loop but not yet in the
@@ -102,6 +104,7 @@ fn current<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<Current<H::V>
         ended: ended.clone(),
         ended_count: if h.kind(&ended) == Kind::Array { h.array_len(&ended)? } else { 0 },
         approvals: get(h, st, "approvals")?,
+        usage: get(h, st, "totalUsage")?,
     })
 }
 
@@ -189,6 +192,11 @@ fn diff<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Optio
     if (full && has_approvals) || (!full && !h.same(&had_approvals, &now.approvals)) {
         entries.push(("approvals", if has_approvals { now.approvals.clone() } else { h.null() }));
     }
+    // Issue 32: the usage totals when they changed (never while no reply reported usage).
+    let has_usage = h.kind(&now.usage) == Kind::Object;
+    if has_usage && (full || !h.same(&get(h, ck, "usage")?, &now.usage)) {
+        entries.push(("usage", now.usage.clone()));
+    }
     if entries.len() == header {
         return Ok(None);
     }
@@ -201,6 +209,7 @@ fn diff<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Optio
         ("running", h.boolean(now.running)),
         ("endedCount", h.number(now.ended_count as f64)),
         ("approvals", now.approvals.clone()),
+        ("usage", now.usage.clone()),
     ];
     base.extend(now.plain.iter().map(|(k, v)| (*k, v.clone())));
     Ok(Some((h.object(&entries), h.object(&base))))
@@ -493,6 +502,12 @@ pub fn fold<H: FastPaths>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64
             }
             _ => return Err(bad(i, "approvals has the wrong type")),
         }
+        let usage = get(h, checkpoint, "usage")?;
+        if h.kind(&usage) != Kind::Undefined {
+            let totals =
+                crate::core::budget::check_totals(h, &usage).map_err(|detail| bad(i, &format!("usage{detail}")))?;
+            h.set(data, "usage", &totals)?;
+        }
         for message in &appended {
             if h.as_string(&get(h, message, "role")?).as_deref() == Some("toolResult") {
                 let id = get(h, message, "toolCallId")?;
@@ -536,5 +551,6 @@ pub fn adopt<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, seq: f64) -> Result<(
     h.set(&ck, "running", &h.boolean(now.running))?;
     h.set(&ck, "endedCount", &h.number(now.ended_count as f64))?;
     h.set(&ck, "approvals", &now.approvals)?;
+    h.set(&ck, "usage", &now.usage)?;
     h.set(&ck, "full", &h.boolean(seq == 0.0))
 }

@@ -5,6 +5,7 @@ pub mod agent;
 pub mod agent_loop;
 pub mod approvals;
 pub mod args;
+pub mod budget;
 pub mod builtin;
 pub mod checkpoint;
 pub mod declare;

@@ -2,6 +2,7 @@
 //! step shares: event delivery (L-3.10), calling caller callbacks (D1, D4), and abort checks (D2).
 //! It owns no scheduling decisions; those live in `agent_loop` and `tools`.
 
+use super::budget::{Budget, Figures, Limits, Reached};
 use super::host::{HostFuture, Kind};
 use crate::core::fast::FastPaths;
 use futures::FutureExt;
@@ -135,6 +136,23 @@ pub struct Run<'h, H: FastPaths> {
     /// Steps since the run last checked the clock, and when it last yielded to the event loop.
     steps: Cell<u32>,
     last_yield: Cell<f64>,
+    /// Issue 32: the run's limits and what it counted, only when it has limits (a run without costs 8 bytes).
+    tracker: RefCell<Option<Box<Tracker>>>,
+}
+
+/// What a run with limits keeps (issue 32): its limits, its figures, its start, and a stop decided before a batch
+/// and reported at the turn's end (held here, not in the loop's future).
+struct Tracker {
+    budget: Budget,
+    counted: Figures,
+    started: f64,
+    stop: Option<Reached>,
+}
+
+impl Tracker {
+    fn new<H: FastPaths>(h: &H, budget: Budget) -> Box<Tracker> {
+        Box::new(Tracker { budget, counted: Figures::default(), started: h.now(), stop: None })
+    }
 }
 
 impl<'h, H: FastPaths> Run<'h, H> {
@@ -143,6 +161,8 @@ impl<'h, H: FastPaths> Run<'h, H> {
             Some(ms) if ms >= 0.0 => ms,
             _ => 5000.0,
         };
+        let limits = Limits::read(h, &config, "limits");
+        let tracker = (!limits.is_empty()).then(|| Tracker::new(h, Budget { run: limits, ..Budget::default() }));
         Run {
             h,
             signal,
@@ -156,7 +176,78 @@ impl<'h, H: FastPaths> Run<'h, H> {
             turn_open: Cell::new(false),
             steps: Cell::new(0),
             last_yield: Cell::new(h.now()),
+            tracker: RefCell::new(tracker),
         }
+    }
+
+    // ---- budgets (issue 32)
+
+    /// Replaces the run's limits (the Agent's: its `limits` and `totalLimits`, with what it spent before). Called
+    /// right after `new`, before the run started.
+    pub fn set_budget(&self, budget: Budget) {
+        self.tracker.replace((!budget.is_empty()).then(|| Tracker::new(self.h, budget)));
+    }
+
+    /// Counts into the figures, when the run has limits (no JS call while the tracker is borrowed).
+    fn count(&self, f: impl FnOnce(&mut Figures)) {
+        if let Some(tracker) = self.tracker.borrow_mut().as_mut() {
+            f(&mut tracker.counted);
+        }
+    }
+
+    fn has_limits(&self) -> bool {
+        self.tracker.borrow().is_some()
+    }
+
+    /// A model request starts.
+    pub fn count_request(&self) {
+        self.count(|f| f.requests += 1.0);
+    }
+
+    /// A tool batch of `n` calls runs.
+    pub fn count_tool_calls(&self, n: usize) {
+        self.count(|f| f.tool_calls += n as f64);
+    }
+
+    /// A model reply ended: its tokens and cost count, when the run has limits.
+    pub fn count_spent(&self, message: &H::V) {
+        if self.has_limits() {
+            // Read before the tracker is borrowed: reading the message may run caller code.
+            let (tokens, cost) = super::budget::spent(self.h, message);
+            self.count(|f| {
+                f.tokens += tokens;
+                f.cost += cost;
+            });
+        }
+    }
+
+    fn check(&self, at: impl FnOnce(&Budget, &Figures) -> Option<Reached>) -> Option<Reached> {
+        let now = self.h.now();
+        let tracker = self.tracker.borrow();
+        let tracker = tracker.as_ref()?;
+        at(&tracker.budget, &Figures { elapsed_ms: now - tracker.started, ..tracker.counted })
+    }
+
+    /// The limit reached before the next model request, if any.
+    pub fn limit_before_request(&self) -> Option<Reached> {
+        self.check(|budget, figures| budget.before_request(figures))
+    }
+
+    /// The limit reached before a tool batch of `n` calls, if any.
+    pub fn limit_before_batch(&self, n: usize) -> Option<Reached> {
+        self.check(|budget, figures| budget.before_batch(figures, n))
+    }
+
+    /// Holds the limit that refused a batch until its turn ended.
+    pub fn hold_stop(&self, reached: Reached) {
+        if let Some(tracker) = self.tracker.borrow_mut().as_mut() {
+            tracker.stop = Some(reached);
+        }
+    }
+
+    /// The limit held by `hold_stop`, once.
+    pub fn take_stop(&self) -> Option<Reached> {
+        self.tracker.borrow_mut().as_mut().and_then(|t| t.stop.take())
     }
 
     /// Yields to the event loop after ~50 ms of uninterrupted work. A stream or hook that always
@@ -215,6 +306,7 @@ impl<'h, H: FastPaths> Run<'h, H> {
         let h = self.h;
         if kind == "turn_start" {
             self.turn_open.set(true);
+            self.count(|f| f.turns += 1.0);
         }
         self.emit(h.object(&[("type", h.constant(kind))])).await
     }
@@ -239,6 +331,17 @@ impl<'h, H: FastPaths> Run<'h, H> {
     pub async fn emit_agent_end(&self) -> Result<(), Stop> {
         let h = self.h;
         self.emit(h.object(&[("type", h.constant("agent_end")), ("messages", self.new_messages.clone())])).await
+    }
+
+    /// Issue 32: `agent_end` of a run a limit stopped, with `limitReached: {limit, scope, max, value, message}`.
+    pub async fn emit_agent_end_limited(&self, reached: &Reached) -> Result<(), Stop> {
+        let h = self.h;
+        let event = h.object(&[
+            ("type", h.constant("agent_end")),
+            ("messages", self.new_messages.clone()),
+            ("limitReached", reached.to_value(h)),
+        ]);
+        self.emit(event).await
     }
 
     /// Issue 30: `agent_end` of a run that pauses for approvals, with `approvals: {requests, completedTools}`.

@@ -172,6 +172,27 @@ fn check(snapshot: &Map<String, Value>) -> Result<(), String> {
         }
         Some(_) => return Err(invalid("approvals", "expected an object")),
     }
+    // Issue 32: the agent's usage totals.
+    match snapshot.get("usage") {
+        None => {}
+        Some(Value::Object(usage)) => {
+            let number = |v: Option<&Value>| v.and_then(Value::as_f64).is_some_and(|n| n >= 0.0);
+            for key in crate::core::budget::USAGE_FIELDS {
+                if !number(usage.get(key)) {
+                    return Err(invalid(&format!("usage.{key}"), "expected a non-negative number"));
+                }
+            }
+            let Some(Value::Object(cost)) = usage.get("cost") else {
+                return Err(invalid("usage.cost", "expected an object"));
+            };
+            for key in crate::core::budget::COST_FIELDS {
+                if !number(cost.get(key)) {
+                    return Err(invalid(&format!("usage.cost.{key}"), "expected a non-negative number"));
+                }
+            }
+        }
+        Some(_) => return Err(invalid("usage", "expected an object")),
+    }
     Ok(())
 }
 

@@ -258,7 +258,8 @@ test("API-1.1/§6 BuiltinApi is core::builtin::BUILTIN_APIS, and each is a Known
 });
 
 test("A-5.1 the Agent's public fields and options are core::agent's FIELDS", () => {
-  const fields = rustStrConst(CORE, "FIELDS");
+  // Issue 32: OPTIONAL_FIELDS are public fields too, set only when given.
+  const fields = [...rustStrConst(CORE, "FIELDS"), ...rustStrConst(CORE, "OPTIONAL_FIELDS")];
   const agent = dtsMembers("export declare class Agent {");
   same(agent.fields, [...fields, "streamFunction", "state", "steeringMode", "followUpMode", "signal"],
     "index.d.ts class Agent fields vs FIELDS (+ streamFunction and the accessors)");

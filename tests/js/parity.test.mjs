@@ -232,8 +232,25 @@ function agentState(r, seed) {
     endedTools: [],
   };
   if (r.chance(0.5)) st.ck = { seq: 0 };
-  if (r.chance(0.04)) hostile(st, r.pick(["messages", "ck", "steering", "pendingToolCalls", "transitSteering"]), seed);
+  // Issue 32: usage totals already held (or odd values where they should be).
+  if (r.chance(0.5)) st.totalUsage = usageLike(r);
+  if (r.chance(0.3)) st.runUsage = usageLike(r);
+  if (r.chance(0.04)) hostile(st, r.pick(["messages", "ck", "steering", "pendingToolCalls", "transitSteering", "totalUsage"]), seed);
   return st;
+}
+
+/** Issue 32: a usage as providers fill it, or something else where one is read (missing cost, strings, NaN). */
+function usageLike(r) {
+  const n = () => r.pick([0, 1, 2.5, 1000, NaN, Infinity, "3", undefined, -1]);
+  switch (r.int(6)) {
+    case 0: return undefined;
+    case 1: return r.pick([null, 7, "usage"]);
+    case 2: return { input: n(), output: n(), totalTokens: n() };
+    default: return {
+      input: n(), output: n(), cacheRead: n(), cacheWrite: n(), totalTokens: n(),
+      cost: r.chance(0.8) ? { input: n(), output: n(), cacheRead: n(), cacheWrite: n(), total: n() } : r.pick([null, 1]),
+    };
+  }
 }
 
 const EVENT_TYPES = [
@@ -257,7 +274,14 @@ function agentEvent(r, seed) {
   if (String(type).startsWith("tool_execution")) {
     Object.assign(event, { toolCallId: `c${r.int(3)}`, toolName: "t0", result: { content: [] }, isError: r.chance(0.3) });
   }
-  if (r.chance(0.04)) hostile(event, r.pick(["type", "message", "toolCallId", "toolName"]), seed);
+  // Issue 32: a reply's usage, and the limit that stopped a run.
+  if (m && typeof m === "object" && r.chance(0.6)) m.usage = usageLike(r);
+  if (r.chance(0.4)) {
+    event.limitReached = r.chance(0.8)
+      ? { limit: "maxTurns", scope: "run", max: 2, value: 2, message: "Run stopped: turn limit of 2 reached" }
+      : r.pick([null, "x", 3]);
+  }
+  if (r.chance(0.04)) hostile(event, r.pick(["type", "message", "toolCallId", "toolName", "limitReached"]), seed);
   return event;
 }
 
@@ -288,9 +312,12 @@ test("reduceAgentEvent: recorded Agent runs replay to the same state through bot
   const runs = [];
   for (const parallel of [true, false]) {
     const events = [];
+    // Issue 32: replies with usage, and (sequential) a limit that stops the run after its first turn.
+    const usage = { input: 3, output: 4, cacheRead: 1, cacheWrite: 0, totalTokens: 8,
+      cost: { input: 0.1, output: 0.2, cacheRead: 0.01, cacheWrite: 0, total: 0.31 } };
     const faux = createFaux([
-      assistant([text("checking"), toolCall("c1", "echo", { v: 1 }), toolCall("c2", "echo", { v: 2 })]),
-      assistant([text("done")]),
+      assistant([text("checking"), toolCall("c1", "echo", { v: 1 }), toolCall("c2", "echo", { v: 2 })], { usage }),
+      assistant([text("done")], { usage }),
     ]);
     const echo = {
       name: "echo",
@@ -303,12 +330,14 @@ test("reduceAgentEvent: recorded Agent runs replay to the same state through bot
       initialState: { tools: [echo], model: fauxModel() },
       streamFn: faux.streamFn,
       toolExecution: parallel ? "parallel" : "sequential",
+      ...(parallel ? {} : { limits: { maxTurns: 1 } }),
     });
     agent.subscribe((e) => events.push(structuredClone(e)));
     await agent.prompt("go");
     agent.steer({ role: "user", content: "more", timestamp: 1 });
     runs.push(events);
   }
+  assert.ok(runs[1].some((e) => e.type === "agent_end" && e.limitReached), "the sequential run was stopped by its limit");
   for (const [n, events] of runs.entries()) {
     assert.ok(events.length > 10, `run ${n} recorded ${events.length} events`);
     for (const durable of [false, true]) {
@@ -416,7 +445,7 @@ test("agentStateValid: the twin's one-step check agrees with the full check", { 
         const r = rng(seed * 613 + i);
         const agent = { convertToLlm: fn, streamFunction: fn };
         const st = { tools: [tool(r, 0)], messages: [{ role: "user" }], model: { id: "m" } };
-        switch (r.int(12)) {
+        switch (r.int(14)) {
           case 0: st.tools = "no"; break;
           case 1: st.messages = [{ role: 1 }]; break;
           case 2: st.model = null; break;
@@ -427,6 +456,15 @@ test("agentStateValid: the twin's one-step check agrees with the full check", { 
           case 7: st.tools = [{ name: "t" }]; break;
           case 8: hostile(agent, "transformContext", seed); break;
           case 9: agent.afterToolCall = fn; agent.toolTimeoutMs = 5; break;
+          // Issue 32: limits, valid and not, on an otherwise valid state (no tools: the random ones lack `execute`).
+          case 10:
+            st.tools = [];
+            agent.limits = r.pick([{ maxTurns: 2, maxCostUsd: 0.5 }, { maxTurns: 0 }, [], { maxCostUsd: "1" }, null]);
+            break;
+          case 11:
+            st.tools = [];
+            agent.totalLimits = r.pick([{ maxCostUsd: 1 }, { maxTokens: -1 }, 5, { maxTurns: 0 }, { maxTokens: Infinity }]);
+            break;
           default: break;
         }
         return { raw: { agent, st }, agent: rec.wrap(agent), st: rec.wrap(st) };

@@ -11,6 +11,7 @@ use crate::core::agent_loop::{
     Start, drive_start, empty_assistant, start_continue_run, start_prompt_run, start_resumed_run,
 };
 use crate::core::args::{ArgError, Checker};
+use crate::core::budget::{Budget, Limits};
 use crate::core::checkpoint;
 use crate::core::declare::tools::role;
 use crate::core::fast::FastPaths;
@@ -47,6 +48,9 @@ pub fn reset<H: FastPaths>(h: &H, st: &H::V) -> Result<(), H::V> {
     h.set(st, "completedTools", &h.array(&[]))?;
     h.set(st, "endedTools", &h.array(&[]))?;
     h.set(st, "steeringLeftByAbort", &h.array(&[]))?;
+    // Issue 32: the last run's figures go; the agent's totals (`totalUsage`) are kept: they are its bill.
+    h.set(st, "runUsage", &h.undefined())?;
+    h.set(st, "limitReached", &h.undefined())?;
     // the calls waiting for approval go with the transcript that held them.
     approvals::hold(h, st, None)?;
     clear(h, st, Queue::Steering)?;
@@ -58,7 +62,7 @@ pub fn reset<H: FastPaths>(h: &H, st: &H::V) -> Result<(), H::V> {
 pub type RunFuture<V> = LocalBoxFuture<'static, Result<(), V>>;
 
 /// A run's config, stream function, and its start (or the value preparing it threw).
-type Prepared<V> = (V, V, Result<Start<V>, V>);
+type Prepared<V> = (V, V, Result<Start<V>, V>, Budget);
 
 /// `prompt(message | messages | text, images?)`.
 pub fn prompt<H: FastPaths>(
@@ -97,6 +101,7 @@ pub fn prompt<H: FastPaths>(
         }
     };
     check_state(h, agent, st, "Agent.prompt").map_err(|e| e.into_thrown(h))?;
+    refuse_over_budget(h, agent, st, "Agent.prompt")?;
     let mut prompts = take_steering_left_by_abort(h, st)?;
     prompts.extend(messages);
     Ok(start_run(h, agent, st, Some(prompts), false, None))
@@ -146,6 +151,7 @@ pub fn continue_run<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunF
     }
     let last = h.array_get(&messages, count - 1)?;
     check_state(h, agent, st, "Agent.continue").map_err(|e| e.into_thrown(h))?;
+    refuse_over_budget(h, agent, st, "Agent.continue")?;
     if role(h, &last)?.as_deref() == Some("assistant") {
         return match run_queued(h, agent, st)? {
             Some(run) => Ok(run),
@@ -311,7 +317,40 @@ pub(crate) fn check_state_fully<H: FastPaths>(
     for hook in AGENT_HOOKS {
         c.optional_function(&get(h, agent, hook)?, &format!("agent.{hook}"))?;
     }
-    c.limits(agent, "agent")
+    c.limits(agent, "agent")?;
+    c.budgets(agent, "agent", true)
+}
+
+/// Issue 32: the limits of an Agent's run: its `limits`, and its `totalLimits` against what it spent before.
+fn agent_budget<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Budget {
+    let total = get(h, st, "totalUsage").ok().filter(|t| h.kind(t).is_object_like());
+    let spent_before = total.map_or((0.0, 0.0), |t| {
+        let tokens = get(h, &t, "totalTokens").ok().and_then(|v| h.as_number(&v)).unwrap_or(0.0);
+        let cost = get(h, &t, "cost")
+            .ok()
+            .filter(|c| h.kind(c).is_object_like())
+            .and_then(|c| get(h, &c, "total").ok())
+            .and_then(|v| h.as_number(&v))
+            .unwrap_or(0.0);
+        (tokens, cost)
+    });
+    Budget { run: Limits::read(h, agent, "limits"), total: Limits::read(h, agent, "totalLimits"), spent_before }
+}
+
+/// Issue 32: `prompt()` and `continue()` start no run once the agent's `totalLimits` are reached.
+fn refuse_over_budget<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, function: &str) -> Result<(), H::V> {
+    let budget = agent_budget(h, agent, st);
+    if budget.total.is_empty() {
+        return Ok(());
+    }
+    match budget.before_start() {
+        Some(reached) => {
+            let what = reached.message.strip_prefix("Run stopped: ").unwrap_or(&reached.message);
+            let text = format!("{function}: {what}; raise agent.totalLimits.{} to run again", reached.limit);
+            Err(h.error(&text, false))
+        }
+        None => Ok(()),
+    }
 }
 
 /// The loop config of one run, captured at its start.
@@ -378,6 +417,9 @@ fn start_run<H: FastPaths>(
         h.set(st, "streamingMessage", &h.undefined())?;
         h.set(st, "errorMessage", &h.undefined())?;
         h.set(st, "interrupted", &h.boolean(false))?;
+        h.set(st, "runUsage", &h.undefined())?;
+        h.set(st, "limitReached", &h.undefined())?;
+        let budget = agent_budget(h, agent, st);
         // Each `start_*` makes the working copy of the transcript (D6) in one host call, so the
         // transcript itself goes in here: no crossing per message (issue 17).
         let context = h.object(&[("messages", list_or_empty(h, st, "messages")?), ("tools", copied(h, st, "tools")?)]);
@@ -390,16 +432,17 @@ fn start_run<H: FastPaths>(
         };
         // A durable point: a crash from here on leaves a run to resume.
         checkpoint::request(h, agent, st);
-        Ok((config, stream_fn, start))
+        Ok((config, stream_fn, start, budget))
     })();
     let (h, st) = (h.clone(), st.clone());
     async move {
         let failure = match setup {
             Err(e) => Some(e),
-            Ok((_, _, Err(e))) => Some(e),
-            Ok((config, stream_fn, Ok(start))) => {
+            Ok((_, _, Err(e), _)) => Some(e),
+            Ok((config, stream_fn, Ok(start), budget)) => {
                 let sink = event_sink(&h, &st, &signal);
                 let run = Run::new(&h, start.context, config, signal.clone(), stream_fn, Emitter::native(sink));
+                run.set_budget(budget);
                 drive_start(&run, start.initial, start.resumed).await.err()
             }
         };

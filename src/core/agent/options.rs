@@ -38,6 +38,10 @@ const FIELDS: [&str; 27] = [
     "fetch",
 ];
 
+/// Options that become public fields only when given (issue 32), so that an agent without them has the reference's
+/// fields; read from the agent when a run starts.
+pub const OPTIONAL_FIELDS: [&str; 2] = ["limits", "totalLimits"];
+
 /// Fields copied from the agent into every run's loop config, besides the model,
 /// reasoning, the queue getters and the prepareNextTurn wrapper.
 pub(crate) const FORWARDED: [&str; 23] = [
@@ -113,6 +117,7 @@ pub fn init<H: FastPaths>(
         c.optional_function(&get(h, &options, hook)?, &format!("options.{hook}"))?;
     }
     c.limits(&options, "options")?;
+    c.budgets(&options, "options", true)?;
     let on_checkpoint = get(h, &options, "onCheckpoint")?;
     c.optional_function(&on_checkpoint, "options.onCheckpoint")?;
     let mut modes = Vec::new();
@@ -192,6 +197,9 @@ pub fn init<H: FastPaths>(
         ("interrupted", h.boolean(false)),
         ("approvals", h.undefined()),
         ("pendingApprovals", h.array(&[])),
+        ("totalUsage", h.undefined()),
+        ("runUsage", h.undefined()),
+        ("limitReached", h.undefined()),
     ];
     for (key, value) in &state {
         h.set(st, key, value)?;
@@ -210,6 +218,13 @@ pub fn init<H: FastPaths>(
             _ => value,
         };
         h.set(agent, field, &value)?;
+    }
+    // Issue 32: public fields too, but only when given, so that an agent without limits has the reference's fields.
+    for field in OPTIONAL_FIELDS {
+        let value = get(h, &options, field)?;
+        if h.kind(&value) != Kind::Undefined {
+            h.set(agent, field, &value)?;
+        }
     }
     let stream_fn = get(h, &options, "streamFn")?;
     let stream_fn = if h.kind(&stream_fn).is_nullish() { default_stream_fn.clone() } else { stream_fn };

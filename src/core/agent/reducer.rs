@@ -3,6 +3,7 @@
 //! facade's failure path (`pkg-template/agent.js`) is a third copy for when the instance is gone.
 
 use super::state::{get, items};
+use crate::core::budget::{add_figures, read_usage};
 use crate::core::declare::tools::role;
 use crate::core::host::Host;
 
@@ -27,11 +28,21 @@ pub fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H::V> {
             h.set(st, "streamingMessage", &h.undefined())?;
             let message = get(h, event, "message")?;
             h.array_push(&get(h, st, "messages")?, &message)?;
+            let role = role(h, &message)?;
+            // a model reply's usage adds to the agent's totals and the run's (none while it adds nothing).
+            if role.as_deref() == Some("assistant")
+                && let Some(figures) = read_usage(h, &get(h, &message, "usage")?)?
+            {
+                for key in ["totalUsage", "runUsage"] {
+                    let totals = add_figures(h, &get(h, st, key)?, &figures)?;
+                    h.set(st, key, &totals)?;
+                }
+            }
             if durable {
                 for key in ["transitSteering", "transitFollowUp"] {
                     retain(h, st, key, |m| !h.same(m, &message))?;
                 }
-                if role(h, &message)?.as_deref() == Some("toolResult") {
+                if role.as_deref() == Some("toolResult") {
                     let id = get(h, &message, "toolCallId")?;
                     retain(h, st, "completedTools", |r| {
                         !h.same(&get(h, r, "toolCallId").unwrap_or_else(|_| h.undefined()), &id)
@@ -71,7 +82,15 @@ pub fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H::V> {
                 }
             }
         }
-        "agent_end" => h.set(st, "streamingMessage", &h.undefined())?,
+        "agent_end" => {
+            h.set(st, "streamingMessage", &h.undefined())?;
+            // Issue 32: a limit stopped the run.
+            let reached = get(h, event, "limitReached")?;
+            if h.kind(&reached).is_object_like() {
+                h.set(st, "limitReached", &reached)?;
+                h.set(st, "errorMessage", &get(h, &reached, "message")?)?;
+            }
+        }
         _ => {}
     }
     Ok(false)

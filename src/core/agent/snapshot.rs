@@ -151,6 +151,11 @@ pub fn snapshot<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<H::V, H:
     if h.kind(&approvals) == Kind::Object {
         entries.push(("approvals", approvals));
     }
+    // Issue 32: the agent's usage totals, once a reply reported usage.
+    let usage = get(h, st, "totalUsage")?;
+    if h.kind(&usage) == Kind::Object {
+        entries.push(("usage", usage));
+    }
     let picture = h.object(&entries);
     if let Some(path) = unserializable(h, &picture, "") {
         return Err(h.error(&format!("Agent.snapshot: {path} is not JSON-serializable"), true));
@@ -273,6 +278,10 @@ pub fn apply_snapshot<H: FastPaths>(
     )?;
     let approvals = get(h, data, "approvals")?;
     super::approvals::hold(h, st, (h.kind(&approvals) == Kind::Object).then_some(&approvals))?;
+    let usage = get(h, data, "usage")?;
+    if h.kind(&usage) == Kind::Object {
+        h.set(st, "totalUsage", &usage)?;
+    }
     if h.kind(&get(h, st, "onCheckpoint")?) == Kind::Function {
         let seq = h.as_number(&get(h, data, "checkpointSeq")?).unwrap_or(0.0);
         checkpoint::adopt(h, agent, st, seq)?;

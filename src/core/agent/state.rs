@@ -8,7 +8,7 @@ use crate::core::host::{Host, Kind};
 /// names (a test in `core::tests::layers` finds every key the core uses on `st` and requires it here), and the facade's
 /// JSDoc typedef (`AgentStateObject` in `pkg-template/agent.js`) and the JS twins are checked against this list by
 /// `tests/js/agent-state-keys.test.mjs`.
-pub const KEYS: [(&str, &str); 26] = [
+pub const KEYS: [(&str, &str); 29] = [
     ("model", "the `Model` (A-5.1.3); `agent.state.model`"),
     ("thinkingLevel", "`\"off\"` or a reasoning level; `agent.state.thinkingLevel`"),
     ("tools", "the tools, a copy of the caller's array; `agent.state.tools`"),
@@ -34,6 +34,9 @@ pub const KEYS: [(&str, &str); 26] = [
     ("interrupted", "a restored agent was mid-run: `resume()` picks it up"),
     ("approvals", "calls waiting for a person (issue 30): `{requests, completedTools, decisions}`, or undefined"),
     ("pendingApprovals", "the requests of `approvals` without a decision; `agent.state.pendingApprovals`"),
+    ("totalUsage", "the agent's usage totals over its life (issue 32), undefined until a reply reports usage"),
+    ("runUsage", "the usage totals of the current or last run (issue 32), undefined until a reply reports usage"),
+    ("limitReached", "the limit that stopped the last run (issue 32): `{limit, scope, max, value, message}`"),
     ("view", "the `agent.state` object the facade hands out (set by `pkg-template/agent.js`)"),
 ];
 

@@ -5,6 +5,7 @@ mod approvals;
 mod durable;
 mod failures;
 mod layers;
+mod limits;
 mod loop_rules;
 mod props;
 mod support;

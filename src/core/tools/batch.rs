@@ -405,11 +405,21 @@ impl<'h, H: FastPaths> Run<'h, H> {
 
     /// T-4.6.1: a response cut by the token limit executes nothing.
     pub async fn fail_truncated(&self, calls: &[Call<H::V>]) -> Result<Batch<H::V>, Stop> {
+        self.fail_calls(calls, truncated_text).await
+    }
+
+    /// Issue 32: a limit was reached before the batch, so none of its calls runs; each gets an error result that
+    /// names the limit (as T-4.6.1's, with its start, end and message pair, in source order).
+    pub async fn fail_limited(&self, calls: &[Call<H::V>], stop: &str) -> Result<Batch<H::V>, Stop> {
+        self.fail_calls(calls, |name| format!("Tool call \"{name}\" was not executed: {stop}")).await
+    }
+
+    async fn fail_calls(&self, calls: &[Call<H::V>], text: impl Fn(&str) -> String) -> Result<Batch<H::V>, Stop> {
         let h = self.h;
         let mut messages = Vec::with_capacity(calls.len());
         for call in calls {
             self.emit_tool_start(call).await?;
-            let outcome = immediate_outcome(h, call, error_result(h, &truncated_text(&call.name)));
+            let outcome = immediate_outcome(h, call, error_result(h, &text(&call.name)));
             self.emit_tool_end(&outcome).await?;
             messages.push(self.emit_result_message(&outcome).await?);
         }

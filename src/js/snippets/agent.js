@@ -46,10 +46,19 @@ export function reduceAgentEvent(st, event) {
       Reflect.set(st, "streamingMessage", undefined);
       const message = Reflect.get(event, "message");
       push(Reflect.get(st, "messages"), message);
+      const role = roleOf(message);
+      // A-5.9.1: a model reply's usage adds to the agent's totals and the run's (none while it adds nothing).
+      if (role === "assistant") {
+        const figures = readUsage(Reflect.get(message, "usage"));
+        if (figures !== undefined) {
+          Reflect.set(st, "totalUsage", addFigures(Reflect.get(st, "totalUsage"), figures));
+          Reflect.set(st, "runUsage", addFigures(Reflect.get(st, "runUsage"), figures));
+        }
+      }
       if (!durable) break;
       retainList(st, "transitSteering", (m) => !Object.is(m, message));
       retainList(st, "transitFollowUp", (m) => !Object.is(m, message));
-      if (roleOf(message) === "toolResult") {
+      if (role === "toolResult") {
         const id = Reflect.get(message, "toolCallId");
         retainList(st, "completedTools", (r) => !Object.is(toolCallIdOf(r), id));
       }
@@ -81,11 +90,49 @@ export function reduceAgentEvent(st, event) {
       }
       break;
     }
-    case "agent_end":
+    case "agent_end": {
       Reflect.set(st, "streamingMessage", undefined);
+      // Issue 32: a limit stopped the run.
+      const reached = Reflect.get(event, "limitReached");
+      if (isObject(reached)) {
+        Reflect.set(st, "limitReached", reached);
+        Reflect.set(st, "errorMessage", Reflect.get(reached, "message"));
+      }
       break;
+    }
   }
   return false;
+}
+
+// Issue 32: `budget::read_usage` and `budget::add_figures` (src/core/budget.rs), read for read.
+const USAGE_FIELDS = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"];
+const COST_FIELDS = ["input", "output", "cacheRead", "cacheWrite", "total"];
+
+function finite(v) {
+  return typeof v === "number" && Number.isFinite(v) ? v : 0;
+}
+
+function readUsage(usage) {
+  if (!isObject(usage)) return undefined;
+  const counts = USAGE_FIELDS.map((key) => finite(Reflect.get(usage, key)));
+  const cost = Reflect.get(usage, "cost");
+  const costs = isObject(cost) ? COST_FIELDS.map((key) => finite(Reflect.get(cost, key))) : [0, 0, 0, 0, 0];
+  if (counts.every((n) => n === 0) && costs.every((n) => n === 0)) return undefined;
+  return [counts, costs];
+}
+
+function addFigures(before, [counts, costs]) {
+  counts = counts.slice();
+  costs = costs.slice();
+  if (isObject(before)) {
+    for (let i = 0; i < 5; i++) counts[i] += finite(Reflect.get(before, USAGE_FIELDS[i]));
+    const cost = Reflect.get(before, "cost");
+    if (isObject(cost)) for (let i = 0; i < 5; i++) costs[i] += finite(Reflect.get(cost, COST_FIELDS[i]));
+  }
+  return {
+    input: counts[0], output: counts[1], cacheRead: counts[2], cacheWrite: counts[3], totalTokens: counts[4],
+    cost: { input: costs[0], output: costs[1], cacheRead: costs[2], cacheWrite: costs[3], total: costs[4] },
+  };
 }
 
 /** `FastPaths::queue_poller`: the function a run polls for the queue `st[list]` (A-5.5.1), the core's

@@ -48,10 +48,32 @@ function limitsValid(owner, timers, withTimeout) {
   return max === undefined || (typeof max === "number" && Number.isInteger(max) && max >= 1);
 }
 
+// Issue 32: `Checker::budgets` (src/core/args.rs) and `budget::check_limit`.
+const RUN_LIMITS = ["maxTurns", "maxModelRequests", "maxTokens", "maxCostUsd", "maxDurationMs", "maxToolCalls"];
+const TOTAL_LIMITS = ["maxTokens", "maxCostUsd"];
+const COUNT_LIMITS = ["maxTurns", "maxModelRequests", "maxToolCalls"];
+
+function budgetsValid(owner, agent) {
+  for (const key of agent ? ["limits", "totalLimits"] : ["limits"]) {
+    const limits = owner[key];
+    if (limits === undefined || limits === null) continue;
+    if (typeof limits !== "object" || Array.isArray(limits)) return false;
+    for (const field of key === "limits" ? RUN_LIMITS : TOTAL_LIMITS) {
+      const v = limits[field];
+      if (v === undefined || v === null) continue;
+      if (typeof v !== "number") return false;
+      const ok = COUNT_LIMITS.includes(field) ? v === Infinity || (Number.isInteger(v) && v >= 1) : v > 0;
+      if (!ok) return false;
+    }
+  }
+  return true;
+}
+
 /** `FastPaths::agent_state_valid`: `check_state_fully` of src/core/agent/lifecycle.rs. */
 export function agentStateValid(agent, st, hooks, timers) {
   return toolsValid(st.tools) && messagesValid(st.messages) && isObjectArg(st.model) && isFunction(agent.convertToLlm) &&
-    isFunction(agent.streamFunction) && hooksValid(agent, hooks) && limitsValid(agent, timers, true);
+    isFunction(agent.streamFunction) && hooksValid(agent, hooks) && limitsValid(agent, timers, true) &&
+    budgetsValid(agent, true);
 }
 
 /** `check_loop_args` of src/js/mod.rs. */
@@ -59,7 +81,7 @@ export function loopArgsValid(prompts, hasPrompts, context, config, emit, hasEmi
   if (hasPrompts && !messagesValid(prompts)) return false;
   if (!isObjectArg(context) || !messagesValid(context.messages) || !toolsValid(context.tools)) return false;
   if (!isObjectArg(config) || !isObjectArg(config.model) || !isFunction(config.convertToLlm)) return false;
-  if (!hooksValid(config, hooks) || !limitsValid(config, timers, false)) return false;
+  if (!hooksValid(config, hooks) || !limitsValid(config, timers, false) || !budgetsValid(config, false)) return false;
   if (hasEmit && !isFunction(emit)) return false;
   if (!isNullish(signal)) {
     if (typeof signal !== "object" || Array.isArray(signal)) return false;
