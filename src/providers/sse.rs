@@ -529,7 +529,9 @@ impl SseDecoder {
         if total > self.limit {
             return Err(SseError::TooLarge { limit: self.limit });
         }
-        let size = if self.spilled.is_some() { SPILL_PIECE } else { PIECE };
+        // A decoder that hands long lines out never holds one past its threshold: small pieces, so the 1 MiB ones do
+        // not leave holes that a later line cannot reuse (wasm memory only grows).
+        let size = if self.spilled.is_some() || self.spill_after != usize::MAX { SPILL_PIECE } else { PIECE };
         let mut rest = text;
         while !rest.is_empty() {
             let mut cut = self.pieces.last().map_or(0, |p| p.capacity().saturating_sub(p.len())).min(rest.len());
