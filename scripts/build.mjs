@@ -13,6 +13,7 @@
 //   dist/deno/  index.js (initSync over dist/web/core.js of the .wasm: `import source` where Deno has it, else base64),
 //               wasm-source.js, wasm.js, slim.js.
 //   mcp         agent-loop-wasm/mcp (no wasm): dist/web/mcp.js, dist/node/mcp.cjs + mcp.mjs, dist/deno/mcp.js.
+//   otel        agent-loop-wasm/otel (no wasm), the same way: dist/web/otel.js, dist/node/otel.cjs + .mjs, dist/deno/otel.js.
 //
 // Usage: node scripts/build.mjs [--dev]   (--dev: unoptimised, faster to compile)
 import { spawn } from "node:child_process";
@@ -193,7 +194,20 @@ writeFileSync(
 );
 writeFileSync(join(deno, "mcp.js"), '// `agent-loop-wasm/mcp` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/mcp.js";\n');
 
-for (const f of ["index.d.ts", "ai.d.ts", "tools.d.ts", "web.d.ts", "mcp.d.ts"]) cpSync(join(template, f), join(out, f));
+// agent-loop-wasm/otel (issue 32): plain JS over @opentelemetry/api (a peer dependency), no wasm, built as the MCP
+// entry is. It registers traced configs on a global symbol that api.js reads, so it never imports the main entry.
+const otelSource = readFileSync(join(template, "otel.js"), "utf8");
+const otelNames = [...otelSource.matchAll(/^export (?:async )?function (\w+)/gm)].map((m) => m[1]).sort();
+if (otelNames.length === 0) throw new Error("build: pkg-template/otel.js exports no function");
+cpSync(join(template, "otel.js"), join(web, "otel.js"));
+writeFileSync(join(node, "otel.cjs"), toCommonJs(otelSource, "otel.js"));
+writeFileSync(
+  join(node, "otel.mjs"),
+  esmFace("./otel.cjs", otelNames, "// `import \"agent-loop-wasm/otel\"` on Node: the CommonJS entry's exports (one instance for import and require)."),
+);
+writeFileSync(join(deno, "otel.js"), '// `agent-loop-wasm/otel` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/otel.js";\n');
+
+for (const f of ["index.d.ts", "ai.d.ts", "tools.d.ts", "web.d.ts", "mcp.d.ts", "otel.d.ts"]) cpSync(join(template, f), join(out, f));
 if (existsSync(join(root, "README.md"))) cpSync(join(root, "README.md"), join(out, "README.md"));
 
 const cargoVersion = /^version = "([^"]+)"/m.exec(readFileSync(join(root, "Cargo.toml"), "utf8"))[1];
