@@ -278,7 +278,7 @@ class RunTrace {
     this.chat = undefined;
     const span = chat.span;
     if (message === undefined) {
-      span.setStatus({ code: SpanStatusCode.ERROR, description: "no response" });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: "no response" });
       span.setAttribute("error.type", "error");
       span.end();
       return;
@@ -316,7 +316,7 @@ class RunTrace {
     const errorType = messageErrorType(message);
     if (errorType !== undefined) {
       span.setAttribute("error.type", errorType);
-      span.setStatus({ code: SpanStatusCode.ERROR, description: this.s.recordOutputs ? String(read(message, "errorMessage") ?? errorType) : errorType });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: this.s.recordOutputs ? String(read(message, "errorMessage") ?? errorType) : errorType });
     }
     span.end();
   }
@@ -390,7 +390,7 @@ class RunTrace {
       if (errorType === "tool_error" && this.aborted()) errorType = "aborted";
       if (errorType === "denied") span.setAttribute("agent_loop.tool.approval", "denied");
       span.setAttribute("error.type", errorType);
-      span.setStatus({ code: SpanStatusCode.ERROR, description: this.s.recordOutputs ? text : errorType });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: this.s.recordOutputs ? text : errorType });
     }
     span.end();
   }
@@ -421,7 +421,7 @@ class RunTrace {
     if (errorType !== undefined && pending === 0) {
       span.setAttribute("error.type", errorType);
       const text = this.s.recordOutputs && !aborted ? read(this.last, "errorMessage") : undefined;
-      span.setStatus({ code: SpanStatusCode.ERROR, description: typeof text === "string" ? text : errorType });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: typeof text === "string" ? text : errorType });
     }
     span.end();
     this.span = undefined;
