@@ -192,6 +192,7 @@ function barrierRun(emit, config, signal, start, observer) {
     },
     (error) => {
       untrack();
+      observer?.fail(); // L-3.10.4: no agent_end follows a failing emit; the run's spans end here
       settle.reject(error);
     },
   );
@@ -199,11 +200,12 @@ function barrierRun(emit, config, signal, start, observer) {
 }
 
 /**
- * Issue 32: the run hook `withTelemetry` of agent-loop-wasm/otel registered for this config object, if any. The
+ * Issue 32: the hooks `withTelemetry` of agent-loop-wasm/otel registered for this config object, if any. The
  * registry is a WeakMap on a global symbol, so this entry imports nothing of the telemetry entry (nor of
- * @opentelemetry/api) and a config without telemetry costs one property read per run. The hook gets the run's
- * arguments and returns `{ config, streamFn, see(event) }`: a per-run config and stream function wrapped to open
- * the run's spans, and an observer of its events (nothing is opened before the run's `agent_start`).
+ * @opentelemetry/api) and a config without telemetry costs one property read per run. Its `run` gets the run's
+ * arguments and returns `{ config, streamFn, see(event), fail() }`: a per-run config and stream function wrapped to
+ * open the run's spans, an observer of its events (nothing is opened before the run's `agent_start`), and what ends
+ * them when `runAgentLoop` rejects without an `agent_end`.
  */
 const RUN_HOOKS = Symbol.for("agent-loop-wasm.runHooks");
 
@@ -212,7 +214,7 @@ function runHook(kind, config, signal, streamFn) {
   if (hooks === undefined) return undefined;
   const hook = hooks.get(config);
   if (hook === undefined) return undefined;
-  return hook({ kind, config, signal, streamFn: streamFn ?? getDefaultStreamFn() });
+  return hook.run({ kind, config, signal, streamFn: streamFn ?? getDefaultStreamFn() });
 }
 
 function createAgentStream() {

@@ -2,7 +2,7 @@
 // conventions. `@opentelemetry/api` is an optional peer dependency; its types are matched structurally here, so
 // these declarations compile without it installed, and a Tracer, Context and SpanContext of the API fit them.
 
-import type { Agent, AgentLoopConfig } from "./index.js";
+import type { Agent, AgentLoopConfig, AgentOptions, AgentRestoreOptions } from "./index.js";
 
 /** An OpenTelemetry `Context` (from `@opentelemetry/api`): pass it to `tracer.startSpan(name, options, context)`. */
 export interface TelemetryContext {
@@ -51,10 +51,11 @@ export interface TelemetryOptions {
 
 /**
  * Traces runs with OpenTelemetry. Given a loop config, returns a copy whose runs (through `agentLoop`,
- * `agentLoopContinue`, `runAgentLoop`, `runAgentLoopContinue`) are traced; given an `Agent` (after `new Agent` or
- * `Agent.restore`), traces its runs from now on and returns it.
+ * `agentLoopContinue`, `runAgentLoop`, `runAgentLoopContinue`) are traced; given Agent options, a copy with which
+ * `new Agent(options)` and `Agent.restore(snapshot, options)` make traced agents; given an `Agent`, traces its runs
+ * from now on and returns it.
  */
-export declare function withTelemetry<T extends AgentLoopConfig | Agent>(target: T, telemetry?: TelemetryOptions): T;
+export declare function withTelemetry<T extends AgentLoopConfig | AgentOptions | AgentRestoreOptions | Agent>(target: T, telemetry?: TelemetryOptions): T;
 
 /**
  * The Context of the `execute_tool` span of the call whose `execute` received `args` (its second argument), or

@@ -107,7 +107,7 @@ function toolErrorType(text, blocked) {
   if (/^Tool \S+ not found$/.test(text)) return "tool_not_found";
   if (/^(Validation failed for tool|Invalid arguments for tool) /.test(text)) return "invalid_arguments";
   if (/^Tool call ".*" was not executed: the response hit the output token limit/s.test(text)) return "truncated";
-  if (/^Tool call ".*" needs approval/s.test(text)) return "approval_required";
+  if (/^Tool call ".*" was interrupted and not retried$/s.test(text)) return "interrupted";
   return "tool_error";
 }
 
@@ -395,6 +395,20 @@ class RunTrace {
     span.end();
   }
 
+  /** `runAgentLoop` rejected because `emit` failed (L-3.10.4): no `agent_end` comes, so everything open ends here. */
+  fail() {
+    if (this.span === undefined) return;
+    for (const [, entry] of this.tools) failSpan(entry.span, "emit_failed");
+    this.tools.clear();
+    if (this.chat !== undefined) {
+      failSpan(this.chat.span, "emit_failed");
+      this.chat = undefined;
+    }
+    this.span.setAttribute("agent_loop.run.outcome", "error");
+    failSpan(this.span, "emit_failed");
+    this.span = undefined;
+  }
+
   end(event) {
     if (this.span === undefined) return;
     const span = this.span;
@@ -426,6 +440,12 @@ class RunTrace {
     span.end();
     this.span = undefined;
   }
+}
+
+function failSpan(span, errorType) {
+  span.setAttribute("error.type", errorType);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: errorType });
+  span.end();
 }
 
 function settingsOf(options, fn) {
@@ -522,8 +542,8 @@ function traceAgent(agent, settings) {
 
 /**
  * Traces runs with OpenTelemetry. Given a loop config (for `agentLoop`, `agentLoopContinue`, `runAgentLoop`,
- * `runAgentLoopContinue`), returns a copy of it whose runs are traced; given an `Agent`, traces its runs from now on
- * and returns it. `telemetry`: `{ tracer?, isEnabled?, recordInputs?, recordOutputs?, metadata?, functionId?,
+ * `runAgentLoopContinue`) or Agent options (for `new Agent`, `Agent.restore`), returns a copy whose runs, or whose
+ * agents' runs, are traced; given an `Agent`, traces its runs from now on and returns it. `telemetry`: `{ tracer?, isEnabled?, recordInputs?, recordOutputs?, metadata?, functionId?,
  * conversationId?, resumeOf? }`. With `isEnabled: false` the config or agent is returned untouched.
  */
 export function withTelemetry(target, telemetry) {
@@ -531,18 +551,24 @@ export function withTelemetry(target, telemetry) {
   const settings = settingsOf(telemetry, "withTelemetry");
   if (isAgent(target)) return traceAgent(target, settings);
   if (target === null || typeof target !== "object") {
-    throw new TypeError("withTelemetry: the first argument must be a loop config (AgentLoopConfig) or an Agent");
+    throw new TypeError("withTelemetry: the first argument must be a loop config, Agent options or an Agent");
   }
   const traced = { ...target };
-  runHooks().set(traced, ({ kind, config, signal, streamFn }) => {
-    const runKind = kind === "continue" && read(config, "approvals") !== undefined ? "approvals" : kind;
-    const run = new RunTrace(settings, runKind, otelContext.active(), signal);
-    const runConfig = { ...config, beforeToolCall: run.wrapBeforeToolCall(config.beforeToolCall) };
-    return {
-      config: runConfig,
-      streamFn: typeof streamFn === "function" ? run.wrapStream(streamFn) : streamFn,
-      see: (event) => run.see(event),
-    };
+  runHooks().set(traced, {
+    // a loop config: each run gets its own spans, config copy and stream function (pkg-template/api.js)
+    run({ kind, config, signal, streamFn }) {
+      const runKind = kind === "continue" && read(config, "approvals") !== undefined ? "approvals" : kind;
+      const run = new RunTrace(settings, runKind, otelContext.active(), signal);
+      const runConfig = { ...config, beforeToolCall: run.wrapBeforeToolCall(config.beforeToolCall) };
+      return {
+        config: runConfig,
+        streamFn: typeof streamFn === "function" ? run.wrapStream(streamFn) : streamFn,
+        see: (event) => run.see(event),
+        fail: () => run.fail(),
+      };
+    },
+    // AgentOptions: `new Agent(traced)` and `Agent.restore(snapshot, traced)` trace the agent (pkg-template/agent.js)
+    agent: (agent) => traceAgent(agent, settings),
   });
   return traced;
 }

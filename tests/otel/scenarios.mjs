@@ -29,7 +29,8 @@ export async function runParallel(entry, options = {}) {
   const { streamFn, tools } = parallelScript(t);
   const telemetry = { tracer: t.tracer, ...TELEMETRY, ...options };
   if (entry === "Agent") {
-    const agent = otel.withTelemetry(new lib.Agent({ initialState: { model, tools }, streamFn, apiKey: "sk-SECRET-1" }), telemetry);
+    // Traced through its options (the instance form is the other tests').
+    const agent = new lib.Agent(otel.withTelemetry({ initialState: { model, tools }, streamFn, apiKey: "sk-SECRET-1" }, telemetry));
     await agent.prompt(user("PROMPT-TEXT"));
   } else {
     const config = otel.withTelemetry({ model, convertToLlm, apiKey: "sk-SECRET-1" }, telemetry);

@@ -207,25 +207,32 @@ test("issue 32: a call waiting for approval ends with the paused run (UNSET, app
   );
 });
 
-test("issue 32: a resumed run (Agent.restore of an interrupted run's checkpoints, resume()) is kind resume and links to the interrupted run's span", T, async () => {
+test("issue 32: a resumed run (Agent.restore of an interrupted run's checkpoints, resume()) is kind resume, links to the interrupted run's span, and a resume: \"fail\" call in flight is ERROR(interrupted)", T, async () => {
   const t = tracing();
   const rows = [];
-  const { streamFn } = scripted([{ calls: [["r1", "work", {}]] }, { text: "after resume" }]);
-  let started;
-  const inTool = new Promise((r) => (started = r));
+  const { streamFn } = scripted([{ calls: [["r1", "work", {}], ["r2", "charge", {}]] }, { text: "after resume" }]);
+  let started = 0;
+  let bothStarted;
+  const inTools = new Promise((r) => (bothStarted = r));
+  const hang = (signal) => {
+    if (++started === 2) bothStarted();
+    return new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("gone"))));
+  };
   let first = true;
   const work = tool("work", (_id, _args, signal) => {
     if (!first) return Promise.resolve(ok("worked"));
     first = false;
-    started();
-    return new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("gone"))));
+    return hang(signal);
   });
-  const a = otel.withTelemetry(new lib.Agent({ initialState: { model, tools: [work] }, streamFn, onCheckpoint: (c) => void rows.push(JSON.stringify(c)) }), { tracer: t.tracer });
+  // A call that must not run twice: resumed, it is reported interrupted (issue 16).
+  const charge = tool("charge", (_id, _args, signal) => hang(signal), { resume: "fail" });
+  const tools = [work, charge];
+  const a = otel.withTelemetry(new lib.Agent({ initialState: { model, tools }, streamFn, onCheckpoint: (c) => void rows.push(JSON.stringify(c)) }), { tracer: t.tracer });
   const running = a.prompt("go");
-  await inTool;
+  await inTools;
   // As if the process died here: the run's span context was saved with the checkpoints.
   const interrupted = trace.getSpan(otel.runContext(a)).spanContext();
-  const b = otel.withTelemetry(lib.Agent.restore(rows, { streamFn, tools: [work] }), { tracer: t.tracer, resumeOf: interrupted });
+  const b = lib.Agent.restore(rows, otel.withTelemetry({ streamFn, tools }, { tracer: t.tracer, resumeOf: interrupted }));
   await b.resume();
   a.abort();
   await running;
@@ -236,7 +243,9 @@ test("issue 32: a resumed run (Agent.restore of an interrupted run's checkpoints
       'invoke_agent ERROR(aborted) agent_loop.run.kind="prompt" agent_loop.run.outcome="aborted" error.type="aborted"',
       "  chat m-1 UNSET",
       '  execute_tool work ERROR(aborted) error.type="aborted" gen_ai.tool.call.id="r1"',
+      '  execute_tool charge ERROR(aborted) error.type="aborted" gen_ai.tool.call.id="r2"',
       'invoke_agent UNSET agent_loop.run.kind="resume" agent_loop.run.outcome="completed" link:<resumes>',
+      '  execute_tool charge ERROR(interrupted) error.type="interrupted" gen_ai.tool.call.id="r2"',
       '  execute_tool work UNSET gen_ai.tool.call.id="r1"',
       "  chat m-1 UNSET",
     ].join("\n"),
@@ -245,6 +254,21 @@ test("issue 32: a resumed run (Agent.restore of an interrupted run's checkpoints
   assert.equal(resumed.links[0].context.spanId, interrupted.spanId);
   assert.equal(resumed.links[0].context.traceId, interrupted.traceId);
   assert.notEqual(resumed.spanContext().traceId, interrupted.traceId, "a new trace, linked");
+});
+
+test("issue 32: a failing emit (L-3.10.4): runAgentLoop rejects with no agent_end, and the spans it left open end ERROR(emit_failed)", T, async () => {
+  const t = tracing();
+  const { streamFn } = scripted([{ text: "hi" }]);
+  const config = otel.withTelemetry({ model, convertToLlm }, { tracer: t.tracer });
+  let n = 0;
+  const emit = (e) => {
+    if (e.type === "message_start" && e.message.role === "assistant" && ++n === 1) throw new Error("emit broke");
+  };
+  await assert.rejects(lib.runAgentLoop([user("go")], { messages: [] }, config, emit, undefined, streamFn), { message: "emit broke" });
+  assert.equal(
+    render(t.spans(), t.order, { brief: true }),
+    ['invoke_agent ERROR(emit_failed) agent_loop.run.kind="prompt" agent_loop.run.outcome="error" error.type="emit_failed"', '  chat m-1 ERROR(emit_failed) error.type="emit_failed"'].join("\n"),
+  );
 });
 
 /** Every span of `spans` by trace: exactly one invoke_agent root per trace, every other span's parent in its trace. */
@@ -322,7 +346,7 @@ test("issue 32: withTelemetry's arguments: isEnabled false returns the config un
   assert.notEqual(otel.withTelemetry(config, {}), config);
   assert.throws(() => otel.withTelemetry(config, { tracer: {} }), { name: "TypeError", message: "withTelemetry: telemetry.tracer must be an OpenTelemetry Tracer (trace.getTracer(name))" });
   assert.throws(() => otel.withTelemetry(config, { functionId: 1 }), { name: "TypeError", message: "withTelemetry: telemetry.functionId must be a string" });
-  assert.throws(() => otel.withTelemetry(1, {}), { name: "TypeError", message: "withTelemetry: the first argument must be a loop config (AgentLoopConfig) or an Agent" });
+  assert.throws(() => otel.withTelemetry(1, {}), { name: "TypeError", message: "withTelemetry: the first argument must be a loop config, Agent options or an Agent" });
   const agent = otel.withTelemetry(new lib.Agent({}), {});
   assert.throws(() => otel.withTelemetry(agent, {}), { name: "TypeError", message: "withTelemetry: this agent is already traced" });
   // An untraced config next to a traced one: no spans from it.

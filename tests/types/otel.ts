@@ -19,6 +19,9 @@ type _traced = Expect<Equal<typeof traced, AgentLoopConfig>>;
 void agentLoop([], { messages: [] }, traced);
 
 const agent = withTelemetry(new Agent(), { tracer, conversationId: "c-1", resumeOf: tracer.startSpan("x") });
+const options = withTelemetry({ initialState: { systemPrompt: "hi" }, toolTimeoutMs: 1000 }, { tracer });
+void new Agent(options);
+void Agent.restore("{}", withTelemetry({ tools: [] }, { tracer }));
 type _agent = Expect<Equal<typeof agent, Agent>>;
 const ctx = runContext(agent);
 type _ctx = Expect<Equal<typeof ctx, TelemetryContext | undefined>>;
@@ -35,8 +38,8 @@ const fetchTool: AgentTool = {
 };
 void fetchTool;
 
-const options: TelemetryOptions = { isEnabled: false };
-void options;
+const disabled: TelemetryOptions = { isEnabled: false };
+void disabled;
 // @ts-expect-error functionId is a string
 withTelemetry(config, { functionId: 1 });
 // @ts-expect-error a tracer has startSpan
