@@ -266,17 +266,25 @@ export function agentLoopContinue(context, config, signal, streamFn) {
 export function runAgentLoop(prompts, context, config, emit, signal, streamFn) {
   const traced = runHook("prompt", config, signal, streamFn);
   if (traced !== undefined) ({ config, streamFn } = traced);
-  return barrierRun(emit, config, signal, (sink) =>
-    core.runAgentLoop(prompts, context, config, sink, signal, streamFn, streamBuiltin),
-  traced);
+  return barrierRun(
+    emit,
+    config,
+    signal,
+    (sink) => core.runAgentLoop(prompts, context, config, sink, signal, streamFn, streamBuiltin),
+    traced,
+  );
 }
 
 export function runAgentLoopContinue(context, config, emit, signal, streamFn) {
   const traced = runHook("continue", config, signal, streamFn);
   if (traced !== undefined) ({ config, streamFn } = traced);
-  return barrierRun(emit, config, signal, (sink) =>
-    core.runAgentLoopContinue(context, config, sink, signal, streamFn, streamBuiltin),
-  traced);
+  return barrierRun(
+    emit,
+    config,
+    signal,
+    (sink) => core.runAgentLoopContinue(context, config, sink, signal, streamFn, streamBuiltin),
+    traced,
+  );
 }
 
 export function runToolCall(toolCall, options) {
