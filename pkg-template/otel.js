@@ -219,18 +219,23 @@ class RunTrace {
     if (hook !== undefined && hook !== null && typeof hook !== "function") return hook; // the loop names the bad value
     const run = this;
     return function tracedBeforeToolCall(ctx, signal) {
-      run.beforeToolCall(ctx);
-      if (typeof hook !== "function") return undefined;
-      const result = hook.call(this, ctx, signal);
-      if (isThenable(result)) {
-        return Promise.resolve(result).then((value) => {
-          run.afterBeforeToolCall(ctx, value);
-          return value;
-        });
-      }
-      run.afterBeforeToolCall(ctx, result);
-      return result;
+      return run.callBeforeToolCall(hook, this, ctx, signal);
     };
+  }
+
+  /** Calls the caller's `beforeToolCall` (if any) as the loop would, with `this` as the loop gave it. */
+  callBeforeToolCall(hook, self, ctx, signal) {
+    this.beforeToolCall(ctx);
+    if (typeof hook !== "function") return undefined;
+    const result = hook.call(self, ctx, signal);
+    if (isThenable(result)) {
+      return Promise.resolve(result).then((value) => {
+        this.afterBeforeToolCall(ctx, value);
+        return value;
+      });
+    }
+    this.afterBeforeToolCall(ctx, result);
+    return result;
   }
 
   startChat(model, context, options) {
@@ -480,16 +485,14 @@ function isAgent(value) {
   return value !== null && typeof value === "object" && typeof value.subscribe === "function" && typeof value.prompt === "function" && "streamFunction" in value;
 }
 
-/** Replaces the agent's field `key` by an accessor that hands the loop `wrap(value)` while the caller's value is kept. */
+/** Replaces the agent's field `key` by an accessor that reads back `wrap(value)` of the value last assigned. */
 function wrapField(agent, key, wrap) {
-  let value = agent[key];
-  let wrapped = wrap(value);
+  let wrapped = wrap(agent[key]);
   Object.defineProperty(agent, key, {
     configurable: true,
     enumerable: true,
     get: () => wrapped,
     set: (next) => {
-      value = next;
       wrapped = wrap(next);
     },
   });
@@ -497,7 +500,7 @@ function wrapField(agent, key, wrap) {
 
 function traceAgent(agent, settings) {
   if (tracedAgents.has(agent)) throw new TypeError("withTelemetry: this agent is already traced");
-  const state = { run: undefined, kind: "prompt", settings };
+  const state = { run: undefined, kind: "prompt" };
   tracedAgents.set(agent, state);
   // First listener of the agent: its spans open before the caller's listeners run (each event is a barrier).
   agent.subscribe((event) => {
@@ -521,7 +524,7 @@ function traceAgent(agent, settings) {
     return function tracedBeforeToolCall(ctx, signal) {
       const run = state.run;
       if (run === undefined) return typeof hook === "function" ? hook.call(this, ctx, signal) : undefined;
-      return run.wrapBeforeToolCall(hook).call(this, ctx, signal);
+      return run.callBeforeToolCall(hook, this, ctx, signal);
     };
   });
   // The kind of the next run, for `agent_loop.run.kind` (and the link of a resumed run).
@@ -543,8 +546,9 @@ function traceAgent(agent, settings) {
 /**
  * Traces runs with OpenTelemetry. Given a loop config (for `agentLoop`, `agentLoopContinue`, `runAgentLoop`,
  * `runAgentLoopContinue`) or Agent options (for `new Agent`, `Agent.restore`), returns a copy whose runs, or whose
- * agents' runs, are traced; given an `Agent`, traces its runs from now on and returns it. `telemetry`: `{ tracer?, isEnabled?, recordInputs?, recordOutputs?, metadata?, functionId?,
- * conversationId?, resumeOf? }`. With `isEnabled: false` the config or agent is returned untouched.
+ * agents' runs, are traced; given an `Agent`, traces its runs from now on and returns it. `telemetry`: `{ tracer?,
+ * isEnabled?, recordInputs?, recordOutputs?, metadata?, functionId?, conversationId?, resumeOf? }`. With
+ * `isEnabled: false` the target is returned untouched.
  */
 export function withTelemetry(target, telemetry) {
   if (telemetry !== undefined && telemetry !== null && typeof telemetry === "object" && telemetry.isEnabled === false) return target;

@@ -34,7 +34,7 @@ for (const entry of ["agentLoop", "runAgentLoop", "Agent"]) {
     assert.equal(render(spans, t.order), PARALLEL_TREE);
     assert.equal(new Set(spans.map((s) => s.spanContext().traceId)).size, 1, "one trace");
     const [slow, fast] = ["execute_tool slow", "execute_tool fast"].map((n) => spans.find((s) => s.name === n));
-    // Parallel: fast starts after slow started and ends before slow ends.
+    // Parallel: fast starts after slow started and ends before slow ends (slow waits for it).
     assert.ok(ns(fast.startTime) >= ns(slow.startTime) && ns(fast.endTime) < ns(slow.endTime), "the two calls overlap");
     // Nothing secret, no content: the key and the prompt appear nowhere.
     const all = JSON.stringify(spans.map((s) => [s.name, s.attributes, s.status, s.events]));
@@ -139,11 +139,16 @@ test("issue 32: abort during a tool (Agent) and during a stream (agentLoop): ERR
   }
   {
     const t = tracing();
-    const { streamFn } = scripted([{ hang: true }]);
     const controller = new AbortController();
+    // The abort comes once the request is made (a timer from the start could fire before it on a loaded machine).
+    const { streamFn } = scripted([
+      () => {
+        setTimeout(() => controller.abort(), 5);
+        return { hang: true };
+      },
+    ]);
     const config = otel.withTelemetry({ model, convertToLlm }, { tracer: t.tracer });
     const stream = lib.agentLoop([user("go")], { messages: [] }, config, controller.signal, streamFn);
-    setTimeout(() => controller.abort(), 20);
     await drain(stream);
     assert.equal(
       render(t.spans(), t.order, { brief: true }),
