@@ -208,12 +208,21 @@ function copyTotals(t) {
   };
 }
 
+/** Issue 32: options from `withTelemetry` of agent-loop-wasm/otel trace the agent made with them (see api.js). */
+const RUN_HOOKS = Symbol.for("agent-loop-wasm.runHooks");
+
+function traceIfAsked(agent, options) {
+  const hooks = globalThis[RUN_HOOKS];
+  if (hooks !== undefined) hooks.get(options)?.agent(agent);
+}
+
 export class Agent {
   constructor(options) {
     const st = {};
     core.agentInit(this, st, options, getDefaultStreamFn());
     st.view = createStateView(st);
     internals.set(this, st);
+    traceIfAsked(this, options);
   }
 
   get state() { return stateOf(this).view; }
@@ -258,6 +267,7 @@ export class Agent {
     const agent = new this(rest);
     core.agentApplySnapshot(agent, stateOf(agent), data, tools);
     armApprovalTimer(stateOf(agent));
+    traceIfAsked(agent, options);
     return agent;
   }
 

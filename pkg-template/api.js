@@ -49,9 +49,11 @@ function isAborted(signal) {
  * message (the streamed partial with the error, or the D1.2 message), `turn_end` and `agent_end`.
  */
 class RunLedger {
-  constructor(config, signal) {
+  constructor(config, signal, observer) {
     this.config = config;
     this.signal = signal;
+    /** Issue 32: the run's telemetry (agent-loop-wasm/otel), which sees each event first; else undefined. */
+    this.observer = observer;
     this.started = false;
     this.turnOpen = false;
     this.ended = false;
@@ -68,6 +70,7 @@ class RunLedger {
 
   see(event) {
     if (event === null || typeof event !== "object") return event;
+    if (this.observer !== undefined) this.observer.see(event);
     switch (event.type) {
       case "agent_start":
         this.started = true;
@@ -135,8 +138,8 @@ class RunLedger {
 }
 
 /** The sink `agentLoop` hands the core: the stream's push and end, seen by a ledger. */
-function observedRun(stream, config, signal) {
-  const ledger = new RunLedger(config, signal);
+function observedRun(stream, config, signal, observer) {
+  const ledger = new RunLedger(config, signal, observer);
   const untrack = track((text) => {
     try {
       for (const event of ledger.ending(text)) stream.push(event);
@@ -155,9 +158,9 @@ function observedRun(stream, config, signal) {
 }
 
 /** `emit` seen by a ledger, and the run's promise settled from JS if the instance fails. */
-function barrierRun(emit, config, signal, start) {
+function barrierRun(emit, config, signal, start, observer) {
   if (typeof emit !== "function") return start(emit); // the core names the bad argument
-  const ledger = new RunLedger(config, signal);
+  const ledger = new RunLedger(config, signal, observer);
   let settle;
   const settled = new Promise((resolve, reject) => {
     settle = { resolve, reject };
@@ -189,6 +192,7 @@ function barrierRun(emit, config, signal, start) {
     },
     (error) => {
       untrack();
+      observer?.fail(); // L-3.10.4: no agent_end follows a failing emit; the run's spans end here
       settle.reject(error);
     },
   );
@@ -230,6 +234,24 @@ class AgentLoopStream extends EventStream {
   }
 }
 
+/**
+ * Issue 32: the hooks `withTelemetry` of agent-loop-wasm/otel registered for this config object, if any. The
+ * registry is a WeakMap on a global symbol, so this entry imports nothing of the telemetry entry (nor of
+ * @opentelemetry/api) and a config without telemetry costs one property read per run. Its `run` gets the run's
+ * arguments and returns `{ config, streamFn, see(event), fail() }`: a per-run config and stream function wrapped to
+ * open the run's spans, an observer of its events (nothing is opened before the run's `agent_start`), and what ends
+ * them when `runAgentLoop` rejects without an `agent_end`.
+ */
+const RUN_HOOKS = Symbol.for("agent-loop-wasm.runHooks");
+
+function runHook(kind, config, signal, streamFn) {
+  const hooks = globalThis[RUN_HOOKS];
+  if (hooks === undefined) return undefined;
+  const hook = hooks.get(config);
+  if (hook === undefined) return undefined;
+  return hook.run({ kind, config, signal, streamFn: streamFn ?? getDefaultStreamFn() });
+}
+
 function createAgentStream() {
   return new AgentLoopStream(
     (event) => event.type === "agent_end",
@@ -249,8 +271,10 @@ export function streamBuiltin(model, context, options) {
 }
 
 export function agentLoop(prompts, context, config, signal, streamFn) {
+  const traced = runHook("prompt", config, signal, streamFn);
+  if (traced !== undefined) ({ config, streamFn } = traced);
   const stream = createAgentStream();
-  const run = observedRun(stream, config, signal);
+  const run = observedRun(stream, config, signal, traced);
   try {
     core.agentLoop(prompts, context, config, signal, streamFn, run.sink, streamBuiltin);
   } catch (error) {
@@ -261,8 +285,10 @@ export function agentLoop(prompts, context, config, signal, streamFn) {
 }
 
 export function agentLoopContinue(context, config, signal, streamFn) {
+  const traced = runHook("continue", config, signal, streamFn);
+  if (traced !== undefined) ({ config, streamFn } = traced);
   const stream = createAgentStream();
-  const run = observedRun(stream, config, signal);
+  const run = observedRun(stream, config, signal, traced);
   try {
     core.agentLoopContinue(context, config, signal, streamFn, run.sink, streamBuiltin);
   } catch (error) {
@@ -273,14 +299,26 @@ export function agentLoopContinue(context, config, signal, streamFn) {
 }
 
 export function runAgentLoop(prompts, context, config, emit, signal, streamFn) {
-  return barrierRun(emit, config, signal, (sink) =>
-    core.runAgentLoop(prompts, context, config, sink, signal, streamFn, streamBuiltin),
+  const traced = runHook("prompt", config, signal, streamFn);
+  if (traced !== undefined) ({ config, streamFn } = traced);
+  return barrierRun(
+    emit,
+    config,
+    signal,
+    (sink) => core.runAgentLoop(prompts, context, config, sink, signal, streamFn, streamBuiltin),
+    traced,
   );
 }
 
 export function runAgentLoopContinue(context, config, emit, signal, streamFn) {
-  return barrierRun(emit, config, signal, (sink) =>
-    core.runAgentLoopContinue(context, config, sink, signal, streamFn, streamBuiltin),
+  const traced = runHook("continue", config, signal, streamFn);
+  if (traced !== undefined) ({ config, streamFn } = traced);
+  return barrierRun(
+    emit,
+    config,
+    signal,
+    (sink) => core.runAgentLoopContinue(context, config, sink, signal, streamFn, streamBuiltin),
+    traced,
   );
 }
 

@@ -14,6 +14,7 @@
 //               wasm-source.js, wasm.js, slim.js.
 //   mcp         agent-loop-wasm/mcp (no wasm): dist/web/mcp.js, dist/node/mcp.cjs + mcp.mjs, dist/deno/mcp.js.
 //   ui          agent-loop-wasm/ui (no wasm, no import): dist/web/ui.js, dist/node/ui.cjs + ui.mjs, dist/deno/ui.js.
+//   otel        agent-loop-wasm/otel (no wasm), the same way: dist/web/otel.js, dist/node/otel.cjs + .mjs, dist/deno/otel.js.
 //
 // Usage: node scripts/build.mjs [--dev]   (--dev: unoptimised, faster to compile)
 import { spawn } from "node:child_process";
@@ -213,7 +214,22 @@ writeFileSync(join(deno, "ui.js"), '// `agent-loop-wasm/ui` on Deno: the ES modu
   if (names.join() !== uiNames.join()) throw new Error(`build: dist/node/ui.cjs exports ${names} but the source lists ${uiNames}`);
 }
 
-for (const f of ["index.d.ts", "ai.d.ts", "tools.d.ts", "web.d.ts", "mcp.d.ts", "ui.d.ts"]) cpSync(join(template, f), join(out, f));
+
+// agent-loop-wasm/otel (issue 32): plain JS over @opentelemetry/api (a peer dependency), no wasm, built as the MCP
+// entry is. It registers traced configs on a global symbol that api.js reads, so it never imports the main entry.
+const otelSource = readFileSync(join(template, "otel.js"), "utf8");
+const otelNames = [...otelSource.matchAll(/^export (?:async )?function (\w+)/gm)].map((m) => m[1]).sort();
+if (otelNames.length === 0) throw new Error("build: pkg-template/otel.js exports no function");
+cpSync(join(template, "otel.js"), join(web, "otel.js"));
+writeFileSync(join(node, "otel.cjs"), toCommonJs(otelSource, "otel.js"));
+writeFileSync(
+  join(node, "otel.mjs"),
+  esmFace("./otel.cjs", otelNames, "// `import \"agent-loop-wasm/otel\"` on Node: the CommonJS entry's exports (one instance for import and require)."),
+);
+writeFileSync(join(deno, "otel.js"), '// `agent-loop-wasm/otel` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/otel.js";\n');
+
+
+for (const f of ["index.d.ts", "ai.d.ts", "tools.d.ts", "web.d.ts", "mcp.d.ts", "ui.d.ts", "otel.d.ts"]) cpSync(join(template, f), join(out, f));
 if (existsSync(join(root, "README.md"))) cpSync(join(root, "README.md"), join(out, "README.md"));
 
 const cargoVersion = /^version = "([^"]+)"/m.exec(readFileSync(join(root, "Cargo.toml"), "utf8"))[1];

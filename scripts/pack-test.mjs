@@ -3,8 +3,9 @@
 // projects under a temp dir, and run tests/pack/smoke.mjs through the real wasm loop in every runtime the package
 // supports: Node CJS and ESM (current Node, and Node 18 from tests/pack/node18), Deno without permission flags,
 // Vite (build, and the dev server) and webpack 5 bundles and plain-ESM pages in headless Chromium (Playwright), and
-// workerd; the agent-loop-wasm/mcp entry (with the SDK from npm) in Node CJS/ESM, Deno, Vite and a plain page; and the
-// agent-loop-wasm/ui entry (no dependency) in Node CJS/ESM (18 and current), Deno, Vite and workerd.
+// workerd; the agent-loop-wasm/mcp entry (with the SDK from npm) in Node CJS/ESM, Deno, Vite and a plain page; the
+// agent-loop-wasm/ui entry (no dependency) in Node CJS/ESM (18 and current), Deno, Vite and workerd; and the
+// agent-loop-wasm/otel entry (with @opentelemetry/api from npm) in Node CJS/ESM (20 and 18), Deno, Vite and workerd.
 // Also checks the size limits (release builds). Prints a pass/fail table; exits 1 on any failure.
 //
 // Usage: node scripts/build.mjs && node scripts/pack-test.mjs [--keep] [--only=name,name]
@@ -217,8 +218,21 @@ const uiSmokeCjs = (() => {
   return `${uiSmokeSource.replace(exported, "async function uiSmoke(")}\nmodule.exports = { uiSmoke };\n`;
 })();
 
+// agent-loop-wasm/otel (issue 32): its own consumer projects, with @opentelemetry/api (its optional peer) beside the
+// tarball at the version tests/otel pins; the smoke traces runs with a minimal tracer written on the API (no SDK).
+const otelSmokeSource = readFileSync(join(root, "tests", "pack", "otel-smoke.mjs"), "utf8");
+const otelSmokeCjs = (() => {
+  const exported = "export async function otelSmoke(";
+  if (!otelSmokeSource.includes(exported)) throw new Error(`tests/pack/otel-smoke.mjs: expected "${exported}"`);
+  return `${otelSmokeSource.replace(exported, "async function otelSmoke(")}\nmodule.exports = { otelSmoke };\n`;
+})();
+const OTEL_API = `@opentelemetry/api@${JSON.parse(readFileSync(join(root, "tests", "otel", "package.json"), "utf8")).dependencies["@opentelemetry/api"]}`;
+
 /** Extra packages a consumer project installs next to the tarball. */
-const projectDeps = { "mcp-node": [SDK], "mcp-deno": [SDK], "mcp-vite": [SDK], "mcp-plain": [SDK], "mcp-workerd": [SDK] };
+const projectDeps = {
+  "mcp-node": [SDK], "mcp-deno": [SDK], "mcp-vite": [SDK], "mcp-plain": [SDK], "mcp-workerd": [SDK],
+  "otel-node": [OTEL_API], "otel-deno": [OTEL_API], "otel-vite": [OTEL_API], "otel-workerd": [OTEL_API],
+};
 
 /** In a page: run the smoke test and publish the outcome on `window.__smoke`. */
 const pageRunner = (importLines, body = "return smoke(lib);") => `${importLines}
@@ -508,6 +522,82 @@ export default {
 `,
     "ui-smoke.mjs": uiSmokeSource,
   },
+  "otel-node": {
+    "main.cjs": `const assert = require("node:assert");
+const lib = require("agent-loop-wasm");
+const traceFile = (f) => /node_modules[\\\\/](agent-loop-wasm[\\\\/].*otel|@opentelemetry)/.test(f);
+assert.ok(!Object.keys(require.cache).some(traceFile), "the main entry loads nothing of agent-loop-wasm/otel or @opentelemetry/api");
+const otel = require("agent-loop-wasm/otel");
+assert.ok(Object.keys(require.cache).some(traceFile), "the check above can see the telemetry entry once loaded");
+const api = require("@opentelemetry/api");
+const { otelSmoke } = require("./otel-smoke.cjs");
+otelSmoke({ lib, otel, api }).then((summary) => {
+  const ours = Object.keys(require.cache).map((f) => require("node:path").relative(__dirname, f)).filter((f) => f.startsWith("node_modules/agent-loop-wasm/"));
+  assert.deepStrictEqual(ours.filter((f) => !f.startsWith("node_modules/agent-loop-wasm/dist/node/")), [], "only dist/node files of the package");
+  console.log(JSON.stringify({ ok: true, node: process.version, entry: require.resolve("agent-loop-wasm/otel"), summary }));
+}, (e) => { console.error(e); process.exit(1); });
+`,
+    "otel-smoke.cjs": otelSmokeCjs,
+    "main.mjs": `import assert from "node:assert";
+import { createRequire } from "node:module";
+import * as lib from "agent-loop-wasm";
+import * as otel from "agent-loop-wasm/otel";
+import * as api from "@opentelemetry/api";
+import { otelSmoke } from "./otel-smoke.mjs";
+const require = createRequire(import.meta.url);
+assert.strictEqual(otel.withTelemetry, require("agent-loop-wasm/otel").withTelemetry, "import and require give one telemetry module");
+const summary = await otelSmoke({ lib, otel, api });
+console.log(JSON.stringify({ ok: true, node: process.version, entry: import.meta.resolve ? import.meta.resolve("agent-loop-wasm/otel") : require.resolve("agent-loop-wasm/otel"), summary }));
+`,
+    "otel-smoke.mjs": otelSmokeSource,
+  },
+  "otel-deno": {
+    "main.mjs": `import * as lib from "agent-loop-wasm";
+import * as otel from "agent-loop-wasm/otel";
+import * as api from "@opentelemetry/api";
+import { otelSmoke } from "./otel-smoke.mjs";
+const entry = import.meta.resolve("agent-loop-wasm/otel");
+if (!/\\/node_modules\\/agent-loop-wasm\\/dist\\/deno\\/otel\\.js$/.test(entry)) throw new Error("resolved " + entry);
+const summary = await otelSmoke({ lib, otel, api });
+console.log(JSON.stringify({ ok: true, deno: Deno.version.deno, entry, summary }));
+`,
+    "otel-smoke.mjs": otelSmokeSource,
+  },
+  "otel-vite": {
+    "index.html": `<!doctype html>
+<html><head><meta charset="utf-8"><title>vite consumer of agent-loop-wasm/otel</title></head>
+<body><script type="module" src="/main.js"></script></body></html>
+`,
+    "main.js": `import * as lib from "agent-loop-wasm";
+import * as otel from "agent-loop-wasm/otel";
+import * as api from "@opentelemetry/api";
+import { otelSmoke } from "./otel-smoke.mjs";
+otelSmoke({ lib, otel, api }).then(
+  (summary) => { window.__smoke = { ok: true, summary }; document.title = "pass"; },
+  (e) => { window.__smoke = { ok: false, error: String((e && e.stack) || e) }; document.title = "fail"; },
+);
+`,
+    "otel-smoke.mjs": otelSmokeSource,
+  },
+  "otel-workerd": {
+    // otel-bundle.mjs is agent-loop-wasm/otel with @opentelemetry/api, bundled by esbuild as wrangler would (the API's
+    // ES build has extensionless imports, which workerd's module list cannot name); see workerdTarget.
+    "otel-bundle-entry.mjs": `export * as otel from "agent-loop-wasm/otel";\nexport * as api from "@opentelemetry/api";\n`,
+    "worker.mjs": `import * as lib from "agent-loop-wasm";
+import { otel, api } from "./otel-bundle.mjs";
+import { otelSmoke } from "./otel-smoke.mjs";
+export default {
+  async fetch() {
+    try {
+      return Response.json({ ok: true, summary: await otelSmoke({ lib, otel, api }) });
+    } catch (e) {
+      return Response.json({ ok: false, error: String((e && e.stack) || e) });
+    }
+  },
+};
+`,
+    "otel-smoke.mjs": otelSmokeSource,
+  },
   workerd: {
     "worker.mjs": `import * as lib from "agent-loop-wasm";
 import { smoke } from "./smoke.mjs";
@@ -552,6 +642,15 @@ function checkUiSummary(result) {
   if (!result.ok) throw new Error(result.error ?? JSON.stringify(result));
   const s = result.summary;
   if (!s || s.chunks !== 12 || s.roles !== "user,assistant,toolResult,assistant") throw new Error(`unexpected ui summary ${JSON.stringify(s)}`);
+  return result;
+}
+
+/** The summary of tests/pack/otel-smoke.mjs: the exact span tree of an Agent run, and 10 concurrent runs apart. */
+function checkOtelSummary(result) {
+  if (!result.ok) throw new Error(result.error ?? JSON.stringify(result));
+  const s = result.summary;
+  const tree = ["invoke_agent UNSET", "  chat m UNSET", "  execute_tool slow UNSET", "    inner 0 UNSET", "  execute_tool fast UNSET", "  chat m UNSET"].join("\n");
+  if (!s || s.tree !== tree || s.concurrentRuns !== 10 || s.spans !== 60) throw new Error(`unexpected telemetry summary ${JSON.stringify(s)}`);
   return result;
 }
 
@@ -671,7 +770,7 @@ async function plainTarget(dir, page, check = checkSummary) {
  * resolves the package's "workerd" export condition from the installed package.json and lists that entry's folder
  * as modules (the .wasm as a compiled `wasm` module), plus a module named after the package that re-exports it.
  */
-async function workerdTarget(dir, { mcp = false, ui = false, check = checkSummary } = {}) {
+async function workerdTarget(dir, { mcp = false, ui = false, otel = false, check = checkSummary } = {}) {
   const pkgDir = join(dir, "node_modules", "agent-loop-wasm");
   const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"));
   const entry = pkg.exports["."].workerd;
@@ -681,7 +780,8 @@ async function workerdTarget(dir, { mcp = false, ui = false, check = checkSummar
   write(join(dir, "package-entry.mjs"), `export * from "./${rel(join(pkgDir, entry))}";\n`);
   const modules = [
     `(name = "worker.mjs", esModule = embed "worker.mjs")`,
-    ...(mcp ? [] : ui ? [`(name = "ui-smoke.mjs", esModule = embed "ui-smoke.mjs")`] : [`(name = "smoke.mjs", esModule = embed "smoke.mjs")`]),
+    ...(mcp || otel ? [] : ui ? [`(name = "ui-smoke.mjs", esModule = embed "ui-smoke.mjs")`] : [`(name = "smoke.mjs", esModule = embed "smoke.mjs")`]),
+    ...(otel ? [`(name = "otel-smoke.mjs", esModule = embed "otel-smoke.mjs")`, `(name = "otel-bundle.mjs", esModule = embed "otel-bundle.mjs")`] : []),
     `(name = "agent-loop-wasm", esModule = embed "package-entry.mjs")`,
     ...walk(entryDir).map((f) =>
       f.endsWith(".wasm") ? `(name = "${rel(f)}", wasm = embed "${rel(f)}")` : `(name = "${rel(f)}", esModule = embed "${rel(f)}")`,
@@ -695,6 +795,14 @@ async function workerdTarget(dir, { mcp = false, ui = false, check = checkSummar
     // a module's relative imports resolve from its name's folder ("agent-loop-wasm/")
     write(shim, `export * from "${posix.relative("agent-loop-wasm", rel(join(pkgDir, uiEntry)))}";\n`);
     modules.push(`(name = "agent-loop-wasm/ui", esModule = embed "alias-ui.mjs")`);
+  }
+  if (otel) {
+    // wrangler's part: esbuild resolves agent-loop-wasm/otel through the exports map (no "workerd" condition: its
+    // "import" file, dist/web/otel.js) and @opentelemetry/api, into one ES module.
+    await requireRoot("esbuild").build({
+      entryPoints: [join(dir, "otel-bundle-entry.mjs")], outfile: join(dir, "otel-bundle.mjs"), bundle: true, format: "esm",
+      platform: "browser", conditions: ["workerd", "worker"], absWorkingDir: dir, logLevel: "warning",
+    });
   }
   if (mcp) {
     // agent-loop-wasm/mcp (its default condition: dist/web/mcp.js, already listed above), and what it imports:
@@ -844,6 +952,30 @@ const targets = [
   },
   { id: "ui-vite", name: "agent-loop-wasm/ui: Vite build in Chromium", project: "ui-vite", browser: true, run: (dir) => viteTarget(dir, checkUiSummary) },
   { id: "ui-workerd", name: "agent-loop-wasm/ui: workerd", project: "ui-workerd", run: (dir) => workerdTarget(dir, { ui: true, check: checkUiSummary }) },
+  {
+    id: "otel-node-cjs",
+    name: "agent-loop-wasm/otel: Node CJS (require(esm) off)",
+    project: "otel-node",
+    run: (dir) => runNode(process.execPath, dir, "main.cjs", process.allowedNodeEnvironmentFlags.has("--no-experimental-require-module") ? ["--no-experimental-require-module"] : [], checkOtelSummary),
+  },
+  { id: "otel-node18-cjs", name: "agent-loop-wasm/otel: Node 18 CJS", project: "otel-node", node18: true, run: (dir) => runNode(NODE18, dir, "main.cjs", [], checkOtelSummary) },
+  { id: "otel-node-esm", name: "agent-loop-wasm/otel: Node ESM", project: "otel-node", run: (dir) => runNode(process.execPath, dir, "main.mjs", [], checkOtelSummary) },
+  {
+    id: "otel-deno",
+    name: "agent-loop-wasm/otel: Deno (no permission flags)",
+    project: "otel-deno",
+    run: async (dir) => {
+      const r = await exec(bin("deno"), ["run", "main.mjs"], {
+        cwd: dir,
+        env: { DENO_NO_PROMPT: "1", DENO_NO_UPDATE_CHECK: "1", DENO_DIR: join(dir, ".deno"), NO_COLOR: "1" },
+      });
+      if (r.code !== 0) throw failure(r);
+      const result = checkOtelSummary(lastJson(r.stdout));
+      return `deno ${result.deno}, ${result.entry.replace(/^.*\/node_modules\//, "")}`;
+    },
+  },
+  { id: "otel-vite", name: "agent-loop-wasm/otel: Vite build in Chromium", project: "otel-vite", browser: true, run: (dir) => viteTarget(dir, checkOtelSummary) },
+  { id: "otel-workerd", name: "agent-loop-wasm/otel: workerd", project: "otel-workerd", run: (dir) => workerdTarget(dir, { otel: true, check: checkOtelSummary }) },
 ].filter((t) => only.length === 0 || only.some((w) => t.id.includes(w)));
 
 // ---------------------------------------------------------------------------------------------------------------

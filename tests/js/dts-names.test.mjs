@@ -173,7 +173,7 @@ test("API-1.1/API-1.6.1 index.d.ts declares exactly the values the package's mai
   same(declared, [...exported].filter((n) => !(n in EXPORTED_BUT_UNDECLARED)), "index.d.ts vs pkg-template exports");
 });
 
-test("K-9.2 the web and MCP entries' declarations match their modules' exports", () => {
+test("K-9.2 the web, MCP and telemetry entries' declarations match their modules' exports", () => {
   const declared = (file) => [...read(`pkg-template/${file}`).matchAll(/^export declare (?:function|const|let|class) ([\w$]+)/gm)]
     .map((m) => m[1]);
   const main = jsExports("index.js");
@@ -183,6 +183,7 @@ test("K-9.2 the web and MCP entries' declarations match their modules' exports",
     "index.d.ts + web.d.ts vs pkg-template/web-slim.js (agent-loop-wasm/web)");
   subset(main, web, "agent-loop-wasm/web lacks an export of the main entry");
   same(declared("mcp.d.ts"), jsExports("mcp.js"), "mcp.d.ts vs pkg-template/mcp.js (agent-loop-wasm/mcp)");
+  same(declared("otel.d.ts"), jsExports("otel.js"), "otel.d.ts vs pkg-template/otel.js (agent-loop-wasm/otel)");
 });
 
 test("API-1.1 every wasm function the JS wrapper calls is exported by src/js under that name", () => {
