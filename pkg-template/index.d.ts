@@ -458,6 +458,12 @@ export interface AgentEventsOptions {
   signal?: AbortSignal;
   /** End after the next `agent_end` (or after the replay, when the agent is idle and `after` is given). */
   untilIdle?: boolean;
+  /**
+   * Replay the current run from its `agent_start` (the last ended run's when none is under way), compacted as after
+   * a cut, then live items: what a chat client's resume rebuilds its answer from. An `agent_sync` instead when the
+   * journal did not see that start (no `events()` reader existed then, or the transcript was replaced). Not with `after`.
+   */
+  fromRunStart?: boolean;
   /** Items a reader may hold unread before it is told it fell behind and catches up from the journal (1000). */
   highWaterMark?: number;
 }

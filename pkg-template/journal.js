@@ -9,7 +9,8 @@
 // process, a Durable Object woken from its checkpoints) the clock carries them above every number the previous
 // process gave, unless it emitted more than 1,000 events per millisecond above its clock. A reader whose `after` is
 // not in the kept window (older, from another process, or ahead) gets an `agent_sync` item first: the agent's state
-// to replace its own, then live events.
+// to replace its own, then live events. `fromRunStart` replays the current run from its `agent_start` instead (what a
+// chat client's resume rebuilds its answer from), or gives the sync when the journal did not see that start.
 
 const journals = new WeakMap();
 
@@ -107,6 +108,17 @@ class Journal {
     return this.entries.slice(i).map((e) => ({ ...e, replay: true }));
   }
 
+  /**
+   * The items of the current run from its `agent_start` (the last ended run's when none is under way), compacted as
+   * a replay after that run's start would be; null when the journal did not see that start (it began mid-run, or the
+   * transcript was replaced since).
+   */
+  replayRun() {
+    const start = this.entries[this.runStart];
+    if (start?.event?.type !== "agent_start") return null;
+    return this.entries.slice(this.runStart).map((e) => ({ ...e, replay: true }));
+  }
+
   /** The agent's state as one item: what a reader that cannot be replayed starts from. */
   sync() {
     const st = this.st;
@@ -133,7 +145,7 @@ class Journal {
 }
 
 class Reader {
-  constructor(journal, after, highWaterMark, untilIdle) {
+  constructor(journal, after, highWaterMark, untilIdle, fromRunStart) {
     this.journal = journal;
     this.highWaterMark = highWaterMark;
     this.untilIdle = untilIdle;
@@ -143,14 +155,18 @@ class Reader {
     this.done = false;
     this.wake = null;
     this.delivered = after ?? journal.last;
-    if (after !== undefined) {
+    if (fromRunStart) {
+      const items = journal.replayRun();
+      if (items === null) this.buffer.push(journal.sync());
+      else this.buffer.push(...items);
+    } else if (after !== undefined) {
       const items = journal.replay(after);
       if (items === null) this.buffer.push(journal.sync());
       else this.buffer.push(...items);
     }
     // A reader that only wants the run catching up on an idle agent: the replay is all there is. (Without `after`,
     // it waits for the next run's agent_end.)
-    if (untilIdle && after !== undefined && !journal.st.view.isStreaming) this.finishAfterBuffer = true;
+    if (untilIdle && (after !== undefined || fromRunStart) && !journal.st.view.isStreaming) this.finishAfterBuffer = true;
   }
 
   push(item) {
@@ -223,9 +239,15 @@ export function events(st, subscribe, options) {
   if (options !== undefined && (options === null || typeof options !== "object")) {
     throw new TypeError("Agent.events: options must be an object");
   }
-  const { after, signal, untilIdle = false, highWaterMark = DEFAULT_HIGH_WATER_MARK } = options ?? {};
+  const { after, signal, untilIdle = false, fromRunStart = false, highWaterMark = DEFAULT_HIGH_WATER_MARK } = options ?? {};
   if (after !== undefined && (typeof after !== "number" || !Number.isFinite(after))) {
     throw new TypeError("Agent.events: options.after must be a finite number (the seq of the last item seen)");
+  }
+  if (typeof fromRunStart !== "boolean") {
+    throw new TypeError("Agent.events: options.fromRunStart must be a boolean");
+  }
+  if (fromRunStart && after !== undefined) {
+    throw new TypeError("Agent.events: options.after and options.fromRunStart exclude each other");
   }
   if (signal !== undefined && (signal === null || typeof signal.addEventListener !== "function")) {
     throw new TypeError("Agent.events: options.signal must be an AbortSignal");
@@ -238,7 +260,7 @@ export function events(st, subscribe, options) {
     journal = new Journal(st, subscribe);
     journals.set(st, journal);
   }
-  const reader = new Reader(journal, after, highWaterMark, untilIdle === true);
+  const reader = new Reader(journal, after, highWaterMark, untilIdle === true, fromRunStart);
   if (signal?.aborted) reader.close();
   else {
     journal.add(reader);

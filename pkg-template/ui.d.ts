@@ -102,6 +102,24 @@ export declare function toUIMessageStream(source: AgentEventSource, options?: To
 /** `createUIMessageStreamResponse({ stream: toUIMessageStream(source, options), ...init })`. */
 export declare function toUIMessageStreamResponse(source: AgentEventSource, options?: ToUIMessageStreamOptions & UIMessageStreamResponseInit): Response;
 
+/** Options of {@link resumeUIMessageStream}. */
+export interface ResumeUIMessageStreamOptions extends Pick<ToUIMessageStreamOptions, "sendReasoning" | "toolOutput" | "onError" | "dynamicTools"> {
+  /** The `messageId` the answer was streamed with; default: the id of the last response `toUIMessageStream` started for this agent in this process. */
+  messageId?: string;
+  /** Ends the stream (and the agent's reader) when aborted, e.g. the request's signal. */
+  signal?: AbortSignal;
+}
+
+/**
+ * The answer under way, for the AI SDK's reconnect (`useChat({ resume: true })` → `GET …/:chatId/stream`): null when
+ * the agent runs nothing (answer 204), else the current run from its start (`agent.events({ fromRunStart: true })`),
+ * then live, as UI message chunks, ending with the run.
+ */
+export declare function resumeUIMessageStream(agent: Pick<Agent, "events" | "state">, options?: ResumeUIMessageStreamOptions): ReadableStream<UIMessageChunk> | null;
+
+/** `resumeUIMessageStream` as a `Response`: 204 when no run is under way, else the SSE stream with the protocol's headers. */
+export declare function resumeUIMessageStreamResponse(agent: Pick<Agent, "events" | "state">, options?: ResumeUIMessageStreamOptions & UIMessageStreamResponseInit): Response;
+
 /** A `Response` whose body is the chunks as SSE (`data: <json>\n\n`, then `data: [DONE]\n\n`) with the protocol's headers. */
 export declare function createUIMessageStreamResponse(init: UIMessageStreamResponseInit & { stream: ReadableStream<{ type: string }> }): Response;
 

@@ -48,6 +48,8 @@ export function writeConfig({ dir, port, storage, pkgDir, vars }) {
     `(name = "worker.js", esModule = embed "${rel(join(here, "worker.js"))}")`,
     `(name = "tools.js", esModule = embed "${rel(join(here, "tools.js"))}")`,
     `(name = "agent-loop-wasm", esModule = embed "package-entry.mjs")`,
+    // agent-loop-wasm/ui (the chat endpoints): one file with no import.
+    `(name = "agent-loop-wasm/ui", esModule = embed "${rel(join(pkgDir, pkg.exports["./ui"].default))}")`,
     ...walk(dirname(entry)).map((f) =>
       f.endsWith(".wasm") ? `(name = "${name(f)}", wasm = embed "${rel(f)}")` : `(name = "${name(f)}", esModule = embed "${rel(f)}")`,
     ),

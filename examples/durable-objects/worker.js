@@ -13,12 +13,22 @@
 //   GET  /agents/:id/events                       the agent's events (Server-Sent Events), resumable: each frame has
 //                                                 `id: <seq>`; a client sends `Last-Event-ID` (or `?after=<seq>`) and
 //                                                 first gets what it missed, or an `agent_sync` (issue 31)
+//   POST /agents/:id/chat                       the AI SDK's chat request (useChat, DefaultChatTransport: {"messages":
+//                                                 UIMessage[], ...}); answers the UI message stream of the run. The
+//                                                 object keeps the transcript: only the last posted message is read,
+//                                                 a user message (the prompt) or an assistant message whose tool
+//                                                 parts hold approval responses (the decisions). 409 as for prompt
+//   GET  /agents/:id/chat/stream                  the reconnect (useChat's `resume: true`; also at
+//                                                 /agents/:id/chat/:id/stream, the default transport's URL when the
+//                                                 chat id is the agent id): 204 when no run is under way, else the
+//                                                 current answer replayed from its start, then live (issue 31)
 //   POST /agents/:id/approvals/:toolCallId  {"approved": true|false, "reason"?: "...", "arguments"?: {...}}
 //                                                 decides a call waiting for approval: 202 when it was the last one
 //                                                 (the run goes on), 200 while others wait; 400 bad body or invalid
 //                                                 arguments, 404 unknown agent or call, 409 already decided
 import { DurableObject } from "cloudflare:workers";
 import { Agent, wasmMemoryBytes } from "agent-loop-wasm";
+import { convertToAgentMessages, resumeUIMessageStreamResponse, toolApprovalDecisions, toUIMessageStreamResponse } from "agent-loop-wasm/ui";
 import { exampleTools } from "./tools.js";
 
 /** Checkpoints kept as rows before they are folded into the stored snapshot. */
@@ -42,6 +52,9 @@ export class AgentObject extends DurableObject {
       // of charges that ran, one row per tool call (`times` counts executions: exactly once is 1).
       this.sql.exec("CREATE TABLE IF NOT EXISTS decisions (tool_call_id TEXT PRIMARY KEY, approved INTEGER NOT NULL, body TEXT NOT NULL)");
       this.sql.exec("CREATE TABLE IF NOT EXISTS charges (tool_call_id TEXT PRIMARY KEY, cents REAL NOT NULL, times INTEGER NOT NULL)");
+      // Issue 31: the message id of the chat answer under way, so that a resume (in this process or after a restart)
+      // streams it under the id the client has.
+      this.sql.exec("CREATE TABLE IF NOT EXISTS chat (id INTEGER PRIMARY KEY CHECK (id = 1), message_id TEXT NOT NULL)");
       this.agent = this.load();
       // A run that a crash interrupted goes on now; an idle agent resolves at once.
       this.track(this.agent.resume());
@@ -180,9 +193,61 @@ export class AgentObject extends DurableObject {
     return new Response(body, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
   }
 
+  /**
+   * Issue 31: `POST /agents/:id/chat`, the AI SDK's chat request. The object keeps the transcript (a client must not
+   * rewrite it), so only the last posted message is read: a user message is the prompt; an assistant message whose
+   * tool parts hold approval responses (`addToolApprovalResponse`) gives the decisions, taken as
+   * `POST …/approvals/:toolCallId` takes them, and the run they continue streams into that same message.
+   */
+  async chat(request) {
+    const body = await request.json();
+    const messages = Array.isArray(body?.messages) ? body.messages : null;
+    if (!messages || messages.length === 0) return Response.json({ error: 'the body must be JSON {"messages": UIMessage[]}' }, { status: 400 });
+    if (this.agent.state.isStreaming) return Response.json({ error: "the agent is running: GET /agents/:id/chat/stream resumes its answer" }, { status: 409 });
+    const last = messages[messages.length - 1];
+    let messageId;
+    let run;
+    if (last?.role === "user") {
+      const waiting = this.agent.state.pendingApprovals.map((r) => r.toolCallId);
+      if (waiting.length) return Response.json({ error: `tool calls wait for approval (${waiting.join(", ")}): answer them first` }, { status: 409 });
+      const [prompt] = convertToAgentMessages([last], { model: this.agent.state.model });
+      if (!prompt) return Response.json({ error: "the last message holds nothing to send" }, { status: 400 });
+      messageId = crypto.randomUUID();
+      run = () => {
+        const running = this.agent.prompt(prompt);
+        this.track(running);
+        return running;
+      };
+    } else {
+      const decisions = toolApprovalDecisions(messages);
+      if (decisions.length === 0) return Response.json({ error: "the last message is neither a user message nor approval responses" }, { status: 400 });
+      for (const d of decisions) {
+        if (!this.agent.state.pendingApprovals.some((r) => r.toolCallId === d.toolCallId)) {
+          return Response.json({ error: `no tool call "${d.toolCallId}" is waiting for approval` }, { status: 404 });
+        }
+      }
+      messageId = last.id;
+      run = async () => {
+        for (const d of decisions) {
+          const { decision, running } = this.take(d.toolCallId, { approved: d.approved, ...(d.reason === undefined ? {} : { reason: d.reason }) });
+          if (running) this.track(decision);
+          await decision;
+        }
+      };
+    }
+    this.sql.exec("INSERT OR REPLACE INTO chat (id, message_id) VALUES (1, ?)", messageId);
+    return toUIMessageStreamResponse(this.agent, { messageId, originalMessages: messages, run });
+  }
+
+  /** Issue 31: the reconnect of a chat client: 204 when no run is under way, else the current answer from its start. */
+  chatStream(request) {
+    const messageId = this.sql.exec("SELECT message_id FROM chat").toArray()[0]?.message_id;
+    return resumeUIMessageStreamResponse(this.agent, { ...(messageId ? { messageId } : {}), signal: request.signal });
+  }
+
   async fetch(request) {
     const url = new URL(request.url);
-    const [, , name, action = "", toolCallId] = url.pathname.split("/");
+    const [, , name, action = "", toolCallId, rest] = url.pathname.split("/");
     const message = async () => {
       const body = await request.json();
       const text = String(body.text ?? "");
@@ -209,6 +274,10 @@ export class AgentObject extends DurableObject {
       if (request.method === "POST" && action === "follow-up") return this.agent.followUp(await message()), accepted();
       if (request.method === "POST" && action === "abort") return this.agent.abort(), accepted();
       if (request.method === "GET" && action === "events") return this.events(request, url);
+      if (request.method === "POST" && action === "chat" && toolCallId === undefined) return await this.chat(request);
+      if (request.method === "GET" && action === "chat" && (toolCallId === "stream" || (toolCallId === name && rest === "stream"))) {
+        return this.chatStream(request);
+      }
       if (request.method === "POST" && action === "approvals" && toolCallId) {
         return this.decide(decodeURIComponent(name), decodeURIComponent(toolCallId), request);
       }
@@ -245,19 +314,8 @@ export class AgentObject extends DurableObject {
     if (!this.agent.state.pendingApprovals.some((r) => r.toolCallId === toolCallId)) {
       return fail(404, `no tool call "${toolCallId}" is waiting for approval`);
     }
-    const isWaiting = () => this.agent.state.pendingApprovals.some((r) => r.toolCallId === toolCallId);
-    let decision;
-    // The agent writes the decision's checkpoint (and, for the last one, the run's start) before approve()/deny()
-    // returns; it is taken exactly when the call left pendingApprovals, and then recorded in the same transaction.
-    this.ctx.storage.transactionSync(() => {
-      decision = body.approved
-        ? this.agent.approve(toolCallId, body.arguments === undefined ? {} : { args: body.arguments })
-        : this.agent.deny(toolCallId, body.reason === undefined ? {} : { reason: body.reason });
-      if (!isWaiting()) {
-        this.sql.exec("INSERT INTO decisions (tool_call_id, approved, body) VALUES (?, ?, ?)", toolCallId, body.approved ? 1 : 0, JSON.stringify(body));
-      }
-    });
-    if (isWaiting()) {
+    const { decision, taken, running } = this.take(toolCallId, body);
+    if (!taken) {
       // Refused: edited arguments that fail validation reject the promise.
       try {
         await decision;
@@ -267,14 +325,35 @@ export class AgentObject extends DurableObject {
       return fail(500, `the decision on tool call "${toolCallId}" was neither taken nor refused`);
     }
     const waiting = this.agent.state.pendingApprovals.map((r) => r.toolCallId);
-    if (this.agent.state.isStreaming) {
-      // The last decision: the run goes on; the alarm wakes the object to resume it if it is evicted or crashes.
-      this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_MS);
+    if (running) {
       this.track(decision);
       return Response.json({ decided: toolCallId, approved: body.approved, running: true, waiting }, { status: 202 });
     }
     await decision;
     return Response.json({ decided: toolCallId, approved: body.approved, running: false, waiting });
+  }
+
+  /**
+   * A checked decision `{ approved, reason?, arguments? }` given to the agent. The agent writes the decision's
+   * checkpoint (and, for the last one, the run's start) before approve()/deny() returns; it is taken exactly when the
+   * call left pendingApprovals, and then recorded in the same transaction. The last decision starts the run: the
+   * alarm wakes the object to resume it if it is evicted or crashes. `taken` false: refused (the promise rejects).
+   */
+  take(toolCallId, body) {
+    const isWaiting = () => this.agent.state.pendingApprovals.some((r) => r.toolCallId === toolCallId);
+    let decision;
+    this.ctx.storage.transactionSync(() => {
+      decision = body.approved
+        ? this.agent.approve(toolCallId, body.arguments === undefined ? {} : { args: body.arguments })
+        : this.agent.deny(toolCallId, body.reason === undefined ? {} : { reason: body.reason });
+      if (!isWaiting()) {
+        this.sql.exec("INSERT INTO decisions (tool_call_id, approved, body) VALUES (?, ?, ?)", toolCallId, body.approved ? 1 : 0, JSON.stringify(body));
+      }
+    });
+    const taken = !isWaiting();
+    const running = taken && this.agent.state.isStreaming;
+    if (running) this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_MS);
+    return { decision, taken, running };
   }
 
   describe() {
@@ -302,7 +381,7 @@ export class AgentObject extends DurableObject {
 
 export default {
   async fetch(request, env) {
-    const match = /^\/agents\/([^/]+)(\/[a-z-]*|\/approvals\/[^/]+)?$/.exec(new URL(request.url).pathname);
+    const match = /^\/agents\/([^/]+)(\/[a-z-]*|\/approvals\/[^/]+|\/chat\/stream|\/chat\/[^/]+\/stream)?$/.exec(new URL(request.url).pathname);
     if (!match) return Response.json({ error: "not found" }, { status: 404 });
     const id = env.AGENTS.idFromName(decodeURIComponent(match[1]));
     return env.AGENTS.get(id).fetch(request);

@@ -285,3 +285,80 @@ test("issue 31: seqs keep growing across a restore (another Agent from the same 
   await run2;
   await resumed.return();
 });
+
+test("issue 31: events({ fromRunStart }) — the current run from its agent_start, compacted, at every moment; the last run when idle; a sync when the journal missed the start", OURS, async () => {
+  const g = gate();
+  const replies = [
+    { blocks: [{ type: "thinking", thinking: "let me see" }, { type: "text", text: "Hello there, friend." }] },
+    { blocks: [{ type: "text", text: "On it." }, { type: "toolCall", id: "a", name: "alpha", arguments: {} }, { type: "toolCall", id: "b", name: "beta", arguments: {} }], stop: "toolUse" },
+    { blocks: [{ type: "text", text: "Both done." }] },
+  ];
+  const agent = new Agent({ initialState: { model, tools: [tool(g, "alpha"), tool(g, "beta")] }, streamFn: scripted(g, replies) });
+  const live = agent.events();
+  const seen = [];
+  const views = [];
+  const reading = (async () => {
+    for await (const item of live) {
+      seen.push(item);
+      views.push(reduce(seen));
+    }
+  })();
+  let moments = 0;
+  for (const prompt of ["one", "two"]) {
+    const run = agent.prompt(prompt);
+    for (;;) {
+      await tick();
+      await tick();
+      const start = seen.findLastIndex((i) => i.event.type === "agent_start");
+      if (start !== -1 && agent.state.isStreaming) {
+        const now = seen.at(-1).seq;
+        const again = agent.events({ fromRunStart: true });
+        const replay = await drain(again, now);
+        await again.return();
+        assert.deepEqual(replay[0], { ...seen[start], replay: true }, "the replay starts at this run's agent_start");
+        assert.equal(replay.at(-1).seq, now);
+        assert.ok(replay.every((i) => i.replay === true));
+        assert.ok(replay.filter((i) => i.event.type === "message_update").length <= 1, "one partial, not the deltas");
+        assert.deepEqual(reduce([...seen.slice(0, start), ...replay]), views.at(-1), `moment at seq ${now}`);
+        moments++;
+      }
+      if (g.waiting === 0) break;
+      g.open();
+    }
+    await run;
+  }
+  await live.return();
+  await reading;
+  assert.ok(moments > 20, `${moments} moments`);
+  // Idle: the last ended run, then the end (untilIdle).
+  const last = [];
+  for await (const item of agent.events({ fromRunStart: true, untilIdle: true })) last.push(item);
+  const lastStart = seen.findLastIndex((i) => i.event.type === "agent_start");
+  assert.deepEqual(last[0].seq, seen[lastStart].seq);
+  assert.equal(last.at(-1).event.type, "agent_end");
+  assert.deepEqual(reduce([...seen.slice(0, lastStart), ...last]), reduce(seen));
+
+  // A journal that begins mid-run did not see the run's start: the sync.
+  const g2 = gate();
+  const other = new Agent({ initialState: { model }, streamFn: scripted(g2, [{ blocks: [{ type: "text", text: "late reader" }] }]) });
+  const run = other.prompt("go");
+  for (let i = 0; i < 4; i++) {
+    g2.open();
+    await tick();
+  }
+  assert.equal(other.state.isStreaming, true);
+  const late = other.events({ fromRunStart: true });
+  assert.equal((await late.next()).value.event.type, "agent_sync");
+  await late.return();
+  while (g2.waiting > 0 || other.state.isStreaming) {
+    g2.open();
+    await tick();
+  }
+  await run;
+  for (const [options, message] of [
+    [{ fromRunStart: 1 }, "Agent.events: options.fromRunStart must be a boolean"],
+    [{ fromRunStart: true, after: 3 }, "Agent.events: options.after and options.fromRunStart exclude each other"],
+  ]) {
+    assert.throws(() => agent.events(options), { name: "TypeError", message });
+  }
+});

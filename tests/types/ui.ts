@@ -8,6 +8,8 @@ import {
   convertToAgentMessages,
   createUIMessageStreamResponse,
   pipeUIMessageStreamToResponse,
+  resumeUIMessageStream,
+  resumeUIMessageStreamResponse,
   toUIMessageStream,
   toUIMessageStreamResponse,
   toolApprovalDecisions,
@@ -58,6 +60,15 @@ async function main(agent: Agent): Promise<void> {
   void sse;
   const v: "v1" = UI_MESSAGE_STREAM_HEADERS["x-vercel-ai-ui-message-stream"];
   void v;
+
+  // The reconnect (resume): null when no run is under way; the Response is 204 then.
+  const resumed = resumeUIMessageStream(agent, { messageId: "m1", signal: new AbortController().signal });
+  type _r = Expect<Equal<typeof resumed, ReadableStream<UIMessageChunk> | null>>;
+  const again: Response = resumeUIMessageStreamResponse(agent, { headers: { "x-chat": "1" } });
+  void again;
+  for await (const item of agent.events({ fromRunStart: true, untilIdle: true })) void item.seq;
+  // @ts-expect-error a resume takes no run (it follows the one under way)
+  resumeUIMessageStream(agent, { run: () => agent.prompt("hi") });
 
   // @ts-expect-error a source is an Agent or an async iterable of events
   toUIMessageStream([{ type: "agent_start" }]);

@@ -25,7 +25,7 @@ export const AI_VERSION = JSON.parse(readFileSync(join(HERE, "node_modules", "ai
 export { DefaultChatTransport, readUIMessageStream };
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const tick = () => new Promise((r) => setImmediate(r));
+const tickNow = () => new Promise((r) => setImmediate(r));
 
 export const MODEL = {
   id: "scripted-1",
@@ -52,7 +52,9 @@ export const call = (id, name, args = {}) => ({ type: "toolCall", id, name, argu
  * arguments: their JSON cut in two). `{ fail: "message" }` ends the response with an error; `{ waitForAbort: true }`
  * after some blocks holds the response until the run's signal aborts.
  */
-export function scriptedModel(replies) {
+export function scriptedModel(replies, { pieceDelayMs = 0 } = {}) {
+  // pieceDelayMs: a slow stream (each piece after that many ms), for readers that drop mid-answer.
+  const tick = pieceDelayMs > 0 ? () => sleep(pieceDelayMs) : tickNow;
   const queue = [...replies];
   const requests = [];
   const reached = [];
