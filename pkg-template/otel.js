@@ -426,8 +426,18 @@ class RunTrace {
     const aborted = this.aborted();
     const lastError = this.last === undefined ? undefined : messageErrorType(this.last);
     const errorType = aborted ? "aborted" : lastError;
-    const outcome = pending > 0 ? "paused" : errorType === "aborted" ? "aborted" : errorType !== undefined ? "error" : "completed";
+    // A run a budget stopped (issue 32's limits): a clean end, not an error; its attributes say which limit.
+    const limit = read(event, "limitReached");
+    const limited = limit !== null && typeof limit === "object" && typeof read(limit, "limit") === "string";
+    const outcome = pending > 0 ? "paused" : errorType === "aborted" ? "aborted" : errorType !== undefined ? "error" : limited ? "limit" : "completed";
     span.setAttribute("agent_loop.run.outcome", outcome);
+    if (limited) {
+      span.setAttribute("agent_loop.run.limit", limit.limit);
+      for (const key of ["scope", "max", "value"]) {
+        const v = read(limit, key);
+        if (typeof v === "string" || (typeof v === "number" && Number.isFinite(v))) span.setAttribute(`agent_loop.run.limit.${key}`, v);
+      }
+    }
     span.setAttribute("agent_loop.run.turns", this.turns);
     span.setAttribute("agent_loop.run.model_requests", this.requests);
     span.setAttribute("agent_loop.run.tool_calls", this.toolCalls);

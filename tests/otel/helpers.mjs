@@ -60,7 +60,7 @@ function renderAttributes(attributes) {
 }
 
 /** The attributes a brief tree shows (the ones that tell kinds of runs and calls apart). */
-const KEY_ATTRIBUTES = ["agent_loop.run.kind", "agent_loop.run.outcome", "agent_loop.run.pending_approvals", "gen_ai.tool.call.id", "agent_loop.tool.approval", "error.type"];
+const KEY_ATTRIBUTES = ["agent_loop.run.kind", "agent_loop.run.outcome", "agent_loop.run.pending_approvals", "agent_loop.run.limit", "agent_loop.run.limit.scope", "agent_loop.run.limit.max", "agent_loop.run.limit.value", "gen_ai.tool.call.id", "agent_loop.tool.approval", "error.type"];
 
 function renderSpan(span, brief) {
   const status = STATUS[span.status.code] + (span.status.message ? `(${span.status.message})` : "");

@@ -187,6 +187,27 @@ test("issue 32: D3 timeouts: a tool past toolTimeoutMs is ERROR(timeout) and the
   }
 });
 
+test("issue 32: a run a limit stopped ends UNSET with outcome limit and the limit's name, scope, maximum and figure", T, async () => {
+  const t = tracing();
+  const { streamFn } = scripted([{ calls: [["c1", "quick", {}]] }, { calls: [["c2", "quick", {}]] }, { text: "never asked" }]);
+  const tools = [tool("quick", async () => ok("q"))];
+  const config = otel.withTelemetry({ model, convertToLlm, limits: { maxTurns: 2 } }, { tracer: t.tracer });
+  const stream = lib.agentLoop([user("go")], { messages: [], tools }, config, undefined, streamFn);
+  let end;
+  for await (const e of stream) if (e.type === "agent_end") end = e;
+  assert.equal(end.limitReached.limit, "maxTurns");
+  assert.equal(
+    render(t.spans(), t.order, { brief: true }),
+    [
+      'invoke_agent UNSET agent_loop.run.kind="prompt" agent_loop.run.limit="maxTurns" agent_loop.run.limit.max=2 agent_loop.run.limit.scope="run" agent_loop.run.limit.value=2 agent_loop.run.outcome="limit"',
+      "  chat m-1 UNSET",
+      '  execute_tool quick UNSET gen_ai.tool.call.id="c1"',
+      "  chat m-1 UNSET",
+      '  execute_tool quick UNSET gen_ai.tool.call.id="c2"',
+    ].join("\n"),
+  );
+});
+
 test("issue 32: a call waiting for approval ends with the paused run (UNSET, approval pending); the approving run traces it approved", T, async () => {
   const t = tracing();
   const { streamFn } = scripted([{ calls: [["a1", "charge", { n: 5 }], ["a2", "look", {}]] }, { text: "charged" }]);
