@@ -8,17 +8,14 @@
 // Prints agents per second, resume time after the restart and storage bytes per turn.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createServer } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { writeConfig } from "../../examples/durable-objects/serve.mjs";
+import { startWorkerd as startExampleWorkerd } from "./workerd.mjs";
 import { wire } from "../js/provider-server.mjs";
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
 const TURNS = 5;
 
 // ---- the scripted model and the effects endpoint (one loopback server)
@@ -101,56 +98,9 @@ async function startWorld() {
 
 // ---- workerd
 
-/** A port nothing is bound to right now: the kernel's pick for a listener on 127.0.0.1, released at once. */
-async function freePort() {
-  const probe = createServer();
-  probe.listen(0, "127.0.0.1");
-  await once(probe, "listening");
-  const { port } = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-/**
- * workerd serving the example on a free port. A port picked at random (as before) can be taken by any socket, one in
- * TIME_WAIT after the kill included, and workerd then exits with "Address already in use" (seen once in a full run),
- * so the kernel picks it; the rare race with another process taking it in between is retried on a new port. A
- * health check that gets no answer (something else on the port) gives up after 2 s instead of hanging.
- */
-async function startWorkerd(storage, world) {
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    const config = writeConfig({
-      dir: storage,
-      port,
-      storage,
-      pkgDir: join(root, "pkg"),
-      vars: { MODEL_URL: `${world.url}/v1`, EFFECTS_URL: world.url, MODEL_API: "openai-completions", MODEL_PROVIDER: "openai", MODEL_ID: "scripted", MODEL_API_KEY: "test-key" },
-    });
-    const child = spawn(join(root, "node_modules", ".bin", "workerd"), ["serve", config], { stdio: ["ignore", "pipe", "pipe"] });
-    let log = "";
-    child.stdout.on("data", (d) => (log += d));
-    child.stderr.on("data", (d) => (log += d));
-    const base = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 20_000;
-    let started = false;
-    for (;;) {
-      if (child.exitCode !== null) {
-        if (attempt < 5 && log.includes("Address already in use")) break;
-        throw new Error(`workerd exited ${child.exitCode}: ${log.slice(-2000)}`);
-      }
-      try {
-        await fetch(`${base}/health`, { signal: AbortSignal.timeout(2000) });
-        started = true;
-        break;
-      } catch {
-        if (Date.now() > deadline) throw new Error(`workerd did not start: ${log.slice(-2000)}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-    if (started) return { child, base, log: () => log };
-  }
-}
+/** workerd serving the example (`./workerd.mjs`: a port the kernel picked, retried when taken, a bounded health check). */
+const startWorkerd = (storage, world) =>
+  startExampleWorkerd(storage, { MODEL_URL: `${world.url}/v1`, EFFECTS_URL: world.url, MODEL_API: "openai-completions", MODEL_PROVIDER: "openai", MODEL_ID: "scripted", MODEL_API_KEY: "test-key" });
 
 const post = (base, name, action, text) =>
   fetch(`${base}/agents/${name}/${action}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text }) });
