@@ -441,10 +441,10 @@ export function projectLine(text, table) {
   };
   try {
     v = walk(v);
+    return sound ? JSON.stringify(v) : undefined;
   } catch {
     return undefined; // nested past the stack: the core's parser says so, as before
   }
-  return sound ? JSON.stringify(v) : undefined;
 }
 
 /** `v` with the strings of `table` its markers stand for put back (in place for objects and arrays). */
