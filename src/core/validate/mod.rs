@@ -276,11 +276,20 @@ impl<'a> Ctx<'a> {
         self.depth = self.depth.saturating_sub(1);
     }
 
-    /// Whether `value` passes `node`; `None` when `node` is not a schema (pi-schema's compile would throw).
+    /// Whether `value` passes `node`; `None` when `node` is not a schema (pi-schema's compile would throw) or when
+    /// the check went past `MAX_DEPTH`: pi-schema's `passes` catches whatever its check throws, its stack overflow
+    /// included, and coercion goes on as if the branch did not pass (a self-referencing `anyOf` branch beside a
+    /// `type` the value fails is then reported as that type's error, not as the overflow).
     fn passes(&mut self, node: &'a Value, base: BaseId, value: &Value) -> Option<bool> {
-        match node {
-            Value::Bool(_) | Value::Object(_) => Some(self.valid(node, base, value)),
-            _ => None,
+        if !matches!(node, Value::Bool(_) | Value::Object(_)) {
+            return None;
         }
+        let before = self.too_deep;
+        let ok = self.valid(node, base, value);
+        if self.too_deep && !before {
+            self.too_deep = false;
+            return None;
+        }
+        Some(ok)
     }
 }

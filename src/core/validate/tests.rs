@@ -437,3 +437,18 @@ fn issue_13_a_lone_surrogate_key_is_one_utf16_unit_when_union_branches_are_ranke
     let errors = coerce_and_validate(&schema, &j(r#"{"x":1}"#), &TestRegex).unwrap_err();
     assert_eq!(errors.first().map(|e| e.path.as_str()), Some("é"));
 }
+
+/// Recorded from the reference (seed 44 of the differential): the union's only branch refers to itself, so checking
+/// it never ends. pi-schema's coercion catches the overflow of that check (its `passes`), takes the branch as not
+/// passing, and reports the `type` the value fails; ours stops the check at its depth limit and does the same.
+#[test]
+fn a_check_past_the_depth_limit_inside_coercion_is_a_branch_that_does_not_pass() {
+    let schema =
+        j(r##"{"type":"object","properties":{"a":{"anyOf":[{"$ref":"#anc","exclusiveMaximum":100,"$anchor":"anc"}],
+        "type":"null","minimum":1}}}"##);
+    let want = "Validation failed for tool \"t\":\n  - a: expected null, got string\n\nReceived arguments:\n{\n  \"a\": \"text\"\n}";
+    assert_eq!(validate_tool_arguments("t", &schema, &j(r#"{"a":"text"}"#), &TestRegex).unwrap_err(), want);
+    // Without the `type` the final check walks the branch itself: the reference overflows there too.
+    let schema = j(r##"{"type":"object","properties":{"a":{"anyOf":[{"$ref":"#anc","$anchor":"anc"}]}}}"##);
+    assert_eq!(validate_tool_arguments("t", &schema, &j(r#"{"a":5}"#), &TestRegex).unwrap_err(), TOO_DEEP);
+}
