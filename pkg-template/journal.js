@@ -11,6 +11,7 @@
 // not in the kept window (older, from another process, or ahead) gets an `agent_sync` item first: the agent's state
 // to replace its own, then live events. `fromRunStart` replays the current run from its `agent_start` instead (what a
 // chat client's resume rebuilds its answer from), or gives the sync when the journal did not see that start.
+// Spec: docs/SPEC.md §5.10 (A-5.10).
 
 const journals = new WeakMap();
 

@@ -3,6 +3,7 @@
 // the run's events and wraps the stream function and `beforeToolCall` of a run, and never changes what a run does.
 // Nothing here imports the main entry (a config is recognised through a global registry the main entry reads), so
 // the main entry neither grows nor loads @opentelemetry/api (an optional peer dependency) for users who do not trace.
+// Spec: docs/SPEC.md §11 (O-11.1, O-11.2).
 import { context as otelContext, trace, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 
 /** Where `withTelemetry` registers traced configs; pkg-template/api.js reads the same symbol. */

@@ -3,6 +3,7 @@
 // the request side back (the `UIMessage[]` a `useChat` client posts → agent messages; its approval responses →
 // decisions for `agent.approve` / `agent.deny`). Plain JS with no import: it never loads the wasm or the main entry,
 // and needs only what every runtime has (ReadableStream, TransformStream, TextEncoderStream, Response).
+// Spec: docs/SPEC.md §12 (U-12.1 to U-12.3).
 
 /** The response headers of the UI message stream protocol (the AI SDK's `UI_MESSAGE_STREAM_HEADERS`). */
 export const UI_MESSAGE_STREAM_HEADERS = Object.freeze({
