@@ -1,34 +1,11 @@
 // The scripted runs the telemetry tests trace (tests/otel/spans.test.mjs): each returns the tracing it used.
-import { lib, otel, tracing, scripted, model, convertToLlm, tool, ok, sleep, user, usage } from "./helpers.mjs";
+import { lib, otel, tracing, model, convertToLlm, user } from "./helpers.mjs";
+import { parallelScript as parallelScriptWith, TELEMETRY } from "./matrix.mjs";
 
-/**
- * Turn 1 asks for `slow` (ends after `fast` ended, starts a span of its own under toolContext) and `fast` (5 ms) at
- * once; turn 2 answers. `slow` waits for `fast` rather than a longer timer, so their overlap holds on a loaded machine.
- */
-export function parallelScript(t) {
-  let fastDone;
-  const fastEnded = new Promise((r) => (fastDone = r));
-  const { streamFn, calls } = scripted([
-    { calls: [["c1", "slow", { n: 1 }], ["c2", "fast", { n: 2 }]], usage: usage(10, 5, 3, 1, 0.25), responseId: "r-1", responseModel: "m-1-2026" },
-    { text: "done", usage: usage(20, 2), responseId: "r-2" },
-  ]);
-  const tools = [
-    tool("slow", async (_id, args) => {
-      await fastEnded;
-      await sleep(5);
-      t.tracer.startSpan("GET /slow", {}, otel.toolContext(args)).end();
-      return ok("slow ok");
-    }),
-    tool("fast", async () => {
-      await sleep(5);
-      setTimeout(fastDone, 0); // after this call's end is emitted
-      return ok("fast ok");
-    }),
-  ];
-  return { streamFn, calls, tools };
-}
+/** The parallel script of matrix.mjs (two tools at once, one starting its own span) on this build, traced by `t`. */
+export const parallelScript = (t) => parallelScriptWith({ lib, otel }, t.tracer);
 
-export const TELEMETRY = { functionId: "helper", metadata: { team: "a" } };
+export { TELEMETRY };
 
 /** The parallel script through one entry point: "agentLoop", "runAgentLoop" or "Agent". */
 export async function runParallel(entry, options = {}) {
