@@ -10,6 +10,8 @@
 // response summarises their results. Keywords pick the other tools of the demo page (time, calculate or
 // "add 2 and 3", random, wait, "every tool", and "delete <file>" for delete_file, which waits for approval); a prompt it has no script for gets a short note saying
 // so and what it understands, never a made-up tool call. It only calls tools the request declares.
+// Each reply carries a scripted `usage` (estimated tokens, a made-up cost; see usage() below), so that usage totals
+// and budgets (issue 32) have figures offline.
 //
 // No imports: the package is passed in, so the same file runs in browsers, Node and Deno.
 //   import * as lib from "agent-loop-wasm";
@@ -24,7 +26,9 @@ export const OFFLINE_MODEL = Object.freeze({
   baseUrl: "",
   reasoning: true,
   input: ["text"],
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  // Scripted prices in USD per million tokens, so that the demo's cost totals and cost limits have something to
+  // show offline. No one is billed: the offline model costs nothing, and its token counts are estimates (see usage).
+  cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
   contextWindow: 0,
   maxTokens: 0,
 });
@@ -51,12 +55,13 @@ export function offlineModel({ createAssistantMessageEventStream }, { chunkDelay
     const signal = options?.signal;
     const messages = Array.isArray(context?.messages) ? context.messages : [];
     const reply = planReply(messages, availableTools(context));
+    const withThinking = thinking === "always" || (thinking === "auto" && !!options?.reasoning);
     const message = {
       role: "assistant", content: [], api: model?.api ?? OFFLINE_MODEL.api,
       provider: model?.provider ?? OFFLINE_MODEL.provider, model: model?.id ?? OFFLINE_MODEL.id,
-      usage: usage(messages, reply), stopReason: "pending", timestamp: Date.now(),
+      usage: usage(context, messages, reply, withThinking, model?.cost ?? OFFLINE_MODEL.cost),
+      stopReason: "pending", timestamp: Date.now(),
     };
-    const withThinking = thinking === "always" || (thinking === "auto" && !!options?.reasoning);
 
     const run = async () => {
       if (signal?.aborted) return fail();
@@ -335,13 +340,55 @@ function availableTools(context) {
   return declared ? names : null;
 }
 
-function usage(messages, reply) {
-  const input = Math.ceil(JSON.stringify(messages).length / 4);
-  const output = Math.ceil((reply.thinking.length + reply.text.length + JSON.stringify(reply.toolCalls).length) / 4);
-  return {
-    input, output, cacheRead: 0, cacheWrite: 0, totalTokens: input + output,
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-  };
+// Scripted usage (issue 32): what a provider would report for this request, estimated, not measured. A token is
+// 4 characters (rounded up) of what the request sends or the reply streams: the system prompt, the tool
+// declarations (name, description, JSON Schema), texts, thinking, tool calls (name and arguments) and tool results;
+// not ids, timestamps or durations, so a scripted prompt gives the same figures every time. The prompt is split
+// as a provider with a prompt cache reports it: the first request of a conversation writes the system prompt and
+// the tool declarations to the cache (cacheWrite); a later one reads from the cache the whole prompt of the
+// request before it (cacheRead: the messages before the last reply); the rest is input. The cost is the tokens at
+// the model's prices (OFFLINE_MODEL.cost, scripted), as pi-ai's calculateCost computes it.
+function usage(context, messages, reply, withThinking, prices) {
+  const lastReply = findLastIndex(messages, (m) => m.role === "assistant");
+  const chars = (list) => list.reduce((n, m) => n + messageChars(m), 0);
+  const head = charsOfTools(context?.tools) + (typeof context?.systemPrompt === "string" ? context.systemPrompt.length : 0);
+  let input, cacheRead = 0, cacheWrite = 0;
+  if (lastReply < 0) {
+    const leading = messages.findIndex((m) => m?.role !== "system");
+    const stable = messages.slice(0, leading < 0 ? messages.length : leading);
+    cacheWrite = tokens(head + chars(stable));
+    input = tokens(chars(messages.slice(stable.length)));
+  } else {
+    cacheRead = tokens(head + chars(messages.slice(0, lastReply)));
+    input = tokens(chars(messages.slice(lastReply)));
+  }
+  const output = tokens((withThinking ? reply.thinking.length : 0) + reply.text.length +
+    reply.toolCalls.reduce((n, c) => n + c.name.length + JSON.stringify(c.arguments).length, 0));
+  const price = (key, n) => (Number(prices?.[key]) || 0) * n / 1e6;
+  const cost = { input: price("input", input), output: price("output", output), cacheRead: price("cacheRead", cacheRead),
+    cacheWrite: price("cacheWrite", cacheWrite) };
+  cost.total = cost.input + cost.output + cost.cacheRead + cost.cacheWrite;
+  return { input, output, cacheRead, cacheWrite, totalTokens: input + output + cacheRead + cacheWrite, cost };
+}
+
+const tokens = (chars) => Math.ceil(chars / 4);
+
+function messageChars(m) {
+  const content = typeof m?.content === "string" ? [{ type: "text", text: m.content }] : Array.isArray(m?.content) ? m.content : [];
+  let n = (m?.role === "toolResult" ? String(m.toolName ?? "").length : 0) + charsOfTools(m?.toolsAdded);
+  for (const t of Array.isArray(m?.toolsRemoved) ? m.toolsRemoved : []) n += String(typeof t === "string" ? t : t?.name ?? "").length;
+  for (const c of content) {
+    if (c?.type === "text") n += String(c.text ?? "").length;
+    else if (c?.type === "thinking") n += String(c.thinking ?? "").length;
+    else if (c?.type === "toolCall") n += String(c.name ?? "").length + (JSON.stringify(c.arguments ?? {})?.length ?? 0);
+  }
+  return n;
+}
+
+function charsOfTools(tools) {
+  if (!Array.isArray(tools)) return 0;
+  return tools.reduce((n, t) => n + String(t?.name ?? "").length + String(t?.description ?? "").length +
+    (JSON.stringify(t?.parameters ?? {})?.length ?? 0), 0);
 }
 
 function sleep(ms, signal) {

@@ -40,7 +40,7 @@ try {
   throw error;
 }
 const loadMs = Math.round(performance.now() - loadStarted);
-const { Agent, streamBuiltin, VERSION } = lib;
+const { Agent, streamBuiltin, totalUsage, VERSION } = lib;
 const { offlineModel, OFFLINE_MODEL, OFFLINE_PROMPTS } = offline;
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -78,6 +78,14 @@ const SYSTEM_PROMPT =
   "random_number, and list_files / read_file / delete_file over a small in-memory project (delete_file runs only " +
   "after the user approves the call). When calls are independent, " +
   "request them together in one response so they run in parallel. Keep answers short.";
+
+// Issue 32: the limits the page sets (agent.limits, per run), and their fields in Settings → Run.
+const LIMIT_FIELDS = {
+  maxTurns: { id: "limit-turns", integer: true },
+  maxToolCalls: { id: "limit-tool-calls", integer: true },
+  maxTokens: { id: "limit-tokens", integer: true },
+  maxCostUsd: { id: "limit-cost", integer: false },
+};
 
 function providerOf(api, baseUrl) {
   if (api === "openai-completions") {
@@ -132,6 +140,10 @@ function selectApi(api, { keepThinking = false } = {}) {
 }
 
 function updateModelChip() {
+  // What the Usage panel's figures are, for the model chosen (issue 32).
+  $("usage-note").textContent = currentApi === "offline"
+    ? "scripted: estimated tokens at made-up prices"
+    : "as the model reports them; no prices set, so $0";
   const chip = $("model-chip");
   if (currentApi === "offline") {
     chip.replaceChildren(el("span", { class: "chip-dot offline" }), "Offline demo · scripted · no network");
@@ -164,6 +176,18 @@ function readSettings() {
   if (toolTimeoutMs !== undefined && !(Number.isFinite(toolTimeoutMs) && toolTimeoutMs >= 0)) {
     throw error("toolTimeoutMs must be a number ≥ 0 (0 or empty: no timeout)", "tool-timeout");
   }
+  // Issue 32: the run's limits (agent.limits). The library checks them too (a TypeError naming the field); the
+  // page says it in its own words first.
+  const limits = {};
+  for (const [name, { id, integer }] of Object.entries(LIMIT_FIELDS)) {
+    const raw = $(id).value.trim();
+    if (raw === "") continue;
+    const n = Number(raw);
+    if (integer ? !(Number.isInteger(n) && n >= 1) : !(Number.isFinite(n) && n > 0)) {
+      throw error(`${name} must be ${integer ? "a whole number ≥ 1" : "a number > 0"} (or empty for no limit)`, id);
+    }
+    limits[name] = n;
+  }
   if (currentApi !== "offline") {
     const { baseUrl, model } = memory.get(currentApi);
     // Never send to a local model known to be down: the request would only fail (and log a failed request).
@@ -180,6 +204,7 @@ function readSettings() {
     toolExecution: document.querySelector("input[name=tool-mode]:checked").value,
     maxParallelTools,
     toolTimeoutMs: toolTimeoutMs || undefined,
+    limits,
     tools: [...instrumented.filter((t) => $(`tool-${t.name}`).checked), ...mcpPanel.tools()],
   };
 }
@@ -196,6 +221,7 @@ function applySettings() {
     agent.toolExecution = s.toolExecution;
     agent.maxParallelTools = s.maxParallelTools;
     agent.toolTimeoutMs = s.toolTimeoutMs;
+    agent.limits = s.limits;
     return true;
   } catch (error) {
     box.textContent = error.message;
@@ -316,7 +342,9 @@ function setRunning(value) {
 const waitingCount = () => agent?.state.pendingApprovals?.length ?? 0;
 function showIdle() {
   const n = waitingCount();
+  const reached = agent?.state.limitReached;
   if (n > 0) setStatus("waiting", `Waiting for your approval · ${n} tool call${n === 1 ? "" : "s"}`);
+  else if (reached) setStatus("idle", `Ready · last run stopped by ${reached.limit}`);
   else setStatus("idle", "Ready");
   refreshButtons();
 }
@@ -511,7 +539,7 @@ function assistantView(message) {
       meta.replaceChildren(...[
         el("span", { class: `stop ${m.stopReason}`, text: reason }),
         el("span", { text: fmtMs(duration) }),
-        u.totalTokens ? el("span", { text: `${u.input ?? 0} in · ${u.output ?? 0} out tokens` }) : null,
+        u.totalTokens ? el("span", { dataset: { testid: "message-usage" }, text: messageUsage(u) }) : null,
       ].filter(Boolean));
       if (m.errorMessage) {
         body.append(el("div", { class: `banner ${m.stopReason === "aborted" ? "warn" : "error"}`, role: "alert", dataset: { testid: "assistant-error" } },
@@ -630,7 +658,10 @@ function toolCard(block) {
       const t = textOf(content) || (Array.isArray(content) && content.length ? "(non-text result)" : "(empty result)");
       // A denial's error result (issue 30) reads `Tool call "<id>" was denied[: <reason>]`.
       const denied = isError && /^Tool call "[^"]*" was denied\b/.test(t);
-      api.setStatus(denied ? "denied" : isError ? "error" : "done", denied ? "denied" : isError ? "error" : "done");
+      // A limit reached before the batch (issue 32): `Tool call "<name>" was not executed: Run stopped: …`.
+      const stopped = isError && /^Tool call "[^"]*" was not executed: Run stopped: /.test(t);
+      if (stopped) api.setStatus("skipped", "not run: limit");
+      else api.setStatus(denied ? "denied" : isError ? "error" : "done", denied ? "denied" : isError ? "error" : "done");
       result.textContent = clip(t, 4000);
       result.classList.toggle("is-error", !!isError);
       resultSection.hidden = false;
@@ -676,6 +707,74 @@ function updateChatMeta() {
   $("chat-meta").textContent = msgs.length === 0 || users + assistants === 0
     ? "No messages yet"
     : `${msgs.length} messages in state · ${results} tool result${results === 1 ? "" : "s"}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Usage and limits (issue 32)
+// ---------------------------------------------------------------------------------------------------------------
+// The Usage panel reads the library's totals: agent.state.runUsage (the run in progress, else the last one),
+// totalUsage(agent.state.messages) (the conversation on screen) and agent.state.totalUsage (the agent's life: kept
+// by Reset, carried by snapshots). It is drawn when a message ends, when a run starts or ends, and after Reset and
+// Import.
+function fmtTokens(n) {
+  return Math.round(Number(n) || 0).toLocaleString("en-US");
+}
+function fmtUsd(x) {
+  const v = Number(x) || 0;
+  return v >= 1 ? `$${v.toFixed(2)}` : `$${v.toFixed(4)}`;
+}
+function messageUsage(u) {
+  const parts = [`${fmtTokens(u.input)} in`, `${fmtTokens(u.output)} out`];
+  if (u.cacheRead) parts.push(`${fmtTokens(u.cacheRead)} cache read`);
+  if (u.cacheWrite) parts.push(`${fmtTokens(u.cacheWrite)} cache write`);
+  return `${parts.join(" · ")} tokens${u.cost?.total ? ` · ${fmtUsd(u.cost.total)}` : ""}`;
+}
+function renderUsage() {
+  const rows = [
+    ["usage-run", agent.state.runUsage],
+    ["usage-conversation", totalUsage(agent.state.messages)],
+    ["usage-agent", agent.state.totalUsage],
+  ];
+  // The state's totals are zeros, never undefined, before a reply reports usage.
+  for (const [testid, u] of rows) {
+    const texts = [u.input, u.output, u.cacheRead, u.cacheWrite, u.totalTokens].map(fmtTokens).concat(fmtUsd(u.cost?.total));
+    document.querySelectorAll(`[data-testid="${testid}"] td`).forEach((td, i) => { td.textContent = texts[i]; });
+  }
+}
+
+// A limit stopped the run: the library's message, and a way to raise that limit and continue (agent.continue()).
+// The limits are per run, so Continue starts a run that counts from zero under the limits in Settings.
+function limitNote(reached) {
+  const node = el("div", { class: "run-note limit", role: "status", dataset: { testid: "run-limit", limit: reached.limit } },
+    el("strong", { dataset: { testid: "limit-message" }, text: reached.message }));
+  const field = reached.scope === "run" ? LIMIT_FIELDS[reached.limit] : undefined;
+  const actions = el("span", { class: "limit-actions" });
+  if (field) {
+    // Twice the figure reached, or the limit if that is higher (rounded up to a cent's hundredth for dollars).
+    const next = Math.max(reached.max, reached.value) * 2;
+    const input = el("input", {
+      type: "number", class: "limit-raise", dataset: { testid: "limit-raise" }, "aria-label": `New ${reached.limit} (empty: no limit)`,
+      min: field.integer ? "1" : "0", step: field.integer ? "1" : "0.0001",
+      value: String(field.integer ? Math.ceil(next) : Math.ceil(next * 1e4) / 1e4),
+    });
+    actions.append(el("label", { class: "limit-raise-label" }, "Raise ", el("code", { text: reached.limit }), " to ", input),
+      el("button", { type: "button", class: "btn tiny primary", dataset: { testid: "limit-continue" }, text: "Raise and continue",
+        onclick: () => raiseAndContinue(reached.limit, input.value.trim(), actions) }));
+  } else {
+    actions.append(el("button", { type: "button", class: "btn tiny primary", dataset: { testid: "limit-continue" }, text: "Continue",
+      onclick: () => raiseAndContinue(null, "", actions) }));
+  }
+  node.append(actions);
+  return node;
+}
+
+async function raiseAndContinue(limit, raw, actions) {
+  if (running || waitingCount() > 0) return;
+  if (limit) $(LIMIT_FIELDS[limit].id).value = raw; // Settings show the new limit; empty is none
+  if (!applySettings()) return;
+  actions.replaceChildren(el("span", { class: "limit-outcome", dataset: { testid: "limit-outcome" },
+    text: limit ? `${limit} ${raw === "" ? "removed" : `raised to ${raw}`} · continued` : "Continued" }));
+  await runAgent("Continuing…", () => agent.continue());
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -755,7 +854,7 @@ function summarizeEvent(e, replay) {
     case "tool_execution_end": return `${e.toolName} ${e.isError ? "error" : "ok"}${e.durationMs !== undefined ? ` · ${e.durationMs} ms` : ""}`;
     case "tool_approval_request": return `${e.toolName} ${e.toolCallId} ${clip(JSON.stringify(e.args), 60)}`;
     case "turn_end": return `${e.toolResults?.length ?? 0} tool result(s)`;
-    case "agent_end": return `${e.messages?.length ?? 0} new message(s)`;
+    case "agent_end": return `${e.messages?.length ?? 0} new message(s)${e.limitReached ? ` · ${e.limitReached.limit} reached` : ""}`;
     default: return "";
   }
 }
@@ -927,6 +1026,11 @@ let currentView = null;
 function onEvent(event, signal) {
   switch (event.type) {
     case "agent_start":
+      // An earlier limit note's Raise and continue would now continue another run: it goes.
+      for (const stale of transcript.querySelectorAll(".run-note.limit .limit-actions")) {
+        if (!stale.querySelector(".limit-outcome")) stale.remove();
+      }
+      renderUsage();
       runCount++;
       timeline.runCount = runCount;
       turn = 0;
@@ -959,6 +1063,7 @@ function onEvent(event, signal) {
         currentView?.finish(m);
         currentView = null;
         timelineEnd(`request-${turn}`, m.stopReason === "error" ? "error" : m.stopReason === "aborted" ? "aborted" : "done");
+        renderUsage();
       } else if (m.role === "toolResult") {
         const card = toolCards.get(m.toolCallId);
         if (card && !card.finished) card.finish({ isError: m.isError, content: m.content, durationMs: m.durationMs });
@@ -987,6 +1092,7 @@ function onEvent(event, signal) {
     case "agent_end": {
       timeline.endedAt = performance.now() - timeline.t0;
       timelineDraw();
+      renderUsage();
       const last = event.messages?.[event.messages.length - 1];
       if (signal?.aborted || last?.stopReason === "aborted") {
         const kept = queued.length;
@@ -998,6 +1104,8 @@ function onEvent(event, signal) {
         appendToTranscript(el("div", { class: "run-note paused", role: "status", dataset: { testid: "run-paused" } },
           el("strong", { text: "Run paused." }),
           ` ${n === 1 ? "A tool call waits" : `${n} tool calls wait`} for your approval: Approve or Deny on ${n === 1 ? "its card" : "their cards"}; the run goes on when every one is decided.`));
+      } else if (event.limitReached) {
+        appendToTranscript(limitNote(event.limitReached));
       } else if (last?.stopReason === "error") {
         appendToTranscript(el("div", { class: "run-note error", role: "status", dataset: { testid: "run-error" } },
           el("strong", { text: "Run ended with an error." }), " Check the settings, then send again."));
@@ -1021,12 +1129,17 @@ async function send(text) {
   }
   if (!applySettings()) return;
   $("prompt").value = "";
+  await runAgent("Starting…", () => agent.prompt(prompt));
+}
+
+// A run the page starts (Send, or Continue after a limit): the controls follow it until it ends.
+async function runAgent(status, start) {
   follow = true;
   scrollToBottom();
   setRunning(true);
-  setStatus("running", "Starting…");
+  setStatus("running", status);
   try {
-    await agent.prompt(prompt);
+    await start();
   } catch (error) {
     toast(error?.message ?? String(error), "error");
   } finally {
@@ -1034,6 +1147,7 @@ async function send(text) {
     cancelAnimationFrame(timeline.frame);
     timelineDraw();
     updateChatMeta();
+    renderUsage();
     $("prompt").focus();
   }
 }
@@ -1090,6 +1204,7 @@ $("reset").addEventListener("click", () => {
   queued.length = 0;
   renderQueue();
   renderTranscript(agent.state.messages);
+  renderUsage();
   showIdle();
   $("timeline").replaceChildren(el("div", { class: "timeline-empty", text: "Reset. The next run's timeline appears here." }));
   $("timeline-meta").textContent = "No run yet";
@@ -1136,6 +1251,7 @@ $("import").addEventListener("change", async (e) => {
     for (const m of snap.followUpQueue ?? []) queued.push({ kind: "followUp", message: m });
     renderQueue();
     renderTranscript(restored.state.messages);
+    renderUsage();
     // Calls decided before the export that wait for the others (the snapshot keeps each decision).
     for (const d of snap.approvals?.decisions ?? []) toolCards.get(d.toolCallId)?.decided(d.approved === true, d.reason);
     showIdle();
@@ -1165,6 +1281,7 @@ selectApi("offline");
 probeLocal();
 setRunning(false);
 setStatus("idle", "Ready");
+renderUsage();
 connectLog();
 $("status").title = `wasm loaded in ${loadMs} ms`;
 document.body.dataset.ready = "true";

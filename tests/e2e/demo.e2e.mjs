@@ -18,6 +18,10 @@
 //      reconnects by itself with `after` = the last seq shown, and the catch-up is one replayed message_update
 //      carrying the partial text; the transcript equals the one without a drop, and so does the reader's own.
 //      A Reset while dropped is caught up as one agent_sync (a state refresh).
+//   9. usage and limits (issue 32): the Usage panel's exact totals (last run, conversation, agent) for a scripted
+//      prompt, updated as the first reply ends, after Reset and after Export / Import; a limit typed in Settings stops
+//      a run with the library's exact message (maxTurns before a request, maxCostUsd before the tool batch), and the
+//      note's Raise and continue sets the new limit and continues the run (agent.continue()).
 //
 // Any console message of level warning or error, any page error and any failed request fails the test; the one
 // exception is the line Chromium itself logs for the wrong key's 401 response, asserted exactly in step 3c.
@@ -621,6 +625,107 @@ try {
   assert.deepEqual(refresh.map((r) => [r.type, r.replay, r.sum]), [["agent_sync", true, "replaystate refresh: 1 message(s)"]]);
   assert.equal(afterReset.at(-1).text, `Caught up: 1 item replayed (seq ${refresh[0].seq} … ${refresh[0].seq}); live from here`);
   assert.equal(await page.textContent('[data-testid="log-reader-view"]'), "Reader's view: 1 message · equals agent.state.messages ✓");
+
+  // ----------------------------------------------------------------------------------------------
+  log("9. usage and limits (issue 32): exact scripted totals, live; Reset, Export / Import; a limit stops a run, raise and continue");
+  const usageRow = (name) => page.$$eval(`[data-testid="usage-${name}"] td`, (tds) => tds.map((td) => td.textContent));
+  const usage = async () => ({ run: await usageRow("run"), conversation: await usageRow("conversation"), agent: await usageRow("agent") });
+  const tokensOf = (row) => row.slice(0, 5).map((t) => Number(t.replace(/,/g, "")));
+  const ZERO = ["0", "0", "0", "0", "0", "$0.0000"];
+  // The offline model's scripted usage (examples/offline-model.mjs, usage()) for "Calculate (17 + 25) * 3 / 2" on a
+  // fresh transcript, as the Usage panel shows it: input, output, cache read, cache write, total, cost. Request 1
+  // asks for calculate (and writes the system prompt and the tool declarations to the "cache"); request 2 answers
+  // (and reads request 1's prompt from it). They change with the page's system prompt, tools or the script's texts.
+  const REQUEST_1 = ["7", "37", "0", "498", "542", "$0.0024"];
+  const REQUEST_2 = ["40", "30", "505", "0", "575", "$0.0007"];
+  const RUN = ["47", "67", "505", "498", "1,117", "$0.0032"];
+  const CALC = "Calculate (17 + 25) * 3 / 2";
+  const metaOf = () => page.$$eval('[data-testid="message-usage"]', (els) => els.map((e) => e.textContent));
+  await page.click('[data-testid="reset"]');
+  assert.equal(await page.textContent('[data-testid="usage-note"]'), "scripted: estimated tokens at made-up prices");
+  const agentBefore = (await usage()).agent;
+  assert.deepEqual(await usage(), { run: ZERO, conversation: ZERO, agent: agentBefore }, "Reset: no run, an empty conversation");
+  // Live: every state the run and conversation rows go through, recorded in the page as the panel is drawn.
+  await page.evaluate(() => {
+    const seen = (window.usageSeen = []);
+    const read = () => JSON.stringify(["run", "conversation"].map((name) =>
+      [...document.querySelectorAll(`[data-testid="usage-${name}"] td`)].map((td) => td.textContent)));
+    window.usageObserver = new MutationObserver(() => { if (seen.at(-1) !== read()) seen.push(read()); });
+    window.usageObserver.observe(document.getElementById("usage-table"), { subtree: true, childList: true, characterData: true });
+  });
+  await send(CALC);
+  await waitIdle();
+  const done = await usage();
+  const seenUsage = await page.evaluate(() => { window.usageObserver.disconnect(); return window.usageSeen.map((s) => JSON.parse(s)); });
+  log(`   live: ${JSON.stringify(seenUsage)}`);
+  log(`   done: ${JSON.stringify(done)} meta ${JSON.stringify(await metaOf())}`);
+  assert.deepEqual(seenUsage, [[ZERO, ZERO], [REQUEST_1, REQUEST_1], [RUN, RUN]],
+    "drawn as the run starts, when the first reply ends (while the answer streams) and when the second ends");
+  assert.deepEqual([done.run, done.conversation], [RUN, RUN]);
+  assert.deepEqual(tokensOf(done.agent), tokensOf(agentBefore).map((n, i) => n + tokensOf(RUN)[i]), "the agent's total grew by the run");
+  assert.equal(done.agent[5], `$${(await page.evaluate(() => window.demo.agent.state.totalUsage.cost.total)).toFixed(4)}`);
+  assert.deepEqual(await metaOf(), ["7 in · 37 out · 498 cache write tokens · $0.0024", "40 in · 30 out · 505 cache read tokens · $0.0007"],
+    "each reply's own figures");
+
+  // Export, Reset, Import: the conversation's totals go with Reset and come back with the snapshot; the agent's stay.
+  const [usageDownload] = await Promise.all([page.waitForEvent("download"), page.click('[data-testid="export"]')]);
+  const usagePath = join(artifacts, "demo-snapshot-usage.json");
+  await usageDownload.saveAs(usagePath);
+  await page.click('[data-testid="reset"]');
+  assert.deepEqual(await usage(), { run: ZERO, conversation: ZERO, agent: done.agent }, "Reset keeps the agent's total");
+  await page.setInputFiles('[data-testid="import"]', usagePath);
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="user-message"]').length === 1);
+  assert.deepEqual(await usage(), { run: ZERO, conversation: RUN, agent: done.agent }, "Import: the snapshot's conversation and agent totals");
+
+  // A limit the user typed: Send refuses a bad one, in the page's words.
+  await page.click('[data-testid="reset"]');
+  await page.fill('[data-testid="limit-turns"]', "0");
+  await send(CALC);
+  assert.equal(await page.textContent("#settings-error"), "maxTurns must be a whole number ≥ 1 (or empty for no limit)");
+  assert.equal(await $$count('[data-testid="user-message"]'), 0, "nothing was sent");
+  // maxTurns 1: the run stops before its second request, with the library's message; Raise and continue goes on.
+  await page.fill('[data-testid="limit-turns"]', "1");
+  await send(CALC);
+  await waitIdle();
+  assert.equal(await page.textContent('[data-testid="limit-message"]'), "Run stopped: turn limit of 1 reached");
+  assert.equal(await page.textContent("#status-text"), "Ready · last run stopped by maxTurns");
+  assert.equal(await page.evaluate(() => window.demo.agent.state.limitReached?.message), "Run stopped: turn limit of 1 reached");
+  assert.deepEqual(await texts('[data-testid="assistant-text"]'), ["Let me use calculate."], "no answer: the run stopped before request 2");
+  assert.equal((await cardState("call_1")).status, "done", "the tool ran; its result waits for the model");
+  assert.deepEqual((await usage()).run, REQUEST_1, "the run made one request");
+  assert.equal(await page.inputValue('[data-testid="limit-raise"]'), "2", "Raise offers twice the limit");
+  assert.match((await rows()).findLast((r) => r.type === "agent_end").sum, / · maxTurns reached$/);
+  await page.locator('[data-testid="run-limit"]').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(artifacts, "demo-limit.png") });
+  await page.click('[data-testid="limit-continue"]');
+  await waitIdle();
+  assert.equal(await page.inputValue('[data-testid="limit-turns"]'), "2", "Settings show the raised limit");
+  assert.equal(await page.textContent('[data-testid="limit-outcome"]'), "maxTurns raised to 2 · continued");
+  assert.equal(await $$count('[data-testid="limit-continue"]'), 0);
+  assert.equal(await lastAnswer(), "Here is what the tools returned:\n\n(17 + 25) * 3 / 2 = 63");
+  assert.equal(await page.textContent("#status-text"), "Ready");
+  const continued = await usage();
+  assert.deepEqual([continued.run, continued.conversation], [REQUEST_2, RUN],
+    "the continued run made request 2; the conversation cost what the run without a limit cost");
+
+  // maxCostUsd below request 1's cost: the stop comes before the tool batch, so calculate does not run.
+  await page.click('[data-testid="reset"]');
+  await page.fill('[data-testid="limit-turns"]', "");
+  await page.fill('[data-testid="limit-cost"]', "0.001");
+  await send(CALC);
+  await waitIdle();
+  const costStop = "Run stopped: cost limit of $0.001 reached ($0.002444 spent)";
+  assert.equal(await page.textContent('[data-testid="limit-message"]'), costStop);
+  assert.deepEqual(await cardState("call_1"), { status: "skipped", label: "not run: limit",
+    result: `Tool call "calculate" was not executed: ${costStop}`, outcome: "", buttons: 0 });
+  assert.equal(await page.inputValue('[data-testid="limit-raise"]'), "0.0049", "twice the cost spent, rounded up");
+  await page.fill('[data-testid="limit-raise"]', ""); // empty: no limit
+  await page.click('[data-testid="limit-continue"]');
+  await waitIdle();
+  assert.equal(await page.textContent('[data-testid="limit-outcome"]'), "maxCostUsd removed · continued");
+  assert.equal(await page.inputValue('[data-testid="limit-cost"]'), "");
+  assert.equal(await lastAnswer(), `Here is what the tools returned:\n\ncalculate failed: Tool call "calculate" was not executed: ${costStop}`);
+  assert.equal(await page.evaluate(() => JSON.stringify(window.demo.agent.limits)), "{}");
 
   assert.deepEqual(pageErrors, [], "no page errors");
   log("all demo e2e checks passed");
