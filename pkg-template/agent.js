@@ -33,8 +33,8 @@ import { events, transcriptReplaced } from "./journal.js";
  * @property {boolean} interrupted a restored agent was mid-run: resume() picks it up
  * @property {object | undefined} approvals calls waiting for a person (issue 30): {requests, completedTools, decisions}, or undefined
  * @property {object[]} pendingApprovals the requests of approvals without a decision; agent.state.pendingApprovals
- * @property {object | undefined} totalUsage the agent's usage totals over its life (issue 32), undefined until a reply reports usage
- * @property {object | undefined} runUsage the usage totals of the current or last run (issue 32), undefined until a reply reports usage
+ * @property {object} totalUsage the agent's usage totals over its life (issue 32), all zero until a reply reports usage
+ * @property {object} runUsage the usage totals of the current or last run (issue 32), all zero until a reply reports usage
  * @property {object | undefined} limitReached the limit that stopped the last run (issue 32): {limit, scope, max, value, message}
  * @property {object} view the agent.state object the facade hands out (set by pkg-template/agent.js)
  */

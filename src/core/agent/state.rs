@@ -34,8 +34,8 @@ pub const KEYS: [(&str, &str); 29] = [
     ("interrupted", "a restored agent was mid-run: `resume()` picks it up"),
     ("approvals", "calls waiting for a person (issue 30): `{requests, completedTools, decisions}`, or undefined"),
     ("pendingApprovals", "the requests of `approvals` without a decision; `agent.state.pendingApprovals`"),
-    ("totalUsage", "the agent's usage totals over its life (issue 32), undefined until a reply reports usage"),
-    ("runUsage", "the usage totals of the current or last run (issue 32), undefined until a reply reports usage"),
+    ("totalUsage", "the agent's usage totals over its life (issue 32), all zero until a reply reports usage"),
+    ("runUsage", "the usage totals of the current or last run (issue 32), all zero until a reply reports usage"),
     ("limitReached", "the limit that stopped the last run (issue 32): `{limit, scope, max, value, message}`"),
     ("view", "the `agent.state` object the facade hands out (set by `pkg-template/agent.js`)"),
 ];
