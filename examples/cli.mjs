@@ -386,8 +386,14 @@ for (const { client, stop } of mcpClients) {
   await client.close();
 }
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
-const u = lastAssistant?.usage;
-line(dim(`— ${seconds} s · ${requests} request${requests === 1 ? "" : "s"} · ${toolCalls.size} tool call${toolCalls.size === 1 ? "" : "s"}` +
-  (u?.totalTokens ? ` · ${u.input} in / ${u.output} out tokens (last request)` : "")));
+// The whole session's usage (the prompt and any runs approvals started): tokens by kind, and the cost where the
+// model has prices.
+const u = agent.state.totalUsage;
+const cached = u.cacheRead + u.cacheWrite;
+const tokens = u.totalTokens
+  ? ` · ${u.totalTokens} tokens (${u.input} in, ${u.output} out${cached ? `, ${cached} cache` : ""})` +
+    (u.cost.total > 0 ? ` · $${u.cost.total.toFixed(4)}` : "")
+  : "";
+line(dim(`— ${seconds} s · ${requests} request${requests === 1 ? "" : "s"} · ${toolCalls.size} tool call${toolCalls.size === 1 ? "" : "s"}${tokens}`));
 const failed = !lastAssistant || lastAssistant.stopReason === "error" || lastAssistant.stopReason === "aborted";
 process.exitCode = failed ? 1 : 0;
