@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use super::Ctx;
 use super::format;
 use super::number::{as_f64, is_bigint_multiple, is_integer, is_multiple};
+use super::problems::NEUTRAL;
 use super::resolve::{BaseId, Target, address};
 use super::special::{Special, bytes_len, special};
 use crate::core::text::json::{is_primitive, js_property_key, json_equal};
@@ -48,6 +49,20 @@ pub(crate) fn is_bytes_type(o: &Map<String, Value>) -> bool {
 fn valid_bytes(o: &Map<String, Value>, len: usize) -> bool {
     let len = len as f64;
     num(o, "minLength").is_none_or(|m| len >= m) && num(o, "maxLength").is_none_or(|m| len <= m)
+}
+
+/// The type names pi-schema tests with a shared check (`TYPE_CHECKS`).
+const TYPE_NAMES: [&str; 10] =
+    ["string", "number", "integer", "boolean", "null", "array", "object", "bytes", "bigint", "undefined"];
+
+/// A schema that is only one known type name and annotations: pi-schema compiles it to its shared type test, which
+/// its `anyOf` runs before the other branches.
+fn bare_type_branch(s: &Value) -> bool {
+    let Value::Object(o) = s else {
+        return false;
+    };
+    matches!(o.kw("type"), Some(Value::String(t)) if TYPE_NAMES.contains(&t.as_str()))
+        && o.keys().all(|k| k == "type" || NEUTRAL.contains(&k.as_str()))
 }
 
 /// Whether `v` matches the `type` keyword's value (a name or a list of names).
@@ -141,7 +156,7 @@ impl<'a> Ctx<'a> {
             }
         }
         if let Some(Value::Array(any)) = o.kw("anyOf")
-            && self.count_passing(any, b, v, 1) == 0
+            && !self.any_passes(any, b, v)
         {
             return false;
         }
@@ -174,6 +189,24 @@ impl<'a> Ctx<'a> {
             }
         }
         true
+    }
+
+    /// `anyOf` in pi-schema's order: the branches that are only a type name (one type test for all of them) first,
+    /// then the others in order. The answer is the same in any order; the order decides whether a branch that refers
+    /// to itself without going deeper into the value is ever reached (`{"anyOf": [{"$ref": "#"}, {"type": "integer"}]}`
+    /// passes 0 in pi-schema, and must not stop at the depth limit here).
+    fn any_passes(&mut self, branches: &'a [Value], b: BaseId, v: &Value) -> bool {
+        for s in branches.iter().filter(|s| bare_type_branch(s)) {
+            if self.valid(s, b, v) {
+                return true;
+            }
+        }
+        for s in branches.iter().filter(|s| !bare_type_branch(s)) {
+            if self.valid(s, b, v) {
+                return true;
+            }
+        }
+        false
     }
 
     /// How many of `branches` pass, counting no further than `stop`.

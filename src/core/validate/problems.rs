@@ -12,7 +12,7 @@ use super::{MAX_DEPTH, PatternMatcher, TOO_DEEP};
 use crate::core::text::json::{js_entries, js_json_stringify};
 
 /// Keywords that never affect a check: a schema with only these and `type` compiles to a type test.
-const NEUTRAL: [&str; 16] = [
+pub(crate) const NEUTRAL: [&str; 16] = [
     "$schema",
     "$comment",
     "title",

@@ -459,3 +459,16 @@ fn a_check_past_the_depth_limit_inside_coercion_is_a_branch_that_does_not_pass()
     let schema = j(r##"{"type":"object","properties":{"a":{"anyOf":[{"$ref":"#anc","$anchor":"anc"}]}}}"##);
     assert_eq!(validate_tool_arguments("t", &schema, &j(r#"{"a":5}"#), &TestRegex).unwrap_err(), TOO_DEEP);
 }
+
+/// Recorded from the reference (seed 155): pi-schema's `anyOf` tests its bare-type branches before the others, so a
+/// branch that refers to its own union is never reached when a type branch passes; when none does, the check
+/// overflows, which coercion catches (the branch does not pass) and `null` converts to the integer 0.
+#[test]
+fn any_of_tries_bare_type_branches_first() {
+    let schema =
+        j(r##"{"type":"object","properties":{"b":{"anyOf":[{"$ref":"#anc"},{"type":"integer"}],"$anchor":"anc"}}}"##);
+    for (args, want) in [(r#"{"b":null}"#, r#"{"b":0}"#), (r#"{"b":0}"#, r#"{"b":0}"#), (r#"{"b":"5"}"#, r#"{"b":5}"#)]
+    {
+        assert_eq!(answer(&schema, &j(args)), want, "{args}");
+    }
+}
