@@ -76,7 +76,9 @@ test("issue 13: a 20 MB line costs at most ~3x its size in wasm memory, and a se
   assert.deepEqual(out.first, whole);
   assert.deepEqual(out.second, whole);
   assert.ok(out.firstGrowth <= 3.25 * size, `first line grew wasm memory by ${out.firstGrowth} bytes (${(out.firstGrowth / size).toFixed(2)}x)`);
-  assert.equal(out.secondGrowth, 0, "the memory of the first line is reused");
+  // Reused, not grown again: at most a few pages where the heap's layout differs the second time (Node 18 once grew
+  // 2 pages, 128 KiB, against the 20 MB line), never another copy of the line.
+  assert.ok(out.secondGrowth <= MiB, `the memory of the first line is reused: the second grew it by ${out.secondGrowth} bytes`);
 });
 
 test("issue 13: 1,000 validations with fresh 100 KB schemas keep wasm memory flat", OURS, async () => {
