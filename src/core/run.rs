@@ -308,12 +308,16 @@ impl<'h, H: FastPaths> Run<'h, H> {
             self.turn_open.set(true);
             self.count(|f| f.turns += 1.0);
         }
-        self.emit(h.object(&[("type", h.constant(kind))])).await
+        // The event is bound first: a temporary of the awaited expression would be held across the await, in every
+        // future that awaits this one (issue 34).
+        let event = h.object(&[("type", h.constant(kind))]);
+        self.emit(event).await
     }
 
     pub async fn emit_message(&self, kind: &'static str, message: &H::V) -> Result<(), Stop> {
         let h = self.h;
-        self.emit(h.object(&[("type", h.constant(kind)), ("message", message.clone())])).await
+        let event = h.object(&[("type", h.constant(kind)), ("message", message.clone())]);
+        self.emit(event).await
     }
 
     /// `turn_end` with the turn's `toolResults` array itself (the one finishTurn saw), not a copy.
@@ -330,7 +334,8 @@ impl<'h, H: FastPaths> Run<'h, H> {
 
     pub async fn emit_agent_end(&self) -> Result<(), Stop> {
         let h = self.h;
-        self.emit(h.object(&[("type", h.constant("agent_end")), ("messages", self.new_messages.clone())])).await
+        let event = h.object(&[("type", h.constant("agent_end")), ("messages", self.new_messages.clone())]);
+        self.emit(event).await
     }
 
     /// Issue 32: `agent_end` of a run a limit stopped, with `limitReached: {limit, scope, max, value, message}`.
