@@ -142,7 +142,9 @@ pub async fn drive<H: FastPaths>(run: &Run<'_, H>, initial: Option<Vec<H::V>>) -
     drive_start(run, initial, None).await
 }
 
-/// `drive`, for a start that may resume an interrupted turn.
+/// `drive`, for a start that may resume an interrupted turn. Its steps are functions of their own (the opening
+/// events, the loop, the ending): this future is part of every in-flight run, and a future keeps every local held
+/// across two of its awaits in space none of its other awaits share (see `run_loop`).
 pub async fn drive_start<H: FastPaths>(
     run: &Run<'_, H>,
     initial: Option<Vec<H::V>>,
@@ -153,8 +155,17 @@ pub async fn drive_start<H: FastPaths>(
             drop(initial);
             Box::pin(run_resumed(run, resumed)).await
         }
-        None => run_started(run, initial).await,
+        None => match open_run(run, initial).await {
+            Ok(()) => run_loop(run, None).await,
+            Err(stop) => Err(stop),
+        },
     };
+    end_run(run, outcome).await
+}
+
+/// The run's ending (D1, D2): a failure or an abort ends cleanly; resolves with newMessages, or with the value a
+/// failing sink threw (L-3.10.4).
+async fn end_run<H: FastPaths>(run: &Run<'_, H>, outcome: Result<(), Stop>) -> Result<H::V, H::V> {
     let ended = match outcome {
         Ok(()) | Err(Stop::EmitFailed) => Ok(()),
         Err(Stop::Failed(message)) => end_with_failure(run, &message).await,
@@ -167,17 +178,15 @@ pub async fn drive_start<H: FastPaths>(
     }
 }
 
-/// A run with prompts (`agentLoop`) or without (`agentLoopContinue`): its opening events, then the loop. The
-/// opening is a function of its own, so the prompts are not held beside the loop (see `run_loop`).
-async fn run_started<H: FastPaths>(run: &Run<'_, H>, initial: Option<Vec<H::V>>) -> Result<(), Stop> {
+/// The opening events of a run with prompts (`agentLoop`) or without (`agentLoopContinue`).
+async fn open_run<H: FastPaths>(run: &Run<'_, H>, initial: Option<Vec<H::V>>) -> Result<(), Stop> {
     match initial {
-        Some(initial) => announce_prompts(run, initial).await?,
+        Some(initial) => announce_prompts(run, initial).await,
         None => {
             run.emit_type("agent_start").await?;
-            run.emit_type("turn_start").await?;
+            run.emit_type("turn_start").await
         }
     }
-    run_loop(run, None).await
 }
 
 async fn announce_prompts<H: FastPaths>(run: &Run<'_, H>, initial: Vec<H::V>) -> Result<(), Stop> {
