@@ -699,9 +699,13 @@ struct RequestWatch<'h, H: FastPaths> {
     run_signal: H::V,
     deadline: Fuse<LocalBoxFuture<'h, ()>>,
     parent_abort: Fuse<HostFuture<()>>,
-    /// The idle timeout and the controller of the child signal.
-    idle: Option<(f64, H::V, H::V)>,
+    /// The idle timeout and the controller of the child signal (boxed: only with `streamIdleTimeoutMs`, and the watch
+    /// is held beside the stream's reading in every run in flight, issue 34).
+    idle: Option<Box<Idle<H::V>>>,
 }
+
+/// The idle timeout (ms), the controller of the child signal and the signal.
+type Idle<V> = (f64, V, V);
 
 enum Watched<T> {
     Value(T),
@@ -714,7 +718,7 @@ impl<'h, H: FastPaths> RequestWatch<'h, H> {
         let h = run.h;
         let idle = (idle_ms > 0.0).then(|| {
             let (controller, signal) = h.abort_controller();
-            (idle_ms, controller, signal)
+            Box::new((idle_ms, controller, signal))
         });
         let parent_abort =
             if idle.is_some() { h.wait_abort(&run.signal) } else { futures::future::pending().boxed_local() };
@@ -729,14 +733,14 @@ impl<'h, H: FastPaths> RequestWatch<'h, H> {
 
     /// The signal the stream function gets.
     fn signal(&self) -> H::V {
-        self.idle.as_ref().map_or_else(|| self.run_signal.clone(), |(_, _, signal)| signal.clone())
+        self.idle.as_deref().map_or_else(|| self.run_signal.clone(), |(_, _, signal)| signal.clone())
     }
 
     async fn watch<T>(&mut self, fut: impl Future<Output = T>) -> Watched<T> {
         let h = self.h;
         let fut = fut.fuse();
         futures::pin_mut!(fut);
-        let mut timer = match &self.idle {
+        let mut timer = match self.idle.as_deref() {
             Some((ms, _, _)) => h.sleep(*ms),
             None => futures::future::pending().boxed_local(),
         }
@@ -745,14 +749,14 @@ impl<'h, H: FastPaths> RequestWatch<'h, H> {
             futures::select_biased! {
                 v = fut => return Watched::Value(v),
                 () = &mut self.parent_abort => {
-                    if let Some((_, controller, _)) = &self.idle {
+                    if let Some((_, controller, _)) = self.idle.as_deref() {
                         let reason = h.get(&self.run_signal, "reason").unwrap_or_else(|_| h.undefined());
                         h.abort(controller, &reason);
                     }
                 }
                 () = timer => {
-                    let ms = self.idle.as_ref().map_or(0.0, |(ms, _, _)| *ms);
-                    if let Some((_, controller, _)) = &self.idle {
+                    let ms = self.idle.as_deref().map_or(0.0, |(ms, _, _)| *ms);
+                    if let Some((_, controller, _)) = self.idle.as_deref() {
                         let reason = h.error(&idle_message(ms), false);
                         let _ = h.set(&reason, "name", &h.constant("TimeoutError"));
                         h.abort(controller, &reason);
