@@ -4,7 +4,8 @@
 // `pkg/dist/node` (its .wasm swapped, or built from another commit or with other flags). Not a test.
 //   cp -r pkg/dist/node /tmp/a && … build the variant … && cp -r pkg/dist/node /tmp/b
 //   node --expose-gc bench/ab-builds.mjs /tmp/a /tmp/b [requests|runs|tools] [--rounds 16]
-// (`tools`: the peer table's 20 steps × 100 parallel tools instead of the run of 5 steps × 3 tools.) The build loaded
+// (`tools`: the peer table's 20 steps × 100 parallel tools instead of the run of 5 steps × 3 tools; `deltas`: its
+// 20,000 streamed deltas of one reply.) The build loaded
 // first can come out up to ~8 % faster with the same code (Dec 4: 1.04 one way, 0.93 the other): run both orders.
 // Prints medians in ms (requests) or µs per run, each with its ratio to the first build.
 import { median } from "./harness.mjs";
@@ -14,8 +15,8 @@ const argv = process.argv.slice(2);
 const ROUNDS = argv.includes("--rounds") ? Number(argv[argv.indexOf("--rounds") + 1]) : 16;
 const WARM = 4;
 const DIRS = argv.filter((a) => a.startsWith("/"));
-const only = argv.find((a) => a === "requests" || a === "runs" || a === "tools");
-if (DIRS.length < 2) throw new Error("usage: node --expose-gc bench/ab-builds.mjs /abs/build-a /abs/build-b [requests|runs]");
+const only = argv.find((a) => a === "requests" || a === "runs" || a === "tools" || a === "deltas");
+if (DIRS.length < 2) throw new Error("usage: node --expose-gc bench/ab-builds.mjs /abs/build-a /abs/build-b [requests|runs|tools|deltas]");
 const label = (dir) => dir.split("/").filter(Boolean).pop();
 /** Round r visits the builds starting from a different one each time. */
 const order = (r) => DIRS.map((_, i) => (i + r) % DIRS.length);
@@ -41,7 +42,7 @@ if (only === undefined || only === "requests") {
   }
 }
 
-if (only === undefined || only === "runs" || only === "tools") {
+if (only === undefined || only === "runs" || only === "tools" || only === "deltas") {
   // Each build gets its own copy of the caller's code (sides.mjs and its faux stream function), so no call site
   // turns polymorphic over the builds' stream classes, as it would in a process that holds one build.
   const sides = [];
@@ -51,7 +52,7 @@ if (only === undefined || only === "runs" || only === "tools") {
     copy = await import(`./peers/sides.mjs?build=${i}`);
     sides.push(await copy.loadSide("ours"));
   }
-  const { plans, toolNames } = copy;
+  const { deltaPieces, plans, toolNames } = copy;
   /** µs per unit of `work(i, r)` (which does `units` of it) for each build, over the rounds. */
   const timeRounds = async (units, work) => {
     const times = DIRS.map(() => []);
@@ -65,7 +66,12 @@ if (only === undefined || only === "runs" || only === "tools") {
     }
     return times;
   };
-  if (only === "tools") {
+  if (only === "deltas") {
+    // The peer table's first row: one reply of 20,000 text deltas; µs per delta.
+    const ps = plans.text(deltaPieces(20_000));
+    const times = await timeRounds(20_000, (i) => sides[i].runPlans(ps));
+    report("20,000 streamed deltas, per delta", "µs", times);
+  } else if (only === "tools") {
     // The peer table's second row: 20 steps of 100 parallel tool calls, then a short answer; µs per tool.
     const wide = toolNames(100);
     const times = await timeRounds(2000, (i, r) => sides[i].runPlans(plans.tools(wide, 20, `t${i}r${r}`), wide));

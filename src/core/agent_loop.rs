@@ -7,7 +7,7 @@ use super::fast::{EventCode, Pumped};
 use super::host::HostFuture;
 use super::host::Kind;
 use super::run::{Run, Stop, abandon_deadline};
-use super::tools::{Resumed, timeout_ms};
+use super::tools::{Batch, Call, Resumed, timeout_ms};
 use super::validate::js_number_to_string;
 use crate::core::fast::FastPaths;
 use futures::FutureExt;
@@ -142,17 +142,30 @@ pub async fn drive<H: FastPaths>(run: &Run<'_, H>, initial: Option<Vec<H::V>>) -
     drive_start(run, initial, None).await
 }
 
-/// `drive`, for a start that may resume an interrupted turn.
+/// `drive`, for a start that may resume an interrupted turn. Its steps are functions of their own (the opening
+/// events, the loop, the ending): this future is part of every in-flight run, and a future keeps every local held
+/// across two of its awaits in space none of its other awaits share (see `run_loop`).
 pub async fn drive_start<H: FastPaths>(
     run: &Run<'_, H>,
     initial: Option<Vec<H::V>>,
     resumed: Option<Box<Resumed<H::V>>>,
 ) -> Result<H::V, H::V> {
-    let outcome = match (initial, resumed) {
-        (_, Some(resumed)) => Box::pin(run_resumed(run, resumed)).await,
-        (Some(initial), None) => run_prompts(run, initial).await,
-        (None, None) => run_continue(run).await,
+    let outcome = match resumed {
+        Some(resumed) => {
+            drop(initial);
+            Box::pin(run_resumed(run, resumed)).await
+        }
+        None => match open_run(run, initial).await {
+            Ok(()) => run_loop(run, None).await,
+            Err(stop) => Err(stop),
+        },
     };
+    end_run(run, outcome).await
+}
+
+/// The run's ending (D1, D2): a failure or an abort ends cleanly; resolves with newMessages, or with the value a
+/// failing sink threw (L-3.10.4).
+async fn end_run<H: FastPaths>(run: &Run<'_, H>, outcome: Result<(), Stop>) -> Result<H::V, H::V> {
     let ended = match outcome {
         Ok(()) | Err(Stop::EmitFailed) => Ok(()),
         Err(Stop::Failed(message)) => end_with_failure(run, &message).await,
@@ -165,7 +178,18 @@ pub async fn drive_start<H: FastPaths>(
     }
 }
 
-async fn run_prompts<H: FastPaths>(run: &Run<'_, H>, initial: Vec<H::V>) -> Result<(), Stop> {
+/// The opening events of a run with prompts (`agentLoop`) or without (`agentLoopContinue`).
+async fn open_run<H: FastPaths>(run: &Run<'_, H>, initial: Option<Vec<H::V>>) -> Result<(), Stop> {
+    match initial {
+        Some(initial) => announce_prompts(run, initial).await,
+        None => {
+            run.emit_type("agent_start").await?;
+            run.emit_type("turn_start").await
+        }
+    }
+}
+
+async fn announce_prompts<H: FastPaths>(run: &Run<'_, H>, initial: Vec<H::V>) -> Result<(), Stop> {
     let h = run.h;
     for message in &initial {
         h.array_push(&run.new_messages, message).map_err(|e| run.fail(&e))?;
@@ -178,14 +202,7 @@ async fn run_prompts<H: FastPaths>(run: &Run<'_, H>, initial: Vec<H::V>) -> Resu
     }
     // The prompts live on in `newMessages` and the context; holding them here too for the whole run would keep a
     // JS value slot each (issue 17: the externref table grows to the most slots ever held at once).
-    drop(initial);
-    run_loop(run, None).await
-}
-
-async fn run_continue<H: FastPaths>(run: &Run<'_, H>) -> Result<(), Stop> {
-    run.emit_type("agent_start").await?;
-    run.emit_type("turn_start").await?;
-    run_loop(run, None).await
+    Ok(())
 }
 
 async fn run_resumed<H: FastPaths>(run: &Run<'_, H>, resumed: Box<Resumed<H::V>>) -> Result<(), Stop> {
@@ -337,9 +354,11 @@ fn decision_action<H: FastPaths>(run: &Run<'_, H>, decision: &Option<H::V>) -> R
     }
 }
 
-/// §3.2 main loop.
+/// §3.2 main loop. Its steps are separate functions (`after_message`, `tool_batch`, `end_turn`) so that what one
+/// step holds across its awaits does not sit in the loop's own future beside the stream it reads: a future keeps
+/// every local held across two awaits in space shared by none of its other awaits, and this future is part of every
+/// in-flight run (issue 34: the wasm memory kept after a burst of runs is their peak).
 async fn run_loop<H: FastPaths>(run: &Run<'_, H>, mut resumed: Option<Box<Resumed<H::V>>>) -> Result<(), Stop> {
-    let h = run.h;
     if resumed.is_none() {
         // A resumed turn polls at S1, after its tool batch, as the interrupted run would have.
         poll(run, "getSteeringMessages").await?; // S0
@@ -355,77 +374,11 @@ async fn run_loop<H: FastPaths>(run: &Run<'_, H>, mut resumed: Option<Box<Resume
                 Some(r) => r.assistant.clone(),
                 None => next_assistant_message(run, &mut last_turn).await?,
             };
-
-            let reason = stop_reason(run, &message);
-            if matches!(reason.as_deref(), Some("error") | Some("aborted")) {
-                return hard_exit(run, &message, None).await;
-            }
-            let calls = super::tools::tool_calls(h, &message).map_err(|e| run.fail(&e))?;
-            let mut results = Vec::new();
-            more_tool_calls = false;
-            if !calls.is_empty() {
-                let (batch, all) = match &resuming {
-                    // Boxed: only a run resumed from a checkpoint takes this path, and its future is the largest
-                    // of the loop's; inline, every run's future would be sized for it (~136 bytes more a run).
-                    Some(r) => Box::pin(run.resume_tool_calls(&message, &calls, r)).await?,
-                    None => {
-                        let batch = if reason.as_deref() == Some("length") {
-                            run.fail_truncated(&calls).await?
-                        } else if let Some(reached) = run.limit_before_batch(calls.len()) {
-                            // L-3.12.4: a limit stops the run before its batch; every call gets a result naming it.
-                            let batch = run.fail_limited(&calls, &reached.message).await?;
-                            run.hold_stop(reached);
-                            batch
-                        } else {
-                            run.count_tool_calls(calls.len());
-                            run.execute_tool_calls(&message, &calls).await?
-                        };
-                        let all = batch.messages.clone();
-                        (batch, all)
-                    }
-                };
-                more_tool_calls = !batch.terminate;
-                for result in &batch.messages {
-                    run.append(result)?;
-                }
-                results = all;
-                if let Some(pause) = batch.paused {
-                    // T-4.10.2: calls wait for a person. The turn ends here without finishTurn (its batch is not
-                    // complete) and without polling a queue: what is queued is delivered when the turn goes on.
-                    run.emit_turn_end(&message, &h.array(&results)).await?;
-                    return run.emit_agent_end_paused(&pause).await;
-                }
-            }
-            if run.aborted() {
-                return hard_exit(run, &message, Some(h.array(&results))).await; // D2.3
-            }
-            let mut turn = Turn::new(h, message, &results);
-            let decision = match run.hook("finishTurn")? {
-                Some(f) => Some(run.call_fn(&f, &[turn.object(run), run.signal.clone()]).await?),
-                None => None,
-            };
-            let action = decision_action(run, &decision)?;
-            run.emit_turn_end(&turn.message, &turn.results).await?;
-            last_turn = Some(turn);
-            if let Some(reached) = run.take_stop() {
-                return run.emit_agent_end_limited(&reached).await;
-            }
-            if action.as_deref() == Some("end") {
-                return run.emit_agent_end().await;
-            }
-            continue_once = action.as_deref() == Some("continue");
-            if let Some(reached) = run.limit_before_request() {
-                // L-3.12.3: no further request and no queue poll (queued messages stay queued). The stop is reported
-                // when the run would have gone on by itself (tool results for the model, finishTurn's "continue");
-                // after a final answer the run ends as it would have.
-                if more_tool_calls || continue_once {
-                    return run.emit_agent_end_limited(&reached).await;
-                }
-                return run.emit_agent_end().await;
-            }
-            let steered = poll(run, "getSteeringMessages").await?; // S1
-            if more_tool_calls || steered > 0 {
-                continue_once = false;
+            // Boxed, once a step: a run spends its time waiting on the stream (a provider's reply), not in its tool
+            // batch, whose future is the larger one; inline, every run's future would be sized for the batch.
+            match Box::pin(after_message(run, message, resuming, &mut last_turn)).await? {
+                Some(next) => (more_tool_calls, continue_once) = next,
+                None => return Ok(()),
             }
         }
         let follow_ups = poll(run, "getFollowUpMessages").await?; // F
@@ -442,6 +395,134 @@ async fn run_loop<H: FastPaths>(run: &Run<'_, H>, mut resumed: Option<Box<Resume
     run.emit_agent_end().await
 }
 
+/// The rest of a turn once its assistant message is in: the hard exit, the tool batch, then `end_turn`. `None` when
+/// the run ended here; else whether more tool calls follow and whether finishTurn asked to continue. Only the
+/// message is held across the batch (see `run_loop`).
+async fn after_message<H: FastPaths>(
+    run: &Run<'_, H>,
+    message: H::V,
+    resuming: Option<Box<Resumed<H::V>>>,
+    last_turn: &mut Option<Turn<H::V>>,
+) -> Result<Option<(bool, bool)>, Stop> {
+    let (calls, truncated) = match message_calls(run, &message)? {
+        Some((calls, _)) if calls.is_empty() => return end_turn(run, message, Vec::new(), false, last_turn).await,
+        Some(found) => found,
+        None => return hard_exit(run, &message, None).await.map(|()| None),
+    };
+    let (batch, results) = tool_batch(run, &message, calls, truncated, resuming).await?;
+    after_batch(run, message, batch, results, last_turn).await
+}
+
+/// A reply's tool calls and whether it was cut off (`stopReason` "length"); `None` for an error or abort reply.
+type FoundCalls<V> = Option<(Vec<Call<V>>, bool)>;
+
+fn message_calls<H: FastPaths>(run: &Run<'_, H>, message: &H::V) -> Result<FoundCalls<H::V>, Stop> {
+    let reason = stop_reason(run, message);
+    if matches!(reason.as_deref(), Some("error") | Some("aborted")) {
+        return Ok(None);
+    }
+    let calls = super::tools::tool_calls(run.h, message).map_err(|e| run.fail(&e))?;
+    Ok(Some((calls, reason.as_deref() == Some("length"))))
+}
+
+/// The batch's results into the context, then the pause (issue 30) or `end_turn`.
+async fn after_batch<H: FastPaths>(
+    run: &Run<'_, H>,
+    message: H::V,
+    batch: Batch<H::V>,
+    results: Vec<H::V>,
+    last_turn: &mut Option<Turn<H::V>>,
+) -> Result<Option<(bool, bool)>, Stop> {
+    let Batch { messages, terminate, paused } = batch;
+    for result in &messages {
+        run.append(result)?;
+    }
+    drop(messages);
+    if let Some(pause) = paused {
+        // T-4.10.2: calls wait for a person. The turn ends here without finishTurn (its batch is not
+        // complete) and without polling a queue: what is queued is delivered when the turn goes on.
+        run.emit_turn_end(&message, &run.h.array(&results)).await?;
+        return run.emit_agent_end_paused(&pause).await.map(|()| None);
+    }
+    end_turn(run, message, results, !terminate, last_turn).await
+}
+
+/// The turn's tool batch: the resumed one, every call failed (a truncated reply, a limit reached), or executed.
+/// Returns the batch and every result of the turn. The rare paths are boxed: inline, every run's future would be
+/// sized for them.
+async fn tool_batch<H: FastPaths>(
+    run: &Run<'_, H>,
+    message: &H::V,
+    calls: Vec<Call<H::V>>,
+    truncated: bool,
+    resuming: Option<Box<Resumed<H::V>>>,
+) -> Result<(Batch<H::V>, Vec<H::V>), Stop> {
+    if let Some(r) = resuming {
+        // Only a run resumed from a checkpoint takes this path, and its future is the largest of the loop's.
+        return Box::pin(run.resume_tool_calls(message, &calls, &r)).await;
+    }
+    let batch = if truncated {
+        Box::pin(run.fail_truncated(&calls)).await?
+    } else if let Some(reached) = run.limit_before_batch(calls.len()) {
+        // L-3.12.4: a limit stops the run before its batch; every call gets a result naming it.
+        let batch = Box::pin(run.fail_limited(&calls, &reached.message)).await?;
+        run.hold_stop(reached);
+        batch
+    } else {
+        run.count_tool_calls(calls.len());
+        run.execute_tool_calls(message, &calls).await?
+    };
+    let all = batch.messages.clone();
+    Ok((batch, all))
+}
+
+/// The end of a turn (D2.3, finishTurn, `turn_end`, the limits, S1). `None` when the run ended here; else whether
+/// more tool calls follow and whether finishTurn asked to continue.
+async fn end_turn<H: FastPaths>(
+    run: &Run<'_, H>,
+    message: H::V,
+    results: Vec<H::V>,
+    more_tool_calls: bool,
+    last_turn: &mut Option<Turn<H::V>>,
+) -> Result<Option<(bool, bool)>, Stop> {
+    let h = run.h;
+    if run.aborted() {
+        return hard_exit(run, &message, Some(h.array(&results))).await.map(|()| None); // D2.3
+    }
+    let mut turn = Turn::new(h, message, &results);
+    drop(results);
+    let decision = match run.hook("finishTurn")? {
+        Some(f) => Some(run.call_fn(&f, &[turn.object(run), run.signal.clone()]).await?),
+        None => None,
+    };
+    let action = decision_action(run, &decision)?;
+    drop(decision);
+    run.emit_turn_end(&turn.message, &turn.results).await?;
+    *last_turn = Some(turn);
+    if let Some(reached) = run.take_stop() {
+        return run.emit_agent_end_limited(&reached).await.map(|()| None);
+    }
+    if action.as_deref() == Some("end") {
+        return run.emit_agent_end().await.map(|()| None);
+    }
+    let mut continue_once = action.as_deref() == Some("continue");
+    drop(action);
+    if let Some(reached) = run.limit_before_request() {
+        // L-3.12.3: no further request and no queue poll (queued messages stay queued). The stop is reported
+        // when the run would have gone on by itself (tool results for the model, finishTurn's "continue");
+        // after a final answer the run ends as it would have.
+        if more_tool_calls || continue_once {
+            return run.emit_agent_end_limited(&reached).await.map(|()| None);
+        }
+        return run.emit_agent_end().await.map(|()| None);
+    }
+    let steered = poll(run, "getSteeringMessages").await?; // S1
+    if more_tool_calls || steered > 0 {
+        continue_once = false;
+    }
+    Ok(Some((more_tool_calls, continue_once)))
+}
+
 /// The start of a turn up to its assistant message: prepareNextTurn and S2 after the first turn,
 /// the pending messages, prepareRequest, the request and its stream (in newMessages on return).
 async fn next_assistant_message<H: FastPaths>(
@@ -449,48 +530,55 @@ async fn next_assistant_message<H: FastPaths>(
     last_turn: &mut Option<Turn<H::V>>,
 ) -> Result<H::V, Stop> {
     let h = run.h;
-    {
-        {
-            if let Some(turn) = last_turn {
-                run.check_abort()?;
-                let queued = run.ending.borrow().undelivered.clone();
-                let update = match run.hook("prepareNextTurn")? {
-                    Some(f) => Some(run.call_fn(&f, &[turn.object(run)]).await?),
-                    None => None,
-                };
-                let prepared = apply_update(run, "prepareNextTurn", update, true)?;
-                if !prepared.is_empty() {
-                    let mut all = prepared;
-                    all.extend(queued.iter().cloned());
-                    run.ending.borrow_mut().undelivered = all;
-                }
-                if queued.is_empty() {
-                    poll(run, "getSteeringMessages").await?; // S2
-                }
-                run.emit_type("turn_start").await?;
-            }
-            inject_pending(run).await?;
-            run.check_abort()?;
-            // `config.prepareRequest?.({context, model, thinkingLevel}, signal)`: the hook is read first, and the
-            // model and level only when it exists.
-            let update = match run.hook("prepareRequest")? {
-                Some(f) => {
-                    let request = h.object(&[
-                        ("context", run.context()),
-                        ("model", h.get(&run.config(), "model").map_err(|e| run.fail(&e))?),
-                        ("thinkingLevel", thinking_level(run)),
-                    ]);
-                    Some(run.call_fn(&f, &[request, run.signal.clone()]).await?)
-                }
-                None => None,
-            };
-            apply_update(run, "prepareRequest", update, false)?;
-
-            let message = stream_assistant_response(run).await?;
-            h.array_push(&run.new_messages, &message).map_err(|e| run.fail(&e))?;
-            Ok(message)
-        }
+    if let Some(turn) = last_turn {
+        next_turn(run, turn).await?;
     }
+    before_request(run).await?;
+    let message = stream_assistant_response(run).await?;
+    h.array_push(&run.new_messages, &message).map_err(|e| run.fail(&e))?;
+    Ok(message)
+}
+
+/// After the first turn: prepareNextTurn, S2, `turn_start`.
+async fn next_turn<H: FastPaths>(run: &Run<'_, H>, turn: &mut Turn<H::V>) -> Result<(), Stop> {
+    run.check_abort()?;
+    let queued = run.ending.borrow().undelivered.clone();
+    let update = match run.hook("prepareNextTurn")? {
+        Some(f) => Some(run.call_fn(&f, &[turn.object(run)]).await?),
+        None => None,
+    };
+    let prepared = apply_update(run, "prepareNextTurn", update, true)?;
+    if !prepared.is_empty() {
+        let mut all = prepared;
+        all.extend(queued.iter().cloned());
+        run.ending.borrow_mut().undelivered = all;
+    }
+    if queued.is_empty() {
+        poll(run, "getSteeringMessages").await?; // S2
+    }
+    run.emit_type("turn_start").await
+}
+
+/// The pending messages, then prepareRequest.
+async fn before_request<H: FastPaths>(run: &Run<'_, H>) -> Result<(), Stop> {
+    let h = run.h;
+    inject_pending(run).await?;
+    run.check_abort()?;
+    // `config.prepareRequest?.({context, model, thinkingLevel}, signal)`: the hook is read first, and the
+    // model and level only when it exists.
+    let update = match run.hook("prepareRequest")? {
+        Some(f) => {
+            let request = h.object(&[
+                ("context", run.context()),
+                ("model", h.get(&run.config(), "model").map_err(|e| run.fail(&e))?),
+                ("thinkingLevel", thinking_level(run)),
+            ]);
+            Some(run.call_fn(&f, &[request, run.signal.clone()]).await?)
+        }
+        None => None,
+    };
+    apply_update(run, "prepareRequest", update, false)?;
+    Ok(())
 }
 
 /// L-3.7.1 / D2.3: finishTurn with its decision ignored, then `turn_end`, `agent_end`. After an error or abort
@@ -538,6 +626,26 @@ pub fn request_identity<H: FastPaths>(h: &H, config: &H::V) -> Result<H::V, H::V
 /// The request boundary (L-3.5.1) and the stream (L-3.6). Returns the final assistant message,
 /// already in the context (not yet in newMessages).
 async fn stream_assistant_response<H: FastPaths>(run: &Run<'_, H>) -> Result<H::V, Stop> {
+    // The request is a function of its own, boxed (once a step): what it holds across its awaits (the messages, the
+    // config, the model, the key, the hooks' calls) is not held beside the stream's reading, where a run spends its
+    // time (see `run_loop`).
+    let (source, mut watch) = match Box::pin(request(run)).await {
+        Ok(Requested::Source(source, watch)) => (source, watch),
+        Ok(Requested::Ended(message)) => return Ok(message),
+        Err(stop) => return Err(stop),
+    };
+    read_stream(run, &source, &mut watch).await
+}
+
+enum Requested<'h, H: FastPaths> {
+    /// The stream function's answer, and the watch its reading goes on with.
+    Source(H::V, RequestWatch<'h, H>),
+    /// The request went idle (D3.2): its message, ended.
+    Ended(H::V),
+}
+
+/// transformContext, convertToLlm, getApiKey, then the call of the stream function.
+async fn request<'h, H: FastPaths>(run: &Run<'h, H>) -> Result<Requested<'h, H>, Stop> {
     let h = run.h;
     run.check_abort()?;
     let fail = |e: H::V| run.fail(&e);
@@ -576,10 +684,12 @@ async fn stream_assistant_response<H: FastPaths>(run: &Run<'_, H>) -> Result<H::
     let source = match watch.watch(h.call(&run.stream_fn, &undefined, &[model, transcript, options])).await {
         Watched::Value(Ok(source)) => source,
         Watched::Value(Err(e)) => return Err(run.fail(&e)),
-        Watched::Idle(ms) => return Box::pin(end_idle(run, &run.context_messages()?, None, ms)).await,
+        Watched::Idle(ms) => {
+            return Box::pin(end_idle(run, &run.context_messages()?, None, ms)).await.map(Requested::Ended);
+        }
         Watched::Abandoned => return Err(Stop::Failed(REQUEST_ABORTED.into())),
     };
-    read_stream(run, &source, &mut watch).await
+    Ok(Requested::Source(source, watch))
 }
 
 /// Watches one request: the D4 deadline after an abort, and with `streamIdleTimeoutMs` (D3.2) an
@@ -589,9 +699,13 @@ struct RequestWatch<'h, H: FastPaths> {
     run_signal: H::V,
     deadline: Fuse<LocalBoxFuture<'h, ()>>,
     parent_abort: Fuse<HostFuture<()>>,
-    /// The idle timeout and the controller of the child signal.
-    idle: Option<(f64, H::V, H::V)>,
+    /// The idle timeout and the controller of the child signal (boxed: only with `streamIdleTimeoutMs`, and the watch
+    /// is held beside the stream's reading in every run in flight, issue 34).
+    idle: Option<Box<Idle<H::V>>>,
 }
+
+/// The idle timeout (ms), the controller of the child signal and the signal.
+type Idle<V> = (f64, V, V);
 
 enum Watched<T> {
     Value(T),
@@ -604,7 +718,7 @@ impl<'h, H: FastPaths> RequestWatch<'h, H> {
         let h = run.h;
         let idle = (idle_ms > 0.0).then(|| {
             let (controller, signal) = h.abort_controller();
-            (idle_ms, controller, signal)
+            Box::new((idle_ms, controller, signal))
         });
         let parent_abort =
             if idle.is_some() { h.wait_abort(&run.signal) } else { futures::future::pending().boxed_local() };
@@ -619,14 +733,14 @@ impl<'h, H: FastPaths> RequestWatch<'h, H> {
 
     /// The signal the stream function gets.
     fn signal(&self) -> H::V {
-        self.idle.as_ref().map_or_else(|| self.run_signal.clone(), |(_, _, signal)| signal.clone())
+        self.idle.as_deref().map_or_else(|| self.run_signal.clone(), |(_, _, signal)| signal.clone())
     }
 
     async fn watch<T>(&mut self, fut: impl Future<Output = T>) -> Watched<T> {
         let h = self.h;
         let fut = fut.fuse();
         futures::pin_mut!(fut);
-        let mut timer = match &self.idle {
+        let mut timer = match self.idle.as_deref() {
             Some((ms, _, _)) => h.sleep(*ms),
             None => futures::future::pending().boxed_local(),
         }
@@ -635,14 +749,14 @@ impl<'h, H: FastPaths> RequestWatch<'h, H> {
             futures::select_biased! {
                 v = fut => return Watched::Value(v),
                 () = &mut self.parent_abort => {
-                    if let Some((_, controller, _)) = &self.idle {
+                    if let Some((_, controller, _)) = self.idle.as_deref() {
                         let reason = h.get(&self.run_signal, "reason").unwrap_or_else(|_| h.undefined());
                         h.abort(controller, &reason);
                     }
                 }
                 () = timer => {
-                    let ms = self.idle.as_ref().map_or(0.0, |(ms, _, _)| *ms);
-                    if let Some((_, controller, _)) = &self.idle {
+                    let ms = self.idle.as_deref().map_or(0.0, |(ms, _, _)| *ms);
+                    if let Some((_, controller, _)) = self.idle.as_deref() {
                         let reason = h.error(&idle_message(ms), false);
                         let _ = h.set(&reason, "name", &h.constant("TimeoutError"));
                         h.abort(controller, &reason);
@@ -742,21 +856,28 @@ async fn read_stream<H: FastPaths>(
             code @ (EventCode::Done | EventCode::Error) => {
                 let (kind, field) = if code == EventCode::Done { ("done", "message") } else { ("error", "error") };
                 let fallback = h.get(&event, field).map_err(fail)?;
-                let final_message = match source_result(run, source, None).await {
-                    Some(result) => result,
-                    None if h.kind(&fallback).is_object_like() => fallback,
-                    None => return Err(Stop::Failed(format!("Assistant message event \"{kind}\" has no {field}"))),
-                };
-                return finish_message(run, &messages, slot, &final_message).await;
+                // Boxed, as the ending below: once a step, and larger than the reading's own awaits (issue 34).
+                return Box::pin(async {
+                    let final_message = match source_result(run, source, None).await {
+                        Some(result) => result,
+                        None if h.kind(&fallback).is_object_like() => fallback,
+                        None => return Err(Stop::Failed(format!("Assistant message event \"{kind}\" has no {field}"))),
+                    };
+                    finish_message(run, &messages, slot, &final_message).await
+                })
+                .await;
             }
             EventCode::Other => {}
         }
     }
     // L-3.6.4: ended without a terminal event.
-    match source_result(run, source, Some(FOREIGN_RESULT_WAIT_MS)).await {
-        Some(final_message) => finish_message(run, &messages, slot, &final_message).await,
-        None => Err(Stop::Failed(STREAM_ENDED.into())),
-    }
+    Box::pin(async {
+        match source_result(run, source, Some(FOREIGN_RESULT_WAIT_MS)).await {
+            Some(final_message) => finish_message(run, &messages, slot, &final_message).await,
+            None => Err(Stop::Failed(STREAM_ENDED.into())),
+        }
+    })
+    .await
 }
 
 /// `await source.result()` when the source has one and it yields an object. With `wait_ms`, our

@@ -44,17 +44,20 @@ enum Sink<H: FastPaths> {
 /// Delivers events one at a time in production order (L-3.10.3) and remembers a failing sink.
 pub struct Emitter<H: FastPaths> {
     sink: Sink<H>,
-    turn: Mutex<()>,
+    /// L-3.10.3 for the awaited sinks (none for an observing one: every in-flight run's state is part of the wasm
+    /// memory's peak, issue 34, and most runs in flight are `agentLoop`'s).
+    turn: Option<Box<Mutex<()>>>,
     failure: RefCell<Option<H::V>>,
 }
 
 impl<H: FastPaths> Emitter<H> {
     pub fn new(sink: H::V, mode: SinkMode) -> Self {
-        Emitter { sink: Sink::Js(sink, mode), turn: Mutex::new(()), failure: RefCell::new(None) }
+        let turn = (mode != SinkMode::Observe).then(|| Box::new(Mutex::new(())));
+        Emitter { sink: Sink::Js(sink, mode), turn, failure: RefCell::new(None) }
     }
 
     pub fn native(sink: NativeSink<H::V>) -> Self {
-        Emitter { sink: Sink::Native(sink), turn: Mutex::new(()), failure: RefCell::new(None) }
+        Emitter { sink: Sink::Native(sink), turn: Some(Box::new(Mutex::new(()))), failure: RefCell::new(None) }
     }
 
     pub fn failed(&self) -> bool {
@@ -89,14 +92,20 @@ impl<H: FastPaths> Emitter<H> {
         let outcome = match &self.sink {
             Sink::Js(sink, SinkMode::Observe) => h.call_sync(sink, &undefined, &[event]).map(|_| ()),
             Sink::Js(sink, SinkMode::Barrier) => {
-                let _turn = self.turn.lock().await;
+                let _turn = match &self.turn {
+                    Some(turn) => Some(turn.lock().await),
+                    None => None,
+                };
                 if self.failed() {
                     return Err(Stop::EmitFailed);
                 }
                 h.call(sink, &undefined, &[event]).await.map(|_| ())
             }
             Sink::Native(sink) => {
-                let _turn = self.turn.lock().await;
+                let _turn = match &self.turn {
+                    Some(turn) => Some(turn.lock().await),
+                    None => None,
+                };
                 if self.failed() {
                     return Err(Stop::EmitFailed);
                 }
@@ -308,12 +317,16 @@ impl<'h, H: FastPaths> Run<'h, H> {
             self.turn_open.set(true);
             self.count(|f| f.turns += 1.0);
         }
-        self.emit(h.object(&[("type", h.constant(kind))])).await
+        // The event is bound first: a temporary of the awaited expression would be held across the await, in every
+        // future that awaits this one (issue 34).
+        let event = h.object(&[("type", h.constant(kind))]);
+        self.emit(event).await
     }
 
     pub async fn emit_message(&self, kind: &'static str, message: &H::V) -> Result<(), Stop> {
         let h = self.h;
-        self.emit(h.object(&[("type", h.constant(kind)), ("message", message.clone())])).await
+        let event = h.object(&[("type", h.constant(kind)), ("message", message.clone())]);
+        self.emit(event).await
     }
 
     /// `turn_end` with the turn's `toolResults` array itself (the one finishTurn saw), not a copy.
@@ -330,7 +343,8 @@ impl<'h, H: FastPaths> Run<'h, H> {
 
     pub async fn emit_agent_end(&self) -> Result<(), Stop> {
         let h = self.h;
-        self.emit(h.object(&[("type", h.constant("agent_end")), ("messages", self.new_messages.clone())])).await
+        let event = h.object(&[("type", h.constant("agent_end")), ("messages", self.new_messages.clone())]);
+        self.emit(event).await
     }
 
     /// Issue 32: `agent_end` of a run a limit stopped, with `limitReached: {limit, scope, max, value, message}`.

@@ -97,9 +97,16 @@ struct RunArgs {
 }
 
 async fn drive_run(args: Box<RunArgs>) -> Result<JsValue, JsValue> {
-    let RunArgs { start, config, signal, stream_fn, emitter } = *args;
+    // Moved out of the box in a function of its own: a box destructured in place here is freed only when this
+    // future ends, and would stay allocated for the whole run (issue 34).
+    let RunArgs { start, config, signal, stream_fn, emitter } = unbox(args);
     let run = Run::new(&JsHost, start.context, config, signal, stream_fn, emitter);
     drive_start(&run, start.initial, start.resumed).await
+}
+
+#[allow(clippy::boxed_local)] // the point: the box is freed when this returns
+fn unbox(args: Box<RunArgs>) -> RunArgs {
+    *args
 }
 
 /// A value the run keeps for its whole life. `undefined` (no signal, the usual case) becomes wasm-bindgen's constant,

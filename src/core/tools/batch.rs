@@ -27,13 +27,13 @@ impl<'h, H: FastPaths> Run<'h, H> {
 
     async fn emit_tool_start(&self, call: &Call<H::V>) -> Result<(), Stop> {
         let h = self.h;
-        self.emit(h.object(&[
+        let event = h.object(&[
             ("type", h.constant("tool_execution_start")),
             ("toolCallId", call.id.clone()),
             ("toolName", call.name_value.clone()),
             ("args", call.args.clone()),
-        ]))
-        .await
+        ]);
+        self.emit(event).await
     }
 
     async fn emit_tool_end(&self, outcome: &Outcome<H::V>) -> Result<(), Stop> {
@@ -48,7 +48,9 @@ impl<'h, H: FastPaths> Run<'h, H> {
         if let Some(ms) = outcome.duration_ms {
             entries.push(("durationMs", h.number(ms)));
         }
-        self.emit(h.object(&entries)).await
+        let event = h.object(&entries);
+        drop(entries);
+        self.emit(event).await
     }
 
     async fn emit_result_message(&self, outcome: &Outcome<H::V>) -> Result<H::V, Stop> {
