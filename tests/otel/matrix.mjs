@@ -249,7 +249,8 @@ async function streamTimeout({ lib, otel }, t) {
 /**
  * (5) A resumed run: agent A is "interrupted" while both its tools run (its checkpoints and its run's span context
  * are what a crashed process left); Agent.restore of those checkpoints with resumeOf, then resume(); A is aborted
- * last, so its span ends too. `charge` is resume: "fail" (must not run twice).
+ * last, so its span ends too. `charge` is resume: "fail" (must not run twice). Returns A and the span context it
+ * resumed from (for spans.test.mjs's checks of the link).
  */
 async function resumed({ lib, otel, api }, t) {
   const rows = [];
@@ -277,6 +278,7 @@ async function resumed({ lib, otel, api }, t) {
   await b.resume();
   a.abort();
   await running;
+  return { a, interrupted };
 }
 
 const AGENTS = 100;

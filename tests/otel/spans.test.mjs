@@ -4,9 +4,11 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { test } from "node:test";
+import * as api from "@opentelemetry/api";
 import { trace } from "@opentelemetry/api";
 import { HERE, lib, otel, tracing, render, scripted, model, convertToLlm, tool, ok, sleep, user, usage } from "./helpers.mjs";
 import { runParallel } from "./scenarios.mjs";
+import { SCENARIOS } from "./matrix.mjs";
 
 const T = { timeout: 20_000 };
 
@@ -234,34 +236,10 @@ test("issue 32: a call waiting for approval ends with the paused run (UNSET, app
 });
 
 test("issue 32: a resumed run (Agent.restore of an interrupted run's checkpoints, resume()) is kind resume, links to the interrupted run's span, and a resume: \"fail\" call in flight is ERROR(interrupted)", T, async () => {
+  // The scenario of tests/otel/matrix.mjs (traced there in Chromium and workerd too): agent A interrupted while both
+  // its tools run, Agent.restore of its checkpoints with resumeOf, resume(); `charge` is resume: "fail".
   const t = tracing();
-  const rows = [];
-  const { streamFn } = scripted([{ calls: [["r1", "work", {}], ["r2", "charge", {}]] }, { text: "after resume" }]);
-  let started = 0;
-  let bothStarted;
-  const inTools = new Promise((r) => (bothStarted = r));
-  const hang = (signal) => {
-    if (++started === 2) bothStarted();
-    return new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("gone"))));
-  };
-  let first = true;
-  const work = tool("work", (_id, _args, signal) => {
-    if (!first) return Promise.resolve(ok("worked"));
-    first = false;
-    return hang(signal);
-  });
-  // A call that must not run twice: resumed, it is reported interrupted (issue 16).
-  const charge = tool("charge", (_id, _args, signal) => hang(signal), { resume: "fail" });
-  const tools = [work, charge];
-  const a = otel.withTelemetry(new lib.Agent({ initialState: { model, tools }, streamFn, onCheckpoint: (c) => void rows.push(JSON.stringify(c)) }), { tracer: t.tracer });
-  const running = a.prompt("go");
-  await inTools;
-  // As if the process died here: the run's span context was saved with the checkpoints.
-  const interrupted = trace.getSpan(otel.runContext(a)).spanContext();
-  const b = lib.Agent.restore(rows, otel.withTelemetry({ streamFn, tools }, { tracer: t.tracer, resumeOf: interrupted }));
-  await b.resume();
-  a.abort();
-  await running;
+  const { a, interrupted } = await SCENARIOS.resumed({ lib, otel, api }, t);
   assert.equal(otel.runContext(a), undefined, "idle: no run context");
   assert.equal(
     render(t.spans(), t.order, { brief: true }),
