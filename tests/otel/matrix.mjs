@@ -180,8 +180,11 @@ async function parallel(env, t) {
   await agent.prompt(user("PROMPT-TEXT"));
 }
 
-/** (2) Errors through agentLoop: a throwing tool, a blocked call, an unknown tool, invalid arguments, then a provider error. */
-async function errors({ lib, otel }, t) {
+/**
+ * (2) Errors through agentLoop: a throwing tool, a blocked call, an unknown tool, invalid arguments, then a provider
+ * error. `telemetry`: more options (spans.test.mjs traces it with recordOutputs too).
+ */
+async function errors({ lib, otel }, t, telemetry = {}) {
   const { streamFn } = scriptedWith(lib, [
     { calls: [["e1", "boom", {}], ["e2", "rm", {}], ["e3", "nope", {}], ["e4", "boom", { n: "x" }]] },
     { stopReason: "error", errorMessage: "401 Incorrect API key provided: sk-SECRET-1" },
@@ -193,7 +196,7 @@ async function errors({ lib, otel }, t) {
     tool("rm", async () => ok("removed")),
   ];
   const beforeToolCall = ({ toolCall }) => (toolCall.name === "rm" ? { block: true, reason: "not here" } : undefined);
-  const config = otel.withTelemetry({ model, convertToLlm, apiKey: "sk-SECRET-1", beforeToolCall }, { tracer: t.tracer });
+  const config = otel.withTelemetry({ model, convertToLlm, apiKey: "sk-SECRET-1", beforeToolCall }, { tracer: t.tracer, ...telemetry });
   await drain(lib.agentLoop([user("go")], { messages: [], tools }, config, undefined, streamFn));
 }
 

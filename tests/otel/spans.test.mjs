@@ -71,19 +71,7 @@ test("issue 32: content only on opt-in: recordInputs gives the request's message
 test("issue 32: errors: a throwing tool, a blocked call, an unknown tool, invalid arguments, a provider error (its text only on opt-in)", T, async () => {
   for (const recordOutputs of [false, true]) {
     const t = tracing();
-    const { streamFn } = scripted([
-      { calls: [["e1", "boom", {}], ["e2", "rm", {}], ["e3", "nope", {}], ["e4", "boom", { n: "x" }]] },
-      { stopReason: "error", errorMessage: "401 Incorrect API key provided: sk-SECRET-1" },
-    ]);
-    const tools = [
-      tool("boom", async () => {
-        throw new Error("disk on fire");
-      }),
-      tool("rm", async () => ok("removed")),
-    ];
-    const beforeToolCall = ({ toolCall }) => (toolCall.name === "rm" ? { block: true, reason: "not here" } : undefined);
-    const config = otel.withTelemetry({ model, convertToLlm, apiKey: "sk-SECRET-1", beforeToolCall }, { tracer: t.tracer, recordOutputs });
-    await drain(lib.agentLoop([user("go")], { messages: [], tools }, config, undefined, streamFn));
+    await SCENARIOS.errors({ lib, otel, api }, t, { recordOutputs }); // tests/otel/matrix.mjs's scenario
     const tree = render(t.spans(), t.order, { brief: true });
     if (!recordOutputs) {
       assert.equal(
@@ -112,24 +100,10 @@ test("issue 32: errors: a throwing tool, a blocked call, an unknown tool, invali
 });
 
 test("issue 32: abort during a tool (Agent) and during a stream (agentLoop): ERROR(aborted) on the run and on what it cut", T, async () => {
+  // The scenarios of tests/otel/matrix.mjs (traced there in Chromium and workerd too).
   {
     const t = tracing();
-    const { streamFn } = scripted([{ calls: [["w1", "wait", {}]] }]);
-    let started;
-    const waiting = new Promise((r) => (started = r));
-    const tools = [
-      tool("wait", (_id, _args, signal) =>
-        new Promise((_, reject) => {
-          started();
-          signal.addEventListener("abort", () => reject(new Error("stopped by abort")));
-        }),
-      ),
-    ];
-    const agent = otel.withTelemetry(new lib.Agent({ initialState: { model, tools }, streamFn }), { tracer: t.tracer });
-    const done = agent.prompt("go");
-    await waiting;
-    agent.abort();
-    await done;
+    await SCENARIOS.abortTool({ lib, otel, api }, t);
     assert.equal(
       render(t.spans(), t.order, { brief: true }),
       [
@@ -141,17 +115,7 @@ test("issue 32: abort during a tool (Agent) and during a stream (agentLoop): ERR
   }
   {
     const t = tracing();
-    const controller = new AbortController();
-    // The abort comes once the request is made (a timer from the start could fire before it on a loaded machine).
-    const { streamFn } = scripted([
-      () => {
-        setTimeout(() => controller.abort(), 5);
-        return { hang: true };
-      },
-    ]);
-    const config = otel.withTelemetry({ model, convertToLlm }, { tracer: t.tracer });
-    const stream = lib.agentLoop([user("go")], { messages: [] }, config, controller.signal, streamFn);
-    await drain(stream);
+    await SCENARIOS.abortStream({ lib, otel, api }, t);
     assert.equal(
       render(t.spans(), t.order, { brief: true }),
       ['invoke_agent ERROR(aborted) agent_loop.run.kind="prompt" agent_loop.run.outcome="aborted" error.type="aborted"', '  chat m-1 ERROR(aborted) error.type="aborted"'].join("\n"),
