@@ -5,15 +5,19 @@
 // `message_end`, which carries the whole message), a tool's `tool_execution_update`s into the latest per call. So
 // what it holds is bounded by the transcript, not by the number of deltas.
 //
-// Numbers: `seq` = max(previous + 1, Date.now() × 1000). Strictly increasing in a process; across a restart (another
-// process, a Durable Object woken from its checkpoints) the clock carries them above every number the previous
-// process gave, unless it emitted more than 1,000 events per millisecond above its clock. A reader whose `after` is
+// Numbers: `seq` = max(previous + 1, Date.now() × 1000, the process's last number + 1). Strictly increasing in a
+// process, across all its agents (so a restore in the same process numbers above the agent it came from); across a
+// restart (another process, a Durable Object woken from its checkpoints) the clock carries them above every number the
+// previous process gave, unless it emitted more than 1,000 events per millisecond above its clock. A reader whose `after` is
 // not in the kept window (older, from another process, or ahead) gets an `agent_sync` item first: the agent's state
 // to replace its own, then live events. `fromRunStart` replays the current run from its `agent_start` instead (what a
 // chat client's resume rebuilds its answer from), or gives the sync when the journal did not see that start.
 // Spec: docs/SPEC.md §5.10 (A-5.10).
 
 const journals = new WeakMap();
+
+/** The last number any journal of this process gave (see Journal.next). */
+let processLast = 0;
 
 // A reader whose iterator its caller dropped without `return()` is closed when the iterator is collected: the agent
 // does not keep it (its buffer is bounded by its highWaterMark meanwhile).
@@ -54,7 +58,10 @@ class Journal {
   }
 
   next() {
-    this.last = Math.max(this.last + 1, Date.now() * 1000);
+    // Above this journal's last number, the clock, and every number any journal of this process gave: an agent
+    // restored in the same process (even within the millisecond of the old one's last event) numbers above it.
+    this.last = Math.max(this.last + 1, Date.now() * 1000, processLast + 1);
+    processLast = this.last;
     return this.last;
   }
 

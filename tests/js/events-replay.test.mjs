@@ -286,6 +286,34 @@ test("issue 31: seqs keep growing across a restore (another Agent from the same 
   await resumed.return();
 });
 
+test("issue 31: a restore within the same millisecond as the old agent's last event still numbers above it", OURS, async () => {
+  // The clock stands still: every event of both agents falls in one millisecond (a fast restart, or this test's
+  // process on a fast machine, where the test above once failed with two equal numbers).
+  const realNow = Date.now;
+  Date.now = () => 1_796_000_000_000;
+  const free = { wait: () => Promise.resolve(), open() {}, waiting: 0 }; // a gate that never holds
+  try {
+    const rows = [];
+    const agent = new Agent({ initialState: { model }, streamFn: scripted(free, [{ blocks: [{ type: "text", text: "hi" }] }]), onCheckpoint: (c) => rows.push(JSON.stringify(c)) });
+    const reader = agent.events();
+    await agent.prompt("go");
+    const last = (await drain(reader, Infinity)).at(-1).seq;
+    const again = Agent.restore(rows, { streamFn: scripted(free, [{ blocks: [{ type: "text", text: "more" }] }]) });
+    const resumed = again.events({ after: last });
+    const sync = (await resumed.next()).value;
+    assert.equal(sync.event.type, "agent_sync");
+    assert.ok(sync.seq > last, `the sync: ${sync.seq} > ${last}`);
+    const run = again.prompt("more");
+    const next = (await resumed.next()).value;
+    assert.equal(next.event.type, "agent_start");
+    assert.ok(next.seq > last, `${next.seq} > ${last}`);
+    await run;
+    await resumed.return();
+  } finally {
+    Date.now = realNow;
+  }
+});
+
 test("issue 31: events({ fromRunStart }) — the current run from its agent_start, compacted, at every moment; the last run when idle; a sync when the journal missed the start", OURS, async () => {
   const g = gate();
   const replies = [
