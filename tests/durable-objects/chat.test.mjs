@@ -9,12 +9,11 @@
 // back, approves the call and the run streams into the same message.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { once } from "node:events";
 import { createServer } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { killWorkerd, startWorkerd } from "./workerd.mjs";
+import { killWorkerd, listenForWorkerd, startWorkerd, streamFrames } from "./workerd.mjs";
 import { wire } from "../js/provider-server.mjs";
 
 const { readUIMessageStream } = await import(new URL("../ui/node_modules/ai/dist/index.js", import.meta.url));
@@ -42,16 +41,7 @@ async function startWorld() {
       const user = body.messages.find((m) => m.role === "user");
       const name = String(typeof user.content === "string" ? user.content : user.content.map((p) => p.text).join("")).replace(/^go /, "");
       const turn = body.messages.filter((m) => m.role === "assistant").length;
-      const frames = wire["openai-completions"].reply(script(name, turn)).split(/(?<=\n\n)/);
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      world.open.add(res);
-      for (const frame of frames) {
-        if (res.destroyed) return world.open.delete(res);
-        res.write(frame);
-        await sleep(FRAME_MS);
-      }
-      world.open.delete(res);
-      return res.end();
+      return void (await streamFrames(res, wire["openai-completions"].reply(script(name, turn)), FRAME_MS, world.open));
     }
     if (req.url === "/effect" || req.url === "/charge") {
       const id = `${req.url}:${req.headers["idempotency-key"]}:${body.key ?? body.cents}`;
@@ -61,15 +51,7 @@ async function startWorld() {
     }
     res.writeHead(404).end();
   });
-  server.keepAliveTimeout = 120_000; // longer than workerd keeps a pooled connection (see do.test.mjs)
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  world.url = `http://127.0.0.1:${server.address().port}`;
-  world.close = () => {
-    for (const res of world.open) res.destroy();
-    server.closeAllConnections();
-    return new Promise((r) => server.close(r));
-  };
+  Object.assign(world, await listenForWorkerd(server, world.open));
   return world;
 }
 

@@ -10,12 +10,12 @@
 // keeps no reader for it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { once, setMaxListeners } from "node:events";
+import { setMaxListeners } from "node:events";
 import { createServer } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { killWorkerd, startWorkerd } from "./workerd.mjs";
+import { killWorkerd, listenForWorkerd, startWorkerd, streamFrames } from "./workerd.mjs";
 import { prng, wire } from "../js/provider-server.mjs";
 import { apply, initial } from "../js/events-reduce.mjs";
 
@@ -48,17 +48,8 @@ async function startWorld() {
       const name = String(typeof user.content === "string" ? user.content : user.content.map((p) => p.text).join("")).replace(/^go /, "");
       const t = body.messages.filter((m) => m.role === "assistant").length;
       world.started.set(name, t);
-      const frames = wire["openai-completions"].reply(script(name, t)).split(/(?<=\n\n)/);
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      world.open.add(res);
-      for (const frame of frames) {
-        if (res.destroyed) return world.open.delete(res);
-        res.write(frame);
-        await sleep(FRAME_MS);
-      }
-      world.open.delete(res);
-      world.finished.set(name, t);
-      return res.end();
+      if (await streamFrames(res, wire["openai-completions"].reply(script(name, t)), FRAME_MS, world.open)) world.finished.set(name, t);
+      return;
     }
     if (req.url === "/effect") {
       res.writeHead(200, { "content-type": "text/plain" });
@@ -66,16 +57,7 @@ async function startWorld() {
     }
     res.writeHead(404).end();
   });
-  // workerd pools outbound connections: idle ones stay open longer than it keeps them (see do.test.mjs).
-  server.keepAliveTimeout = 120_000;
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  world.url = `http://127.0.0.1:${server.address().port}`;
-  world.close = () => {
-    for (const res of world.open) res.destroy();
-    server.closeAllConnections();
-    return new Promise((r) => server.close(r));
-  };
+  Object.assign(world, await listenForWorkerd(server, world.open));
   return world;
 }
 

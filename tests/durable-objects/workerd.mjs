@@ -59,3 +59,40 @@ export async function killWorkerd(workerd) {
   workerd.child.kill("SIGKILL");
   await exited;
 }
+
+/**
+ * Streams `sse` (a scripted model's reply) to `res` one SSE frame every `frameMs` ms, holding `res` in `open` meanwhile
+ * (so `listenForWorkerd`'s close can cut every stream at once). True when it was sent whole, false when the client went
+ * away first.
+ */
+export async function streamFrames(res, sse, frameMs, open) {
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  open.add(res);
+  for (const frame of sse.split(/(?<=\n\n)/)) {
+    if (res.destroyed) {
+      open.delete(res);
+      return false;
+    }
+    res.write(frame);
+    await new Promise((r) => setTimeout(r, frameMs));
+  }
+  open.delete(res);
+  res.end();
+  return true;
+}
+
+/** `server` listening on 127.0.0.1 for workerd's requests: its URL, and a close that first cuts the streams in `open`. */
+export async function listenForWorkerd(server, open) {
+  // workerd pools outbound connections: idle ones stay open longer than it keeps them (see do.test.mjs).
+  server.keepAliveTimeout = 120_000;
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    close: () => {
+      for (const res of open) res.destroy();
+      server.closeAllConnections();
+      return new Promise((r) => server.close(r));
+    },
+  };
+}
