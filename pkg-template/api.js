@@ -137,7 +137,8 @@ class RunLedger {
   }
 }
 
-/** The sink `agentLoop` hands the core: the stream's push and end, seen by a ledger. */
+/** The sink `agentLoop` hands the core, seen by a ledger: `sink(event)` pushes an event, `sink(result, true)` ends the
+ *  stream. One function, so a run in flight holds one handle on its stream (issue 34). */
 function observedRun(stream, config, signal, observer) {
   const ledger = new RunLedger(config, signal, observer);
   const untrack = track((text) => {
@@ -147,12 +148,10 @@ function observedRun(stream, config, signal, observer) {
       stream.end(ledger.messages);
     }
   });
-  const sink = {
-    push: (event) => stream.push(ledger.see(event)),
-    end: (result) => {
-      untrack();
-      stream.end(result);
-    },
+  const sink = (value, ended) => {
+    if (ended !== true) return stream.push(ledger.see(value));
+    untrack();
+    stream.end(value);
   };
   return { sink, untrack };
 }

@@ -533,6 +533,10 @@ async fn next_assistant_message<H: FastPaths>(
     if let Some(turn) = last_turn {
         next_turn(run, turn).await?;
     }
+    // The last turn serves prepareNextTurn only: held through the request, its message and results would be two more
+    // handles in every run waiting on its stream (issue 34: the externref table grows to the most ever held at once).
+    // Cleared in place: a turn moved out here would take space of its own in this future.
+    *last_turn = None;
     before_request(run).await?;
     let message = stream_assistant_response(run).await?;
     h.array_push(&run.new_messages, &message).map_err(|e| run.fail(&e))?;

@@ -73,6 +73,14 @@ impl<H: FastPaths> Emitter<H> {
         }
     }
 
+    /// The JS sink, failed or not (`None` for a native one).
+    pub fn js_sink(&self) -> Option<&H::V> {
+        match &self.sink {
+            Sink::Js(sink, _) => Some(sink),
+            Sink::Native(_) => None,
+        }
+    }
+
     /// Remembers what the sink threw (as `emit` does).
     pub fn record_failure(&self, thrown: H::V) -> Stop {
         self.failure.replace(Some(thrown));

@@ -104,6 +104,17 @@ async fn drive_run(args: Box<RunArgs>) -> Result<JsValue, JsValue> {
     drive_start(&run, start.initial, start.resumed).await
 }
 
+/// An observing run (`agentLoop`), ended by calling its sink with the result and `true`: the sink is the run's one
+/// handle on its event stream (issue 34: every handle a run holds is a slot of the externref table while it waits).
+async fn drive_observed(args: Box<RunArgs>) {
+    let RunArgs { start, config, signal, stream_fn, emitter } = unbox(args);
+    let run = Run::new(&JsHost, start.context, config, signal, stream_fn, emitter);
+    let result = drive_start(&run, start.initial, start.resumed).await.unwrap_or(JsValue::UNDEFINED);
+    if let Some(sink) = run.emitter.js_sink() {
+        let _ = JsHost.call_sync(sink, &JsValue::UNDEFINED, &[result, JsValue::TRUE]);
+    }
+}
+
 #[allow(clippy::boxed_local)] // the point: the box is freed when this returns
 fn unbox(args: Box<RunArgs>) -> RunArgs {
     *args
@@ -116,21 +127,12 @@ fn held(v: &JsValue) -> JsValue {
     if v.is_undefined() { JsValue::UNDEFINED } else { v.clone() }
 }
 
-/// Starts an observational run pushing into `stream` (an `EventStream`), ended with its result.
-fn spawn_observed(a: LoopArgs<'_>, stream: &JsValue, builtin: &JsValue) -> Result<(), JsValue> {
+/// Starts an observational run: `sink(event)` takes each event, `sink(result, true)` ends it.
+fn spawn_observed(a: LoopArgs<'_>, sink: &JsValue, builtin: &JsValue) -> Result<(), JsValue> {
     let start = prepare(&a)?;
-    let push = JsHost.get(stream, "push")?;
-    let end = JsHost.get(stream, "end")?;
-    let sink = js_sys::Function::from(push).bind0(stream);
-    let emitter = Emitter::new(sink.into(), SinkMode::Observe);
+    let emitter = Emitter::new(sink.clone(), SinkMode::Observe);
     let (config, signal, stream_fn) = (a.config.clone(), held(a.signal), resolve_stream_fn(a.stream_fn, builtin));
-    let args = Box::new(RunArgs { start, config, signal, stream_fn, emitter });
-    let stream = stream.clone();
-    spawn(async move {
-        let outcome = drive_run(args).await;
-        let result = outcome.unwrap_or(JsValue::UNDEFINED);
-        let _ = JsHost.call_sync(&end, &stream, &[result]);
-    });
+    spawn(drive_observed(Box::new(RunArgs { start, config, signal, stream_fn, emitter })));
     Ok(())
 }
 
@@ -151,7 +153,7 @@ pub fn agent_loop(
     config: JsValue,
     signal: JsValue,
     stream_fn: JsValue,
-    stream: JsValue,
+    sink: JsValue,
     builtin: JsValue,
 ) -> Result<(), JsValue> {
     let a = LoopArgs {
@@ -163,7 +165,7 @@ pub fn agent_loop(
         signal: &signal,
         stream_fn: &stream_fn,
     };
-    spawn_observed(a, &stream, &builtin)
+    spawn_observed(a, &sink, &builtin)
 }
 
 #[wasm_bindgen(js_name = agentLoopContinue)]
@@ -172,7 +174,7 @@ pub fn agent_loop_continue(
     config: JsValue,
     signal: JsValue,
     stream_fn: JsValue,
-    stream: JsValue,
+    sink: JsValue,
     builtin: JsValue,
 ) -> Result<(), JsValue> {
     let a = LoopArgs {
@@ -184,7 +186,7 @@ pub fn agent_loop_continue(
         signal: &signal,
         stream_fn: &stream_fn,
     };
-    spawn_observed(a, &stream, &builtin)
+    spawn_observed(a, &sink, &builtin)
 }
 
 #[wasm_bindgen(js_name = runAgentLoop)]

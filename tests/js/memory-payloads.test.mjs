@@ -150,3 +150,18 @@ test("issue 34: long string arguments are validated as pi-ai validates them, wha
   }
   assert.equal(compared, cases.length * 4);
 });
+
+// The peer table's memory row, as a test: bench/peers/memory.mjs runs 1,000 concurrent runs of 5 steps × 3 tools
+// (scripted streams, after a warm-up) in a fresh process and reports what stays once they finished: the JS heap after
+// a full GC (median of three settled samples) minus the same before, plus the growth of the wasm memory (which never
+// shrinks: it is the runs' state at their peak) and of wasm-bindgen's externref table within the heap (it grows to
+// the most JS values Rust held at once, and never shrinks either). Then what a second batch adds.
+const BURST = fileURLToPath(new URL("../../bench/peers/memory.mjs", import.meta.url));
+
+test("issue 34: after a burst of 1,000 concurrent runs the process keeps less than 1 MiB (JS heap after a full GC + wasm memory grown)", OURS, async () => {
+  const { out } = await runChild(BURST, "ours", 1000, { nodeFlags: ["--expose-gc", "--no-flush-bytecode"], killAfterMs: 110000 });
+  assert.equal(out.tools, 15000, "every run ran its 15 tools");
+  const figures = `heap +${out.heapGrowth} bytes, wasm +${out.wasmGrowth} bytes`;
+  assert.ok(out.retained <= BUDGET, `kept ${out.retained} bytes after 1,000 runs (${figures})`);
+  assert.ok(out.retainedAgain < BUDGET / 4, `a second batch of 1,000 added ${out.retainedAgain} bytes`);
+});
