@@ -156,8 +156,12 @@ pub async fn drive_start<H: FastPaths>(
             Box::pin(run_resumed(run, resumed)).await
         }
         None => match open_run(run, initial).await {
-            Ok(()) => run_loop(run, None).await,
             Err(stop) => Err(stop),
+            // Moved out and dropped: a scrutinee still in place would be held through the whole loop.
+            opened => {
+                drop(opened);
+                run_loop(run, None).await
+            }
         },
     };
     end_run(run, outcome).await
@@ -363,16 +367,16 @@ async fn run_loop<H: FastPaths>(run: &Run<'_, H>, mut resumed: Option<Box<Resume
         // A resumed turn polls at S1, after its tool batch, as the interrupted run would have.
         poll(run, "getSteeringMessages").await?; // S0
     }
-    let mut last_turn: Option<Turn<H::V>> = None;
+    let mut last_turn: Option<Box<Turn<H::V>>> = None;
     let mut continue_once = false;
     loop {
         let mut more_tool_calls = true;
         while more_tool_calls || pending_count(run) > 0 {
             run.breathe().await;
-            let resuming = resumed.take();
-            let message = match &resuming {
-                Some(r) => r.assistant.clone(),
-                None => next_assistant_message(run, &mut last_turn).await?,
+            // Nothing but the loop's own state is held across the stream's reading.
+            let (message, resuming) = match resumed.take() {
+                Some(r) => (r.assistant.clone(), Some(r)),
+                None => (next_assistant_message(run, &mut last_turn).await?, None),
             };
             // Boxed, once a step: a run spends its time waiting on the stream (a provider's reply), not in its tool
             // batch, whose future is the larger one; inline, every run's future would be sized for the batch.
@@ -402,7 +406,7 @@ async fn after_message<H: FastPaths>(
     run: &Run<'_, H>,
     message: H::V,
     resuming: Option<Box<Resumed<H::V>>>,
-    last_turn: &mut Option<Turn<H::V>>,
+    last_turn: &mut Option<Box<Turn<H::V>>>,
 ) -> Result<Option<(bool, bool)>, Stop> {
     let (calls, truncated) = match message_calls(run, &message)? {
         Some((calls, _)) if calls.is_empty() => return end_turn(run, message, Vec::new(), false, last_turn).await,
@@ -431,7 +435,7 @@ async fn after_batch<H: FastPaths>(
     message: H::V,
     batch: Batch<H::V>,
     results: Vec<H::V>,
-    last_turn: &mut Option<Turn<H::V>>,
+    last_turn: &mut Option<Box<Turn<H::V>>>,
 ) -> Result<Option<(bool, bool)>, Stop> {
     let Batch { messages, terminate, paused } = batch;
     for result in &messages {
@@ -483,7 +487,7 @@ async fn end_turn<H: FastPaths>(
     message: H::V,
     results: Vec<H::V>,
     more_tool_calls: bool,
-    last_turn: &mut Option<Turn<H::V>>,
+    last_turn: &mut Option<Box<Turn<H::V>>>,
 ) -> Result<Option<(bool, bool)>, Stop> {
     let h = run.h;
     if run.aborted() {
@@ -498,7 +502,7 @@ async fn end_turn<H: FastPaths>(
     let action = decision_action(run, &decision)?;
     drop(decision);
     run.emit_turn_end(&turn.message, &turn.results).await?;
-    *last_turn = Some(turn);
+    *last_turn = Some(Box::new(turn));
     if let Some(reached) = run.take_stop() {
         return run.emit_agent_end_limited(&reached).await.map(|()| None);
     }
@@ -527,11 +531,12 @@ async fn end_turn<H: FastPaths>(
 /// the pending messages, prepareRequest, the request and its stream (in newMessages on return).
 async fn next_assistant_message<H: FastPaths>(
     run: &Run<'_, H>,
-    last_turn: &mut Option<Turn<H::V>>,
+    last_turn: &mut Option<Box<Turn<H::V>>>,
 ) -> Result<H::V, Stop> {
     let h = run.h;
     if let Some(turn) = last_turn {
-        next_turn(run, turn).await?;
+        // Boxed, once a turn: inline, its future (the largest here) would size every run's for the stream's reading.
+        Box::pin(next_turn(run, turn)).await?;
     }
     // The last turn serves prepareNextTurn only: held through the request, its message and results would be two more
     // handles in every run waiting on its stream (issue 34: the externref table grows to the most ever held at once).
@@ -853,7 +858,8 @@ async fn read_stream<H: FastPaths>(
                 slot = Some(index);
                 run.ending.borrow_mut().partial = Some((messages.clone(), index));
                 let copy = h.shallow_copy(&partial).map_err(fail)?;
-                run.emit_message("message_start", &copy).await?;
+                // Boxed, once a reply: the largest await of the reading, which every run waiting on its stream holds.
+                Box::pin(run.emit_message("message_start", &copy)).await?;
             }
             // Without a partial in place there is nothing to update (with one, `pump` did it).
             EventCode::Block => {}
