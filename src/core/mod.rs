@@ -12,6 +12,7 @@ pub mod declare;
 pub mod fast;
 pub mod fxhash;
 pub mod host;
+pub mod places;
 pub mod run;
 pub mod snapshot;
 pub mod text;

@@ -7,7 +7,7 @@ use super::host::{HostFuture, Kind};
 use crate::core::fast::FastPaths;
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
-use futures::future::{Either, select};
+use futures::future::{Either, OptionFuture, select};
 use futures::lock::Mutex;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -100,20 +100,14 @@ impl<H: FastPaths> Emitter<H> {
         let outcome = match &self.sink {
             Sink::Js(sink, SinkMode::Observe) => h.call_sync(sink, &undefined, &[event]).map(|_| ()),
             Sink::Js(sink, SinkMode::Barrier) => {
-                let _turn = match &self.turn {
-                    Some(turn) => Some(turn.lock().await),
-                    None => None,
-                };
+                let _turn = OptionFuture::from(self.turn.as_deref().map(Mutex::lock)).await;
                 if self.failed() {
                     return Err(Stop::EmitFailed);
                 }
                 h.call(sink, &undefined, &[event]).await.map(|_| ())
             }
             Sink::Native(sink) => {
-                let _turn = match &self.turn {
-                    Some(turn) => Some(turn.lock().await),
-                    None => None,
-                };
+                let _turn = OptionFuture::from(self.turn.as_deref().map(Mutex::lock)).await;
                 if self.failed() {
                     return Err(Stop::EmitFailed);
                 }

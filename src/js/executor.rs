@@ -14,14 +14,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use wasm_bindgen::prelude::*;
 
+use crate::core::places::{Key, Places};
+
 use super::snippets::{schedule_poll, set_fallback_poller, set_poller};
 
-/// What a waker points at: the task's place in the table, the generation of that place (a place is reused once its
-/// task ended, and a waker may outlive its task), and whether it is already in the ready queue. (An `Arc` only
+/// What a waker points at: the task's key in the table (a place is reused once its task ended, and a waker may outlive
+/// its task; the key's generation tells them apart), and whether it is already in the ready queue. (An `Arc` only
 /// because `std::task::Wake` asks for one; wasm32 here has a single thread.)
 struct Handle {
-    index: u32,
-    generation: u32,
+    key: Key,
     queued: AtomicBool,
 }
 
@@ -29,55 +30,16 @@ impl Wake for Handle {
     fn wake(self: Arc<Self>) {
         enqueue(&self);
     }
-
     fn wake_by_ref(self: &Arc<Self>) {
         enqueue(self);
     }
 }
 
-/// The live tasks by place: a vector and its free places rather than a map, since it grows to the most tasks ever
-/// alive at once and never shrinks (issue 34: after a burst of runs, what the instance keeps is that peak), and a
-/// place costs 12 bytes where a map's entry cost 24 and its table a quarter more.
-#[derive(Default)]
-struct Table {
-    places: Vec<Place>,
-    free: Vec<u32>,
-}
-
-struct Place {
-    generation: u32,
-    /// `None` while the task is being polled (taken out so no borrow is held across the poll), and once it ended.
-    future: Option<LocalBoxFuture<'static, ()>>,
-}
-
-impl Table {
-    fn insert(&mut self, future: LocalBoxFuture<'static, ()>) -> Option<(u32, u32)> {
-        if let Some(index) = self.free.pop() {
-            let place = self.places.get_mut(index as usize)?;
-            place.future = Some(future);
-            return Some((index, place.generation));
-        }
-        let index = u32::try_from(self.places.len()).ok()?;
-        self.places.push(Place { generation: 0, future: Some(future) });
-        Some((index, 0))
-    }
-
-    fn place(&mut self, handle: &Handle) -> Option<&mut Place> {
-        self.places.get_mut(handle.index as usize).filter(|p| p.generation == handle.generation)
-    }
-
-    /// Ends the task at `handle`'s place: the place's next task gets a new generation.
-    fn remove(&mut self, handle: &Handle) {
-        if let Some(place) = self.place(handle) {
-            place.future = None;
-            place.generation = place.generation.wrapping_add(1);
-            self.free.push(handle.index);
-        }
-    }
-}
+/// A live task's future: `None` while it is being polled (taken out so no borrow is held across the poll).
+type Task = Option<LocalBoxFuture<'static, ()>>;
 
 thread_local! {
-    static TASKS: RefCell<Table> = RefCell::new(Table::default());
+    static TASKS: RefCell<Places<Task>> = RefCell::new(Places::default());
     static READY: RefCell<VecDeque<Arc<Handle>>> = const { RefCell::new(VecDeque::new()) };
     /// A microtask is scheduled, or polling is under way (it drains wake-ups made meanwhile).
     static SCHEDULED: Cell<bool> = const { Cell::new(false) };
@@ -106,10 +68,10 @@ fn install_fallback() {
 
 /// Runs `future` to completion in the background.
 pub fn spawn(future: impl Future<Output = ()> + 'static) {
-    let placed = TASKS.with(|tasks| tasks.borrow_mut().insert(Box::pin(future)));
+    let placed = TASKS.with(|tasks| tasks.borrow_mut().insert(Some(Box::pin(future))));
     // Only with 2^32 tasks alive at once is there no place: the task is dropped, never polled.
-    let Some((index, generation)) = placed else { return };
-    enqueue(&Arc::new(Handle { index, generation, queued: AtomicBool::new(false) }));
+    let Some(key) = placed else { return };
+    enqueue(&Arc::new(Handle { key, queued: AtomicBool::new(false) }));
 }
 
 /// A promise settled with `future`'s outcome (what `future_to_promise` did, on this executor).
@@ -134,19 +96,19 @@ pub fn spawn_promise(future: impl Future<Output = Result<JsValue, JsValue>> + 's
 pub fn poll_tasks() {
     while let Some(handle) = READY.with(|ready| ready.borrow_mut().pop_front()) {
         handle.queued.store(false, Ordering::Relaxed);
-        let taken = TASKS.with(|tasks| tasks.borrow_mut().place(&handle)?.future.take());
+        let taken = TASKS.with(|tasks| tasks.borrow_mut().get_mut(handle.key)?.take());
         let Some(mut future) = taken else { continue };
         let waker = Waker::from(handle.clone());
         let mut cx = Context::from_waker(&waker);
         match future.as_mut().poll(&mut cx) {
             Poll::Ready(()) => {
-                TASKS.with(|tasks| tasks.borrow_mut().remove(&handle));
+                TASKS.with(|tasks| tasks.borrow_mut().remove(handle.key));
                 // Dropped here, outside the borrow: a task's drop may call into JS.
                 drop(future);
             }
             Poll::Pending => TASKS.with(|tasks| {
-                if let Some(place) = tasks.borrow_mut().place(&handle) {
-                    place.future = Some(future);
+                if let Some(task) = tasks.borrow_mut().get_mut(handle.key) {
+                    *task = Some(future);
                 }
             }),
         }
@@ -164,8 +126,5 @@ pub fn set_poller_export(poll: JsValue, on_failure: JsValue) {
 /// How many tasks are alive (tests: a finished run leaves none behind).
 #[wasm_bindgen(js_name = liveTasks)]
 pub fn live_tasks() -> u32 {
-    TASKS.with(|tasks| {
-        let tasks = tasks.borrow();
-        u32::try_from(tasks.places.len() - tasks.free.len()).unwrap_or(u32::MAX)
-    })
+    TASKS.with(|tasks| u32::try_from(tasks.borrow().len()).unwrap_or(u32::MAX))
 }

@@ -11,6 +11,7 @@ use crate::core::args;
 use crate::core::fast::{EventCode, FastPaths, Pumped, ToolChanges};
 use crate::core::fxhash::FxMap;
 use crate::core::host::{Host, HostFuture, Kind, NativeFn};
+use crate::core::places::{Key, Places};
 use crate::core::text::wtf;
 use futures::FutureExt;
 use js_sys::{Array, Function, Object, Promise, Reflect};
@@ -53,65 +54,10 @@ enum Slot {
     Settled(Outcome),
 }
 
-/// Awaits in flight by place: a vector and its free places rather than a map, since it grows to the most awaits ever
-/// in flight at once and never shrinks (issue 34: after a burst of runs, what the instance keeps is that peak).
-/// A slot number is a place and its generation, `index + generation × 2^32`; a place's generation grows each time
-/// it is freed, and a place is retired at the last generation below 2^21 (the numbers stay below 2^53, exact as f64),
-/// so numbers are never reused and a late outcome for a dropped await finds no slot and is discarded.
-#[derive(Default)]
-struct Slots {
-    places: Vec<Place>,
-    free: Vec<u32>,
-}
-
-struct Place {
-    generation: u32,
-    /// `None` while the place is free.
-    slot: Option<Slot>,
-}
-
-const GENERATIONS: u32 = 1 << 21;
-
-impl Slots {
-    fn insert(&mut self) -> Option<u64> {
-        let index = match self.free.pop() {
-            Some(index) => index,
-            None => {
-                let index = u32::try_from(self.places.len()).ok()?;
-                self.places.push(Place { generation: 0, slot: None });
-                index
-            }
-        };
-        let place = self.places.get_mut(index as usize)?;
-        place.slot = Some(Slot::Waiting(None));
-        Some(u64::from(index) | (u64::from(place.generation) << 32))
-    }
-
-    fn get_mut(&mut self, number: u64) -> Option<&mut Slot> {
-        let place = self.places.get_mut((number & 0xffff_ffff) as usize)?;
-        if u64::from(place.generation) != number >> 32 {
-            return None;
-        }
-        place.slot.as_mut()
-    }
-
-    fn remove(&mut self, number: u64) -> Option<Slot> {
-        let index = number & 0xffff_ffff;
-        let place = self.places.get_mut(index as usize)?;
-        if u64::from(place.generation) != number >> 32 {
-            return None;
-        }
-        let slot = place.slot.take()?;
-        place.generation += 1;
-        if place.generation < GENERATIONS {
-            self.free.push(index as u32);
-        }
-        Some(slot)
-    }
-}
-
 thread_local! {
-    static SLOTS: RefCell<Slots> = RefCell::new(Slots::default());
+    /// Awaits in flight, by slot number (`Key::to_number`): a place is reused, a number never is, so a late outcome
+    /// for a dropped await finds no slot and is discarded.
+    static SLOTS: RefCell<Places<Slot>> = RefCell::new(Places::default());
     static SETTLE_INSTALLED: Cell<bool> = const { Cell::new(false) };
 }
 
@@ -119,7 +65,7 @@ thread_local! {
 fn settle(slot: f64, code: u8, value: JsValue) {
     let waker = SLOTS.with(|slots| {
         let mut slots = slots.try_borrow_mut().ok()?;
-        let entry = slots.get_mut(slot as u64)?;
+        let entry = slots.get_mut(Key::from_number(slot as u64))?;
         let Slot::Waiting(waker) = entry else { return None };
         let waker = waker.take();
         *entry = Slot::Settled((code, value));
@@ -147,8 +93,9 @@ impl Awaited {
             set_settle(&f.into_js_value());
             SETTLE_INSTALLED.with(|i| i.set(true));
         }
-        let slot = SLOTS.with(|slots| slots.try_borrow_mut().ok().and_then(|mut slots| slots.insert()));
-        let slot = slot.unwrap_or(NO_SLOT);
+        let key =
+            SLOTS.with(|slots| slots.try_borrow_mut().ok().and_then(|mut slots| slots.insert(Slot::Waiting(None))));
+        let slot = key.map_or(NO_SLOT, Key::to_number);
         #[allow(clippy::cast_precision_loss)] // slot numbers stay below 2^53
         register(slot as f64);
         Awaited { slot }
@@ -164,12 +111,12 @@ impl Future for Awaited {
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
             };
-            match slots.get_mut(self.slot) {
+            match slots.get_mut(Key::from_number(self.slot)) {
                 Some(Slot::Waiting(waker)) => {
                     *waker = Some(cx.waker().clone());
                     Poll::Pending
                 }
-                Some(Slot::Settled(_)) => match slots.remove(self.slot) {
+                Some(Slot::Settled(_)) => match slots.remove(Key::from_number(self.slot)) {
                     Some(Slot::Settled(outcome)) => Poll::Ready(outcome),
                     _ => Poll::Ready((settled::REJECTED, JsValue::UNDEFINED)),
                 },
@@ -183,7 +130,7 @@ impl Drop for Awaited {
     fn drop(&mut self) {
         SLOTS.with(|slots| {
             if let Ok(mut slots) = slots.try_borrow_mut() {
-                slots.remove(self.slot);
+                slots.remove(Key::from_number(self.slot));
             }
         });
     }

@@ -15,7 +15,7 @@ use crate::core::agent_loop::{Start, drive_start, start_approved_run, start_cont
 use crate::core::args::{ArgError, Checker};
 use crate::core::host::Host;
 use crate::core::run::{Emitter, Run, SinkMode};
-use crate::core::tools::{Call, ToolEnv, outcome_object};
+use crate::core::tools::{Call, Resumed, ToolEnv, outcome_object};
 use crate::core::validate_call::validate_tool_call;
 use executor::{spawn, spawn_promise};
 use futures::FutureExt;
@@ -96,28 +96,31 @@ struct RunArgs {
     emitter: Emitter<JsHost>,
 }
 
+/// A run, its initial messages and the turn it resumes (what `drive_start` takes).
+type Opened = (Run<'static, JsHost>, Option<Vec<JsValue>>, Option<Box<Resumed<JsValue>>>);
+
+/// The run made of its arguments, and how it starts. In a plain function: the box is freed when this returns, where one
+/// destructured in an async fn is freed only when that future ends, and would stay allocated for the whole run
+/// (issue 34).
+#[allow(clippy::boxed_local)] // the point: the box is freed here
+fn open(args: Box<RunArgs>) -> Opened {
+    let RunArgs { start, config, signal, stream_fn, emitter } = *args;
+    (Run::new(&JsHost, start.context, config, signal, stream_fn, emitter), start.initial, start.resumed)
+}
+
 async fn drive_run(args: Box<RunArgs>) -> Result<JsValue, JsValue> {
-    // Moved out of the box in a function of its own: a box destructured in place here is freed only when this
-    // future ends, and would stay allocated for the whole run (issue 34).
-    let RunArgs { start, config, signal, stream_fn, emitter } = unbox(args);
-    let run = Run::new(&JsHost, start.context, config, signal, stream_fn, emitter);
-    drive_start(&run, start.initial, start.resumed).await
+    let (run, initial, resumed) = open(args);
+    drive_start(&run, initial, resumed).await
 }
 
 /// An observing run (`agentLoop`), ended by calling its sink with the result and `true`: the sink is the run's one
 /// handle on its event stream (issue 34: every handle a run holds is a slot of the externref table while it waits).
 async fn drive_observed(args: Box<RunArgs>) {
-    let RunArgs { start, config, signal, stream_fn, emitter } = unbox(args);
-    let run = Run::new(&JsHost, start.context, config, signal, stream_fn, emitter);
-    let result = drive_start(&run, start.initial, start.resumed).await.unwrap_or(JsValue::UNDEFINED);
+    let (run, initial, resumed) = open(args);
+    let result = drive_start(&run, initial, resumed).await.unwrap_or(JsValue::UNDEFINED);
     if let Some(sink) = run.emitter.js_sink() {
         let _ = JsHost.call_sync(sink, &JsValue::UNDEFINED, &[result, JsValue::TRUE]);
     }
-}
-
-#[allow(clippy::boxed_local)] // the point: the box is freed when this returns
-fn unbox(args: Box<RunArgs>) -> RunArgs {
-    *args
 }
 
 /// A value the run keeps for its whole life. `undefined` (no signal, the usual case) becomes wasm-bindgen's constant,

@@ -10,7 +10,7 @@ import { writeConfig } from "../../examples/durable-objects/serve.mjs";
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
 /** A port nothing is bound to right now: the kernel's pick for a listener on 127.0.0.1, released at once. */
-async function freePort() {
+export async function freePort() {
   const probe = createServer();
   probe.listen(0, "127.0.0.1");
   await once(probe, "listening");

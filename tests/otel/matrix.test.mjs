@@ -20,6 +20,7 @@ import { test } from "node:test";
 import * as api from "@opentelemetry/api";
 import { HERE, lib, otel, tracing } from "./helpers.mjs";
 import { minimalTracing, runMatrix } from "./matrix.mjs";
+import { freePort } from "../durable-objects/workerd.mjs";
 
 const ROOT = join(HERE, "..", "..");
 const requireRoot = createRequire(join(ROOT, "package.json"));
@@ -215,16 +216,6 @@ test("issue 32, Chromium: the same exact span trees in a page (the package's ES 
     server.closeAllConnections();
   }
 });
-
-/** A port nothing is bound to right now: the kernel's pick for a listener on 127.0.0.1, released at once. */
-async function freePort() {
-  const probe = createServer();
-  probe.listen(0, "127.0.0.1");
-  await once(probe, "listening");
-  const { port } = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 function walk(dir) {
   return readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? walk(join(dir, f)) : [join(dir, f)]));
