@@ -1,9 +1,9 @@
 // Every code block of the user docs runs as written (issue 40): README.md and docs/*.md (not the spec), read by
 // blocks.mjs. Programs run under Node 22 with the package installed from its packed tarball, exactly as a user's
 // project would have it; the only thing this test changes is the environment: API keys are set, and preload.mjs sends
-// requests for the model services to the scripted docs model (model-server.mjs) on 127.0.0.1. Fragments are
-// type-checked against the installed package's own types; programs are type-checked too (a model object missing a
-// field the types require fails here even when it runs). Pages (html) load in headless Chromium.
+// requests for the model services to the scripted docs model (model-server.mjs) on 127.0.0.1. TypeScript programs and
+// fragments are type-checked, strictly, against the installed package's own types. Pages (html) load in headless
+// Chromium.
 //
 //   tests/docs/node_modules/.bin/node --test tests/docs/        (after node scripts/build.mjs; scripts/test does this)
 //   DOCS_ONLY=docs/tools.md …                                  only the blocks of the files named (comma-separated)
@@ -76,18 +76,24 @@ function installPackage() {
   writeFileSync(stamp, file);
 }
 
-/** Two tsc runs: programs alone (every name they use must be theirs), fragments with fragment-globals.d.ts. */
+/**
+ * Two strict tsc runs against the installed package's types: TypeScript programs alone (every name they use must be
+ * theirs), and fragments (any language) with fragment-globals.d.ts. JavaScript programs are checked by running them:
+ * a JavaScript user gets no type errors, and checking them would report what only TypeScript infers (a literal
+ * `role: "user"` in a variable widens to string).
+ */
 function typeCheck() {
   const options = {
     strict: true, noEmit: true, target: "ES2022", lib: ["ES2023", "DOM", "DOM.Iterable"], module: "NodeNext",
     moduleResolution: "NodeNext", allowJs: true, checkJs: true, jsx: "react-jsx", skipLibCheck: true, types: ["node"],
-    noImplicitAny: false,
+    allowImportingTsExtensions: true,
   };
-  for (const [name, kinds, extra] of [
-    ["programs", ["run", "handler"], []],
-    ["fragments", ["fragment"], [join(HERE, "fragment-globals.d.ts")]],
+  const typescript = (b) => [".mts", ".tsx"].includes(EXT[b.lang]);
+  for (const [name, pick, extra] of [
+    ["programs", (b) => typescript(b) && ["run", "handler"].includes(b.directive.kind), []],
+    ["fragments", (b) => b.directive.kind === "fragment", [join(HERE, "fragment-globals.d.ts")]],
   ]) {
-    const chosen = blocks.filter((b) => isCode(b) && kinds.includes(b.directive.kind));
+    const chosen = blocks.filter((b) => isCode(b) && pick(b));
     if (chosen.length === 0) continue;
     const config = join(WORK, `tsconfig.${name}.json`);
     writeFileSync(config, JSON.stringify({ compilerOptions: options, files: [...chosen.map(pathOf), ...extra] }, null, 2));
@@ -165,7 +171,8 @@ async function checkHandler(b) {
     `const mod = await import(${JSON.stringify(pathOf(b))});
 const init = { method: ${JSON.stringify(d.method)}, headers: { "content-type": "application/json" }${d.body === undefined ? "" : `, body: ${JSON.stringify(JSON.stringify(d.body))}`} };
 const request = new Request(${JSON.stringify(`http://localhost${d.path}`)}, init);
-const handler = mod[${JSON.stringify(d.method)}] ?? ((r) => mod.default.fetch(r, {}, { waitUntil() {}, passThroughOnException() {} }));
+// A Worker's environment (its vars and secrets) is this process's: the keys a user would have set as secrets.
+const handler = mod[${JSON.stringify(d.method)}] ?? ((r) => mod.default.fetch(r, { ...process.env }, { waitUntil() {}, passThroughOnException() {} }));
 const response = await handler(request, { params: {} });
 process.stdout.write(\`status \${response.status}\\n\`);
 process.stdout.write(await response.text());
