@@ -258,6 +258,47 @@ test("the docs have code blocks, and every block has a known kind", () => {
   assert.match(shipped, /## Quickstart/);
 });
 
+/** GitHub's anchor for a heading: lower case, code marks and punctuation dropped, spaces as hyphens. */
+function slugOf(heading) {
+  return heading.trim().toLowerCase().replace(/<[^>]+>/g, "").replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
+}
+
+/** The anchors a markdown file offers (headings, numbered as GitHub numbers repeats). */
+function anchorsOf(text) {
+  const seen = new Map();
+  const anchors = new Set();
+  let fenced = false;
+  for (const line of text.split("\n")) {
+    if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
+    const m = !fenced && /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!m) continue;
+    const slug = slugOf(m[1]);
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    anchors.add(n === 0 ? slug : `${slug}-${n}`);
+  }
+  return anchors;
+}
+
+test("every link between the docs, the examples and the repository's files resolves, anchors included", () => {
+  const broken = [];
+  for (const file of docFiles()) {
+    const text = readFileSync(join(ROOT, file), "utf8").replace(/^\s*(```|~~~)[\s\S]*?^\s*\1/gm, "");
+    for (const m of text.matchAll(/\]\((?!https?:|mailto:)([^)\s]+)\)/g)) {
+      const [path, anchor] = m[1].split("#");
+      const target = path ? join(dirname(join(ROOT, file)), path) : join(ROOT, file);
+      if (!existsSync(target)) {
+        broken.push(`${file}: ${m[1]} (no such file)`);
+        continue;
+      }
+      if (anchor && statSync(target).isFile() && !anchorsOf(readFileSync(target, "utf8")).has(anchor)) {
+        broken.push(`${file}: ${m[1]} (no heading #${anchor} in ${relative(ROOT, target)})`);
+      }
+    }
+  }
+  assert.deepEqual(broken, [], "broken links");
+});
+
 for (const [i, b] of blocks.entries()) {
     const kind = b.directive.kind;
     if (isCode(b)) assert.notEqual(kind, "not-code", `${b.where}: a ${b.lang} block is code: run it or mark it a fragment`);
