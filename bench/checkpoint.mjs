@@ -1,6 +1,6 @@
 // The cost of durability (issue 16): one turn (a user prompt, a streamed reply) of an agent whose transcript
 // already holds N messages, stored three ways: no storage; `onCheckpoint` writing each checkpoint as JSON (what
-// examples/durable-objects does); and `snapshot()` + JSON after the turn (what storing a whole agent costs). Prints
+// examples/cloudflare does); and `snapshot()` + JSON after the turn (what storing a whole agent costs). Prints
 // medians per turn, bytes written per turn, and the ratio of N = 5,000 to N = 100. No assertions; not a test.
 //
 //   node --expose-gc bench/checkpoint.mjs

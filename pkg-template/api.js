@@ -327,6 +327,14 @@ export function runToolCall(toolCall, options) {
   return unlessTrapped(promise, (text) => ({ toolCall, result: { content: [{ type: "text", text }], details: {} }, isError: true }));
 }
 
+/**
+ * Returns `definition` itself. It exists for TypeScript (API-1.1.1): a tool written inside `tool({...})` keeps its
+ * literal types (`type: "text"`) and gets its `execute` arguments typed, where a bare object literal would widen them.
+ */
+export function tool(definition) {
+  return definition;
+}
+
 export function validateToolArguments(tool, toolCall) {
   return core.validateToolArguments(tool, toolCall);
 }

@@ -23,6 +23,7 @@ import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import ts from "typescript";
+import { packageReadme } from "./package-readme.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dev = process.argv.includes("--dev");
@@ -230,7 +231,8 @@ writeFileSync(join(deno, "otel.js"), '// `agent-loop-wasm/otel` on Deno: the ES 
 
 
 for (const f of ["index.d.ts", "ai.d.ts", "tools.d.ts", "web.d.ts", "mcp.d.ts", "ui.d.ts", "otel.d.ts"]) cpSync(join(template, f), join(out, f));
-if (existsSync(join(root, "README.md"))) cpSync(join(root, "README.md"), join(out, "README.md"));
+const pkgManifest = JSON.parse(readFileSync(join(template, "package.json"), "utf8"));
+writeFileSync(join(out, "README.md"), packageReadme(readFileSync(join(root, "README.md"), "utf8"), pkgManifest.repository));
 
 const cargoVersion = /^version = "([^"]+)"/m.exec(readFileSync(join(root, "Cargo.toml"), "utf8"))[1];
 const pkg = JSON.parse(readFileSync(join(template, "package.json"), "utf8"));

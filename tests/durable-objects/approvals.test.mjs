@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { wire } from "../js/provider-server.mjs";
-import { killWorkerd, startWorkerd } from "./workerd.mjs";
+import { AUTH, killWorkerd, startWorkerd } from "./workerd.mjs";
 
 const AGENTS = 50;
 const KINDS = ["approve", "deny", "silent", "pair", "mixed"];
@@ -168,11 +168,11 @@ const vars = (world) => ({
   MODEL_API_KEY: "test-key",
 });
 const postJson = async (url, body) => {
-  const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  const r = await fetch(url, { method: "POST", headers: { ...AUTH, "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
   return { status: r.status, body: await r.json() };
 };
 const decide = (base, name, id, body) => postJson(`${base}/agents/${name}/approvals/${encodeURIComponent(id)}`, body);
-const state = async (base, name) => (await fetch(`${base}/agents/${name}`)).json();
+const state = async (base, name) => (await fetch(`${base}/agents/${name}`, { headers: AUTH })).json();
 
 async function waitIdle(base, list, timeoutMs) {
   const deadline = Date.now() + timeoutMs;

@@ -13,7 +13,7 @@ import { createServer } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { killWorkerd, listenForWorkerd, startWorkerd, streamFrames } from "./workerd.mjs";
+import { AUTH, killWorkerd, listenForWorkerd, startWorkerd, streamFrames } from "./workerd.mjs";
 import { wire } from "../js/provider-server.mjs";
 
 const { readUIMessageStream } = await import(new URL("../ui/node_modules/ai/dist/index.js", import.meta.url));
@@ -103,7 +103,7 @@ async function postChat(base, name, messages, stopAfter) {
   const ac = new AbortController();
   const response = await fetch(`${base}/agents/${name}/chat`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { ...AUTH, "content-type": "application/json" },
     body: JSON.stringify({ id: name, messages, trigger: "submit-message" }),
     signal: ac.signal,
   });
@@ -114,7 +114,7 @@ async function postChat(base, name, messages, stopAfter) {
 
 async function resume(base, name, path = "chat/stream") {
   const ac = new AbortController();
-  const response = await fetch(`${base}/agents/${name}/${path}`, { signal: ac.signal });
+  const response = await fetch(`${base}/agents/${name}/${path}`, { headers: AUTH, signal: ac.signal });
   if (response.status === 204) return { status: 204 };
   assert.equal(response.status, 200, name);
   assert.equal(response.headers.get("x-vercel-ai-ui-message-stream"), "v1");
@@ -123,7 +123,7 @@ async function resume(base, name, path = "chat/stream") {
 
 async function idle(base, name) {
   for (let i = 0; i < 400; i++) {
-    const s = await (await fetch(`${base}/agents/${name}`)).json();
+    const s = await (await fetch(`${base}/agents/${name}`, { headers: AUTH })).json();
     if (!s.isStreaming) return s;
     await sleep(25);
   }
@@ -181,7 +181,7 @@ test("issue 31: the Durable Objects example's chat endpoints — a chat, reconne
   // A second POST while the agent runs is refused; the running agent is resumed instead.
   const busy = postChat(base(), "busy", [user("busy")], (chunks) => chunks.length >= 3);
   await busy;
-  const refused = await fetch(`${base()}/agents/busy/chat`, { method: "POST", body: JSON.stringify({ messages: [user("busy")] }) });
+  const refused = await fetch(`${base()}/agents/busy/chat`, { method: "POST", headers: AUTH, body: JSON.stringify({ messages: [user("busy")] }) });
   assert.equal(refused.status, 409);
   assert.deepEqual(await uiMessage((await resume(base(), "busy")).chunks).then((m) => m.parts), EXPECTED_PARTS);
 

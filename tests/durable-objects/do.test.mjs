@@ -1,4 +1,4 @@
-// The Durable Objects example (examples/durable-objects/) on real workerd with SQLite storage on local disk, against
+// The Durable Objects example (examples/cloudflare/) on real workerd with SQLite storage on local disk, against
 // a scripted OpenAI-compatible model and an effects server on 127.0.0.1:
 //   1. 200 agents at once, 5 turns each with two parallel tools: all finish, transcripts exact, every effect once;
 //   2. 60 agents stopped mid-run (inside tools, streaming, with queued steering, inside a `resume: "fail"` tool),
@@ -13,7 +13,7 @@ import { createServer } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startWorkerd as startExampleWorkerd } from "./workerd.mjs";
+import { AUTH, startWorkerd as startExampleWorkerd } from "./workerd.mjs";
 import { wire } from "../js/provider-server.mjs";
 
 const TURNS = 5;
@@ -103,8 +103,8 @@ const startWorkerd = (storage, world) =>
   startExampleWorkerd(storage, { MODEL_URL: `${world.url}/v1`, EFFECTS_URL: world.url, MODEL_API: "openai-completions", MODEL_PROVIDER: "openai", MODEL_ID: "scripted", MODEL_API_KEY: "test-key" });
 
 const post = (base, name, action, text) =>
-  fetch(`${base}/agents/${name}/${action}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text }) });
-const state = async (base, name) => (await fetch(`${base}/agents/${name}`)).json();
+  fetch(`${base}/agents/${name}/${action}`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" }, body: JSON.stringify({ text }) });
+const state = async (base, name) => (await fetch(`${base}/agents/${name}`, { headers: AUTH })).json();
 
 async function waitIdle(base, names, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
@@ -270,7 +270,7 @@ test("issue 34: a vision agent on workerd, 20 images of 1.5 MB over 10 turns thr
     let bytesBefore = 0;
     for (let turn = 0; turn < 10; turn++) {
       const body = JSON.stringify({ text: `go ${name}`, images: [image(turn, 0), image(turn, 1)] });
-      const r = await fetch(`${workerd.base}/agents/${name}/prompt`, { method: "POST", headers: { "content-type": "application/json" }, body });
+      const r = await fetch(`${workerd.base}/agents/${name}/prompt`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" }, body });
       assert.equal(r.status, 202, await r.text());
       const s = (await waitIdle(workerd.base, [name], 60_000)).get(name);
       assert.equal(s.errorMessage, undefined);
@@ -299,7 +299,7 @@ test("issue 34: a vision agent on workerd, 20 images of 1.5 MB over 10 turns thr
     const restored = await state(workerd.base, name);
     assert.equal(restored.messages.length, figures.length * 2 + 1);
     const body = JSON.stringify({ text: `go ${name}`, images: [image(10, 0), image(10, 1)] });
-    assert.equal((await fetch(`${workerd.base}/agents/${name}/prompt`, { method: "POST", headers: { "content-type": "application/json" }, body })).status, 202);
+    assert.equal((await fetch(`${workerd.base}/agents/${name}/prompt`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" }, body })).status, 202);
     const after = (await waitIdle(workerd.base, [name], 60_000)).get(name);
     assert.equal(after.messages.at(-1).content[0].text, "seen turn 10");
     const restoreGrown = after.wasmMemoryBytes - restartBase;

@@ -15,7 +15,7 @@ import { createServer } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { killWorkerd, listenForWorkerd, startWorkerd, streamFrames } from "./workerd.mjs";
+import { AUTH, killWorkerd, listenForWorkerd, startWorkerd, streamFrames } from "./workerd.mjs";
 import { prng, wire } from "../js/provider-server.mjs";
 import { apply, initial } from "../js/events-reduce.mjs";
 
@@ -108,7 +108,7 @@ async function follow({ name, base, generation, drops, pause, stop }) {
     ac = new AbortController();
     let response;
     try {
-      const headers = c.lastSeq ? { "last-event-id": String(c.lastSeq) } : {};
+      const headers = c.lastSeq ? { ...AUTH, "last-event-id": String(c.lastSeq) } : AUTH;
       response = await fetch(`${base()}/agents/${name}/events?after=0`, { headers, signal: ac.signal });
     } catch {
       await sleep(50); // workerd is down: the test restarts it
@@ -183,7 +183,7 @@ async function collect(url, headers, ms) {
   const seen = [];
   const signal = AbortSignal.timeout(ms);
   try {
-    const response = await fetch(url, { headers, signal });
+    const response = await fetch(url, { headers: { ...AUTH, ...headers }, signal });
     for await (const f of frames(response.body)) {
       const comments = f.comments.length ? `: ${f.comments.join(" ")}` : "";
       seen.push(f.data === undefined ? comments : comments ? `${comments} | ${f.event}` : f.event);
@@ -194,7 +194,7 @@ async function collect(url, headers, ms) {
   return seen;
 }
 
-const state = async (base, name) => (await fetch(`${base}/agents/${name}`)).json();
+const state = async (base, name) => (await fetch(`${base}/agents/${name}`, { headers: AUTH })).json();
 
 test("issue 31: 50 SSE clients of 50 Durable Object agents drop and reconnect with Last-Event-ID, some across a SIGKILL and restart of workerd: each ends with the agent's exact transcript", { timeout: 120_000 }, async (t) => {
   const started = performance.now();
@@ -233,7 +233,7 @@ test("issue 31: 50 SSE clients of 50 Durable Object agents drop and reconnect wi
     });
     await sleep(50);
     const accepted = await Promise.all(
-      names.map((n) => fetch(`${workerd.base}/agents/${n}/prompt`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: `go ${n}` }) })),
+      names.map((n) => fetch(`${workerd.base}/agents/${n}/prompt`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" }, body: JSON.stringify({ text: `go ${n}` }) })),
     );
     assert.deepEqual(accepted.map((r) => r.status), names.map(() => 202));
 

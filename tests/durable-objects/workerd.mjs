@@ -1,13 +1,17 @@
-// workerd serving examples/durable-objects/ for the tests in this folder (the same start-up as do.test.mjs: a port the
+// workerd serving examples/cloudflare/ for the tests in this folder (the same start-up as do.test.mjs: a port the
 // kernel picked, retried when another socket took it first, a health check that gives up after 2 s).
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { writeConfig } from "../../examples/durable-objects/serve.mjs";
+import { writeConfig } from "../../examples/cloudflare/serve.mjs";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
+
+/** The example's AUTH_TOKEN in these tests; every request sends `AUTH` (the example answers 401 without it). */
+const TOKEN = "durable-objects-test-token-0123456789";
+export const AUTH = Object.freeze({ authorization: `Bearer ${TOKEN}` });
 
 /** A port nothing is bound to right now: the kernel's pick for a listener on 127.0.0.1, released at once. */
 export async function freePort() {
@@ -19,11 +23,11 @@ export async function freePort() {
   return port;
 }
 
-/** workerd on 127.0.0.1 with its SQLite storage in `storage`; `vars` are the worker's text bindings. */
+/** workerd on 127.0.0.1 with its SQLite storage in `storage`; `vars` are the worker's text bindings (and AUTH_TOKEN). */
 export async function startWorkerd(storage, vars) {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const config = writeConfig({ dir: storage, port, storage, pkgDir: join(root, "pkg"), vars });
+    const config = writeConfig({ dir: storage, port, storage, pkgDir: join(root, "pkg"), vars: { AUTH_TOKEN: TOKEN, ...vars } });
     const child = spawn(join(root, "node_modules", ".bin", "workerd"), ["serve", config], { stdio: ["ignore", "pipe", "pipe"] });
     let log = "";
     child.stdout.on("data", (d) => (log += d));

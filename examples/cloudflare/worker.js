@@ -1,6 +1,6 @@
 // agent-loop-wasm on Cloudflare Durable Objects: one object per agent id, its checkpoints in the object's SQLite
-// storage, runs resumed after eviction, a crash or a restart. Deployable unchanged with wrangler (wrangler.toml) or
-// run locally on workerd (`node examples/durable-objects/serve.mjs`).
+// storage, runs resumed after eviction, a crash or a restart. Deployed with wrangler (`npm run deploy`) or run locally
+// on workerd (`npm run dev`). Every request needs `Authorization: Bearer <AUTH_TOKEN>` (access.js).
 //
 //   POST /agents/:id/prompt     {"text": "...", "images"?: [{"data": base64, "mimeType": "image/png"}]}
 //                                                 starts a run (202), 409 while one is running or calls wait
@@ -8,12 +8,13 @@
 //   POST /agents/:id/steer      {"text": "..."}   queues a steering message (202)
 //   POST /agents/:id/follow-up  {"text": "..."}   queues a follow-up (202)
 //   POST /agents/:id/abort                        aborts the run (202)
-//   GET  /agents/:id                              the agent's state (JSON): pendingApprovals, charges, the wasm
-//                                                 memory it took so far
+//   GET  /agents/:id                              the agent's state (JSON): pendingApprovals, charges, effects, the
+//                                                 wasm memory it took so far
+//   GET  /agents/:id/messages                     the transcript (the agent's messages, JSON array)
 //   GET  /agents/:id/events                       the agent's events (Server-Sent Events), resumable: each frame has
 //                                                 `id: <seq>`; a client sends `Last-Event-ID` (or `?after=<seq>`) and
 //                                                 first gets what it missed, or an `agent_sync` (issue 31)
-//   POST /agents/:id/chat                       the AI SDK's chat request (useChat, DefaultChatTransport: {"messages":
+//   POST /agents/:id/chat                         the AI SDK's chat request (useChat, DefaultChatTransport: {"messages":
 //                                                 UIMessage[], ...}); answers the UI message stream of the run. The
 //                                                 object keeps the transcript: only the last posted message is read,
 //                                                 a user message (the prompt) or an assistant message whose tool
@@ -27,8 +28,10 @@
 //                                                 (the run goes on), 200 while others wait; 400 bad body or invalid
 //                                                 arguments, 404 unknown agent or call, 409 already decided
 import { DurableObject } from "cloudflare:workers";
-import { Agent, wasmMemoryBytes } from "agent-loop-wasm";
+import { Agent, BUILTIN_APIS, wasmMemoryBytes } from "agent-loop-wasm";
 import { convertToAgentMessages, resumeUIMessageStreamResponse, toolApprovalDecisions, toUIMessageStreamResponse } from "agent-loop-wasm/ui";
+import { accessConfigError, allowOrigin, answerPreflight, refuseUnauthorized } from "./access.js";
+import { OFFLINE_MODEL, configuredModel, modelConfigError, offlineStreamFn } from "./model.js";
 import { exampleTools } from "./tools.js";
 
 /** Checkpoints kept as rows before they are folded into the stored snapshot. */
@@ -52,6 +55,8 @@ export class AgentObject extends DurableObject {
       // of charges that ran, one row per tool call (`times` counts executions: exactly once is 1).
       this.sql.exec("CREATE TABLE IF NOT EXISTS decisions (tool_call_id TEXT PRIMARY KEY, approved INTEGER NOT NULL, body TEXT NOT NULL)");
       this.sql.exec("CREATE TABLE IF NOT EXISTS charges (tool_call_id TEXT PRIMARY KEY, cents REAL NOT NULL, times INTEGER NOT NULL)");
+      // The effects `record_effect` made when EFFECTS_URL is unset (then this table is the only external system).
+      this.sql.exec("CREATE TABLE IF NOT EXISTS effects (tool_call_id TEXT PRIMARY KEY, key TEXT NOT NULL, times INTEGER NOT NULL)");
       // Issue 31: the message id of the chat answer under way, so that a resume (in this process or after a restart)
       // streams it under the id the client has.
       this.sql.exec("CREATE TABLE IF NOT EXISTS chat (id INTEGER PRIMARY KEY CHECK (id = 1), message_id TEXT NOT NULL)");
@@ -64,7 +69,8 @@ export class AgentObject extends DurableObject {
   options() {
     const env = this.env;
     return {
-      streamFn: undefined, // the built-in providers
+      // The offline script, else the built-in providers (model.js).
+      streamFn: configuredModel(env) === OFFLINE_MODEL ? offlineStreamFn : undefined,
       apiKey: env.MODEL_API_KEY || undefined,
       toolExecution: "parallel",
       // Each checkpoint is one row, written in its own implicit transaction before the run goes on.
@@ -86,34 +92,28 @@ export class AgentObject extends DurableObject {
           toolCallId,
           cents,
         ),
+      effect: (toolCallId, key) =>
+        this.sql.exec(
+          "INSERT INTO effects (tool_call_id, key, times) VALUES (?, ?, 1) ON CONFLICT (tool_call_id) DO UPDATE SET times = times + 1",
+          toolCallId,
+          key,
+        ),
     };
     const tools = exampleTools(this.env, ledger);
     /** Whether storage holds this agent (a prompt reached it), or the object was only named. */
     this.stored = Boolean(snapshot || rows.length);
+    const model = configuredModel(this.env);
     const agent =
       snapshot || rows.length
         ? Agent.restore(snapshot ? [snapshot, ...rows] : rows, { ...this.options(), tools })
-        : new Agent({ ...this.options(), initialState: { model: this.model(), tools, systemPrompt: this.env.SYSTEM_PROMPT ?? "" } });
+        : new Agent({ ...this.options(), initialState: { model, tools, systemPrompt: this.env.SYSTEM_PROMPT ?? "" } });
+    // A stored agent follows the configuration: after MODEL_* changed, its next request goes to the new model.
+    const same = (a, b) => ["id", "api", "provider", "baseUrl"].every((k) => a?.[k] === b[k]);
+    if (!same(agent.state.model, model)) agent.state.model = model;
     agent.subscribe((event) => {
       if (event.type === "agent_start") this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_MS);
     });
     return agent;
-  }
-
-  model() {
-    const env = this.env;
-    return {
-      id: env.MODEL_ID ?? "gpt-4o-mini",
-      name: env.MODEL_ID ?? "gpt-4o-mini",
-      api: env.MODEL_API ?? "openai-completions",
-      provider: env.MODEL_PROVIDER ?? "openai",
-      baseUrl: env.MODEL_URL ?? "https://api.openai.com/v1",
-      reasoning: false,
-      input: ["text", "image"],
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-      contextWindow: 128000,
-      maxTokens: 4096,
-    };
   }
 
   /** Keeps a run's promise; when the agent is idle again, folds old checkpoints into the snapshot. */
@@ -157,7 +157,7 @@ export class AgentObject extends DurableObject {
     const after = raw === null ? undefined : Number.isFinite(Number(raw)) && raw.trim() !== "" ? Number(raw) : 0;
     const iterator = this.agent.events({ after });
     const encoder = new TextEncoder();
-    const keepalive = Number(this.env.EVENTS_KEEPALIVE_MS ?? KEEPALIVE_MS);
+    const keepalive = Number(this.env.EVENTS_KEEPALIVE_MS || KEEPALIVE_MS);
     let timer;
     const streams = this.streams;
     const body = new ReadableStream({
@@ -274,6 +274,9 @@ export class AgentObject extends DurableObject {
       if (request.method === "POST" && action === "follow-up") return this.agent.followUp(await message()), accepted();
       if (request.method === "POST" && action === "abort") return this.agent.abort(), accepted();
       if (request.method === "GET" && action === "events") return this.events(request, url);
+      // The transcript in the agent's own format. To become toUIMessages(messages) (agent-loop-wasm/ui) for useChat's
+      // initial `messages`.
+      if (request.method === "GET" && action === "messages" && toolCallId === undefined) return Response.json(this.agent.state.messages);
       if (request.method === "POST" && action === "chat" && toolCallId === undefined) return await this.chat(request);
       if (request.method === "GET" && action === "chat" && (toolCallId === "stream" || (toolCallId === name && rest === "stream"))) {
         return this.chatStream(request);
@@ -370,6 +373,8 @@ export class AgentObject extends DurableObject {
       // expiresAt?}), and the charges that ran.
       pendingApprovals: state.pendingApprovals,
       charges: this.sql.exec("SELECT tool_call_id AS toolCallId, cents, times FROM charges ORDER BY tool_call_id").toArray(),
+      // The effects recorded here when EFFECTS_URL is unset (with it, the endpoint holds them).
+      effects: this.sql.exec("SELECT tool_call_id AS toolCallId, key, times FROM effects ORDER BY tool_call_id").toArray(),
       storage: { checkpoints: rows, bytes, seq: snapshot.checkpointSeq },
       // The isolate's wasm memory (all objects share one instance): never shrinks, so this is its peak so far.
       wasmMemoryBytes: wasmMemoryBytes(),
@@ -379,11 +384,34 @@ export class AgentObject extends DurableObject {
   }
 }
 
+/** What makes the configuration unusable (the Worker then answers every request with it, as a 500), or undefined. */
+function configError(env) {
+  const given = (name) => env[name] !== undefined && env[name] !== "";
+  const access = accessConfigError(env);
+  if (access) return access;
+  if (given("CHARGE_APPROVAL_ABOVE_CENTS") && !(Number(env.CHARGE_APPROVAL_ABOVE_CENTS) >= 0)) {
+    return `CHARGE_APPROVAL_ABOVE_CENTS "${env.CHARGE_APPROVAL_ABOVE_CENTS}" is not a number of cents`;
+  }
+  if (given("EVENTS_KEEPALIVE_MS") && !(Number(env.EVENTS_KEEPALIVE_MS) > 0)) {
+    return `EVENTS_KEEPALIVE_MS "${env.EVENTS_KEEPALIVE_MS}" is not a positive number of milliseconds`;
+  }
+  return modelConfigError(env, BUILTIN_APIS);
+}
+
+const AGENT_ROUTE = /^\/agents\/([^/]+)(\/[a-z-]*|\/approvals\/[^/]+|\/chat\/stream|\/chat\/[^/]+\/stream)?$/;
+
 export default {
   async fetch(request, env) {
-    const match = /^\/agents\/([^/]+)(\/[a-z-]*|\/approvals\/[^/]+|\/chat\/stream|\/chat\/[^/]+\/stream)?$/.exec(new URL(request.url).pathname);
-    if (!match) return Response.json({ error: "not found" }, { status: 404 });
+    const problem = configError(env);
+    if (problem) return Response.json({ error: problem }, { status: 500 });
+    const preflight = answerPreflight(request, env);
+    if (preflight) return preflight;
+    // Before routing: without the token nothing is told, not even which paths exist.
+    const refused = await refuseUnauthorized(request, env.AUTH_TOKEN);
+    if (refused) return allowOrigin(refused, request, env);
+    const match = AGENT_ROUTE.exec(new URL(request.url).pathname);
+    if (!match) return allowOrigin(Response.json({ error: "not found" }, { status: 404 }), request, env);
     const id = env.AGENTS.idFromName(decodeURIComponent(match[1]));
-    return env.AGENTS.get(id).fetch(request);
+    return allowOrigin(await env.AGENTS.get(id).fetch(request), request, env);
   },
 };

@@ -1,0 +1,255 @@
+// The scripted model the docs' code blocks talk to: one loopback server that answers every built-in wire format
+// (Chat Completions, Responses, Anthropic Messages, Gemini) the way a helpful model would, deterministically, so that
+// a block written for a real service runs unchanged. `preload.mjs` sends each provider's requests here, to
+// `/<host>/<path>` (api.openai.com/v1/chat/completions → /api.openai.com/v1/chat/completions).
+//
+// The policy, read off the request as the model would see it:
+// - the conversation ends with tool results → a text answer that quotes them ("get_weather: It is 18 °C in Oslo.");
+// - it ends with a user message and tools are declared → one call of each tool the message asks for, by name or by a
+//   word only that tool's name has ("weather in Oslo" → get_weather), all in one response, arguments made from the
+//   tool's schema and the message ("Oslo" for a string, 25 for a number the message holds);
+// - otherwise → a short text answer naming what it was asked.
+// Every reply reports usage (about 4 characters a token), so usage totals and cost limits have figures.
+// Requests without the provider's key header are refused as the service would (401), so a block that forgot its
+// key fails here too.
+import { createServer } from "node:http";
+import { wire } from "../js/provider-server.mjs";
+import { requestedTools } from "../../local-llm/chat.mjs";
+
+const tokens = (text) => Math.max(1, Math.ceil(text.length / 4));
+const textOf = (content) =>
+  typeof content === "string"
+    ? content
+    : Array.isArray(content)
+      ? content.map((b) => (typeof b === "string" ? b : (b?.text ?? ""))).join("")
+      : "";
+
+// ---------------------------------------------------------------------------------------------------------------
+// Requests of each wire format, read into one shape: { tools: [{name, schema}], turns: [{role, text, calls,
+// results: [{name, text}]}] }, where `results` are the tool results a "tool" turn carries.
+
+function readCompletions(body) {
+  const tools = (body.tools ?? []).map((t) => ({ name: t.function.name, schema: t.function.parameters }));
+  const names = new Map();
+  const turns = [];
+  for (const m of body.messages ?? []) {
+    if (m.role === "assistant") {
+      for (const c of m.tool_calls ?? []) names.set(c.id, c.function.name);
+      turns.push({ role: "assistant", text: textOf(m.content), calls: (m.tool_calls ?? []).length });
+    } else if (m.role === "tool") {
+      const result = { name: names.get(m.tool_call_id) ?? "tool", text: textOf(m.content) };
+      const last = turns.at(-1);
+      if (last?.role === "tool") last.results.push(result);
+      else turns.push({ role: "tool", results: [result] });
+    } else turns.push({ role: m.role, text: textOf(m.content) });
+  }
+  return { tools, turns };
+}
+
+function readResponses(body) {
+  const tools = (body.tools ?? []).filter((t) => t.type === "function").map((t) => ({ name: t.name, schema: t.parameters }));
+  const names = new Map();
+  const turns = [];
+  for (const item of body.input ?? []) {
+    if (item.type === "function_call") {
+      names.set(item.call_id, item.name);
+      turns.push({ role: "assistant", text: "", calls: 1 });
+    } else if (item.type === "function_call_output") {
+      const result = { name: names.get(item.call_id) ?? "tool", text: typeof item.output === "string" ? item.output : textOf(item.output) };
+      const last = turns.at(-1);
+      if (last?.role === "tool") last.results.push(result);
+      else turns.push({ role: "tool", results: [result] });
+    } else if (item.role) {
+      const text = Array.isArray(item.content) ? item.content.map((c) => c.text ?? "").join("") : textOf(item.content);
+      turns.push({ role: item.role === "developer" ? "system" : item.role, text, calls: 0 });
+    }
+  }
+  return { tools, turns };
+}
+
+function readAnthropic(body) {
+  const tools = (body.tools ?? []).map((t) => ({ name: t.name, schema: t.input_schema }));
+  const names = new Map();
+  const turns = [];
+  for (const m of body.messages ?? []) {
+    const blocks = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
+    const results = blocks.filter((b) => b.type === "tool_result");
+    if (results.length) {
+      turns.push({ role: "tool", results: results.map((r) => ({ name: names.get(r.tool_use_id) ?? "tool", text: textOf(r.content) })) });
+      continue;
+    }
+    const calls = blocks.filter((b) => b.type === "tool_use");
+    for (const c of calls) names.set(c.id, c.name);
+    turns.push({ role: m.role, text: blocks.filter((b) => b.type === "text").map((b) => b.text).join(""), calls: calls.length });
+  }
+  return { tools, turns };
+}
+
+function readGoogle(body) {
+  const tools = (body.tools ?? []).flatMap((t) => t.functionDeclarations ?? [])
+    .map((d) => ({ name: d.name, schema: d.parametersJsonSchema ?? d.parameters }));
+  const turns = [];
+  for (const c of body.contents ?? []) {
+    const parts = c.parts ?? [];
+    const responses = parts.filter((p) => p.functionResponse);
+    if (responses.length) {
+      turns.push({
+        role: "tool",
+        results: responses.map((p) => {
+          const r = p.functionResponse.response ?? {};
+          return { name: p.functionResponse.name, text: typeof r.output === "string" ? r.output : typeof r.error === "string" ? r.error : JSON.stringify(r) };
+        }),
+      });
+      continue;
+    }
+    turns.push({
+      role: c.role === "model" ? "assistant" : "user",
+      text: parts.filter((p) => typeof p.text === "string" && !p.thought).map((p) => p.text).join(""),
+      calls: parts.filter((p) => p.functionCall).length,
+    });
+  }
+  return { tools, turns };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The policy
+
+/** Values a message offers for arguments: capitalised words (not the first), file-like words, numbers, quotes. */
+function offered(text) {
+  const words = [...text.matchAll(/[\p{L}\p{N}_.\/-]+/gu)].map((m) => m[0]);
+  const quoted = [...text.matchAll(/"([^"]+)"|'([^']+)'/g)].map((m) => m[1] ?? m[2]);
+  const names = words.slice(1).filter((w) => /^\p{Lu}/u.test(w) && !/^[A-Z]+$/.test(w)).map((w) => w.replace(/[.]+$/, ""));
+  const files = words.filter((w) => /^[\w/-]+\.[A-Za-z0-9]+$/.test(w) && !/^\d+(\.\d+)?$/.test(w));
+  const numbers = words.filter((w) => /^-?\d+(\.\d+)?$/.test(w)).map(Number);
+  return { strings: [...quoted, ...files, ...names], numbers };
+}
+
+/** Arguments for `schema` from what the message offers (deterministic; always valid for the simple schemas docs use). */
+function argumentsFor(schema, offer, root = schema, depth = 0) {
+  if (!schema || typeof schema !== "object" || depth > 8) return {};
+  if (schema.$ref && typeof schema.$ref === "string" && schema.$ref.startsWith("#/")) {
+    const target = schema.$ref.slice(2).split("/").reduce((node, key) => node?.[key], root);
+    return argumentsFor(target, offer, root, depth + 1);
+  }
+  const branch = schema.anyOf ?? schema.oneOf;
+  if (Array.isArray(branch) && branch.length) return argumentsFor(branch[0], offer, root, depth + 1);
+  if (schema.const !== undefined) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length) {
+    return schema.enum.find((v) => offer.strings.some((s) => String(v).toLowerCase() === s.toLowerCase())) ?? schema.enum[0];
+  }
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
+  switch (type) {
+    case "object":
+    case undefined: {
+      if (!schema.properties) return {};
+      const out = {};
+      for (const key of schema.required ?? Object.keys(schema.properties)) {
+        if (schema.properties[key]) out[key] = argumentsFor(schema.properties[key], offer, root, depth + 1);
+      }
+      return out;
+    }
+    case "string":
+      return offer.strings.shift() ?? "example";
+    case "integer":
+      return Math.round(offer.numbers.shift() ?? 1);
+    case "number":
+      return offer.numbers.shift() ?? 1;
+    case "boolean":
+      return false;
+    case "array":
+      return [];
+    case "null":
+      return null;
+    default:
+      return {};
+  }
+}
+
+let callCounter = 0;
+
+/** The reply to a conversation: `{ text }` or `{ calls: [{id, name, args}] }`. */
+export function decide({ tools, turns }) {
+  const last = turns.at(-1);
+  if (last?.role === "tool") return { text: last.results.map((r) => `${r.name}: ${r.text}`).join("\n") };
+  const asked = last?.role === "user" ? last.text : "";
+  const wanted = asked ? requestedTools(asked, tools) : [];
+  if (wanted.length) {
+    const offer = offered(asked);
+    return { calls: wanted.map((t) => ({ id: `call_${++callCounter}`, name: t.name, args: argumentsFor(t.schema, offer) })) };
+  }
+  return { text: asked ? `You asked: "${asked.slice(0, 120)}". This is the scripted docs model's answer.` : "Hello." };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The server
+
+const FORMATS = [
+  { api: "openai-completions", path: /\/chat\/completions$/, key: "authorization", read: readCompletions },
+  { api: "openai-responses", path: /\/responses$/, key: "authorization", read: readResponses },
+  { api: "anthropic-messages", path: /\/messages$/, key: "x-api-key", read: readAnthropic },
+  { api: "google-generative-ai", path: /:streamGenerateContent$/, key: "x-goog-api-key", read: readGoogle },
+];
+
+function usage(api, input, output) {
+  switch (api) {
+    case "openai-completions":
+      return { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
+    case "openai-responses":
+      return { input_tokens: input, input_tokens_details: { cached_tokens: 0 }, output_tokens: output, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input + output };
+    case "anthropic-messages":
+      return { output_tokens: output };
+    default:
+      return { promptTokenCount: input, candidatesTokenCount: output, totalTokenCount: input + output };
+  }
+}
+
+/** Starts the server on 127.0.0.1 (port 0). `requests` logs { api, host, path, body, authorized }. */
+export async function startDocsModel() {
+  const requests = [];
+  const server = createServer(async (req, res) => {
+    const parts = [];
+    for await (const part of req) parts.push(part);
+    const raw = Buffer.concat(parts).toString("utf8");
+    const url = new URL(req.url, "http://x");
+    const [, host, path] = /^\/([^/]+)(\/.*)$/.exec(url.pathname) ?? [];
+    const format = FORMATS.find((f) => f.path.test(path ?? ""));
+    // A local server (preload.mjs sends 127.0.0.1:8088 and localhost:11434 to /local…/) takes no key.
+    const authorized = host?.startsWith("local") || Boolean(req.headers[format?.key ?? "authorization"] || url.searchParams.get("key"));
+    const record = { api: format?.api, host, path, authorized, body: undefined };
+    requests.push(record);
+    if (!format || req.method !== "POST") {
+      res.writeHead(404, { "content-type": "application/json" });
+      return res.end(JSON.stringify({ error: { message: `the docs model does not serve ${req.method} ${req.url}` } }));
+    }
+    if (!authorized) {
+      res.writeHead(401, { "content-type": "application/json" });
+      return res.end(JSON.stringify({ error: { message: `no API key sent to ${host}` } }));
+    }
+    record.body = JSON.parse(raw);
+    const reply = decide(format.read(record.body));
+    const input = tokens(raw);
+    const output = tokens(reply.text ?? JSON.stringify(reply.calls));
+    const model = record.body.model ?? "docs-model";
+    let sse = wire[format.api].reply({ ...reply, model, usage: usage(format.api, input, output) });
+    // Anthropic reports input tokens in message_start: the builder's fixed figure becomes this request's.
+    if (format.api === "anthropic-messages") sse = sse.replace('"input_tokens":100', `"input_tokens":${input}`);
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    res.end(sse);
+  });
+  const sockets = new Set();
+  server.on("connection", (s) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  return {
+    url,
+    requests,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
