@@ -248,7 +248,19 @@ async function serve(root) {
 
 test("the docs have code blocks, and every block has a known kind", () => {
   assert.ok(only.length > 0 || blocks.filter(isCode).length >= 20, `only ${blocks.filter(isCode).length} code blocks found: is the scan broken?`);
-  test("the package's README (what npm shows) is the front page for users: no repository script, no link into a clone", () => {
+  for (const [i, b] of blocks.entries()) {
+    const kind = b.directive.kind;
+    if (isCode(b)) assert.notEqual(kind, "not-code", `${b.where}: a ${b.lang} block is code: run it or mark it a fragment`);
+    if (kind === "output") {
+      const prev = blocks[i - 1];
+      assert.ok(prev?.file === b.file && isCode(prev) && prev.directive.kind === "run", `${b.where}: an output block must follow the program it shows`);
+    } else if (!isCode(b) && b.explicit && kind !== "not-code") {
+      assert.fail(`${b.where}: "${kind}" is for js/ts blocks`);
+    }
+  }
+});
+
+test("the package's README (what npm shows) is the front page for users: no repository script, no link into a clone", () => {
   const shipped = readFileSync(join(HERE, "node_modules", "agent-loop-wasm", "README.md"), "utf8");
   const manifest = JSON.parse(readFileSync(join(ROOT, "pkg-template", "package.json"), "utf8"));
   assert.equal(shipped, packageReadme(readFileSync(join(ROOT, "README.md"), "utf8"), manifest.repository), "the tarball's README is not README.md as scripts/package-readme.mjs turns it");
@@ -297,18 +309,6 @@ test("every link between the docs, the examples and the repository's files resol
     }
   }
   assert.deepEqual(broken, [], "broken links");
-});
-
-for (const [i, b] of blocks.entries()) {
-    const kind = b.directive.kind;
-    if (isCode(b)) assert.notEqual(kind, "not-code", `${b.where}: a ${b.lang} block is code: run it or mark it a fragment`);
-    if (kind === "output") {
-      const prev = blocks[i - 1];
-      assert.ok(prev?.file === b.file && isCode(prev) && prev.directive.kind === "run", `${b.where}: an output block must follow the program it shows`);
-    } else if (!isCode(b) && b.explicit && kind !== "not-code") {
-      assert.fail(`${b.where}: "${kind}" is for js/ts blocks`);
-    }
-  }
 });
 
 for (const [i, b] of blocks.entries()) {
