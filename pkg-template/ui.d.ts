@@ -1,6 +1,7 @@
 // Declarations of the `agent-loop-wasm/ui` entry (issue 31): an Agent's events as the AI SDK's UI message stream
-// (protocol v1, as `ai` 7 reads it) and the request side back. The chunk and message types are written out here, so
-// these declarations compile without the `ai` package; the AI SDK's `UIMessage[]` fits the parameters that take one.
+// (protocol v1, as `ai` 7 reads it), the request side back, and a transcript as the history a page loads (issue 40).
+// The chunk and message types are written out here, so these declarations compile without the `ai` package; the AI
+// SDK's `UIMessage[]` fits the parameters that take one, and the messages toUIMessages makes fit `UIMessage[]`.
 
 import type { Agent, AgentEndedToolCall, AgentEvent, AgentMessage, AgentToolResult, Model, ToolApprovalDecision, ToolApprovalRequest } from "./index.js";
 
@@ -230,7 +231,7 @@ export interface ToUIMessagesOptions extends Pick<ToUIMessageStreamOptions, "sen
    * answer with the messageId `"assistant-" + agent.state.messages.length` (read before the run) needs no `runs` for
    * its ids (an app that drops the transcript's first messages must keep its own ids: the indexes move).
    */
-  messageId?: (info: { role: "user" | "assistant"; index: number; message: AgentMessage | undefined }) => string;
+  messageId?: (info: { role: "user" | "assistant"; index: number; message: AgentMessage }) => string;
   /** `agent.state.pendingApprovals`: those calls show `approval-requested` with their request's reason and data. */
   pendingApprovals?: readonly ToolApprovalRequest[];
   /**

@@ -1025,8 +1025,8 @@ export function toUIMessages(agentMessages, options) {
     open.delete(id);
   };
 
-  const openAnswer = (index, message) => {
-    const id = run ? run.messageId : idOf("assistant", start, agentMessages[start] ?? message);
+  const openAnswer = () => {
+    const id = run ? run.messageId : idOf("assistant", start, agentMessages[start]);
     answer = { message: { id, role: "assistant", parts: [] }, step: 0, steering: 0 };
     result.push(answer.message);
   };
@@ -1073,7 +1073,7 @@ export function toUIMessages(agentMessages, options) {
     if (m.role !== "assistant") return; // system messages (tool declarations) and custom roles: not shown
     if (run) run.begun = true;
     lastRole = "assistant";
-    if (answer === undefined) openAnswer(i, m);
+    if (answer === undefined) openAnswer();
     answer.step += 1;
     const parts = answer.message.parts;
     parts.push({ type: "step-start" });
