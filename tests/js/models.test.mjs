@@ -153,12 +153,16 @@ test("M-13.3 an unknown id names the closest ids, an unknown provider the provid
     { name: "Error", message: 'getModel: no model "claude-sonnet-4.5" for provider "anthropic"; did you mean "claude-sonnet-4-5"?' });
   assert.throws(() => models.getModel("openai", "gpt-5-nan0"),
     { name: "Error", message: 'getModel: no model "gpt-5-nan0" for provider "openai"; did you mean "gpt-5-nano"?' });
+  assert.throws(() => models.getModel("openai", "GPT-5"),
+    { name: "Error", message: 'getModel: no model "GPT-5" for provider "openai"; did you mean "gpt-5"?' });
   assert.throws(() => models.getModel("openai", "gpt-5.3"),
     { name: "Error", message: 'getModel: no model "gpt-5.3" for provider "openai"; did you mean "gpt-5.5", "gpt-5.4" or "gpt-5.2"?' });
   assert.throws(() => models.getModel("deepseek", "llama-3"),
     { name: "Error", message: 'getModel: no model "llama-3" for provider "deepseek"; its models are "deepseek-v4-pro", "deepseek-flash"' });
   assert.throws(() => models.getModel("opnai", "gpt-4o-mini"),
     { name: "Error", message: `getModel: no provider "opnai"; did you mean "openai"? The providers are ${PROVIDERS}` });
+  assert.throws(() => models.getModels("OpenAI"),
+    { name: "Error", message: `getModels: no provider "OpenAI"; did you mean "openai"? The providers are ${PROVIDERS}` });
   assert.throws(() => models.getModels("azure"),
     { name: "Error", message: `getModels: no provider "azure"; the providers are ${PROVIDERS}` });
   assert.throws(() => models.getModel("constructor", "x"),
@@ -303,6 +307,25 @@ for (const c of PRICED) {
     assert.equal(r2.requests.length, 1, "no second request");
   });
 }
+
+test("M-13.6/§6.10 a tiered entry is priced at its tier above the threshold, as pi-ai's calculateCost (claude-haiku-5-5 above 100k input)", T, async () => {
+  const model = models.getModel("anthropic", "claude-haiku-5-5");
+  assert.equal(model.cost.tiers[0].inputTokensAbove, 100000);
+  const r = server.route("tiers");
+  const usage = (input) => ({ input_tokens: input, cache_read_input_tokens: 30000, cache_creation_input_tokens: 0, output_tokens: 2000 });
+  r.reply({ sse: wire["anthropic-messages"].reply({ text: "below", usage: usage(70000) }) }, { sse: wire["anthropic-messages"].reply({ text: "above", usage: usage(70001) }) });
+  const costs = [];
+  for (let i = 0; i < 2; i++) {
+    const message = await lib.streamBuiltin({ ...model, baseUrl: r.baseUrl }, { messages: [{ role: "user", content: "hi", timestamp: 1 }] }, { apiKey: "sk-test" }).result();
+    assert.equal(message.stopReason, "stop", message.errorMessage);
+    assert.deepEqual(calculateCost(pi.getModel("anthropic", "claude-haiku-5-5"), { ...structuredClone(message.usage), cost: {} }), message.usage.cost);
+    costs.push(message.usage.cost);
+  }
+  // 70,000 + 30,000 input tokens is at the threshold (base prices), one more is above it (the tier's).
+  const [base, tier] = [model.cost, model.cost.tiers[0]];
+  assert.deepEqual([costs[0].input, costs[0].output], [(base.input / 1e6) * 70000, (base.output / 1e6) * 2000]);
+  assert.deepEqual([costs[1].input, costs[1].output, costs[1].cacheRead], [(tier.input / 1e6) * 70001, (tier.output / 1e6) * 2000, (tier.cacheRead / 1e6) * 30000]);
+});
 
 test("M-13.6 an Agent with a catalogue model reports the cost in state.totalUsage (and its totalLimits stop the next prompt)", T, async () => {
   const model = models.getModel("openai", "gpt-4o-mini");
