@@ -214,11 +214,13 @@ const WIRE = {
   "google-generative-ai": { path: (id) => `/models/${id}:streamGenerateContent?alt=sse`, auth: ["x-goog-api-key", (k) => k] },
 };
 
-test("M-13.1/P-6.2.3 each provider's first entry streams through its built-in provider with its provider's key variable", T, async () => {
+test("M-13.1/P-6.2.3 each provider's first entry of each api streams through its built-in provider with its provider's key variable", T, async () => {
   const table = keyTable();
-  for (const provider of models.getProviders()) {
-    const model = models.getModel(provider, models.getModels(provider)[0].id);
-    const r = server.route(`wire-${provider}`);
+  const firsts = models.getProviders().flatMap((p) => [...new Map(models.getModels(p).reverse().map((m) => [m.api, m])).values()]);
+  assert.equal(firsts.length, 10, "nine providers, OpenRouter with two apis");
+  for (const { provider, id } of firsts) {
+    const model = models.getModel(provider, id);
+    const r = server.route(`wire-${provider}-${model.api}`);
     r.reply({ sse: wire[model.api].text("ok") });
     const key = `sk-${provider}`;
     const run = await drain(lib.streamBuiltin({ ...model, baseUrl: r.baseUrl }, { messages: [{ role: "user", content: "hi", timestamp: 1 }] },
