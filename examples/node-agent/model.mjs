@@ -4,47 +4,12 @@
 // LOCAL_LLM_URL (default http://127.0.0.1:8088/v1, where the agent-loop-wasm repository's `scripts/local-llm start`
 // runs SmolLM2-135M; Ollama or llama.cpp's server work too, with MODEL naming their model).
 //
-// The model objects are written out in full (every field a Model has), with the figures of @earendil-works/pi-ai
-// 1.6.0's model catalogue: prices in USD per million tokens, the context window and output limit.
+// The cloud models come from the package's catalogue (agent-loop-wasm/models: complete model objects with their limits
+// and prices), so a MODEL the catalogue knows gets its own prices too.
+import { getModel } from "agent-loop-wasm/models";
 
-export const MODELS = {
-  openai: {
-    id: "gpt-4o-mini",
-    name: "GPT-4o mini",
-    api: "openai-responses",
-    provider: "openai",
-    baseUrl: "https://api.openai.com/v1",
-    reasoning: false,
-    input: ["text", "image"],
-    cost: { input: 0.15, output: 0.6, cacheRead: 0.075, cacheWrite: 0 },
-    contextWindow: 128000,
-    maxTokens: 16384,
-  },
-  anthropic: {
-    id: "claude-haiku-4-5",
-    name: "Claude Haiku 4.5",
-    api: "anthropic-messages",
-    provider: "anthropic",
-    baseUrl: "https://api.anthropic.com",
-    reasoning: true,
-    input: ["text", "image"],
-    cost: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
-    contextWindow: 200000,
-    maxTokens: 64000,
-  },
-  google: {
-    id: "gemini-2.5-flash",
-    name: "Gemini 2.5 Flash",
-    api: "google-generative-ai",
-    provider: "google",
-    baseUrl: "https://generativelanguage.googleapis.com/v1beta",
-    reasoning: true,
-    input: ["text", "image"],
-    cost: { input: 0.3, output: 2.5, cacheRead: 0.03, cacheWrite: 0 },
-    contextWindow: 1048576,
-    maxTokens: 65536,
-  },
-};
+/** Each provider's default model id. */
+export const DEFAULT_MODEL = { openai: "gpt-4o-mini", anthropic: "claude-haiku-4-5", google: "gemini-2.5-flash" };
 
 /** The key variables in the order they are tried, with each provider's base-URL variable. */
 const PROVIDERS = [
@@ -80,14 +45,17 @@ export function chooseModel(env) {
     };
     return { model, local: true };
   }
-  const known = MODELS[chosen.provider];
-  let model = { ...known, baseUrl: env[chosen.baseUrl] || known.baseUrl };
+  const id = env.MODEL || DEFAULT_MODEL[chosen.provider];
+  let model;
   let note;
-  if (env.MODEL && env.MODEL !== known.id) {
-    model = { ...model, id: env.MODEL, name: env.MODEL, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } };
-    note = `the prices of ${env.MODEL} are not in this example's table: no cost is shown`;
+  try {
+    model = getModel(chosen.provider, id);
+  } catch (error) {
+    // An id the catalogue does not know (a newer model, a fine-tune): the provider's default model's limits, no prices.
+    model = { ...getModel(chosen.provider, DEFAULT_MODEL[chosen.provider]), id, name: id, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } };
+    note = `${error.message.replace(/^getModel: /, "")}: using it with ${DEFAULT_MODEL[chosen.provider]}'s limits and no prices (no cost is shown)`;
   }
-  return { model, apiKey: env[chosen.key], note };
+  return { model: { ...model, baseUrl: env[chosen.baseUrl] || model.baseUrl }, apiKey: env[chosen.key], note };
 }
 
 /** Whether an OpenAI-compatible server answers at `baseUrl` (GET /models). */

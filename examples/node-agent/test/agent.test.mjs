@@ -91,6 +91,30 @@ const SCRIPT = (last) => [
   { text: last, usage },
 ];
 
+test("MODEL picks a catalogue model with its own prices; an id the catalogue lacks runs with no prices and says so", async () => {
+  const dir = workspace();
+  try {
+    const anthropic = PROVIDERS[1];
+    const oneAnswer = [{ text: "Hi.", usage }];
+    server.script(oneAnswer);
+    const known = await npmStart({ ...anthropic.env(), WORKSPACE: dir, MODEL: "claude-sonnet-4-5" }, "Say hi");
+    assert.equal(known.code, 0, known.stderr);
+    assert.match(known.stdout, /^node-agent · claude-sonnet-4-5 \(anthropic, anthropic-messages\)/);
+    // $3 and $15 per million (the catalogue's claude-sonnet-4-5): 100 in, 20 out.
+    assert.match(known.stdout, /— 1 request · 0 tool calls · 120 tokens \(100 in, 20 out\) · \$0\.000600\n$/);
+    assert.equal(server.requests.at(-1).body.model, "claude-sonnet-4-5");
+
+    server.script(oneAnswer);
+    const unknown = await npmStart({ ...anthropic.env(), WORKSPACE: dir, MODEL: "claude-next" }, "Say hi");
+    assert.equal(unknown.code, 0, unknown.stderr);
+    assert.match(unknown.stdout, /note: no model "claude-next" for provider "anthropic"/);
+    assert.match(unknown.stdout, /— 1 request · 0 tool calls · 120 tokens \(100 in, 20 out\)\n$/, "no cost without prices");
+    assert.equal(server.requests.at(-1).body.model, "claude-next");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 for (const p of PROVIDERS) {
   for (const answer of ["y", "n"]) {
     test(`${p.wire}: list and read at once, then a write the user answers ${answer} on the terminal`, async () => {
