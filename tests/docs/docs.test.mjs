@@ -10,7 +10,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { createReadStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { dirname, extname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -292,9 +292,18 @@ function anchorsOf(text) {
   return anchors;
 }
 
+/** Every markdown file of the repository a reader may open: the user docs and the contributors', the examples' READMEs. */
+function linkedFiles() {
+  const more = ["CONTRIBUTING.md", "ARCHITECTURE.md", "docs/SPEC.md", "www/README.md", "local-llm/README.md", "bench/RESULTS.md", "examples/README.md"];
+  const examples = readdirSync(join(ROOT, "examples"), { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(join(ROOT, "examples", e.name, "README.md")))
+    .map((e) => `examples/${e.name}/README.md`);
+  return [...docFiles(), ...more, ...examples];
+}
+
 test("every link between the docs, the examples and the repository's files resolves, anchors included", () => {
   const broken = [];
-  for (const file of docFiles()) {
+  for (const file of linkedFiles()) {
     const text = readFileSync(join(ROOT, file), "utf8").replace(/^\s*(```|~~~)[\s\S]*?^\s*\1/gm, "");
     for (const m of text.matchAll(/\]\((?!https?:|mailto:)([^)\s]+)\)/g)) {
       const [path, anchor] = m[1].split("#");
