@@ -11,6 +11,9 @@
 //   GET  /agents/:id                              the agent's state (JSON): pendingApprovals, charges, effects, the
 //                                                 wasm memory it took so far
 //   GET  /agents/:id/messages                     the transcript (the agent's messages, JSON array)
+//   GET  /agents/:id/chats/:id                    the chat's history as UIMessage[] (toUIMessages), for useChat's
+//                                                 initial `messages` when a page loads (the react-chat example's
+//                                                 `<base>/chats/<chat id>` with base /agents/:id)
 //   GET  /agents/:id/events                       the agent's events (Server-Sent Events), resumable: each frame has
 //                                                 `id: <seq>`; a client sends `Last-Event-ID` (or `?after=<seq>`) and
 //                                                 first gets what it missed, or an `agent_sync` (issue 31)
@@ -29,7 +32,7 @@
 //                                                 arguments, 404 unknown agent or call, 409 already decided
 import { DurableObject } from "cloudflare:workers";
 import { Agent, BUILTIN_APIS, wasmMemoryBytes } from "agent-loop-wasm";
-import { convertToAgentMessages, resumeUIMessageStreamResponse, toolApprovalDecisions, toUIMessageStreamResponse } from "agent-loop-wasm/ui";
+import { convertToAgentMessages, resumeUIMessageStreamResponse, toolApprovalDecisions, toUIMessageStreamResponse, toUIMessages } from "agent-loop-wasm/ui";
 import { accessConfigError, allowOrigin, answerPreflight, refuseUnauthorized } from "./access.js";
 import { OFFLINE_MODEL, configuredModel, modelConfigError, offlineStreamFn } from "./model.js";
 import { exampleTools } from "./tools.js";
@@ -60,6 +63,9 @@ export class AgentObject extends DurableObject {
       // Issue 31: the message id of the chat answer under way, so that a resume (in this process or after a restart)
       // streams it under the id the client has.
       this.sql.exec("CREATE TABLE IF NOT EXISTS chat (id INTEGER PRIMARY KEY CHECK (id = 1), message_id TEXT NOT NULL)");
+      // Each chat run: where it began in the transcript and the message id it streamed with, so the history
+      // (toUIMessages' `runs`) gives every answer the id the page saw, and a page loaded mid-answer resumes onto it.
+      this.sql.exec("CREATE TABLE IF NOT EXISTS chat_runs (start INTEGER NOT NULL, message_id TEXT NOT NULL)");
       this.agent = this.load();
       // A run that a crash interrupted goes on now; an idle agent resolves at once.
       this.track(this.agent.resume());
@@ -236,7 +242,21 @@ export class AgentObject extends DurableObject {
       };
     }
     this.sql.exec("INSERT OR REPLACE INTO chat (id, message_id) VALUES (1, ?)", messageId);
+    this.sql.exec("INSERT INTO chat_runs (start, message_id) VALUES (?, ?)", this.agent.state.messages.length, messageId);
     return toUIMessageStreamResponse(this.agent, { messageId, originalMessages: messages, run });
+  }
+
+  /** The chat's history as the page shows it: `toUIMessages` with each run's id and the approvals decided and waiting. */
+  chatHistory() {
+    const runs = this.sql.exec("SELECT start, message_id FROM chat_runs ORDER BY rowid").toArray().map((r) => ({ start: r.start, messageId: r.message_id }));
+    const decisions = this.sql.exec("SELECT tool_call_id, approved, body FROM decisions").toArray().map((r) => {
+      const reason = JSON.parse(r.body).reason;
+      return { toolCallId: r.tool_call_id, approved: Boolean(r.approved), ...(typeof reason === "string" ? { reason } : {}) };
+    });
+    const pendingApprovals = this.agent.state.pendingApprovals;
+    // While calls wait, the batch's other calls have ended, but their results enter the transcript with the decisions.
+    const completedTools = pendingApprovals.length ? this.agent.snapshot().approvals?.completedTools : undefined;
+    return toUIMessages(this.agent.state.messages, { runs, pendingApprovals, approvals: { requests: [], decisions, completedTools } });
   }
 
   /** Issue 31: the reconnect of a chat client: 204 when no run is under way, else the current answer from its start. */
@@ -277,6 +297,7 @@ export class AgentObject extends DurableObject {
       // The transcript in the agent's own format. To become toUIMessages(messages) (agent-loop-wasm/ui) for useChat's
       // initial `messages`.
       if (request.method === "GET" && action === "messages" && toolCallId === undefined) return Response.json(this.agent.state.messages);
+      if (request.method === "GET" && action === "chats" && toolCallId === name && rest === undefined) return Response.json(this.chatHistory());
       if (request.method === "POST" && action === "chat" && toolCallId === undefined) return await this.chat(request);
       if (request.method === "GET" && action === "chat" && (toolCallId === "stream" || (toolCallId === name && rest === "stream"))) {
         return this.chatStream(request);
@@ -398,7 +419,7 @@ function configError(env) {
   return modelConfigError(env, BUILTIN_APIS);
 }
 
-const AGENT_ROUTE = /^\/agents\/([^/]+)(\/[a-z-]*|\/approvals\/[^/]+|\/chat\/stream|\/chat\/[^/]+\/stream)?$/;
+const AGENT_ROUTE = /^\/agents\/([^/]+)(\/[a-z-]*|\/approvals\/[^/]+|\/chat\/stream|\/chat\/[^/]+\/stream|\/chats\/[^/]+)?$/;
 
 export default {
   async fetch(request, env) {

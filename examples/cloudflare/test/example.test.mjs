@@ -154,6 +154,7 @@ test("every route answers 401 without the token, with a wrong one, or with it in
     ["POST", "/agents/ada/abort"],
     ["GET", "/agents/ada"],
     ["GET", "/agents/ada/messages"],
+    ["GET", "/agents/ada/chats/ada"],
     ["GET", "/agents/ada/events"],
     ["GET", "/agents/ada/events?after=0"],
     ["POST", "/agents/ada/chat", { messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "Charge Ada 25 euros" }] }] }],
@@ -288,6 +289,20 @@ test("an offline conversation: a charge above the limit waits across a SIGKILL, 
   assert.equal(answered.filter((c) => c.type === "text-delta").map((c) => c.delta).join(""), "Here is what happened:\n- charge_card: charged 2500 cents");
   assert.deepEqual((await idle(dev, "fay")).charges, [{ toolCallId: "call_1", cents: 2500, times: 1 }]);
   assert.equal((await fetch(`${dev.base}/agents/fay/chat/fay/stream`, { headers: auth() })).status, 204);
+
+  // The history a reloaded page loads (the react-chat page's `<base>/chats/<chat id>`): the conversation as UI messages,
+  // the answer under the id it streamed with, the approved call as the page last saw it.
+  const history = await call(dev, "GET", "/agents/fay/chats/fay");
+  assert.equal(history.status, 200);
+  const [asking, answer] = history.body;
+  assert.deepEqual(asking.role === "user" && asking.parts, [{ type: "text", text: "Charge Fay 25 euros" }]);
+  assert.equal(answer.id, asked[0].messageId);
+  const texts = answer.parts.filter((p) => p.type === "text").map((p) => p.text);
+  assert.deepEqual(texts, ["I will charge 2500 cents.", "Here is what happened:\n- charge_card: charged 2500 cents"]);
+  const charge = answer.parts.find((p) => p.type === "tool-charge_card");
+  assert.deepEqual([charge.state, charge.input, charge.approval], ["output-available", { cents: 2500 }, { id: "call_1", approved: true }]);
+  assert.equal(history.body.length, 2);
+  assert.deepEqual((await call(dev, "GET", "/agents/nobody/chats/nobody")).body, []);
 });
 
 test("CORS: off by default (same origin only); CORS_ORIGINS lets exact origins in, preflight answered, Authorization allowed", { timeout: 120_000 }, async (t) => {
