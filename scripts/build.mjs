@@ -15,6 +15,8 @@
 //   mcp         agent-loop-wasm/mcp (no wasm): dist/web/mcp.js, dist/node/mcp.cjs + mcp.mjs, dist/deno/mcp.js.
 //   ui          agent-loop-wasm/ui (no wasm, no import): dist/web/ui.js, dist/node/ui.cjs + ui.mjs, dist/deno/ui.js.
 //   otel        agent-loop-wasm/otel (no wasm), the same way: dist/web/otel.js, dist/node/otel.cjs + .mjs, dist/deno/otel.js.
+//   models      agent-loop-wasm/models (no wasm): dist/web/models.js + models-data.js, dist/node/models.cjs + .mjs +
+//               models-data.js (CJS), dist/deno/models.js.
 //
 // Usage: node scripts/build.mjs [--dev]   (--dev: unoptimised, faster to compile)
 import { spawn } from "node:child_process";
@@ -230,7 +232,31 @@ writeFileSync(
 writeFileSync(join(deno, "otel.js"), '// `agent-loop-wasm/otel` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/otel.js";\n');
 
 
-for (const f of ["index.d.ts", "ai.d.ts", "tools.d.ts", "web.d.ts", "mcp.d.ts", "ui.d.ts", "otel.d.ts"]) cpSync(join(template, f), join(out, f));
+// agent-loop-wasm/models (issue 42): the model catalogue, plain JS with no wasm, laid out as ./ui is: ESM in dist/web
+// (Deno re-exports it), CJS in dist/node with an ESM face. Its one import is its data file, copied (ESM) or
+// transpiled (CJS) beside it; the main entry imports neither.
+const modelsSource = readFileSync(join(template, "models.js"), "utf8");
+const modelsNames = [...modelsSource.matchAll(/^export (?:async )?(?:function|const|class) (\w+)/gm)].map((m) => m[1]).sort();
+if (modelsNames.length === 0) throw new Error("build: pkg-template/models.js exports nothing");
+const modelsImports = [...modelsSource.matchAll(/^\s*import\b[^;]*?from\s+"([^"]+)"/gm)].map((m) => m[1]);
+if (modelsImports.join() !== "./models-data.js") throw new Error(`build: pkg-template/models.js must import only ./models-data.js (imports ${modelsImports})`);
+const modelsData = readFileSync(join(template, "models-data.js"), "utf8");
+if (/^\s*import\b/m.test(modelsData)) throw new Error("build: pkg-template/models-data.js must import nothing (it is data)");
+for (const f of ["models.js", "models-data.js"]) cpSync(join(template, f), join(web, f));
+writeFileSync(join(node, "models.cjs"), toCommonJs(modelsSource, "models.js"));
+writeFileSync(join(node, "models-data.js"), toCommonJs(modelsData, "models-data.js"));
+writeFileSync(
+  join(node, "models.mjs"),
+  esmFace("./models.cjs", modelsNames, "// `import \"agent-loop-wasm/models\"` on Node: the CommonJS entry's exports (one instance for import and require)."),
+);
+writeFileSync(join(deno, "models.js"), '// `agent-loop-wasm/models` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/models.js";\n');
+{
+  const loaded = createRequire(join(node, "models.cjs"))("./models.cjs");
+  const names = Object.keys(loaded).filter((n) => n !== "__esModule").sort();
+  if (names.join() !== modelsNames.join()) throw new Error(`build: dist/node/models.cjs exports ${names} but the source lists ${modelsNames}`);
+}
+
+for (const f of ["index.d.ts", "ai.d.ts", "tools.d.ts", "web.d.ts", "mcp.d.ts", "ui.d.ts", "otel.d.ts", "models.d.ts"]) cpSync(join(template, f), join(out, f));
 const pkgManifest = JSON.parse(readFileSync(join(template, "package.json"), "utf8"));
 writeFileSync(join(out, "README.md"), packageReadme(readFileSync(join(root, "README.md"), "utf8"), pkgManifest.repository));
 

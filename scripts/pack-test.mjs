@@ -5,8 +5,8 @@
 // Vite (build, and the dev server) and webpack 5 bundles and plain-ESM pages in headless Chromium (Playwright), and
 // workerd; the agent-loop-wasm/mcp entry (with the SDK from npm) in Node CJS/ESM, Deno, Vite and a plain page; the
 // agent-loop-wasm/ui entry (no dependency) in Node CJS/ESM (18 and current), Deno, Vite and workerd; and the
-// agent-loop-wasm/otel entry (with @opentelemetry/api from npm) in Node CJS/ESM (20 and 18), Deno, Vite and workerd.
-// Also checks the size limits (release builds). Prints a pass/fail table; exits 1 on any failure.
+// agent-loop-wasm/otel entry (with @opentelemetry/api from npm) in Node CJS/ESM (20 and 18), Deno, Vite and workerd; and
+// the agent-loop-wasm/models entry (no dependency) in Node CJS/ESM (18 and current), Deno, Vite and workerd. Also checks the size limits (release builds). Prints a pass/fail table; exits 1 on any failure.
 //
 // Usage: node scripts/build.mjs && node scripts/pack-test.mjs [--keep] [--only=name,name]
 //   --keep   leave the temp dir (its path is printed)
@@ -216,6 +216,15 @@ const uiSmokeCjs = (() => {
   const exported = "export async function uiSmoke(";
   if (!uiSmokeSource.includes(exported)) throw new Error(`tests/pack/ui-smoke.mjs: expected "${exported}"`);
   return `${uiSmokeSource.replace(exported, "async function uiSmoke(")}\nmodule.exports = { uiSmoke };\n`;
+})();
+
+// agent-loop-wasm/models (issue 42): the tarball alone (the entry imports only its data file); the smoke reads the
+// catalogue and prices a run of the built-in provider with one of its models.
+const modelsSmokeSource = readFileSync(join(root, "tests", "pack", "models-smoke.mjs"), "utf8");
+const modelsSmokeCjs = (() => {
+  const exported = "export async function modelsSmoke(";
+  if (!modelsSmokeSource.includes(exported)) throw new Error(`tests/pack/models-smoke.mjs: expected "${exported}"`);
+  return `${modelsSmokeSource.replace(exported, "async function modelsSmoke(")}\nmodule.exports = { modelsSmoke };\n`;
 })();
 
 // agent-loop-wasm/otel (issue 32): its own consumer projects, with @opentelemetry/api (its optional peer) beside the
@@ -522,6 +531,76 @@ export default {
 `,
     "ui-smoke.mjs": uiSmokeSource,
   },
+  "models-node": {
+    // The main entry loads nothing of agent-loop-wasm/models, and the models entry loads only itself and its data file.
+    "main.cjs": `const assert = require("node:assert");
+const ours = () => Object.keys(require.cache).map((f) => require("node:path").relative(__dirname, f)).filter((f) => f.startsWith("node_modules/agent-loop-wasm/"));
+const lib = require("agent-loop-wasm");
+const before = ours();
+assert.ok(!before.some((f) => /models/.test(f)), "the main entry loads nothing of agent-loop-wasm/models");
+const models = require("agent-loop-wasm/models");
+assert.deepStrictEqual(ours().filter((f) => !before.includes(f)).sort(), ["node_modules/agent-loop-wasm/dist/node/models-data.js", "node_modules/agent-loop-wasm/dist/node/models.cjs"], "the models entry loads only itself and its data");
+const { modelsSmoke } = require("./models-smoke.cjs");
+modelsSmoke({ lib, models }).then((summary) => {
+  assert.deepStrictEqual(ours().filter((f) => !f.startsWith("node_modules/agent-loop-wasm/dist/node/")), [], "only dist/node files of the package");
+  console.log(JSON.stringify({ ok: true, node: process.version, entry: require.resolve("agent-loop-wasm/models"), summary }));
+}, (e) => { console.error(e); process.exit(1); });
+`,
+    "models-smoke.cjs": modelsSmokeCjs,
+    "main.mjs": `import assert from "node:assert";
+import { createRequire } from "node:module";
+import * as lib from "agent-loop-wasm";
+import * as models from "agent-loop-wasm/models";
+import { modelsSmoke } from "./models-smoke.mjs";
+const require = createRequire(import.meta.url);
+assert.strictEqual(models.getModel, require("agent-loop-wasm/models").getModel, "import and require give one models module");
+const summary = await modelsSmoke({ lib, models });
+console.log(JSON.stringify({ ok: true, node: process.version, entry: import.meta.resolve ? import.meta.resolve("agent-loop-wasm/models") : require.resolve("agent-loop-wasm/models"), summary }));
+`,
+    "models-smoke.mjs": modelsSmokeSource,
+  },
+  "models-deno": {
+    "main.mjs": `import * as lib from "agent-loop-wasm";
+import * as models from "agent-loop-wasm/models";
+import { modelsSmoke } from "./models-smoke.mjs";
+const entry = import.meta.resolve("agent-loop-wasm/models");
+if (!/\\/node_modules\\/agent-loop-wasm\\/dist\\/deno\\/models\\.js$/.test(entry)) throw new Error("resolved " + entry);
+const summary = await modelsSmoke({ lib, models });
+console.log(JSON.stringify({ ok: true, deno: Deno.version.deno, entry, summary }));
+`,
+    "models-smoke.mjs": modelsSmokeSource,
+  },
+  "models-vite": {
+    "index.html": `<!doctype html>
+<html><head><meta charset="utf-8"><title>vite consumer of agent-loop-wasm/models</title></head>
+<body><script type="module" src="/main.js"></script></body></html>
+`,
+    "main.js": `import * as lib from "agent-loop-wasm";
+import * as models from "agent-loop-wasm/models";
+import { modelsSmoke } from "./models-smoke.mjs";
+modelsSmoke({ lib, models }).then(
+  (summary) => { window.__smoke = { ok: true, summary }; document.title = "pass"; },
+  (e) => { window.__smoke = { ok: false, error: String((e && e.stack) || e) }; document.title = "fail"; },
+);
+`,
+    "models-smoke.mjs": modelsSmokeSource,
+  },
+  "models-workerd": {
+    "worker.mjs": `import * as lib from "agent-loop-wasm";
+import * as models from "agent-loop-wasm/models";
+import { modelsSmoke } from "./models-smoke.mjs";
+export default {
+  async fetch() {
+    try {
+      return Response.json({ ok: true, summary: await modelsSmoke({ lib, models }) });
+    } catch (e) {
+      return Response.json({ ok: false, error: String((e && e.stack) || e) });
+    }
+  },
+};
+`,
+    "models-smoke.mjs": modelsSmokeSource,
+  },
   "otel-node": {
     "main.cjs": `const assert = require("node:assert");
 const lib = require("agent-loop-wasm");
@@ -642,6 +721,14 @@ function checkUiSummary(result) {
   if (!result.ok) throw new Error(result.error ?? JSON.stringify(result));
   const s = result.summary;
   if (!s || s.chunks !== 12 || s.roles !== "user,assistant,toolResult,assistant") throw new Error(`unexpected ui summary ${JSON.stringify(s)}`);
+  return result;
+}
+
+/** The summary of tests/pack/models-smoke.mjs. */
+function checkModelsSummary(result) {
+  if (!result.ok) throw new Error(result.error ?? JSON.stringify(result));
+  const s = result.summary;
+  if (!s || s.providers !== 9 || s.models !== 89 || s.cost !== "0.0345" || s.error !== true) throw new Error(`unexpected models summary ${JSON.stringify(s)}`);
   return result;
 }
 
@@ -770,7 +857,7 @@ async function plainTarget(dir, page, check = checkSummary) {
  * resolves the package's "workerd" export condition from the installed package.json and lists that entry's folder
  * as modules (the .wasm as a compiled `wasm` module), plus a module named after the package that re-exports it.
  */
-async function workerdTarget(dir, { mcp = false, ui = false, otel = false, check = checkSummary } = {}) {
+async function workerdTarget(dir, { mcp = false, ui = false, otel = false, models = false, check = checkSummary } = {}) {
   const pkgDir = join(dir, "node_modules", "agent-loop-wasm");
   const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"));
   const entry = pkg.exports["."].workerd;
@@ -780,7 +867,7 @@ async function workerdTarget(dir, { mcp = false, ui = false, otel = false, check
   write(join(dir, "package-entry.mjs"), `export * from "./${rel(join(pkgDir, entry))}";\n`);
   const modules = [
     `(name = "worker.mjs", esModule = embed "worker.mjs")`,
-    ...(mcp || otel ? [] : ui ? [`(name = "ui-smoke.mjs", esModule = embed "ui-smoke.mjs")`] : [`(name = "smoke.mjs", esModule = embed "smoke.mjs")`]),
+    ...(mcp || otel ? [] : ui ? [`(name = "ui-smoke.mjs", esModule = embed "ui-smoke.mjs")`] : models ? [`(name = "models-smoke.mjs", esModule = embed "models-smoke.mjs")`] : [`(name = "smoke.mjs", esModule = embed "smoke.mjs")`]),
     ...(otel ? [`(name = "otel-smoke.mjs", esModule = embed "otel-smoke.mjs")`, `(name = "otel-bundle.mjs", esModule = embed "otel-bundle.mjs")`] : []),
     `(name = "agent-loop-wasm", esModule = embed "package-entry.mjs")`,
     ...walk(entryDir).map((f) =>
@@ -795,6 +882,13 @@ async function workerdTarget(dir, { mcp = false, ui = false, otel = false, check
     // a module's relative imports resolve from its name's folder ("agent-loop-wasm/")
     write(shim, `export * from "${posix.relative("agent-loop-wasm", rel(join(pkgDir, uiEntry)))}";\n`);
     modules.push(`(name = "agent-loop-wasm/ui", esModule = embed "alias-ui.mjs")`);
+  }
+  if (models) {
+    // agent-loop-wasm/models: its default condition (dist/web/models.js, listed above with its data file) under the
+    // bare name, the way wrangler would resolve it.
+    const shim = join(dir, "alias-models.mjs");
+    write(shim, `export * from "${posix.relative("agent-loop-wasm", rel(join(pkgDir, pkg.exports["./models"].default)))}";\n`);
+    modules.push(`(name = "agent-loop-wasm/models", esModule = embed "alias-models.mjs")`);
   }
   if (otel) {
     // wrangler's part: esbuild resolves agent-loop-wasm/otel through the exports map (no "workerd" condition: its
@@ -952,6 +1046,31 @@ const targets = [
   },
   { id: "ui-vite", name: "agent-loop-wasm/ui: Vite build in Chromium", project: "ui-vite", browser: true, run: (dir) => viteTarget(dir, checkUiSummary) },
   { id: "ui-workerd", name: "agent-loop-wasm/ui: workerd", project: "ui-workerd", run: (dir) => workerdTarget(dir, { ui: true, check: checkUiSummary }) },
+  {
+    id: "models-node-cjs",
+    name: "agent-loop-wasm/models: Node CJS (require(esm) off)",
+    project: "models-node",
+    run: (dir) => runNode(process.execPath, dir, "main.cjs", process.allowedNodeEnvironmentFlags.has("--no-experimental-require-module") ? ["--no-experimental-require-module"] : [], checkModelsSummary),
+  },
+  { id: "models-node18-cjs", name: "agent-loop-wasm/models: Node 18 CJS", project: "models-node", node18: true, run: (dir) => runNode(NODE18, dir, "main.cjs", [], checkModelsSummary) },
+  { id: "models-node-esm", name: "agent-loop-wasm/models: Node ESM", project: "models-node", run: (dir) => runNode(process.execPath, dir, "main.mjs", [], checkModelsSummary) },
+  { id: "models-node18-esm", name: "agent-loop-wasm/models: Node 18 ESM", project: "models-node", node18: true, run: (dir) => runNode(NODE18, dir, "main.mjs", [], checkModelsSummary) },
+  {
+    id: "models-deno",
+    name: "agent-loop-wasm/models: Deno (no permission flags)",
+    project: "models-deno",
+    run: async (dir) => {
+      const r = await exec(bin("deno"), ["run", "main.mjs"], {
+        cwd: dir,
+        env: { DENO_NO_PROMPT: "1", DENO_NO_UPDATE_CHECK: "1", DENO_DIR: join(dir, ".deno"), NO_COLOR: "1" },
+      });
+      if (r.code !== 0) throw failure(r);
+      const result = checkModelsSummary(lastJson(r.stdout));
+      return `deno ${result.deno}, ${result.entry.replace(/^.*\/node_modules\//, "")}`;
+    },
+  },
+  { id: "models-vite", name: "agent-loop-wasm/models: Vite build in Chromium", project: "models-vite", browser: true, run: (dir) => viteTarget(dir, checkModelsSummary) },
+  { id: "models-workerd", name: "agent-loop-wasm/models: workerd", project: "models-workerd", run: (dir) => workerdTarget(dir, { models: true, check: checkModelsSummary }) },
   {
     id: "otel-node-cjs",
     name: "agent-loop-wasm/otel: Node CJS (require(esm) off)",

@@ -145,6 +145,8 @@ pub struct Assembler {
     ops: Vec<MessageOp>,
     /// Model prices per million tokens: input, output, cacheRead, cacheWrite.
     cost: [f64; 4],
+    /// `model.cost.tiers`: the prices that replace `cost` once a request's input exceeds `inputTokensAbove` (issue 42).
+    tiers: Vec<(f64, [f64; 4])>,
     /// openai-completions: text and thinking blocks stay open until the end (P-6.1.4).
     keep_open: bool,
     finished: bool,
@@ -163,6 +165,7 @@ impl Assembler {
             blocks: Vec::new(),
             ops: Vec::new(),
             cost,
+            tiers: Vec::new(),
             keep_open,
             finished: false,
             args_in_host: false,
@@ -171,10 +174,22 @@ impl Assembler {
         }
     }
 
-    /// Reads `model.cost` (missing numbers are 0).
+    /// Reads `model.cost` and its `tiers` (missing numbers are 0; a tier without a threshold is ignored).
     pub fn for_model(model: &Value, keep_open: bool) -> Self {
-        let price = |k: &str| model.get("cost").and_then(|c| c.get(k)).and_then(Value::as_f64).unwrap_or(0.0);
-        Assembler::new([price("input"), price("output"), price("cacheRead"), price("cacheWrite")], keep_open)
+        let rates = |c: Option<&Value>| {
+            let price = |k: &str| c.and_then(|c| c.get(k)).and_then(Value::as_f64).unwrap_or(0.0);
+            [price("input"), price("output"), price("cacheRead"), price("cacheWrite")]
+        };
+        let cost = model.get("cost");
+        let mut asm = Assembler::new(rates(cost), keep_open);
+        let tiers = cost.and_then(|c| c.get("tiers")).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        asm.tiers = tiers
+            .iter()
+            .filter_map(|t| {
+                Some((t.get("inputTokensAbove").and_then(Value::as_f64).filter(|n| n.is_finite())?, rates(Some(t))))
+            })
+            .collect();
+        asm
     }
 
     /// The host keeps the tool calls' arguments text (issue 34): `Close` carries `Arguments::InHost`, unless the
@@ -491,7 +506,17 @@ impl Assembler {
         let clamp = |n: f64| if n.is_finite() && n > 0.0 { n } else { 0.0 };
         let (input, output, read, write) =
             (clamp(usage.input), clamp(usage.output), clamp(usage.cache_read), clamp(usage.cache_write));
-        let [p_in, p_out, p_read, p_write] = self.cost;
+        // The prices of the highest tier whose threshold the request's input (fresh, read and written) exceeds, as the
+        // reference's `calculateCost` picks them.
+        let mut rates = self.cost;
+        let mut matched = -1.0;
+        for (above, tier) in &self.tiers {
+            if input + read + write > *above && *above > matched {
+                rates = *tier;
+                matched = *above;
+            }
+        }
+        let [p_in, p_out, p_read, p_write] = rates;
         // The reference's arithmetic, operation for operation, so the numbers are equal to the last bit: the rate per
         // token times the count; a 1-hour cache write costs twice the input rate (issue 33), a 5-minute one the
         // cache-write rate.
@@ -808,5 +833,41 @@ mod issue_34_tests {
         asm.close("t");
         let ops: Vec<MessageOp> = asm.drain().collect();
         assert!(matches!(&ops[1], MessageOp::Close { arguments: Some(Arguments::Parsed(Err(_))), .. }));
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+mod issue_42_tests {
+    use super::{Assembler, MessageOp, Usage};
+    use serde_json::{Value, json};
+
+    /// The `usage.cost` the assembler renders for these token counts.
+    fn cost(model: &Value, input: f64, output: f64, read: f64, write: f64) -> Value {
+        let mut asm = Assembler::for_model(model, false);
+        asm.usage(&Usage { input, output, cache_read: read, cache_write: write, ..Usage::default() });
+        match asm.drain().next() {
+            Some(MessageOp::Usage(usage)) => usage["cost"].clone(),
+            other => panic!("expected a usage, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn issue_42_cost_tiers_price_a_request_above_their_threshold_as_the_reference() {
+        // gpt-5.4's prices (the model catalogue), with a second made-up tier to check the highest match wins.
+        let model = json!({"cost": {"input": 2.5, "output": 15, "cacheRead": 0.25, "cacheWrite": 0, "tiers": [
+            {"inputTokensAbove": 272000, "input": 5, "output": 22.5, "cacheRead": 0.5, "cacheWrite": 0},
+            {"inputTokensAbove": 500000, "input": 7, "output": 30, "cacheRead": 0.7, "cacheWrite": 0},
+            {"input": 99}
+        ]}});
+        let at = |input: f64, read: f64| cost(&model, input, 1000.0, read, 0.0);
+        // At the threshold: the base prices; the threshold counts fresh and cached input together.
+        assert_eq!(at(200_000.0, 72_000.0)["input"], json!((2.5 / 1e6) * 200_000.0));
+        assert_eq!(at(200_000.0, 72_001.0)["input"], json!((5.0 / 1e6) * 200_000.0));
+        assert_eq!(at(200_000.0, 72_001.0)["output"], json!((22.5 / 1e6) * 1000.0));
+        assert_eq!(at(200_000.0, 72_001.0)["cacheRead"], json!((0.5 / 1e6) * 72_001.0));
+        assert_eq!(at(600_000.0, 0.0)["output"], json!((30.0 / 1e6) * 1000.0));
+        // A model without tiers, or a tier without a threshold (ignored), keeps its prices.
+        assert_eq!(cost(&json!({"cost": {"input": 1}}), 1e7, 0.0, 0.0, 0.0)["input"], json!(10.0));
     }
 }

@@ -29,10 +29,10 @@ function* files(dir) {
 }
 
 // The spec's id families (docs/SPEC.md, "Conventions"), the chapter each belongs to.
-const CHAPTER = { G: "0", R: "0", API: "1", S: "2", L: "3", T: "4", A: "5", P: "6", E: "8", K: "9", O: "11", U: "12" };
+const CHAPTER = { G: "0", R: "0", API: "1", S: "2", L: "3", T: "4", A: "5", P: "6", E: "8", K: "9", O: "11", U: "12", M: "13" };
 const CITED = [
   // L-3.6, API-1.5.4, G-1, E-8.4.2: a requirement or a section.
-  /\b(?:API|G|R|S|L|T|A|P|E|K|O|U)-\d+(?:\.\d+)*\b/g,
+  /\b(?:API|G|R|S|L|T|A|P|E|K|O|U|M)-\d+(?:\.\d+)*\b/g,
   // D1–D8, their points (D2.3) and their traces (D2-a).
   /\bD[1-8](?:\.\d+|-[a-z]\b)?\b/g,
   // Appendix A's acceptance items: AC-L12, AC-A10.
@@ -94,7 +94,7 @@ function citations(patterns) {
 }
 
 test("the resolver finds real ids and refuses made-up ones", () => {
-  for (const id of ["L-3.6", "L-3.1.3", "API-1.6", "D2", "D2.3", "D1-a", "D2-c", "AC-L13", "trace T5", "G-1.1", "K-9.3", "A-5.10.2", "O-11.2.4", "O-11.1", "U-12.3"]) {
+  for (const id of ["L-3.6", "L-3.1.3", "API-1.6", "D2", "D2.3", "D1-a", "D2-c", "AC-L13", "trace T5", "G-1.1", "K-9.3", "A-5.10.2", "O-11.2.4", "O-11.1", "U-12.3", "M-13.3"]) {
     assert.ok(resolves(SPEC, id), `${id} should resolve`);
   }
   // Each of these looks like an id but names nothing in the spec: a section id under the wrong chapter
