@@ -165,8 +165,7 @@ function twinOf(i) {
 
 /** `same-calls`: the program got the replies its twin got (docs/from-ai-sdk.md's pairs). */
 function checkSameCalls(b, i) {
-  const mine = repliesTo(b);
-  replies.set(b, mine);
+  const mine = replies.get(b);
   if (!b.directive.sameCalls) return;
   const twin = twinOf(i);
   const theirs = replies.get(twin);
@@ -178,6 +177,7 @@ function checkSameCalls(b, i) {
 async function checkProgram(b, i) {
   checkTypes(b);
   const r = await runNode(pathOf(b), { stdin: b.directive.stdin, block: b });
+  replies.set(b, repliesTo(b));
   assert.equal(r.code, 0, `${b.where}: the program failed\n${shown(r)}`);
   for (const text of b.directive.expect) assert.ok(r.stdout.includes(text), `${b.where}: the output lacks ${JSON.stringify(text)}\n${shown(r)}`);
   // The output block after this program, or after the pair this program starts (`output both`).
@@ -206,6 +206,7 @@ process.stdout.write(await response.text());
 `,
   );
   const r = await runNode(driver, { block: b });
+  replies.set(b, repliesTo(b));
   assert.equal(r.code, 0, `${b.where}: calling the handler failed\n${shown(r)}`);
   const status = Number(/^status (\d+)/.exec(r.stdout)?.[1]);
   assert.ok(status >= 200 && status < 300, `${b.where}: the handler answered ${status}\n${shown(r)}`);
