@@ -17,7 +17,7 @@ export interface TelemetryTracer {
 }
 
 /** An OpenTelemetry `SpanContext`, or a `Span` (its `spanContext()` is read). */
-export type TelemetrySpanReference = { traceId: string; spanId: string; traceFlags: number; [key: string]: unknown } | { spanContext(): { traceId: string; spanId: string; traceFlags: number } };
+export type TelemetrySpanReference = { traceId: string; spanId: string; traceFlags: number; isRemote?: boolean; traceState?: unknown } | { spanContext(): { traceId: string; spanId: string; traceFlags: number } };
 
 /** What `withTelemetry` takes; names as the AI SDK's `experimental_telemetry`. */
 export interface TelemetryOptions {

@@ -1,8 +1,9 @@
 // Declarations of the `agent-loop-wasm/ui` entry (issue 31): an Agent's events as the AI SDK's UI message stream
-// (protocol v1, as `ai` 7 reads it) and the request side back. The chunk and message types are written out here, so
-// these declarations compile without the `ai` package; the AI SDK's `UIMessage[]` fits the parameters that take one.
+// (protocol v1, as `ai` 7 reads it), the request side back, and a transcript as the history a page loads (issue 40).
+// The chunk and message types are written out here, so these declarations compile without the `ai` package; the AI
+// SDK's `UIMessage[]` fits the parameters that take one, and the messages toUIMessages makes fit `UIMessage[]`.
 
-import type { Agent, AgentEvent, AgentMessage, AgentToolResult, Model } from "./index.js";
+import type { Agent, AgentEndedToolCall, AgentEvent, AgentMessage, AgentToolResult, Model, ToolApprovalDecision, ToolApprovalRequest } from "./index.js";
 
 /** What `toUIMessageStream` reads: an Agent (subscribed), or the events of one as an async iterable. */
 export type AgentEventSource =
@@ -164,3 +165,104 @@ export interface UIToolApprovalDecision {
 
 /** The `approval-responded` tool parts of the last (assistant) message as decisions. */
 export declare function toolApprovalDecisions(messages: readonly UIMessageLike[]): UIToolApprovalDecision[];
+
+/** A part of a message {@link toUIMessages} makes (a subset of the AI SDK's `UIMessagePart`, with the same fields). */
+export type AgentUIPart =
+  | { type: "step-start" }
+  | { type: "text"; text: string; state: "done"; providerMetadata?: AgentLoopProviderMetadata }
+  | { type: "reasoning"; id: string; text: string; state: "done"; providerMetadata?: AgentLoopProviderMetadata }
+  | { type: "file"; mediaType: string; url: string }
+  | { type: "steering-message"; id: string; parts: Array<{ type: "text"; text: string } | { type: "file"; mediaType: string; url: string }> }
+  | AgentUIToolPart;
+
+/** `part.approval` of a tool call that asked for a person: the request's `reason` and `data`/`expiresAt`, then the decision. */
+interface AgentUIApprovalRequest {
+  id: string;
+  descriptor?: { data?: unknown; expiresAt?: number };
+  requestReason?: string;
+}
+
+/** A tool part in the state the stream leaves it in: `tool-<name>`, or `dynamic-tool` with `dynamicTools`. */
+export type AgentUIToolPart = (
+  | { type: `tool-${string}`; toolCallId: string }
+  | { type: "dynamic-tool"; toolName: string; toolCallId: string }
+) &
+  (
+    | { state: "input-available"; input: unknown; callProviderMetadata?: AgentLoopProviderMetadata }
+    | { state: "approval-requested"; input: unknown; callProviderMetadata?: AgentLoopProviderMetadata; approval: AgentUIApprovalRequest }
+    | { state: "approval-responded"; input: unknown; callProviderMetadata?: AgentLoopProviderMetadata; approval: AgentUIApprovalRequest & { approved: boolean; reason?: string } }
+    | { state: "output-available"; input: unknown; output: unknown; callProviderMetadata?: AgentLoopProviderMetadata; approval?: AgentUIApprovalRequest & { approved: true } }
+    | { state: "output-error"; input: unknown; errorText: string; callProviderMetadata?: AgentLoopProviderMetadata; approval?: AgentUIApprovalRequest & { approved: true } }
+    | { state: "output-denied"; input: unknown; callProviderMetadata?: AgentLoopProviderMetadata; approval: AgentUIApprovalRequest & { approved: false; reason?: string } }
+  );
+
+/** A message of a history (assignable to the AI SDK's `UIMessage`, for `useChat({ messages })`). */
+export interface AgentUIMessage {
+  id: string;
+  role: "user" | "assistant";
+  parts: AgentUIPart[];
+}
+
+/** One run as the server streamed it, for {@link toUIMessages}' `runs`. */
+export interface UIMessageRun {
+  /** Where the run's messages begin in the transcript: `agent.state.messages.length` read just before the run started. */
+  start: number;
+  /** The `messageId` its answer streamed with (for a run that decisions continue: the continued message's id). */
+  messageId: string;
+}
+
+export interface ToUIMessagesOptions extends Pick<ToUIMessageStreamOptions, "sendReasoning" | "toolOutput" | "dynamicTools"> {
+  /**
+   * The runs that made the transcript, as the server recorded them when it streamed each. They make the history exact:
+   * each answer gets the id its run streamed with, so a page that loads the history mid-answer and then resumes
+   * (`resumeUIMessageStream` with that id) lands on the same message instead of adding a second; the user messages at
+   * a run's start are its prompt and later ones are steering or follow-ups (`steering-message` parts); a run whose
+   * `messageId` is the answer before it (the run that decisions continue) joins that answer, another begins an
+   * answer of its own; reasoning ids and steering ids count per run, as the stream's do. Without it (or before its
+   * first run): a user message right after tool results is steering and any other begins an exchange, and runs with no
+   * user message between them (`continue()`, decisions) form one answer.
+   */
+  runs?: readonly UIMessageRun[];
+  /**
+   * The id of each message `runs` does not name. `index` is where the message begins in `agentMessages` (a user
+   * message's own index; for an answer, where its exchange began: the index after the previous answer, which is
+   * `agent.state.messages.length` read before its run), and `message` is `agentMessages[index]`. Default
+   * `${role}-${index}` (`user-1`, `assistant-0`): stable while the transcript only grows, so a server that streams each
+   * answer with the messageId `"assistant-" + agent.state.messages.length` (read before the run) needs no `runs` for
+   * its ids (an app that drops the transcript's first messages must keep its own ids: the indexes move).
+   */
+  messageId?: (info: { role: "user" | "assistant"; index: number; message: AgentMessage }) => string;
+  /** `agent.state.pendingApprovals`: those calls show `approval-requested` with their request's reason and data. */
+  pendingApprovals?: readonly ToolApprovalRequest[];
+  /**
+   * Issue 30's approval record, e.g. `agent.snapshot().approvals` while a run waits: `requests` (their reason and
+   * data in `part.approval`), `completedTools` (the waiting batch's calls that ended: their results are not in the
+   * transcript until the decisions, and the stream showed their output), `decisions` (a call decided but not yet run
+   * shows `approval-responded`; a finished one keeps `approval` as the client's response left it). A log the app
+   * keeps across pauses makes past approvals exact too; without it an approved call shows no `approval`, and a denied
+   * one `{ id, approved: false, reason }` read from its result (`Tool call "<id>" was denied: <reason>`).
+   */
+  approvals?: {
+    requests?: readonly ToolApprovalRequest[];
+    completedTools?: readonly AgentEndedToolCall[];
+    decisions?: readonly Pick<ToolApprovalDecision, "toolCallId" | "approved" | "reason">[];
+  };
+}
+
+/**
+ * An agent transcript (`agent.state.messages`) as the `UIMessage[]` a `useChat` client that watched its runs live ends
+ * with, for `useChat({ messages })` when a page loads (the inverse of {@link convertToAgentMessages}): per exchange a
+ * user message (text; images as `file` parts with data: URLs) and its answer as one assistant message, one
+ * `step-start` and the text, reasoning (`state: "done"`, signatures in `providerMetadata.agentLoop`) and tool parts
+ * (`output-available` with `toolOutput`'s output (given the tool result message), `output-error`, `output-denied`,
+ * and, with the options, `approval-requested` / `approval-responded`) of each model response; steering as
+ * `steering-message` parts between the steps. Not shown: system messages (tool declarations) and custom message roles.
+ *
+ * What the transcript does not hold, so the history lacks it: a user file's `filename` (a text file comes back as a
+ * text part), message `metadata`, preliminary tool outputs, the error of a failed response (`chat.error`); a denial the
+ * agent made itself (an approval that timed out) shows as `output-denied`, where the stream sent `tool-output-error`.
+ * `convertToAgentMessages(toUIMessages(m))` gives `m` back without timestamps, usage, `api`/`provider`/`model`,
+ * `durationMs`, `errorMessage`, a `stopReason` other than `toolUse`/`stop`, system messages, and with an error
+ * result's content as one text block and no `details`.
+ */
+export declare function toUIMessages(agentMessages: readonly AgentMessage[], options?: ToUIMessagesOptions): AgentUIMessage[];

@@ -277,17 +277,7 @@ async function serve(root) {
 
 test("the docs have code blocks, and every block has a known kind", () => {
   assert.ok(only.length > 0 || blocks.filter(isCode).length >= 20, `only ${blocks.filter(isCode).length} code blocks found: is the scan broken?`);
-  test("the package's README (what npm shows) is the front page for users: no repository script, no link into a clone", () => {
-  const shipped = readFileSync(join(HERE, "node_modules", "agent-loop-wasm", "README.md"), "utf8");
-  const manifest = JSON.parse(readFileSync(join(ROOT, "pkg-template", "package.json"), "utf8"));
-  assert.equal(shipped, packageReadme(readFileSync(join(ROOT, "README.md"), "utf8"), manifest.repository), "the tarball's README is not README.md as scripts/package-readme.mjs turns it");
-  assert.doesNotMatch(shipped, /scripts\/|repo-only/, "the package's README names a repository script");
-  const relative = [...shipped.matchAll(/\]\((?!https?:|#)([^)]+)\)/g)].map((m) => m[1]);
-  assert.deepEqual(relative, [], "links that only work in a clone of the repository");
-  assert.match(shipped, /## Quickstart/);
-});
-
-for (const [i, b] of blocks.entries()) {
+  for (const [i, b] of blocks.entries()) {
     const kind = b.directive.kind;
     if (isCode(b)) assert.notEqual(kind, "not-code", `${b.where}: a ${b.lang} block is code: run it or mark it a fragment`);
     const isProgram = (p) => p?.file === b.file && isCode(p) && p.directive.kind === "run";
@@ -300,6 +290,57 @@ for (const [i, b] of blocks.entries()) {
       assert.ok(twinOf(i), `${b.where}: same-calls must follow the program it is compared with (or that program's output block)`);
     }
   }
+});
+
+test("the package's README (what npm shows) is the front page for users: no repository script, no link into a clone", () => {
+  const shipped = readFileSync(join(HERE, "node_modules", "agent-loop-wasm", "README.md"), "utf8");
+  const manifest = JSON.parse(readFileSync(join(ROOT, "pkg-template", "package.json"), "utf8"));
+  assert.equal(shipped, packageReadme(readFileSync(join(ROOT, "README.md"), "utf8"), manifest.repository), "the tarball's README is not README.md as scripts/package-readme.mjs turns it");
+  assert.doesNotMatch(shipped, /scripts\/|repo-only/, "the package's README names a repository script");
+  const relative = [...shipped.matchAll(/\]\((?!https?:|#)([^)]+)\)/g)].map((m) => m[1]);
+  assert.deepEqual(relative, [], "links that only work in a clone of the repository");
+  assert.match(shipped, /## Quickstart/);
+});
+
+/** GitHub's anchor for a heading: lower case, code marks and punctuation dropped, spaces as hyphens. */
+function slugOf(heading) {
+  return heading.trim().toLowerCase().replace(/<[^>]+>/g, "").replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
+}
+
+/** The anchors a markdown file offers (headings, numbered as GitHub numbers repeats). */
+function anchorsOf(text) {
+  const seen = new Map();
+  const anchors = new Set();
+  let fenced = false;
+  for (const line of text.split("\n")) {
+    if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
+    const m = !fenced && /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!m) continue;
+    const slug = slugOf(m[1]);
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    anchors.add(n === 0 ? slug : `${slug}-${n}`);
+  }
+  return anchors;
+}
+
+test("every link between the docs, the examples and the repository's files resolves, anchors included", () => {
+  const broken = [];
+  for (const file of docFiles()) {
+    const text = readFileSync(join(ROOT, file), "utf8").replace(/^\s*(```|~~~)[\s\S]*?^\s*\1/gm, "");
+    for (const m of text.matchAll(/\]\((?!https?:|mailto:)([^)\s]+)\)/g)) {
+      const [path, anchor] = m[1].split("#");
+      const target = path ? join(dirname(join(ROOT, file)), path) : join(ROOT, file);
+      if (!existsSync(target)) {
+        broken.push(`${file}: ${m[1]} (no such file)`);
+        continue;
+      }
+      if (anchor && statSync(target).isFile() && !anchorsOf(readFileSync(target, "utf8")).has(anchor)) {
+        broken.push(`${file}: ${m[1]} (no heading #${anchor} in ${relative(ROOT, target)})`);
+      }
+    }
+  }
+  assert.deepEqual(broken, [], "broken links");
 });
 
 for (const [i, b] of blocks.entries()) {

@@ -8,7 +8,8 @@
 // - the conversation ends with tool results → a text answer that quotes them ("get_weather: It is 18 °C in Oslo.");
 // - it ends with a user message and tools are declared → one call of each tool the message asks for, by name or by a
 //   word only that tool's name has ("weather in Oslo" → get_weather), all in one response, arguments made from the
-//   tool's schema and the message ("Oslo" for a string, 25 for a number the message holds);
+//   tool's schema and the message ("Oslo" or "notes/" for a string, 25 for a number the message holds), call ids
+//   numbered within the conversation (call_1, call_2, …);
 // - otherwise → a short text answer naming what it was asked.
 // Every reply reports usage (about 4 characters a token), so usage totals and cost limits have figures.
 // Requests without the provider's key header are refused as the service would (401), so a block that forgot its
@@ -130,14 +131,18 @@ function readGoogle(body) {
 // ---------------------------------------------------------------------------------------------------------------
 // The policy
 
-/** Values a message offers for arguments: capitalised words (not the first), file-like words, numbers, quotes. */
+/**
+ * Values a message offers for arguments: quotes, file-like words (`notes.txt`), paths (`notes/`, `./src`), capitalised
+ * words (not the first), numbers.
+ */
 function offered(text) {
   const words = [...text.matchAll(/[\p{L}\p{N}_.\/-]+/gu)].map((m) => m[0]);
   const quoted = [...text.matchAll(/"([^"]+)"|'([^']+)'/g)].map((m) => m[1] ?? m[2]);
   const names = words.slice(1).filter((w) => /^\p{Lu}/u.test(w) && !/^[A-Z]+$/.test(w)).map((w) => w.replace(/[.]+$/, ""));
   const files = words.filter((w) => /^[\w/-]+\.[A-Za-z0-9]+$/.test(w) && !/^\d+(\.\d+)?$/.test(w));
+  const paths = words.filter((w) => w.includes("/") && !files.includes(w)).map((w) => w.replace(/(?<=\/)\.+$/, ""));
   const numbers = words.filter((w) => /^-?\d+(\.\d+)?$/.test(w)).map(Number);
-  return { strings: [...quoted, ...files, ...names], numbers };
+  return { strings: [...quoted, ...files, ...paths, ...names], numbers };
 }
 
 /** Arguments for `schema` from what the message offers (deterministic; always valid for the simple schemas docs use). */
@@ -181,9 +186,11 @@ function argumentsFor(schema, offer, root = schema, depth = 0) {
   }
 }
 
-let callCounter = 0;
-
-/** The reply to a conversation: `{ text }` or `{ calls: [{id, name, args}] }`. */
+/**
+ * The reply to a conversation: `{ text }` or `{ calls: [{id, name, args}] }`. Call ids are numbered within the
+ * conversation (`call_1`, `call_2`, … after the calls its assistant turns made), so a block's ids do not depend on
+ * which blocks ran before it.
+ */
 export function decide({ tools, turns }) {
   const last = turns.at(-1);
   if (last?.role === "tool") return { text: last.results.map((r) => `${r.name}: ${r.text}`).join("\n") };
@@ -191,7 +198,8 @@ export function decide({ tools, turns }) {
   const wanted = asked ? requestedTools(asked, tools) : [];
   if (wanted.length) {
     const offer = offered(asked);
-    return { calls: wanted.map((t) => ({ id: `call_${++callCounter}`, name: t.name, args: argumentsFor(t.schema, offer) })) };
+    const before = turns.reduce((n, t) => n + (t.role === "assistant" ? (t.calls ?? 0) : 0), 0);
+    return { calls: wanted.map((t, i) => ({ id: `call_${before + i + 1}`, name: t.name, args: argumentsFor(t.schema, offer) })) };
   }
   return { text: asked ? `You asked: "${asked.slice(0, 120)}". This is the scripted docs model's answer.` : "Hello." };
 }

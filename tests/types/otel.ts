@@ -46,3 +46,15 @@ withTelemetry(config, { functionId: 1 });
 withTelemetry(config, { tracer: {} });
 // @ts-expect-error the target is a config or an Agent
 withTelemetry(1, {});
+
+// resumeOf takes OpenTelemetry's SpanContext, an interface without an index signature (the docs store it as JSON and
+// parse it back; a live one comes from trace.getSpan(runContext(agent))?.spanContext()).
+interface ApiSpanContext {
+  traceId: string;
+  spanId: string;
+  traceFlags: number;
+  isRemote?: boolean;
+  traceState?: { get(key: string): string | undefined };
+}
+declare const stored: ApiSpanContext | undefined;
+withTelemetry(new Agent(), { tracer, resumeOf: stored });
