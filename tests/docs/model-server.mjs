@@ -20,12 +20,16 @@
 //   `:streamGenerateContent`; else the whole reply as one JSON body of the service's shape (`chat.completion`, a
 //   Responses `response` with its `output` items, an Anthropic `message`, a Gemini `generateContent` answer), as the
 //   AI SDK's `generateText` asks for it;
-// - Responses items are stored (`store` defaults to true there): every output item gets an id unique to this server
-//   (msg_<n>_1, fc_<n>_1, …), and an `item_reference` in a later request's `input` stands for the item it names, as
-//   the AI SDK sends earlier assistant text; an unknown id is refused with OpenAI's 400 error.
+// - Responses items are stored (`store` defaults to true there): a reply's message and reasoning items get ids made
+//   from a hash of the request and the reply (msg_<hash>, rs_<hash>: the same in every run, whatever ran before, and
+//   distinct for distinct conversations), and an `item_reference` in a later request's `input` stands for the item it
+//   names, as the AI SDK sends earlier assistant text; an unknown id is refused with OpenAI's 400 error. Function
+//   calls keep fc_1, fc_2, … in every reply (their ids show in the call ids the docs print, `call_1|fc_1`); clients
+//   send them back whole, so they are not stored.
 // `requests` logs each request with the reply the model decided (`reply`: `{ text }` or `{ calls: [{id, name,
 // args}] }`) and the `x-docs-block` header preload.mjs adds (`block`), so docs.test.mjs can tell which program
 // got which replies (`same-calls`).
+import { createHash } from "node:crypto";
 import { createServer } from "node:http";
 import { wire } from "../js/provider-server.mjs";
 import { requestedTools } from "../../local-llm/chat.mjs";
@@ -285,7 +289,6 @@ export async function startDocsModel() {
   const requests = [];
   /** Responses output items by id, for `item_reference`s. */
   const stored = new Map();
-  let replies = 0;
   const server = createServer(async (req, res) => {
     const parts = [];
     for await (const part of req) parts.push(part);
@@ -316,16 +319,16 @@ export async function startDocsModel() {
     }
     record.reply = reply;
     record.stream = streamed(format, path, record.body);
-    const n = ++replies;
     const input = tokens(raw);
     const output = tokens(reply.text ?? JSON.stringify(reply.calls));
     const model = record.body.model ?? "docs-model";
-    const id = { "openai-completions": `chatcmpl-${n}`, "openai-responses": `resp_${n}`, "anthropic-messages": `msg_${n}` }[format.api] ?? `docs-${n}`;
-    let sse = wire[format.api].reply({ ...reply, id, model, usage: usage(format.api, input, output), itemPrefix: `${n}_` });
+    const hash = createHash("sha256").update(raw).update(JSON.stringify(reply)).digest("hex").slice(0, 16);
+    const id = { "openai-completions": "chatcmpl-1", "openai-responses": "resp_1", "anthropic-messages": "msg_01" }[format.api] ?? "resp-g1";
+    let sse = wire[format.api].reply({ ...reply, id, model, usage: usage(format.api, input, output), messageId: `msg_${hash}`, reasoningId: `rs_${hash}` });
     // Anthropic reports input tokens in message_start: the builder's fixed figure becomes this request's.
     if (format.api === "anthropic-messages") sse = sse.replace('"input_tokens":100', `"input_tokens":${input}`);
     const items = format.api === "openai-responses" ? outputItems(sse) : [];
-    for (const item of items) stored.set(item.id, item);
+    for (const item of items) if (item.type !== "function_call") stored.set(item.id, item);
     if (record.stream) {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       return res.end(sse);

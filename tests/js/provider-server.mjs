@@ -363,14 +363,14 @@ export const wire = {
     },
   },
   "openai-responses": {
-    // `itemPrefix` makes the output items' ids unique across replies (rs_<prefix>1, msg_<prefix>1, fc_<prefix>1, …),
-    // for a server that resolves `item_reference`s to them.
-    reply({ text, thinking, calls = [], id = "resp_1", model = "gpt-test-2025", usage, status = "completed", whole, itemPrefix = "" } = {}) {
+    // `messageId` and `reasoningId` name the message and reasoning items, for a server that stores them and resolves a
+    // later request's `item_reference`s to them; function-call items are fc_1, fc_2, … in every reply.
+    reply({ text, thinking, calls = [], id = "resp_1", model = "gpt-test-2025", usage, status = "completed", whole, messageId = "msg_1", reasoningId = "rs_1" } = {}) {
       const pieces = split(whole);
       let out = event("response.created", { type: "response.created", sequence_number: 0, response: { id, object: "response", created_at: 1, model, status: "in_progress", output: [] } });
       let index = 0;
       if (thinking) {
-        const item = { type: "reasoning", id: `rs_${itemPrefix}1`, summary: [] };
+        const item = { type: "reasoning", id: reasoningId, summary: [] };
         out += event("response.output_item.added", { type: "response.output_item.added", output_index: index, item });
         out += event("response.reasoning_summary_part.added", { type: "response.reasoning_summary_part.added", item_id: item.id, output_index: index, summary_index: 0, part: { type: "summary_text", text: "" } });
         for (const p of pieces(thinking)) out += event("response.reasoning_summary_text.delta", { type: "response.reasoning_summary_text.delta", item_id: item.id, output_index: index, summary_index: 0, delta: p });
@@ -379,7 +379,7 @@ export const wire = {
         index++;
       }
       if (text) {
-        const item = { type: "message", id: `msg_${itemPrefix}1`, role: "assistant", status: "in_progress", content: [] };
+        const item = { type: "message", id: messageId, role: "assistant", status: "in_progress", content: [] };
         out += event("response.output_item.added", { type: "response.output_item.added", output_index: index, item });
         out += event("response.content_part.added", { type: "response.content_part.added", item_id: item.id, output_index: index, content_index: 0, part: { type: "output_text", text: "", annotations: [] } });
         for (const p of pieces(text)) out += event("response.output_text.delta", { type: "response.output_text.delta", item_id: item.id, output_index: index, content_index: 0, delta: p });
@@ -387,7 +387,7 @@ export const wire = {
         out += event("response.output_item.done", { type: "response.output_item.done", output_index: index, item: { ...item, status: "completed", content: [{ type: "output_text", text, annotations: [] }] } });
         index++;
       }
-      const callItems = calls.map((c, i) => ({ type: "function_call", id: `fc_${itemPrefix}${i + 1}`, call_id: c.id, name: c.name, arguments: "", status: "in_progress", output_index: index + i }));
+      const callItems = calls.map((c, i) => ({ type: "function_call", id: `fc_${i + 1}`, call_id: c.id, name: c.name, arguments: "", status: "in_progress", output_index: index + i }));
       for (const item of callItems) {
         const { output_index, ...rest } = item;
         out += event("response.output_item.added", { type: "response.output_item.added", output_index, item: rest });
