@@ -6,6 +6,12 @@
 //   <!-- test: expect "text" -->    a program whose output must contain "text" (repeatable: expect "a" expect "b")
 //   <!-- test: stdin "y\n" -->      a program that reads its answers from standard input
 //   <!-- test: output -->           this block (text) is the exact output of the program just above it
+//   <!-- test: output both -->      … of each of the two programs just above it (a pair that does the same thing)
+//   <!-- test: same-calls -->       a program (also with expect, or after a handler's body) that must get the same
+//                                   replies from the scripted model as the program just above it (past that
+//                                   program's output block, if it has one): as many requests, the same tool calls
+//                                   with the same arguments, in the same order, at least one call (docs/from-ai-sdk.md's
+//                                   pairs: the AI SDK's program, then ours)
 //   <!-- test: fragment -->         part of a program by design: type-checked against the package's types, with the
 //                                   names tests/docs/fragment-globals.d.ts declares (agent, model, tools, …)
 //   <!-- test: handler POST /api/chat {json} -->
@@ -37,12 +43,16 @@ const SHELL = new Set(["sh", "bash", "shell", "console"]);
 
 /** Parses one directive text ("expect \"a\" stdin \"b\"", "handler POST /x {…}") into an object. */
 export function parseDirective(text, where) {
-  const d = { kind: "run", expect: [], stdin: undefined };
+  const d = { kind: "run", expect: [], stdin: undefined, sameCalls: false, both: false };
   let rest = text.trim();
   const word = /^([a-z-]+)\s*/.exec(rest);
   if (word && ["run", "fragment", "output", "handler", "not-code"].includes(word[1])) {
     d.kind = word[1];
     rest = rest.slice(word[0].length);
+  }
+  if (d.kind === "output" && /^both\b/.test(rest)) {
+    d.both = true;
+    rest = rest.slice(4).trim();
   }
   if (d.kind === "handler") {
     const m = /^(GET|POST|PUT|DELETE)\s+(\S+)\s*(.*)$/s.exec(rest);
@@ -50,18 +60,20 @@ export function parseDirective(text, where) {
     d.method = m[1];
     d.path = m[2];
     rest = m[3];
-    const body = /^(\{.*\}|\[.*\])(?=\s*(?:expect|$))/s.exec(rest);
+    const body = /^(\{.*\}|\[.*\])(?=\s*(?:expect|same-calls|$))/s.exec(rest);
     if (body) {
       d.body = JSON.parse(body[1]);
       rest = rest.slice(body[0].length);
     }
   }
-  for (const m of rest.matchAll(/\s*(expect|stdin)\s+("(?:[^"\\]|\\.)*")/g)) {
-    const value = JSON.parse(m[2]);
-    if (m[1] === "expect") d.expect.push(value);
-    else d.stdin = value;
+  const words = /\s*(?:(same-calls)|(expect|stdin)\s+("(?:[^"\\]|\\.)*"))/g;
+  for (const m of rest.matchAll(words)) {
+    if (m[1]) d.sameCalls = true;
+    else if (m[2] === "expect") d.expect.push(JSON.parse(m[3]));
+    else d.stdin = JSON.parse(m[3]);
   }
-  const leftover = rest.replace(/\s*(expect|stdin)\s+("(?:[^"\\]|\\.)*")/g, "").trim();
+  if (d.sameCalls && !["run", "handler"].includes(d.kind)) throw new Error(`${where}: same-calls is for programs (run or handler)`);
+  const leftover = rest.replace(words, "").trim();
   if (leftover) throw new Error(`${where}: cannot read "${leftover}" in the directive "${text}"`);
   return d;
 }

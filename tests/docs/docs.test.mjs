@@ -123,11 +123,11 @@ function typeCheck() {
 }
 
 /** Runs `node file` (or a driver) with the docs environment; resolves { code, stdout, stderr }. */
-function runNode(file, { stdin } = {}) {
+function runNode(file, { stdin, block } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(NODE, ["--import", join(HERE, "preload.mjs"), file], {
       cwd: WORK,
-      env: { PATH: `${dirname(NODE)}:${process.env.PATH}`, HOME: process.env.HOME, ...KEYS, DOCS_MODEL_URL: model.url },
+      env: { PATH: `${dirname(NODE)}:${process.env.PATH}`, HOME: process.env.HOME, ...KEYS, DOCS_MODEL_URL: model.url, DOCS_BLOCK: slug(block) },
       stdio: ["pipe", "pipe", "pipe"],
     });
     let stdout = "";
@@ -151,18 +151,45 @@ function checkTypes(b) {
   assert.ok(!errors, `${b.where}: the block does not type-check against the package's types:\n  ${errors?.join("\n  ")}`);
 }
 
-async function checkProgram(b, i) {
-  checkTypes(b);
-  const r = await runNode(pathOf(b), { stdin: b.directive.stdin });
-  assert.equal(r.code, 0, `${b.where}: the program failed\n${shown(r)}`);
-  for (const text of b.directive.expect) assert.ok(r.stdout.includes(text), `${b.where}: the output lacks ${JSON.stringify(text)}\n${shown(r)}`);
-  const next = blocks[i + 1];
-  if (next?.file === b.file && next.directive.kind === "output") {
-    assert.equal(r.stdout.trimEnd(), next.code.trimEnd(), `${next.where}: the output shown is not what ${b.where} prints`);
-  }
+/** What the scripted model answered each program, in order: "text", or the calls it made ({ name, args }). */
+const replies = new Map();
+const repliesTo = (b) => model.requests.filter((r) => r.block === slug(b) && r.reply).map((r) => (r.reply.calls ? r.reply.calls.map(({ name, args }) => ({ name, args })) : "text"));
+
+/** The program a `same-calls` block is compared with: the one just above it, past its output block if it has one. */
+function twinOf(i) {
+  let j = i - 1;
+  if (blocks[j]?.directive.kind === "output") j--;
+  const twin = blocks[j];
+  return twin?.file === blocks[i].file && isCode(twin) && ["run", "handler"].includes(twin.directive.kind) ? twin : undefined;
 }
 
-async function checkHandler(b) {
+/** `same-calls`: the program got the replies its twin got (docs/from-ai-sdk.md's pairs). */
+function checkSameCalls(b, i) {
+  const mine = replies.get(b);
+  if (!b.directive.sameCalls) return;
+  const twin = twinOf(i);
+  const theirs = replies.get(twin);
+  assert.ok(theirs, `${b.where}: same-calls, but ${twin.where} did not run before it`);
+  assert.deepEqual(mine, theirs, `${b.where}: the scripted model's replies (tool calls, in order) differ from ${twin.where}'s`);
+  assert.ok(mine.some((r) => r !== "text"), `${b.where}: same-calls, but no tool was called: the pair proves nothing`);
+}
+
+async function checkProgram(b, i) {
+  checkTypes(b);
+  const r = await runNode(pathOf(b), { stdin: b.directive.stdin, block: b });
+  replies.set(b, repliesTo(b));
+  assert.equal(r.code, 0, `${b.where}: the program failed\n${shown(r)}`);
+  for (const text of b.directive.expect) assert.ok(r.stdout.includes(text), `${b.where}: the output lacks ${JSON.stringify(text)}\n${shown(r)}`);
+  // The output block after this program, or after the pair this program starts (`output both`).
+  const shownAfter = [blocks[i + 1], blocks[i + 1] && isCode(blocks[i + 1]) ? blocks[i + 2] : undefined];
+  for (const [k, next] of shownAfter.entries()) {
+    if (next?.file !== b.file || next.directive.kind !== "output" || (k === 1 && !next.directive.both)) continue;
+    assert.equal(r.stdout.trimEnd(), next.code.trimEnd(), `${next.where}: the output shown is not what ${b.where} prints`);
+  }
+  checkSameCalls(b, i);
+}
+
+async function checkHandler(b, i) {
   checkTypes(b);
   const d = b.directive;
   const driver = join(WORK, `${slug(b)}.driver.mjs`);
@@ -178,11 +205,13 @@ process.stdout.write(\`status \${response.status}\\n\`);
 process.stdout.write(await response.text());
 `,
   );
-  const r = await runNode(driver);
+  const r = await runNode(driver, { block: b });
+  replies.set(b, repliesTo(b));
   assert.equal(r.code, 0, `${b.where}: calling the handler failed\n${shown(r)}`);
   const status = Number(/^status (\d+)/.exec(r.stdout)?.[1]);
   assert.ok(status >= 200 && status < 300, `${b.where}: the handler answered ${status}\n${shown(r)}`);
   for (const text of d.expect) assert.ok(r.stdout.includes(text), `${b.where}: the response lacks ${JSON.stringify(text)}\n${shown(r)}`);
+  checkSameCalls(b, i);
 }
 
 function checkShell(b) {
@@ -251,11 +280,14 @@ test("the docs have code blocks, and every block has a known kind", () => {
   for (const [i, b] of blocks.entries()) {
     const kind = b.directive.kind;
     if (isCode(b)) assert.notEqual(kind, "not-code", `${b.where}: a ${b.lang} block is code: run it or mark it a fragment`);
+    const isProgram = (p) => p?.file === b.file && isCode(p) && p.directive.kind === "run";
     if (kind === "output") {
-      const prev = blocks[i - 1];
-      assert.ok(prev?.file === b.file && isCode(prev) && prev.directive.kind === "run", `${b.where}: an output block must follow the program it shows`);
+      assert.ok(isProgram(blocks[i - 1]), `${b.where}: an output block must follow the program it shows`);
+      if (b.directive.both) assert.ok(isProgram(blocks[i - 2]), `${b.where}: "output both" must follow the two programs it shows`);
     } else if (!isCode(b) && b.explicit && kind !== "not-code") {
       assert.fail(`${b.where}: "${kind}" is for js/ts blocks`);
+    } else if (b.directive.sameCalls) {
+      assert.ok(twinOf(i), `${b.where}: same-calls must follow the program it is compared with (or that program's output block)`);
     }
   }
 });
@@ -324,7 +356,7 @@ for (const [i, b] of blocks.entries()) {
   const kind = b.directive.kind;
   if (isCode(b)) {
     if (kind === "run") test(`${b.where} runs as written`, () => checkProgram(b, i));
-    else if (kind === "handler") test(`${b.where} answers ${b.directive.method} ${b.directive.path}`, () => checkHandler(b));
+    else if (kind === "handler") test(`${b.where} answers ${b.directive.method} ${b.directive.path}`, () => checkHandler(b, i));
     else if (kind === "fragment") test(`${b.where} type-checks`, () => checkTypes(b));
   } else if (isShell(b)) test(`${b.where} names only tested packages and commands`, () => checkShell(b));
   else if (isHtml(b)) test(`${b.where} loads in Chromium`, () => checkPage(b));

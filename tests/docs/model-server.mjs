@@ -1,7 +1,8 @@
 // The scripted model the docs' code blocks talk to: one loopback server that answers every built-in wire format
 // (Chat Completions, Responses, Anthropic Messages, Gemini) the way a helpful model would, deterministically, so that
-// a block written for a real service runs unchanged. `preload.mjs` sends each provider's requests here, to
-// `/<host>/<path>` (api.openai.com/v1/chat/completions → /api.openai.com/v1/chat/completions).
+// a block written for a real service runs unchanged, whichever client sends it: agent-loop-wasm's providers or
+// another SDK's (the AI SDK's `@ai-sdk/openai` in docs/from-ai-sdk.md). `preload.mjs` sends each provider's requests
+// here, to `/<host>/<path>` (api.openai.com/v1/chat/completions → /api.openai.com/v1/chat/completions).
 //
 // The policy, read off the request as the model would see it:
 // - the conversation ends with tool results → a text answer that quotes them ("get_weather: It is 18 °C in Oslo.");
@@ -13,6 +14,22 @@
 // Every reply reports usage (about 4 characters a token), so usage totals and cost limits have figures.
 // Requests without the provider's key header are refused as the service would (401), so a block that forgot its
 // key fails here too.
+//
+// What the services do that clients rely on, done here too:
+// - streamed or not, as asked: SSE when the body says `stream: true` (OpenAI, Anthropic) or the path is Gemini's
+//   `:streamGenerateContent`; else the whole reply as one JSON body of the service's shape (`chat.completion`, a
+//   Responses `response` with its `output` items, an Anthropic `message`, a Gemini `generateContent` answer), as the
+//   AI SDK's `generateText` asks for it;
+// - Responses items are stored (`store` defaults to true there): a reply's message and reasoning items get ids made
+//   from a hash of the request and the reply (msg_<hash>, rs_<hash>: the same in every run, whatever ran before, and
+//   distinct for distinct conversations), and an `item_reference` in a later request's `input` stands for the item it
+//   names, as the AI SDK sends earlier assistant text; an unknown id is refused with OpenAI's 400 error. Function
+//   calls keep fc_1, fc_2, … in every reply (their ids show in the call ids the docs print, `call_1|fc_1`); clients
+//   send them back whole, so they are not stored.
+// `requests` logs each request with the reply the model decided (`reply`: `{ text }` or `{ calls: [{id, name,
+// args}] }`) and the `x-docs-block` header preload.mjs adds (`block`), so docs.test.mjs can tell which program
+// got which replies (`same-calls`).
+import { createHash } from "node:crypto";
 import { createServer } from "node:http";
 import { wire } from "../js/provider-server.mjs";
 import { requestedTools } from "../../local-llm/chat.mjs";
@@ -47,11 +64,14 @@ function readCompletions(body) {
   return { tools, turns };
 }
 
-function readResponses(body) {
+function readResponses(body, stored) {
   const tools = (body.tools ?? []).filter((t) => t.type === "function").map((t) => ({ name: t.name, schema: t.parameters }));
   const names = new Map();
   const turns = [];
-  for (const item of body.input ?? []) {
+  const input = typeof body.input === "string" ? [{ role: "user", content: body.input }] : (body.input ?? []);
+  for (const given of input) {
+    const item = given.type === "item_reference" ? stored.get(given.id) : given;
+    if (!item) throw new RequestError(400, `Item with id '${given.id}' not found.`, "input");
     if (item.type === "function_call") {
       names.set(item.call_id, item.name);
       turns.push({ role: "assistant", text: "", calls: 1 });
@@ -61,7 +81,7 @@ function readResponses(body) {
       if (last?.role === "tool") last.results.push(result);
       else turns.push({ role: "tool", results: [result] });
     } else if (item.role) {
-      const text = Array.isArray(item.content) ? item.content.map((c) => c.text ?? "").join("") : textOf(item.content);
+      const text = Array.isArray(item.content) ? item.content.map((c) => c.text ?? c.refusal ?? "").join("") : textOf(item.content);
       turns.push({ role: item.role === "developer" ? "system" : item.role, text, calls: 0 });
     }
   }
@@ -191,12 +211,24 @@ export function decide({ tools, turns }) {
 // ---------------------------------------------------------------------------------------------------------------
 // The server
 
+/** A request the service would refuse: answered with `status` and the OpenAI-style error body. */
+class RequestError extends Error {
+  constructor(status, message, param) {
+    super(message);
+    this.status = status;
+    this.param = param;
+  }
+}
+
 const FORMATS = [
   { api: "openai-completions", path: /\/chat\/completions$/, key: "authorization", read: readCompletions },
   { api: "openai-responses", path: /\/responses$/, key: "authorization", read: readResponses },
   { api: "anthropic-messages", path: /\/messages$/, key: "x-api-key", read: readAnthropic },
-  { api: "google-generative-ai", path: /:streamGenerateContent$/, key: "x-goog-api-key", read: readGoogle },
+  { api: "google-generative-ai", path: /:(stream)?[gG]enerateContent$/, key: "x-goog-api-key", read: readGoogle },
 ];
+
+/** Whether the request asks for SSE (Gemini says so in its path, the others in the body). */
+const streamed = (format, path, body) => (format.api === "google-generative-ai" ? path.endsWith(":streamGenerateContent") : body.stream === true);
 
 function usage(api, input, output) {
   switch (api) {
@@ -211,9 +243,52 @@ function usage(api, input, output) {
   }
 }
 
-/** Starts the server on 127.0.0.1 (port 0). `requests` logs { api, host, path, body, authorized }. */
+/** The `item`s of a Responses SSE text's `response.output_item.done` events: the reply's output, as stored. */
+function outputItems(sse) {
+  return [...sse.matchAll(/^event: response\.output_item\.done\ndata: (.*)$/gm)].map((m) => JSON.parse(m[1]).item);
+}
+
+/** The whole reply as the service's non-streamed JSON body. `items`: the Responses output items (from the SSE). */
+function wholeBody(api, { text, calls = [] }, { id, model, input, output, items }) {
+  const created = Math.floor(Date.now() / 1000);
+  switch (api) {
+    case "openai-completions": {
+      const message = { role: "assistant", content: text ?? null, refusal: null };
+      if (calls.length) message.tool_calls = calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: JSON.stringify(c.args) } }));
+      return {
+        id, object: "chat.completion", created, model,
+        choices: [{ index: 0, message, logprobs: null, finish_reason: calls.length ? "tool_calls" : "stop" }],
+        usage: usage(api, input, output),
+      };
+    }
+    case "openai-responses":
+      return { id, object: "response", created_at: created, status: "completed", error: null, incomplete_details: null, model, output: items, usage: usage(api, input, output) };
+    case "anthropic-messages":
+      return {
+        id, type: "message", role: "assistant", model,
+        content: [...(text ? [{ type: "text", text }] : []), ...calls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: c.args }))],
+        stop_reason: calls.length ? "tool_use" : "end_turn", stop_sequence: null,
+        usage: { input_tokens: input, output_tokens: output, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      };
+    default:
+      return {
+        candidates: [{
+          content: { role: "model", parts: [...(text ? [{ text }] : []), ...calls.map((c) => ({ functionCall: { name: c.name, args: c.args } }))] },
+          finishReason: "STOP", index: 0,
+        }],
+        usageMetadata: usage(api, input, output), modelVersion: model, responseId: id,
+      };
+  }
+}
+
+/**
+ * Starts the server on 127.0.0.1 (port 0). `requests` logs { api, host, path, body, authorized, block, reply, stream }
+ * (`reply` and `stream` once answered).
+ */
 export async function startDocsModel() {
   const requests = [];
+  /** Responses output items by id, for `item_reference`s. */
+  const stored = new Map();
   const server = createServer(async (req, res) => {
     const parts = [];
     for await (const part of req) parts.push(part);
@@ -223,7 +298,7 @@ export async function startDocsModel() {
     const format = FORMATS.find((f) => f.path.test(path ?? ""));
     // A local server (preload.mjs sends 127.0.0.1:8088 and localhost:11434 to /local…/) takes no key.
     const authorized = host?.startsWith("local") || Boolean(req.headers[format?.key ?? "authorization"] || url.searchParams.get("key"));
-    const record = { api: format?.api, host, path, authorized, body: undefined };
+    const record = { api: format?.api, host, path, authorized, block: req.headers["x-docs-block"], body: undefined };
     requests.push(record);
     if (!format || req.method !== "POST") {
       res.writeHead(404, { "content-type": "application/json" });
@@ -234,15 +309,32 @@ export async function startDocsModel() {
       return res.end(JSON.stringify({ error: { message: `no API key sent to ${host}` } }));
     }
     record.body = JSON.parse(raw);
-    const reply = decide(format.read(record.body));
+    let reply;
+    try {
+      reply = decide(format.read(record.body, stored));
+    } catch (error) {
+      if (!(error instanceof RequestError)) throw error;
+      res.writeHead(error.status, { "content-type": "application/json" });
+      return res.end(JSON.stringify({ error: { message: error.message, type: "invalid_request_error", param: error.param ?? null, code: null } }));
+    }
+    record.reply = reply;
+    record.stream = streamed(format, path, record.body);
     const input = tokens(raw);
     const output = tokens(reply.text ?? JSON.stringify(reply.calls));
     const model = record.body.model ?? "docs-model";
-    let sse = wire[format.api].reply({ ...reply, model, usage: usage(format.api, input, output) });
+    const hash = createHash("sha256").update(raw).update(JSON.stringify(reply)).digest("hex").slice(0, 16);
+    const id = { "openai-completions": "chatcmpl-1", "openai-responses": "resp_1", "anthropic-messages": "msg_01" }[format.api] ?? "resp-g1";
+    let sse = wire[format.api].reply({ ...reply, id, model, usage: usage(format.api, input, output), messageId: `msg_${hash}`, reasoningId: `rs_${hash}` });
     // Anthropic reports input tokens in message_start: the builder's fixed figure becomes this request's.
     if (format.api === "anthropic-messages") sse = sse.replace('"input_tokens":100', `"input_tokens":${input}`);
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-    res.end(sse);
+    const items = format.api === "openai-responses" ? outputItems(sse) : [];
+    for (const item of items) if (item.type !== "function_call") stored.set(item.id, item);
+    if (record.stream) {
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      return res.end(sse);
+    }
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify(wholeBody(format.api, reply, { id, model, input, output, items })));
   });
   const sockets = new Set();
   server.on("connection", (s) => {
@@ -260,4 +352,3 @@ export async function startDocsModel() {
     },
   };
 }
-

@@ -363,25 +363,27 @@ export const wire = {
     },
   },
   "openai-responses": {
-    reply({ text, thinking, calls = [], id = "resp_1", model = "gpt-test-2025", usage, status = "completed", whole } = {}) {
+    // `messageId` and `reasoningId` name the message and reasoning items, for a server that stores them and resolves a
+    // later request's `item_reference`s to them; function-call items are fc_1, fc_2, … in every reply.
+    reply({ text, thinking, calls = [], id = "resp_1", model = "gpt-test-2025", usage, status = "completed", whole, messageId = "msg_1", reasoningId = "rs_1" } = {}) {
       const pieces = split(whole);
-      let out = event("response.created", { type: "response.created", sequence_number: 0, response: { id, object: "response", model, status: "in_progress", output: [] } });
+      let out = event("response.created", { type: "response.created", sequence_number: 0, response: { id, object: "response", created_at: 1, model, status: "in_progress", output: [] } });
       let index = 0;
       if (thinking) {
-        const item = { type: "reasoning", id: "rs_1", summary: [] };
+        const item = { type: "reasoning", id: reasoningId, summary: [] };
         out += event("response.output_item.added", { type: "response.output_item.added", output_index: index, item });
-        out += event("response.reasoning_summary_part.added", { type: "response.reasoning_summary_part.added", item_id: "rs_1", output_index: index, summary_index: 0, part: { type: "summary_text", text: "" } });
-        for (const p of pieces(thinking)) out += event("response.reasoning_summary_text.delta", { type: "response.reasoning_summary_text.delta", item_id: "rs_1", output_index: index, summary_index: 0, delta: p });
-        out += event("response.reasoning_summary_text.done", { type: "response.reasoning_summary_text.done", item_id: "rs_1", output_index: index, summary_index: 0, text: thinking });
+        out += event("response.reasoning_summary_part.added", { type: "response.reasoning_summary_part.added", item_id: item.id, output_index: index, summary_index: 0, part: { type: "summary_text", text: "" } });
+        for (const p of pieces(thinking)) out += event("response.reasoning_summary_text.delta", { type: "response.reasoning_summary_text.delta", item_id: item.id, output_index: index, summary_index: 0, delta: p });
+        out += event("response.reasoning_summary_text.done", { type: "response.reasoning_summary_text.done", item_id: item.id, output_index: index, summary_index: 0, text: thinking });
         out += event("response.output_item.done", { type: "response.output_item.done", output_index: index, item: { ...item, summary: [{ type: "summary_text", text: thinking }], encrypted_content: "ENC" } });
         index++;
       }
       if (text) {
-        const item = { type: "message", id: "msg_1", role: "assistant", status: "in_progress", content: [] };
+        const item = { type: "message", id: messageId, role: "assistant", status: "in_progress", content: [] };
         out += event("response.output_item.added", { type: "response.output_item.added", output_index: index, item });
-        out += event("response.content_part.added", { type: "response.content_part.added", item_id: "msg_1", output_index: index, content_index: 0, part: { type: "output_text", text: "", annotations: [] } });
-        for (const p of pieces(text)) out += event("response.output_text.delta", { type: "response.output_text.delta", item_id: "msg_1", output_index: index, content_index: 0, delta: p });
-        out += event("response.output_text.done", { type: "response.output_text.done", item_id: "msg_1", output_index: index, content_index: 0, text });
+        out += event("response.content_part.added", { type: "response.content_part.added", item_id: item.id, output_index: index, content_index: 0, part: { type: "output_text", text: "", annotations: [] } });
+        for (const p of pieces(text)) out += event("response.output_text.delta", { type: "response.output_text.delta", item_id: item.id, output_index: index, content_index: 0, delta: p });
+        out += event("response.output_text.done", { type: "response.output_text.done", item_id: item.id, output_index: index, content_index: 0, text });
         out += event("response.output_item.done", { type: "response.output_item.done", output_index: index, item: { ...item, status: "completed", content: [{ type: "output_text", text, annotations: [] }] } });
         index++;
       }
@@ -404,7 +406,7 @@ export const wire = {
       });
       const u = usage ?? { input_tokens: 100, input_tokens_details: { cached_tokens: 0 }, output_tokens: 20, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 120 };
       const type = status === "completed" ? "response.completed" : status === "incomplete" ? "response.incomplete" : "response.failed";
-      out += event(type, { type, response: { id, object: "response", model, status, output: [], usage: u } });
+      out += event(type, { type, response: { id, object: "response", created_at: 1, model, status, output: [], usage: u } });
       return out;
     },
   },
