@@ -42,8 +42,12 @@ async function startScript(args, env, ready) {
   child.stdout.on("data", (d) => (child.output += d));
   child.stderr.on("data", (d) => (child.output += d));
   child.exited = new Promise((resolve) => child.on("exit", resolve));
-  for (let i = 0; i < 600 && !ready(child.output) && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
-  assert.ok(ready(child.output), `npm ${args.join(" ")} did not start:\n${child.output}`);
+  const deadline = Date.now() + 90_000;
+  while (!ready(child.output) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (!ready(child.output)) {
+    await stop(child);
+    assert.fail(`npm ${args.join(" ")} did not start:\n${child.output}`);
+  }
   return child;
 }
 
@@ -67,8 +71,8 @@ after(async () => {
 });
 
 /** A new page on a new chat, its console errors collected. */
-async function openChat(url = base) {
-  const page = await browser.newPage();
+async function openChat(url = base, page = undefined) {
+  page ??= await browser.newPage();
   page.errors = [];
   page.on("pageerror", (e) => page.errors.push(e.message));
   page.on("console", (m) => m.type() === "error" && page.errors.push(`${m.text()} ${m.location().url}`));
@@ -97,7 +101,8 @@ function rendered(page) {
   );
 }
 
-const idle = (page) => page.waitForFunction(() => document.querySelector("[data-testid=status]")?.dataset.status === "ready", null, { timeout: 30_000 });
+const idle = (page, timeout = 30_000) =>
+  page.waitForFunction(() => document.querySelector("[data-testid=status]")?.dataset.status === "ready", null, { timeout });
 const chatId = (page) => new URL(page.url()).searchParams.get("chat");
 
 /** The lookup conversation as the page shows it at the end. */
@@ -256,18 +261,27 @@ test("the API refuses a request without the bearer token; New chat opens an empt
   await page.close();
 });
 
-test("npm run dev (Vite with the API plugin) serves the page and the chat: a prompt streams to its exact end", T, async () => {
+test("npm run dev (Vite with the API plugin) serves the page and the chat: a prompt streams to its exact end", { timeout: 240_000 }, async (t) => {
   const port = await freePort();
   const dev = await startScript(["run", "dev", "--", "--port", String(port), "--strictPort"], {}, (out) => out.includes(`http://127.0.0.1:${port}/`));
+  // Stopped however the test ends (a failure, or the test's own timeout), so no dev server outlives the file.
+  t.after(() => stop(dev));
+  let page;
   try {
-    const page = await openChat(`http://127.0.0.1:${port}/`);
+    // Vite transforms the page's modules on the first load: more time per step than the built page needs.
+    page = await browser.newPage();
+    page.setDefaultTimeout(60_000);
+    t.after(() => page.close());
+    page = await openChat(`http://127.0.0.1:${port}/`, page);
     await send(page, "Where is order 1042?");
     await page.waitForFunction((full) => document.querySelectorAll("li.assistant [data-part=text]")[1]?.textContent === full, LOOKUP_ANSWER[1]);
-    await idle(page);
+    await idle(page, 60_000);
     assert.deepEqual(withoutIds(await rendered(page)), lookupShown("Where is order 1042?"));
     assert.deepEqual(page.errors, []);
-    await page.close();
-  } finally {
-    await stop(dev);
+  } catch (error) {
+    // What a failure needs to be understood without a rerun: the dev server's output and what the page showed.
+    const shown = page ? await page.evaluate(() => document.body?.innerText ?? "").catch((e) => `(unreadable: ${e.message})`) : "(no page)";
+    error.message += `\n--- npm run dev printed:\n${dev.output}\n--- the page (${page?.url()}), errors ${JSON.stringify(page?.errors)}:\n${shown}`;
+    throw error;
   }
 });
