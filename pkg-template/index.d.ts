@@ -311,6 +311,11 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
   model: Model<any>;
   /** Maps the transcript to provider messages before every request (drop or map custom roles here). */
   convertToLlm: (messages: AgentMessage[]) => Message[] | Promise<Message[]>;
+  /**
+   * The stream function, when the call passes none as its `streamFn` argument (which wins); without either the default
+   * (`setDefaultStreamFn`) or the built-in providers are used.
+   */
+  streamFn?: StreamFnLike;
   /** Runs before `convertToLlm`; its output is used for that request only. */
   transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => Promise<AgentMessage[]>;
   /** Called per request with `model.provider`; a falsy result falls back to `apiKey`. */

@@ -38,7 +38,9 @@ const MAX_TIMER_MS: f64 = 2_147_483_647.0;
 /// The D3–D5 timer fields `limits` checks, in order (`timeoutMs` not on a loop config).
 pub const TIMERS: [&str; 4] = ["toolTimeoutMs", "streamIdleTimeoutMs", "abortGraceMs", "timeoutMs"];
 
-pub const CONFIG_HOOKS: [&str; 9] = [
+/// The optional functions of a loop config, checked by `config` (`streamFn`: API-1.3.2, used when no argument gives one).
+pub const CONFIG_HOOKS: [&str; 10] = [
+    "streamFn",
     "transformContext",
     "getApiKey",
     "finishTurn",

@@ -32,10 +32,17 @@ pub(crate) fn to_js(e: ArgError<JsValue>) -> JsValue {
     e.into_thrown(&JsHost)
 }
 
-/// API-1.3.2: the argument, else the default, else the built-in stream function.
-fn resolve_stream_fn(stream_fn: &JsValue, builtin: &JsValue) -> JsValue {
-    if !stream_fn.is_undefined() && !stream_fn.is_null() {
+/// API-1.3.2: the argument, else `config.streamFn`, else the default, else the built-in stream function. The config
+/// was checked (`Checker::config`), so its `streamFn` is a function, `undefined` or `null`.
+fn resolve_stream_fn(stream_fn: &JsValue, config: &JsValue, builtin: &JsValue) -> JsValue {
+    let given = |f: &JsValue| !f.is_undefined() && !f.is_null();
+    if given(stream_fn) {
         return stream_fn.clone();
+    }
+    if let Ok(configured) = JsHost.get(config, "streamFn")
+        && given(&configured)
+    {
+        return configured;
     }
     let default = DEFAULT_STREAM_FN.with(|d| d.borrow().clone());
     if default.is_undefined() { builtin.clone() } else { default }
@@ -134,7 +141,8 @@ fn held(v: &JsValue) -> JsValue {
 fn spawn_observed(a: LoopArgs<'_>, sink: &JsValue, builtin: &JsValue) -> Result<(), JsValue> {
     let start = prepare(&a)?;
     let emitter = Emitter::new(sink.clone(), SinkMode::Observe);
-    let (config, signal, stream_fn) = (a.config.clone(), held(a.signal), resolve_stream_fn(a.stream_fn, builtin));
+    let (config, signal, stream_fn) =
+        (a.config.clone(), held(a.signal), resolve_stream_fn(a.stream_fn, a.config, builtin));
     spawn(drive_observed(Box::new(RunArgs { start, config, signal, stream_fn, emitter })));
     Ok(())
 }
@@ -145,7 +153,8 @@ fn spawn_barrier(a: LoopArgs<'_>, emit: &JsValue, builtin: &JsValue) -> js_sys::
         Err(e) => return js_sys::Promise::reject(&e),
     };
     let emitter = Emitter::new(emit.clone(), SinkMode::Barrier);
-    let (config, signal, stream_fn) = (a.config.clone(), held(a.signal), resolve_stream_fn(a.stream_fn, builtin));
+    let (config, signal, stream_fn) =
+        (a.config.clone(), held(a.signal), resolve_stream_fn(a.stream_fn, a.config, builtin));
     spawn_promise(drive_run(Box::new(RunArgs { start, config, signal, stream_fn, emitter })))
 }
 

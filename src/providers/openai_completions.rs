@@ -6,8 +6,8 @@ use super::assemble::{Assembler, BlockKind, StopReason, Usage};
 use super::json::Json;
 use super::request::{
     OPENAI_BASE_URL, api_key, base_url, compat_bool, compat_str, first_chars, invalid_json_message, is_openrouter,
-    mapped_effort, max_tokens, merge_sampling, model_reasons, object, openrouter_billed_cost, option_number,
-    option_str, put, thinking_level,
+    mapped_effort, max_tokens, merge_sampling, missing_openai_key, model_reasons, object, openrouter_billed_cost,
+    option_number, option_str, put, thinking_level,
 };
 use super::strict;
 use super::transcript::{self, str_field};
@@ -84,11 +84,16 @@ impl WireFormat for OpenAiCompletions {
         }
         merge_sampling(&mut body, input, level);
 
+        let url = format!("{base}/chat/completions");
+        // P-6.2.3: without a key a known cloud service fails here; any other server gets no Authorization.
+        if let Some(missing) = missing_openai_key(input, &url) {
+            return Err(missing);
+        }
         let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
         if let Some(key) = api_key(input) {
             headers.push(("authorization".to_string(), format!("Bearer {key}")));
         }
-        Ok(HttpRequest { url: format!("{base}/chat/completions"), headers, body: Value::Object(body) })
+        Ok(HttpRequest { url, headers, body: Value::Object(body) })
     }
 
     fn stream_mapper(&self, input: &RequestInput<'_>) -> Box<dyn StreamMapper> {

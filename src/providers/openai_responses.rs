@@ -23,7 +23,10 @@ impl WireFormat for OpenAiResponses {
         let model = input.model;
         let url = format!("{}/responses", request::base_url(model, OPENAI_BASE_URL));
         let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
-        // P-6.2.3: without a key no Authorization is sent (local servers).
+        // P-6.2.3: without a key a known cloud service fails here; any other server gets no Authorization.
+        if let Some(missing) = request::missing_openai_key(input, &url) {
+            return Err(missing);
+        }
         if let Some(key) = request::api_key(input) {
             headers.push(("authorization".to_string(), format!("Bearer {key}")));
         }
@@ -1371,7 +1374,7 @@ mod tests {
     #[test]
     fn p_6_7_request_reasoning_levels() {
         let mut model = model();
-        let body = |model: &Value, options: Value| build(model, &[], options, None).body;
+        let body = |model: &Value, options: Value| build(model, &[], options, Some("k")).body;
         // Level off: nothing unless thinkingLevelMap.off is a string.
         assert_eq!(body(&model, json!({})).get("reasoning"), None);
         model["thinkingLevelMap"] = json!({"off": null, "medium": "low"});
@@ -1388,11 +1391,11 @@ mod tests {
         model["maxTokens"] = json!(32000);
         model["compat"] = json!({"supportsDeveloperRole": false});
         let messages = [json!({"role": "system", "content": "S", "timestamp": 0})];
-        let request = build(&model, &messages, json!({}), None);
+        let request = build(&model, &messages, json!({}), Some("k"));
         assert_eq!(request.body["max_output_tokens"], json!(32000));
         assert_eq!(request.body["input"], json!([{"role": "system", "content": "S"}]));
         // prompt_cache_key is clamped to 64 characters.
-        let key = build(&model, &[], json!({"sessionId": "k".repeat(80)}), None).body["prompt_cache_key"].clone();
+        let key = build(&model, &[], json!({"sessionId": "k".repeat(80)}), Some("k")).body["prompt_cache_key"].clone();
         assert_eq!(key, json!("k".repeat(64)));
     }
 

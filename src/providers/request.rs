@@ -47,6 +47,43 @@ pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
     }
 }
 
+/// P-6.2.3: the hosts of the cloud services behind the built-in providers' default base URLs and the catalogue's
+/// entries. A request to one of them needs a key, so without one it fails before it is sent; any other host (a local
+/// server, a proxy) gets the request without `Authorization`.
+const CLOUD_HOSTS: [&str; 9] = [
+    "api.openai.com",
+    "api.anthropic.com",
+    "generativelanguage.googleapis.com",
+    "openrouter.ai",
+    "api.groq.com",
+    "api.x.ai",
+    "api.deepseek.com",
+    "api.mistral.ai",
+    "api.cerebras.ai",
+];
+
+/// The lowercased host of an `http(s)://host[:port]/…` URL (`None` for anything else).
+fn url_host(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = host.split(':').next().unwrap_or_default().trim_end_matches('.');
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+/// P-6.2.3, the OpenAI APIs: `No API key for provider: <provider>` when `url` goes to a known cloud service and
+/// neither a key nor an `Authorization` header was given; `None` (send without a key) for every other host.
+pub fn missing_openai_key(input: &RequestInput<'_>, url: &str) -> Option<String> {
+    if api_key(input).is_some() || has_header(input, "authorization") {
+        return None;
+    }
+    let host = url_host(url)?;
+    CLOUD_HOSTS.contains(&host.as_str()).then(|| {
+        let provider = input.model.get("provider").and_then(Value::as_str).unwrap_or_default();
+        format!("No API key for provider: {provider}")
+    })
+}
+
 /// P-6.1.6: `model.baseUrl` without trailing `/`, or `default` when it is missing or empty.
 pub fn base_url(model: &Value, default: &str) -> String {
     let given = model.get("baseUrl").and_then(Value::as_str).unwrap_or("").trim_end_matches('/');
@@ -702,5 +739,45 @@ mod tests {
         assert!(has_header(&input(&model, &none, &json!({})), "authorization"));
         assert!(!has_header(&input(&model, &none, &json!({"headers": {"authorization": null}})), "authorization"));
         assert!(!has_header(&input(&json!({}), &none, &json!({"headers": {"x-api-key": "  "}})), "x-api-key"));
+    }
+
+    #[test]
+    fn a_known_cloud_host_without_a_key_fails_before_the_request() {
+        let none: Vec<Json> = Vec::new();
+        let openai = json!({"provider": "openai"});
+        let missing = |model: &Value, options: &Value, key: Option<&str>, url: &str| {
+            let mut given = input(model, &none, options);
+            given.api_key = key;
+            missing_openai_key(&given, url)
+        };
+        let no_key = Some("No API key for provider: openai".to_string());
+        assert_eq!(missing(&openai, &json!({}), None, "https://api.openai.com/v1/responses"), no_key);
+        assert_eq!(missing(&openai, &json!({}), Some(""), "https://API.OpenAI.com:443/v1/chat/completions"), no_key);
+        let groq = json!({"provider": "groq"});
+        assert_eq!(
+            missing(&groq, &json!({}), None, "https://api.groq.com/openai/v1/chat/completions"),
+            Some("No API key for provider: groq".to_string())
+        );
+        // A key or an Authorization header: sent.
+        assert_eq!(missing(&openai, &json!({}), Some("sk-1"), "https://api.openai.com/v1/responses"), None);
+        assert_eq!(
+            missing(
+                &openai,
+                &json!({"headers": {"Authorization": "Bearer t"}}),
+                None,
+                "https://api.openai.com/v1/responses"
+            ),
+            None
+        );
+        // Any other host: a local server or a proxy, sent without Authorization.
+        for url in [
+            "http://127.0.0.1:8080/v1/responses",
+            "http://localhost:11434/v1/chat/completions",
+            "https://api.openai.com.example.org/v1",
+            "https://proxy.example/api.openai.com/v1",
+            "not a url",
+        ] {
+            assert_eq!(missing(&openai, &json!({}), None, url), None, "{url}");
+        }
     }
 }

@@ -342,6 +342,24 @@ test("D7.1 no streamFn and no default: the built-in stream answers (unknown api 
   assert.equal(r2.at(-1).errorMessage, final.errorMessage);
 });
 
+test("D7.1 config.streamFn answers when the call passes none; a streamFn argument wins over it; a non-function throws", deviation("D7: pi-agent-core ignores config.streamFn"), async () => {
+  const fromConfig = createFaux([assistant("from config"), assistant("from config again")]);
+  const { result } = await collect(agentLoop([userMessage("go")], { messages: [] }, config({ streamFn: fromConfig.streamFn })));
+  assert.equal(firstText(result.at(-1)), "from config");
+  const rec = recorder();
+  const run = await runAgentLoop([userMessage("go")], { messages: [] }, config({ streamFn: fromConfig.streamFn }), rec.emit);
+  assert.equal(firstText(run.at(-1)), "from config again");
+  const argument = createFaux([assistant("from the argument")]);
+  const unused = createFaux([assistant("never")]);
+  const both = await collect(agentLoop([userMessage("go")], { messages: [] }, config({ streamFn: unused.streamFn }), undefined, argument.streamFn));
+  assert.equal(firstText(both.result.at(-1)), "from the argument");
+  assert.equal(unused.calls.length, 0);
+  assert.throws(() => agentLoop([userMessage("go")], { messages: [] }, config({ streamFn: "openai" })), {
+    name: "TypeError",
+    message: "agentLoop: config.streamFn must be a function",
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 // L-3.10.3 serialised delivery, L-3.10.4 failing emit
 // ---------------------------------------------------------------------------------------------

@@ -225,6 +225,32 @@ test("P-6.2.3 Anthropic and Google without a key: a lone error `No API key for p
   }
 });
 
+test("P-6.2.3 OpenAI APIs to a known cloud service without a key: a lone error `No API key for provider: <provider>`, no request", P, async () => {
+  const cases = [
+    ["openai-responses", "openai", "https://api.openai.com/v1"],
+    ["openai-completions", "openai", undefined],
+    ["openai-completions", "groq", "https://api.groq.com/openai/v1"],
+    ["openai-completions", "openrouter", "https://openrouter.ai/api/v1"],
+    ["openai-completions", "mistral", "https://API.Mistral.ai/v1/"],
+  ];
+  for (const [api, provider, baseUrl] of cases) {
+    const calls = [];
+    const fetch = (url) => (calls.push(url), Promise.reject(new TypeError("offline in tests")));
+    const model = { ...providerModel(api, baseUrl), provider };
+    if (baseUrl === undefined) delete model.baseUrl;
+    const run = await drain(streamBuiltin(model, ctx(), { fetch, maxRetries: 0 }));
+    assert.deepEqual(run.types, ["error"], `${provider} ${baseUrl}`);
+    assert.equal(run.result.errorMessage, `No API key for provider: ${provider}`);
+    assert.deepEqual(calls, [], "nothing is sent");
+  }
+  // An Authorization header of the caller's own stands in for the key (a gateway that authenticates the request).
+  const calls = [];
+  const fetch = (url, init) => (calls.push(init.headers.authorization ?? init.headers.Authorization), Promise.reject(new TypeError("offline in tests")));
+  const run = await drain(streamBuiltin(providerModel("openai-responses", "https://api.openai.com/v1"), ctx(), { fetch, maxRetries: 0, headers: { Authorization: "Bearer gateway" } }));
+  assert.equal(run.result.errorMessage, "offline in tests");
+  assert.equal(calls.length, 1);
+});
+
 test("P-6.2.3 Anthropic without a key but with an auth header in options.headers sends the request", P, async () => {
   const r = server.route();
   r.reply({ sse: wire["anthropic-messages"].text("ok") });

@@ -110,7 +110,7 @@ pub fn init<H: FastPaths>(
     if !h.kind(&initial).is_nullish() {
         c.object(&initial, "options.initialState")?;
     }
-    for hook in CONFIG_HOOKS.iter().copied().chain(["convertToLlm", "streamFn", "prepareNextTurnWithContext"]) {
+    for hook in CONFIG_HOOKS.iter().copied().chain(["convertToLlm", "prepareNextTurnWithContext"]) {
         if hook == "getSteeringMessages" || hook == "getFollowUpMessages" {
             continue;
         }

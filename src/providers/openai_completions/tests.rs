@@ -155,10 +155,10 @@ fn s_6_6_request_max_tokens_field_and_cache_key_rules() {
     assert_eq!(build(&m, &messages, &json!({"maxTokens": 10}), None).body["max_tokens"], 10);
     let mut m = model();
     m["baseUrl"] = json!("");
-    let body = build(&m, &messages, &json!({"sessionId": "s", "cacheRetention": "none"}), None).body;
+    let body = build(&m, &messages, &json!({"sessionId": "s", "cacheRetention": "none"}), Some("k")).body;
     assert!(body.get("prompt_cache_key").is_none());
     let long = "k".repeat(100);
-    let body = build(&m, &messages, &json!({"sessionId": long}), None).body;
+    let body = build(&m, &messages, &json!({"sessionId": long}), Some("k")).body;
     assert_eq!(body["prompt_cache_key"], "k".repeat(64));
 }
 
