@@ -406,6 +406,11 @@ export interface LimitReached {
   max: number;
   value: number;
   message: string;
+  /**
+   * Only on a `maxCostUsd` stop that could not count the cost: a reply reported tokens but no cost (its model has no
+   * `model.cost` prices, or its stream function filled in none). The run stops at the first such reply.
+   */
+  uncounted?: true;
 }
 
 /**

@@ -77,7 +77,7 @@ impl Limits {
 }
 
 /// What a run has counted so far (the agent's figures add what the agent spent before the run).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Figures {
     pub turns: f64,
     pub requests: f64,
@@ -85,6 +85,8 @@ pub struct Figures {
     pub tokens: f64,
     pub cost: f64,
     pub elapsed_ms: f64,
+    /// L-3.12.6: why the cost cannot be counted (a reply reported tokens but no cost), from the first such reply.
+    pub uncounted: Option<String>,
 }
 
 /// The limits a run checks: its own, and the agent's over its life with what the agent spent before this run.
@@ -134,8 +136,13 @@ impl Budget {
         if let Some(max) = at_least(run.tokens, f.tokens) {
             return Some(Reached::new("maxTokens", Scope::Run, max, f.tokens, 0.0));
         }
-        if let Some(max) = at_least(run.cost, f.cost) {
-            return Some(Reached::new("maxCostUsd", Scope::Run, max, f.cost, 0.0));
+        if let Some(max) = run.cost {
+            if let Some(why) = &f.uncounted {
+                return Some(Reached::uncounted(Scope::Run, max, f.cost, why));
+            }
+            if f.cost >= max {
+                return Some(Reached::new("maxCostUsd", Scope::Run, max, f.cost, 0.0));
+            }
         }
         if let Some(max) = at_least(run.duration, f.elapsed_ms) {
             return Some(Reached::new("maxDurationMs", Scope::Run, max, f.elapsed_ms.round(), 0.0));
@@ -144,10 +151,20 @@ impl Budget {
         if let Some(max) = at_least(self.total.tokens, tokens) {
             return Some(Reached::new("maxTokens", Scope::Agent, max, tokens, 0.0));
         }
-        if let Some(max) = at_least(self.total.cost, cost) {
-            return Some(Reached::new("maxCostUsd", Scope::Agent, max, cost, 0.0));
+        if let Some(max) = self.total.cost {
+            if let Some(why) = &f.uncounted {
+                return Some(Reached::uncounted(Scope::Agent, max, cost, why));
+            }
+            if cost >= max {
+                return Some(Reached::new("maxCostUsd", Scope::Agent, max, cost, 0.0));
+            }
         }
         None
+    }
+
+    /// Whether a cost limit applies (the run's or the agent's): only then is a reply without a cost a stop.
+    pub fn limits_cost(&self) -> bool {
+        self.run.cost.is_some() || self.total.cost.is_some()
     }
 }
 
@@ -167,6 +184,8 @@ pub struct Reached {
     pub max: f64,
     pub value: f64,
     pub message: String,
+    /// L-3.12.6: a cost limit that could not be checked (`uncounted: true` in `limitReached`).
+    pub uncounted: bool,
 }
 
 /// Dollars for a message: 2 decimals, or up to 6 below a cent. Integer arithmetic: float formatting would pull
@@ -199,18 +218,30 @@ impl Reached {
             _ => format!("time limit of {} ms reached ({} ms elapsed)", n(max), n(value)),
         };
         let value = if limit == "maxToolCalls" { value + more } else { value };
-        Reached { limit, scope, max, value, message: format!("Run stopped: {what}") }
+        Reached { limit, scope, max, value, message: format!("Run stopped: {what}"), uncounted: false }
+    }
+
+    /// L-3.12.6: a cost limit that cannot be checked, and `why` (see `uncounted_cost`).
+    fn uncounted(scope: Scope, max: f64, value: f64, why: &str) -> Reached {
+        let agent = if scope == Scope::Agent { "agent " } else { "" };
+        let message = format!("Run stopped: {agent}cost limit of ${} cannot be checked: {why}", usd(max));
+        Reached { limit: "maxCostUsd", scope, max, value, message, uncounted: true }
     }
 
     /// `{limit, scope, max, value, message}`: `agent_end.limitReached` and `agent.state.limitReached`.
     pub fn to_value<H: Host>(&self, h: &H) -> H::V {
-        h.object(&[
+        let value = h.object(&[
             ("limit", h.constant(self.limit)),
             ("scope", h.constant(if self.scope == Scope::Run { "run" } else { "agent" })),
             ("max", h.number(self.max)),
             ("value", h.number(self.value)),
             ("message", h.string(&self.message)),
-        ])
+        ]);
+        if self.uncounted {
+            // Set apart so that every other stop keeps the five keys it always had.
+            let _ = h.set(&value, "uncounted", &h.boolean(true));
+        }
+        value
     }
 }
 
@@ -228,6 +259,25 @@ pub fn spent<H: Host>(h: &H, message: &H::V) -> (f64, f64) {
         _ => 0.0,
     };
     (number(&usage, "totalTokens"), cost)
+}
+
+/// L-3.12.6: why a reply's cost cannot be counted, when it reported tokens (`spent`'s first figure) but no cost:
+/// the reply's model (`message.model`, else `model.id`) has no prices in `model.cost` (the run's model), or it has
+/// prices and the reply came without a cost anyway (a stream function that fills in no cost).
+pub fn uncounted_cost<H: Host>(h: &H, message: &H::V, model: &H::V) -> String {
+    let text = |obj: &H::V, key: &str| h.get(obj, key).ok().and_then(|v| h.as_string(&v)).filter(|s| !s.is_empty());
+    let id = text(message, "model").or_else(|| text(model, "id")).unwrap_or_else(|| "?".into());
+    let priced = match h.get(model, "cost") {
+        Ok(cost) if h.kind(&cost).is_object_like() => COST_FIELDS[..4]
+            .iter()
+            .any(|k| h.get(&cost, k).ok().and_then(|v| h.as_number(&v)).is_some_and(|n| n.is_finite() && n > 0.0)),
+        _ => false,
+    };
+    if priced {
+        format!("a reply of model \"{id}\" reported tokens but no cost")
+    } else {
+        format!("model \"{id}\" has no prices (set model.cost)")
+    }
 }
 
 /// A usage's figures (`USAGE_FIELDS`, then `COST_FIELDS`), or `None` when it adds nothing (no usage object, or
@@ -323,7 +373,15 @@ mod tests {
 
     #[test]
     fn messages_name_the_limit_and_the_figure() {
-        let f = Figures { turns: 5.0, requests: 5.0, tool_calls: 4.0, tokens: 1200.0, cost: 0.52, elapsed_ms: 61234.4 };
+        let f = Figures {
+            turns: 5.0,
+            requests: 5.0,
+            tool_calls: 4.0,
+            tokens: 1200.0,
+            cost: 0.52,
+            elapsed_ms: 61234.4,
+            uncounted: None,
+        };
         let b = |run: Limits| Budget { run, ..Budget::default() };
         let msg = |r: Option<Reached>| r.map(|r| r.message).unwrap_or_default();
         assert_eq!(

@@ -206,10 +206,6 @@ impl<'h, H: FastPaths> Run<'h, H> {
         }
     }
 
-    fn has_limits(&self) -> bool {
-        self.tracker.borrow().is_some()
-    }
-
     /// A model request starts.
     pub fn count_request(&self) {
         self.count(|f| f.requests += 1.0);
@@ -220,23 +216,33 @@ impl<'h, H: FastPaths> Run<'h, H> {
         self.count(|f| f.tool_calls += n as f64);
     }
 
-    /// A model reply ended: its tokens and cost count, when the run has limits.
+    /// A model reply ended: its tokens and cost count, when the run has limits. With a cost limit, a reply that
+    /// reported tokens but no cost makes the cost uncountable (L-3.12.6).
     pub fn count_spent(&self, message: &H::V) {
-        if self.has_limits() {
-            // Read before the tracker is borrowed: reading the message may run caller code.
-            let (tokens, cost) = super::budget::spent(self.h, message);
-            self.count(|f| {
-                f.tokens += tokens;
-                f.cost += cost;
-            });
-        }
+        let limits_cost = match self.tracker.borrow().as_ref() {
+            Some(tracker) => tracker.budget.limits_cost(),
+            None => return,
+        };
+        // Read before the tracker is borrowed: reading the message or the model may run caller code.
+        let (tokens, cost) = super::budget::spent(self.h, message);
+        let uncounted = (limits_cost && tokens > 0.0 && cost == 0.0).then(|| {
+            let model = self.h.get(&self.config(), "model").unwrap_or_else(|_| self.h.undefined());
+            super::budget::uncounted_cost(self.h, message, &model)
+        });
+        self.count(|f| {
+            f.tokens += tokens;
+            f.cost += cost;
+            if f.uncounted.is_none() {
+                f.uncounted = uncounted;
+            }
+        });
     }
 
     fn check(&self, at: impl FnOnce(&Budget, &Figures) -> Option<Reached>) -> Option<Reached> {
         let now = self.h.now();
         let tracker = self.tracker.borrow();
         let tracker = tracker.as_ref()?;
-        at(&tracker.budget, &Figures { elapsed_ms: now - tracker.started, ..tracker.counted })
+        at(&tracker.budget, &Figures { elapsed_ms: now - tracker.started, ..tracker.counted.clone() })
     }
 
     /// The limit reached before the next model request, if any.

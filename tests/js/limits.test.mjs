@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Agent, IS_REFERENCE, agentLoop, agentLoopContinue, runAgentLoop } from "./impl.mjs";
-import { assistant, collect, config, createFaux, firstText, text, toolCall, userMessage } from "./faux.mjs";
+import { assistant, collect, config, createFaux, firstText, model, text, toolCall, userMessage } from "./faux.mjs";
 import { makeAgent, record } from "./agent-helpers.mjs";
 
 // Limits and totals are new in this library: pi-agent-core 1.6.0 has neither.
@@ -51,6 +51,29 @@ const refused = (ids) => [
 const totals = (tokens, cost) => ({
   input: tokens / 2, output: tokens / 2, cacheRead: 0, cacheWrite: 0, totalTokens: tokens,
   cost: { input: cost / 2, output: cost / 2, cacheRead: 0, cacheWrite: 0, total: cost },
+});
+
+test("L-3.12.6 a cost limit on a model without prices stops at the first reply with tokens, uncounted: true; the Agent's state says why", T, async () => {
+  const ran = [];
+  const faux = createFaux([calls(["a"], 10, 0), answer("never", 0, 0)]);
+  const run = await collect(agentLoop([userMessage("go")], { messages: [], tools: [work(ran)] },
+    config({ limits: { maxCostUsd: 0.5 } }), undefined, faux.streamFn));
+  assert.deepEqual(plain(run.labels()), [...HEAD, ...refused(["a"]).slice(1), "agent_end"]);
+  const stop = 'Run stopped: cost limit of $0.50 cannot be checked: model "faux-1" has no prices (set model.cost)';
+  assert.deepEqual(run.ofType("agent_end")[0].limitReached,
+    { limit: "maxCostUsd", scope: "run", max: 0.5, value: 0, message: stop, uncounted: true });
+  assert.deepEqual(ran, []);
+  assert.equal(faux.calls.length, 1);
+  // The Agent, its agent-wide limit, a priced model whose stream function fills in no cost.
+  const priced = { cost: { input: 0.15, output: 0.6, cacheRead: 0, cacheWrite: 0 } };
+  const agent = makeAgent([calls(["a"], 10, 0), answer("never", 0, 0)],
+    { initialState: { tools: [work()], model: model(priced) }, totalLimits: { maxCostUsd: 5 } });
+  await agent.prompt("go");
+  assert.deepEqual(agent.state.limitReached, {
+    limit: "maxCostUsd", scope: "agent", max: 5, value: 0, uncounted: true,
+    message: 'Run stopped: agent cost limit of $5.00 cannot be checked: a reply of model "faux-1" reported tokens but no cost',
+  });
+  assert.equal(agent.state.errorMessage, agent.state.limitReached.message);
 });
 
 test("L-3.12.4 agentLoop: a cost limit before a batch gives each call one error result naming it, agent_end.limitReached, stream.totalUsage()", T, async () => {

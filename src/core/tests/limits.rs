@@ -188,6 +188,60 @@ fn a_cost_limit_before_a_batch_gives_every_call_one_error_result_naming_it() {
 }
 
 #[test]
+fn a_cost_limit_that_cannot_be_checked_stops_at_the_first_reply_with_tokens_but_no_cost() {
+    // L-3.12.6: a model without prices (the faux model's are all 0). The first reply reports tokens and costs 0: its
+    // batch is refused as a reached limit would be, marked `uncounted`; no second request goes out.
+    let (w, result) =
+        run_with(vec![calls(&["a"], 10.0, 0.0), answer("never", 0.0, 0.0)], &[("maxCostUsd", 0.5)], &Queue::all());
+    assert_eq!(w.labels(), expected(0, vec![refused_turn(&["a"])]));
+    assert_eq!(w.requests(), 1);
+    let stop = "Run stopped: cost limit of $0.50 cannot be checked: model \"faux-1\" has no prices (set model.cost)";
+    assert_eq!(
+        limit_reached(&w),
+        json!({"limit": "maxCostUsd", "scope": "run", "max": 0.5, "value": 0, "message": stop, "uncounted": true})
+    );
+    assert_eq!(tool_texts(&result), [format!("Tool call \"work\" was not executed: {stop}")]);
+
+    // A priced model whose reply came without a cost (a stream function that fills in none); before a request here.
+    let priced =
+        model_with(&[("cost", TV::from_json(&json!({"input": 0.15, "output": 0.6, "cacheRead": 0, "cacheWrite": 0})))]);
+    let cut = calls(&["a"], 10.0, 0.0);
+    cut.set("stopReason", TV::str("length"));
+    let w = World::with(vec![cut, answer("never", 0.0, 0.0)]);
+    let cfg = config(&[("model", priced), ("limits", limits(&[("maxCostUsd", 0.5)]))]);
+    w.prompt(vec![user("go")], ctx_tools(vec![], vec![work()]), cfg);
+    assert_eq!(w.requests(), 1);
+    assert_eq!(
+        limit_reached(&w)["message"],
+        json!(
+            "Run stopped: cost limit of $0.50 cannot be checked: a reply of model \"faux-1\" reported tokens but no cost"
+        )
+    );
+
+    // A reply that reports no usage at all counts nothing and stops nothing; without a cost limit nothing changes.
+    let (w, _) =
+        run_with(vec![calls(&["a"], 0.0, 0.0), answer("done", 0.0, 0.0)], &[("maxCostUsd", 0.5)], &Queue::all());
+    assert_eq!(w.requests(), 2);
+    assert!(w.events("agent_end")[0].get("limitReached").is_undefined());
+    let (w, _) =
+        run_with(vec![calls(&["a"], 10.0, 0.0), answer("done", 0.0, 0.0)], &[("maxTokens", 1000.0)], &Queue::all());
+    assert_eq!(w.requests(), 2);
+    assert!(w.events("agent_end")[0].get("limitReached").is_undefined());
+}
+
+#[test]
+fn an_agent_cost_limit_that_cannot_be_checked_names_the_agent_scope() {
+    let w = agent_world(&[("totalLimits", limits(&[("maxCostUsd", 5.0)]))]);
+    w.push(vec![calls(&["a"], 10.0, 0.0), answer("never", 0.0, 0.0)]);
+    w.prompt_text("go");
+    let stop =
+        "Run stopped: agent cost limit of $5.00 cannot be checked: model \"faux-1\" has no prices (set model.cost)";
+    assert_eq!(w.state("errorMessage").as_str(), Some(stop));
+    assert_eq!(w.state("limitReached").str_at("scope"), "agent");
+    assert_eq!(w.state("limitReached").get("uncounted").as_bool(), Some(true));
+}
+
+#[test]
 fn a_token_limit_is_checked_before_a_batch_and_before_a_request() {
     // Before a batch: the reply that passes the limit asks for a tool.
     let (w, _) = run_with(vec![calls(&["a"], 1200.0, 0.0)], &[("maxTokens", 1000.0)], &Queue::all());
