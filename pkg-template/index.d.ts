@@ -456,9 +456,15 @@ export interface RunToolCallOptions extends ToolCallHooks {
 /**
  * New (issue 30): announces a tool call that waits for a person, after its `tool_execution_start`. Emitted only by
  * runs whose tools ask for approval; kept out of {@link AgentEvent} so that exhaustive `switch`es over it written for
- * pi-agent-core still compile. Listeners of such agents narrow with `(event as AgentEvent | ToolApprovalRequestEvent)`.
+ * pi-agent-core still compile. An Agent's listener gets it as part of {@link AgentRunEvent}.
  */
 export type ToolApprovalRequestEvent = { type: "tool_approval_request" } & ToolApprovalRequest;
+
+/** New: every event an Agent's listener receives: the run's {@link AgentEvent}s and the approval requests. */
+export type AgentRunEvent = AgentEvent | ToolApprovalRequestEvent;
+
+/** New: a listener of `agent.subscribe`, awaited in order, with the run's abort signal. */
+export type AgentListener = (event: AgentRunEvent, signal: AbortSignal) => Promise<void> | void;
 
 /** New (issue 31): options of `agent.events()`. */
 export interface AgentEventsOptions {
@@ -976,6 +982,11 @@ export declare class Agent {
   /**
    * Adds a listener; returns a function that removes it. No event is replayed on subscribe. Listeners are awaited one
    * by one and get the run's abort signal.
+   */
+  subscribe(listener: AgentListener): () => void;
+  /**
+   * A listener written for pi-agent-core, its parameter typed `AgentEvent`, still type-checks (it never sees an approval
+   * request unless a tool asks for one).
    */
   subscribe(listener: (event: AgentEvent, signal: AbortSignal) => Promise<void> | void): () => void;
   /**

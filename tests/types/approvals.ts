@@ -5,12 +5,13 @@ import {
   agentLoop,
   agentLoopContinue,
   type AgentEvent,
+  type AgentListener,
   type AgentLoopConfig,
+  type AgentRunEvent,
   type AgentTool,
   type Model,
   type ToolApprovalDecision,
   type ToolApprovalRequest,
-  type ToolApprovalRequestEvent,
   type ToolApprovals,
 } from "agent-loop-wasm";
 
@@ -32,8 +33,8 @@ const agent = new Agent({
   initialState: { model, tools: [charge, always] },
   beforeToolCall: async ({ approved }) => (approved ? undefined : { approval: { reason: "charges money", data: { cents: 1 } } }),
 });
-agent.subscribe((event) => {
-  const e = event as AgentEvent | ToolApprovalRequestEvent;
+// The listener's event includes the approval requests with no cast (AgentRunEvent).
+agent.subscribe((e) => {
   if (e.type === "tool_approval_request") {
     const id: string = e.toolCallId;
     const reason: string | undefined = e.reason;
@@ -56,3 +57,27 @@ if (pause) {
   const decisions: ToolApprovalDecision[] = [{ toolCallId: "call_1", approved: true }];
   agentLoopContinue({ messages: await stream.result() }, { ...config, approvals: { ...pause, decisions } });
 }
+
+// A listener typed for pi-agent-core's events still subscribes; a named AgentListener takes every event.
+agent.subscribe((event: AgentEvent) => void event.type);
+const listener: AgentListener = (event: AgentRunEvent, signal) => {
+  if (event.type === "tool_approval_request" && !signal.aborted) void event.args;
+};
+agent.subscribe(listener);
+// An exhaustive switch over pi-agent-core's AgentEvent still compiles (the union itself is unchanged).
+function exhaustive(event: AgentEvent): string {
+  switch (event.type) {
+    case "agent_start": case "agent_end": case "turn_start": case "turn_end": case "message_start":
+    case "message_update": case "message_end": case "tool_execution_start": case "tool_execution_update":
+    case "tool_execution_end":
+      return event.type;
+    default: {
+      const never: never = event;
+      return never;
+    }
+  }
+}
+void exhaustive;
+// @ts-expect-error an approval request is not a pi-agent-core AgentEvent
+const notAnAgentEvent: AgentEvent = { type: "tool_approval_request", toolCallId: "c", toolName: "t", args: {} };
+void notAnAgentEvent;
