@@ -79,6 +79,23 @@ export const okResult = (s = "ok", extra = {}) => ({ content: [text(s)], details
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Runs `body(clock)` with `performance.now()` (what both libraries time tool calls with) reading a virtual clock that
+ * only `clock.advance(ms)` moves, so a duration is exact and no assertion depends on how fast the machine is.
+ */
+export async function withVirtualClock(body) {
+  const real = Object.getOwnPropertyDescriptor(performance, "now");
+  let now = 1_000;
+  const clock = { advance: (ms) => void (now += ms) };
+  performance.now = () => now;
+  try {
+    return await body(clock);
+  } finally {
+    if (real) Object.defineProperty(performance, "now", real);
+    else delete performance.now;
+  }
+}
+
 /** Text of the first text block of a tool result / message content. */
 export function firstText(x) {
   const content = x?.content ?? x;

@@ -16,6 +16,7 @@ import {
   tool,
   toolCall,
   userMessage,
+  withVirtualClock,
   zeroUsage,
 } from "./faux.mjs";
 
@@ -449,18 +450,21 @@ test("T-4.2 step 6: tool-result message shape and key order", T, async () => {
 });
 
 test("T-4.2 step 4: durationMs measures execute only; isError only when result.isError === true", T, async () => {
-  const slowHook = async ({ toolCall: tc }) => void (tc.name === "t" && (await sleep(60)));
-  const t = tool("t", async () => (await sleep(10), okResult("x", { isError: "yes" })));
-  const e = tool("e", async () => okResult("e", { isError: true }));
-  const { events, result } = await run(
-    [assistant([toolCall("c1", "t", {}), toolCall("c2", "e", {})]), assistant("ok")],
-    [t, e],
-    { beforeToolCall: slowHook, afterToolCall: slowHook },
-  );
+  // On a virtual clock: the hooks take 60 s each and execute 10 ms, so durationMs is exactly 10.
+  const { events, result } = await withVirtualClock((clock) => {
+    const slowHook = async ({ toolCall: tc }) => void (tc.name === "t" && (await sleep(1), clock.advance(60_000)));
+    const t = tool("t", async () => (await sleep(1), clock.advance(10), okResult("x", { isError: "yes" })));
+    const e = tool("e", async () => okResult("e", { isError: true }));
+    return run(
+      [assistant([toolCall("c1", "t", {}), toolCall("c2", "e", {})]), assistant("ok")],
+      [t, e],
+      { beforeToolCall: slowHook, afterToolCall: slowHook },
+    );
+  });
   const [end1, end2] = ends(events).sort((a, b) => a.toolCallId.localeCompare(b.toolCallId));
   assert.equal(end1.isError, false);
   assert.equal(end1.result.isError, "yes");
-  assert.ok(end1.durationMs >= 8 && end1.durationMs < 55, `durationMs ${end1.durationMs}`);
+  assert.equal(end1.durationMs, 10);
   assert.equal(end2.isError, true);
   assert.equal(result.find((m) => m.toolCallId === "c2").isError, true);
 });

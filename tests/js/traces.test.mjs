@@ -16,6 +16,7 @@ import {
   tool,
   toolCall,
   userMessage,
+  withVirtualClock,
   zeroUsage,
 } from "./faux.mjs";
 
@@ -24,10 +25,11 @@ const deviation = (why) => ({ ...T, skip: IS_REFERENCE && `reference differs: ${
 
 test("T1 prompt, one tool, undeclared tools: exact trace, roles, thinkingLevel, result JSON, stream options", T, async () => {
   const faux = createFaux([assistant(toolCall("c1", "noop", {})), assistant("done")]);
-  const noop = tool("noop", async () => ({ content: [{ type: "text", text: "noop" }], details: {} }));
-  const { labels, result } = await collect(
-    agentLoop([userMessage("go")], { messages: [], tools: [noop] }, config(), undefined, faux.streamFn),
-  );
+  // On a virtual clock the tool takes exactly 7 ms (durationMs below).
+  const { labels, result } = await withVirtualClock((clock) => {
+    const noop = tool("noop", async () => (clock.advance(7), { content: [{ type: "text", text: "noop" }], details: {} }));
+    return collect(agentLoop([userMessage("go")], { messages: [], tools: [noop] }, config(), undefined, faux.streamFn));
+  });
   assert.deepEqual(labels(), [
     "agent_start",
     "turn_start",
@@ -54,7 +56,7 @@ test("T1 prompt, one tool, undeclared tools: exact trace, roles, thinkingLevel, 
   );
   assert.equal(result.at(-1).thinkingLevel, "off");
   const tr = result[3];
-  assert.ok(Number.isInteger(tr.durationMs) && tr.durationMs >= 0 && tr.durationMs < 20);
+  assert.equal(tr.durationMs, 7);
   assert.equal(
     JSON.stringify({ ...tr, durationMs: 0, timestamp: 1 }),
     '{"role":"toolResult","toolCallId":"c1","toolName":"noop","content":[{"type":"text","text":"noop"}],"details":{},"isError":false,"durationMs":0,"timestamp":1}',
