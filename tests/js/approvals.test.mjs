@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { Agent, IS_REFERENCE, agentLoop, agentLoopContinue } from "./impl.mjs";
 import { assistant, collect, config, createFaux, firstText, text, toolCall, userMessage } from "./faux.mjs";
 import { makeAgent, record } from "./agent-helpers.mjs";
+import { needs } from "../required.mjs";
 
 // Human in the loop is new in this library: pi-agent-core 1.6.0 has no pause, so these tests are ours only.
 const T = { timeout: 10_000, skip: IS_REFERENCE && "tool approvals (issue 30) are not in pi-agent-core 1.6.0" };
@@ -313,7 +314,7 @@ const DENO_SCRIPT = fileURLToPath(new URL("./approvals-deno.mjs", import.meta.ur
 test("issue 30 under Deno: the same pause and approval through Agent and agentLoop", {
   ...T,
   timeout: 30_000,
-  skip: T.skip || (!existsSync(DENO) && "node_modules/.bin/deno is missing (npm ci installs deno 2.9.6)"),
+  skip: T.skip || needs(DENO, "npm ci installs deno 2.9.6"),
 }, () => {
   const out = spawnSync(DENO, ["run", "--no-prompt", DENO_SCRIPT], {
     encoding: "utf8",

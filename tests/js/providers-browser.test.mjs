@@ -6,13 +6,13 @@
 // playwright-core with /usr/bin/chromium; skipped with the reason when either is missing.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { startProviderServer, startStaticServer, wire, providerModel } from "./provider-server.mjs";
 import { runScenarios } from "./provider-scenarios.mjs";
 import { checkPlan, scriptPlan } from "./provider-plan.mjs";
 import { P, SKIP, clearKeyEnv, lib } from "./providers-common.mjs";
+import { missing, needs } from "../required.mjs";
 
 clearKeyEnv();
 const CHROMIUM = "/usr/bin/chromium";
@@ -30,8 +30,8 @@ try {
 const skip =
   SKIP ||
   (NODE_MAJOR < 20 && `playwright-core needs Node 20+ (this is ${process.version}); the Chromium run is covered on Node 20+`) ||
-  (!playwright && "playwright-core is not installed (npm ci)") ||
-  (!existsSync(CHROMIUM) && `${CHROMIUM} is missing (scripts/setup installs Debian's chromium)`);
+  missing(!playwright && "playwright-core is not installed (npm ci)") ||
+  needs(CHROMIUM, "scripts/setup installs Debian's chromium");
 const B = { ...P, skip };
 
 const PAGE = `<!doctype html>

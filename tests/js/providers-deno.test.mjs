@@ -6,17 +6,17 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { drain, providerModel, startProviderServer, wire } from "./provider-server.mjs";
 import { runScenarios } from "./provider-scenarios.mjs";
 import { checkPlan, scriptPlan } from "./provider-plan.mjs";
 import { P, SKIP, clearKeyEnv, lib, streamBuiltin } from "./providers-common.mjs";
+import { missing, needs } from "../required.mjs";
 
 clearKeyEnv();
 const DENO = fileURLToPath(new URL("../../node_modules/.bin/deno", import.meta.url));
 const SCRIPT = fileURLToPath(new URL("./providers-deno.mjs", import.meta.url));
-const skip = SKIP || (!existsSync(DENO) && "node_modules/.bin/deno is missing (npm ci installs deno 2.9.6)");
+const skip = SKIP || needs(DENO, "npm ci installs deno 2.9.6");
 // The first `deno run` after a new build fills Deno's caches for the package (dependency analysis, V8 code cache:
 // ~0.6 s alone, seconds more under the full suite's parallel load, and every time on a fresh machine): the tests
 // check behaviour, so they wait for that instead of the providers' usual 5 s.

@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { HERE, startEverythingHttp } from "./helpers.mjs";
+import { needs } from "../required.mjs";
 
 const ROOT = join(HERE, "..", "..");
 
@@ -19,7 +20,7 @@ function start(args) {
   return { child, exited, output: () => out };
 }
 
-test("demo page: connect to an MCP server URL and use its tools", { timeout: 120000, skip: !existsSync("/usr/bin/chromium") && "no /usr/bin/chromium" }, async (t) => {
+test("demo page: connect to an MCP server URL and use its tools", { timeout: 120000, skip: needs("/usr/bin/chromium", "scripts/setup installs Debian's chromium") }, async (t) => {
   if (!existsSync(join(ROOT, "www", "vendor", "mcp-sdk.js"))) {
     const vendor = start([join(ROOT, "scripts", "mcp-vendor.mjs")]);
     assert.equal(await vendor.exited, 0, vendor.output());

@@ -8,6 +8,7 @@ import { createServer } from "node:http";
 import { extname, join, resolve, sep } from "node:path";
 import { after, before, test } from "node:test";
 import { HERE, startEverythingHttp } from "./helpers.mjs";
+import { needs } from "../required.mjs";
 
 const ROOT = join(HERE, "..", "..");
 const DENO = join(ROOT, "node_modules", ".bin", "deno");
@@ -43,7 +44,7 @@ function checkSummary(summary) {
   assert.ok(summary.events.includes("update:c1"), `progress reached the run: ${summary.events}`);
 }
 
-test("Deno: agent-loop-wasm/mcp with the SDK's Streamable HTTP client, a full run", { timeout: 90000, skip: !existsSync(DENO) && "no deno in node_modules/.bin (scripts/setup)" }, async () => {
+test("Deno: agent-loop-wasm/mcp with the SDK's Streamable HTTP client, a full run", { timeout: 90000, skip: needs(DENO, "npm ci installs deno") }, async () => {
   const r = await run(DENO, ["run", `--allow-net=127.0.0.1`, "--allow-read", "--allow-env", "deno/client.mjs", server.url], {
     cwd: HERE,
     env: { ...process.env, DENO_NO_PROMPT: "1", DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1", DENO_DIR: join(ROOT, "target", "deno-mcp") },
@@ -68,7 +69,7 @@ async function serve(dir) {
   return { url: `http://127.0.0.1:${http.address().port}/`, close: () => new Promise((r) => http.close(r)) };
 }
 
-test("Chromium: a page (Vite build) with the SDK's Streamable HTTP client and agent-loop-wasm/mcp, a full run", { timeout: 120000, skip: !existsSync("/usr/bin/chromium") && "no /usr/bin/chromium (scripts/setup)" }, async (t) => {
+test("Chromium: a page (Vite build) with the SDK's Streamable HTTP client and agent-loop-wasm/mcp, a full run", { timeout: 120000, skip: needs("/usr/bin/chromium", "scripts/setup installs Debian's chromium") }, async (t) => {
   const outDir = join(ROOT, "target", "mcp-browser");
   const built = await run(process.execPath, [join(ROOT, "node_modules", "vite", "bin", "vite.js"), "build", "--logLevel", "warn", "--emptyOutDir", "--outDir", outDir, join(HERE, "browser")], { cwd: HERE });
   assert.equal(built.code, 0, built.stderr || built.stdout);

@@ -2,15 +2,13 @@
 // the protocol's `tool-approval-request` chunk, the client's approval response (an `approval-responded` tool part in
 // the posted messages) as a decision, and the run that carries the decision out continuing the same assistant
 // message (`tool-output-available`, or `tool-output-denied` for a denied call). The event sequences here are the
-// ones issue 30's Agent emits (tests/js/approvals.test.mjs there); the Agent-driven test runs where the Agent has
-// approve()/deny() (after issue 30 is merged, or with UI_TEST_AGENT_PKG pointing at such a build).
+// ones issue 30's Agent emits (tests/js/approvals.test.mjs); the Agent-driven test applies them with approve()/deny().
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { lastAssistantMessageIsCompleteWithApprovalResponses } from "ai";
 import { Agent, Chat, DefaultChatTransport, MODEL, call, clean, drain, labels, readJson, readMessage, reply, scriptedModel, serve, text, ui, validateChunks } from "./helpers.mjs";
 
 const T = { timeout: 20_000 };
-const HAS_APPROVALS = typeof Agent.prototype.approve === "function";
 
 const assistantMessage = (content, stopReason) => ({ role: "assistant", content, api: "s", provider: "s", model: "s", usage: {}, stopReason, timestamp: 1 });
 const toolResult = (id, name, textValue, isError = false) => ({ role: "toolResult", toolCallId: id, toolName: name, content: [{ type: "text", text: textValue }], details: {}, isError, timestamp: 1 });
@@ -143,7 +141,7 @@ test("Chat: addToolApprovalResponse with sendAutomaticallyWhen posts the decisio
   ]);
 });
 
-test("an Agent with approvals (issue 30): prompt pauses, the posted decision is applied with approve()/deny() and the run streams into the same message", { ...T, skip: !HAS_APPROVALS && "this build's Agent has no approve() (issue 30 is not merged); set UI_TEST_AGENT_PKG to a build that has" }, async () => {
+test("an Agent with approvals (issue 30): prompt pauses, the posted decision is applied with approve()/deny() and the run streams into the same message", T, async () => {
   const SCHEMA = { type: "object", properties: { n: { type: "number" } }, required: ["n"] };
   const tool = (name, extra = {}) => ({ name, label: name, description: name, parameters: SCHEMA, execute: async (_id, { n }) => ok(`${name} ${n}`), ...extra });
   for (const approved of [true, false]) {
