@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Agent, IS_REFERENCE, agentLoop, agentLoopContinue, runAgentLoop } from "./impl.mjs";
-import { assistant, collect, config, createFaux, firstText, model, text, toolCall, userMessage } from "./faux.mjs";
+import { assistant, collect, config, createFaux, firstText, model, text, toolCall, userMessage, withVirtualClock } from "./faux.mjs";
 import { makeAgent, record } from "./agent-helpers.mjs";
 
 // Limits and totals are new in this library: pi-agent-core 1.6.0 has neither.
@@ -146,6 +146,30 @@ test("L-3.12.4 agentLoopContinue with a raised limit goes on from the refused ba
   assert.equal(firstText(next.result.at(-1)), "done");
   // The second request carried the refused calls' error results.
   assert.deepEqual(faux.calls[1].messages.filter((m) => m.role === "toolResult").map((m) => m.isError), [true, true]);
+});
+
+test("L-3.12.3/L-3.12.4 on the built package: a token limit refuses the batch, a time limit stops before the next request", T, async () => {
+  // maxTokens: the reply that passes it asks for tools, so its batch is refused (L-3.12.4).
+  const ran = [];
+  let faux = createFaux([calls(["a"], 1200, 0.01), answer("never", 0, 0)]);
+  let run = await collect(agentLoop([userMessage("go")], { messages: [], tools: [work(ran)] },
+    config({ limits: { maxTokens: 1000 } }), undefined, faux.streamFn));
+  assert.deepEqual(plain(run.labels()), [...HEAD, ...refused(["a"]).slice(1), "agent_end"]);
+  assert.deepEqual(run.ofType("agent_end")[0].limitReached,
+    { limit: "maxTokens", scope: "run", max: 1000, value: 1200, message: "Run stopped: token limit of 1000 reached (1200 tokens used)" });
+  assert.deepEqual(ran, []);
+  // maxDurationMs, on a virtual clock the tool moves by 61 s: the batch runs, then no second request (L-3.12.3).
+  faux = createFaux([calls(["a"], 10, 0.01), answer("never", 0, 0)]);
+  run = await withVirtualClock((clock) => {
+    const slow = { ...work(ran), execute: async (id) => (clock.advance(61_000), ran.push(id), { content: [text("done")], details: {} }) };
+    return collect(agentLoop([userMessage("go")], { messages: [], tools: [slow] },
+      config({ limits: { maxDurationMs: 60_000 } }), undefined, faux.streamFn));
+  });
+  assert.deepEqual(plain(run.labels()), [...HEAD, ...turn(["a"], { first: true }), "agent_end"]);
+  assert.deepEqual(run.ofType("agent_end")[0].limitReached,
+    { limit: "maxDurationMs", scope: "run", max: 60_000, value: 61_000, message: "Run stopped: time limit of 60000 ms reached (61000 ms elapsed)" });
+  assert.deepEqual(ran, ["a"]);
+  assert.equal(faux.calls.length, 1);
 });
 
 test("L-3.12.3 a reached limit after a final answer ends the run as it would have: no limitReached, events as without limits", T, async () => {
