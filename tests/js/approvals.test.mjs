@@ -287,22 +287,37 @@ test("A-5.8.5 a process SIGKILLed at every checkpoint of a run that pauses and i
     assert.deepEqual(lines(join(base, "whole.log")), ["a", "c", "b"]);
     const stored = lines(join(base, "store.jsonl")).map((l) => JSON.parse(l));
     assert.ok(stored.length > 10 && stored.some((c) => c.approvals?.decisions?.length === 1), `${stored.length} checkpoints`);
+    // Whether a store holds the prompt is read from the store itself, never from what the next process printed: a
+    // restore that dropped the prompt must fail here, not pass as "killed too early".
+    const holdsPrompt = (checkpoints) => checkpoints.some((c) => (c.messages?.append ?? []).some((m) => m.role === "user"));
+    const beforePrompt = stored.slice(0, stored.findIndex((_, i) => holdsPrompt(stored.slice(0, i + 1)))).map((c) => c.seq);
+    const killedEarly = [];
     for (const { seq } of stored) {
       const dir = mkdtempSync(join(base, "crash-"));
       const killed = run(dir, "first", `seq:${seq}`);
       assert.equal(killed.signal, "SIGKILL", `seq ${seq}: ${killed.stderr}`);
+      const kept = lines(join(dir, "store.jsonl")).map((l) => JSON.parse(l));
       const done = new Set();
-      for (const c of lines(join(dir, "store.jsonl")).map((l) => JSON.parse(l))) {
+      for (const c of kept) {
         for (const m of c.messages?.append ?? []) if (m.role === "toolResult") done.add(m.toolCallId);
         for (const r of [...(c.ended ?? []), ...(c.approvals?.completedTools ?? [])]) done.add(r.toolCallId);
       }
       const after = run(dir, "second");
       assert.equal(after.status, 0, `seq ${seq}: ${after.stderr}`);
       const got = JSON.parse(after.stdout);
-      if (!got.messages.some((m) => m.role === "user")) continue; // killed before the prompt was stored
+      if (!holdsPrompt(kept)) {
+        // Nothing to resume: the restored transcript holds at most the tools' system message, and nothing ran.
+        assert.deepEqual(got.messages.map((m) => m.role).filter((r) => r !== "system"), [], `crash at checkpoint ${seq}: no prompt stored`);
+        assert.deepEqual(lines(join(dir, "second.log")), []);
+        killedEarly.push(seq);
+        continue;
+      }
       assert.equal(normalized(got.messages), normalized(expected.messages), `crash at checkpoint ${seq}`);
       for (const id of lines(join(dir, "second.log"))) assert.ok(!done.has(id), `crash at checkpoint ${seq}: ${id} ran again`);
     }
+    // Counted: exactly the checkpoints stored before the prompt's own were cut too early to resume.
+    assert.deepEqual(killedEarly, beforePrompt);
+    assert.ok(killedEarly.length < stored.length / 4, `${killedEarly.length} of ${stored.length} crashes had nothing to resume`);
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
