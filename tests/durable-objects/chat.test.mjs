@@ -27,7 +27,8 @@ const ANSWER = "Done: " + "the quick brown fox jumps over the lazy dog, ".repeat
 
 function script(name, turn) {
   if (name.startsWith("pay")) return turn === 0 ? { calls: [{ id: "c_pay", name: "charge_card", args: { cents: 2500 } }] } : { text: "Charged 25.00." };
-  if (turn === 0) return { text: "Noting it first.", calls: [{ id: "c_note", name: "record_effect", args: { key: "note" } }] };
+  // The call id is the effect's idempotency key: one per agent, so the endpoint counts each agent's effect apart.
+  if (turn === 0) return { text: "Noting it first.", calls: [{ id: `c_note_${name}`, name: "record_effect", args: { key: "note" } }] };
   return { text: ANSWER };
 }
 
@@ -130,10 +131,11 @@ async function idle(base, name) {
   throw new Error(`${name} still running`);
 }
 
-const EXPECTED_PARTS = [
+/** The finished answer of the agent `name`. */
+const expectedParts = (name) => [
   { type: "step-start" },
   { type: "text", text: "Noting it first.", state: "done" },
-  { type: "tool-record_effect", toolCallId: "c_note", state: "output-available", input: { key: "note" }, output: { content: [{ type: "text", text: "ok note" }], details: { key: "note" } } },
+  { type: "tool-record_effect", toolCallId: `c_note_${name}`, state: "output-available", input: { key: "note" }, output: { content: [{ type: "text", text: "ok note" }], details: { key: "note" } } },
   { type: "step-start" },
   { type: "text", text: ANSWER, state: "done" },
 ];
@@ -154,7 +156,7 @@ test("issue 31: the Durable Objects example's chat endpoints — a chat, reconne
   const whole = await postChat(base(), "ref", [user("ref")]);
   assert.equal(whole.done, true);
   const messageId = whole.chunks[0].messageId;
-  assert.deepEqual(await uiMessage(whole.chunks), { id: messageId, role: "assistant", parts: EXPECTED_PARTS });
+  assert.deepEqual(await uiMessage(whole.chunks), { id: messageId, role: "assistant", parts: expectedParts("ref") });
   assert.deepEqual(await resume(base(), "ref"), { status: 204 });
   assert.deepEqual(await resume(base(), "nobody"), { status: 204 });
   const total = whole.chunks.length;
@@ -175,7 +177,7 @@ test("issue 31: the Durable Objects example's chat endpoints — a chat, reconne
       assert.equal(again.done, true);
       assert.equal(again.chunks[0].type, "start");
       assert.equal(again.chunks[0].messageId, first.chunks[0].messageId, `${name}: the same message id`);
-      assert.deepEqual(await uiMessage(again.chunks), { id: first.chunks[0].messageId, role: "assistant", parts: EXPECTED_PARTS }, name);
+      assert.deepEqual(await uiMessage(again.chunks), { id: first.chunks[0].messageId, role: "assistant", parts: expectedParts(name) }, name);
     }),
   );
   // A second POST while the agent runs is refused; the running agent is resumed instead.
@@ -183,7 +185,7 @@ test("issue 31: the Durable Objects example's chat endpoints — a chat, reconne
   await busy;
   const refused = await fetch(`${base()}/agents/busy/chat`, { method: "POST", headers: AUTH, body: JSON.stringify({ messages: [user("busy")] }) });
   assert.equal(refused.status, 409);
-  assert.deepEqual(await uiMessage((await resume(base(), "busy")).chunks).then((m) => m.parts), EXPECTED_PARTS);
+  assert.deepEqual(await uiMessage((await resume(base(), "busy")).chunks).then((m) => m.parts), expectedParts("busy"));
 
   // 3. SIGKILL mid-answer (during the final text of 6 agents, and during the first step of 2), restart, reconnect.
   const killed = ["k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8"];
@@ -203,7 +205,7 @@ test("issue 31: the Durable Objects example's chat endpoints — a chat, reconne
     const r = restarted[i];
     assert.equal(r.done, true, name);
     assert.equal(r.chunks[0].messageId, ids.get(name), `${name}: the stored message id`);
-    assert.deepEqual(await uiMessage(r.chunks), { id: ids.get(name), role: "assistant", parts: EXPECTED_PARTS }, name);
+    assert.deepEqual(await uiMessage(r.chunks), { id: ids.get(name), role: "assistant", parts: expectedParts(name) }, name);
     const state = await idle(base(), name);
     assert.equal(state.messages.at(-1).content[0].text, ANSWER);
   }
@@ -230,4 +232,17 @@ test("issue 31: the Durable Objects example's chat endpoints — a chat, reconne
     { type: "text", text: "Charged 25.00.", state: "done" },
   ]);
   assert.equal((await idle(base(), "pay")).charges[0].times, 1);
+
+  // 5. What the external system saw: each agent's effect and the charge exactly once, the SIGKILL included (k1-k6
+  // were killed after their effect ran), and nothing else. Only k7 and k8, killed during their first step, may have
+  // been cut inside the effect's request, so theirs may have come twice (the idempotency key makes that safe).
+  const seen = Object.fromEntries(world.effects);
+  const agents = ["ref", ...cuts.map((k) => `cut${k}`), "busy", ...killed];
+  assert.deepEqual(Object.keys(seen).sort(), [...agents.map((name) => `/effect:c_note_${name}:note`), "/charge:c_pay:2500"].sort());
+  for (const name of agents) {
+    const times = seen[`/effect:c_note_${name}:note`];
+    if (name === "k7" || name === "k8") assert.ok(times === 1 || times === 2, `${name}: ${times}`);
+    else assert.equal(times, 1, `${name}'s effect ran ${times} times`);
+  }
+  assert.equal(seen["/charge:c_pay:2500"], 1, "the approved charge ran once");
 });
