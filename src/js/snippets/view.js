@@ -180,6 +180,9 @@ function viewText(root) {
     else onPath.delete(top.v);
   }
   viewRefs = refs;
+  // Released once the validation that asked for this view is over (its copy, long-string reads and patches run in
+  // one synchronous job): an argument's long string must not stay reachable from here until the next validation.
+  if (refs.length > 0) queueMicrotask(() => viewRefs === refs && (viewRefs = null));
   return out.join("");
 }
 
