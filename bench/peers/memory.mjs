@@ -12,6 +12,8 @@ const RUNS = Number(process.argv[3] ?? 1000);
 captureWasmInstances(); // before loading: the Node glue exports neither its memory nor its instance
 const side = await loadSide(name);
 const wasm = side.wasmMemory ? await side.wasmMemory() : null;
+// A side with wasm whose memory was not found would count its growth as 0: an error, never a figure.
+if (side.wasmMemory && !wasm?.memory) throw new Error(`${name}: its wasm memory was not found (captureWasmInstances saw no instance)`);
 const names = toolNames(3);
 const batch = (n, tag) => Promise.all(Array.from({ length: n }, (_, k) => side.runPlans(plans.tools(names, 5, `${tag}${k}`), names)));
 
@@ -43,5 +45,5 @@ await batch(RUNS, "n");
 const again = await sample();
 const retainedAgain = again.heapUsed - after.heapUsed + (wasm ? again.wasmBytes - after.wasmBytes : 0);
 process.stdout.write(
-  `${JSON.stringify({ name, runs: RUNS, tools, before, after, heapGrowth: after.heapUsed - before.heapUsed, wasmGrowth, retained: after.heapUsed - before.heapUsed + (wasmGrowth ?? 0), peakHeapGrowth: peak - before.heapUsed, again, retainedAgain })}\n`,
+  `${JSON.stringify({ name, runs: RUNS, tools, wasmMeasured: wasm !== null, before, after, heapGrowth: after.heapUsed - before.heapUsed, wasmGrowth, retained: after.heapUsed - before.heapUsed + (wasmGrowth ?? 0), peakHeapGrowth: peak - before.heapUsed, again, retainedAgain })}\n`,
 );

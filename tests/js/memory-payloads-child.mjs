@@ -26,6 +26,9 @@ const server = http.createServer((req, res) => {
   req.on("data", (d) => parts.push(d));
   req.on("end", () => {
     const body = Buffer.concat(parts);
+    // Dropped at once: a keep-alive socket keeps its last request (and this closure) alive, which would count as
+    // memory the package kept.
+    parts.length = 0;
     lastLength = body.length;
     if (keep) kept.push(body);
     res.writeHead(200, { "content-type": "text/event-stream" });
@@ -80,6 +83,26 @@ function sameJson(a, b) {
 }
 
 const memory = () => glue.wasmMemoryBytes();
+if (typeof globalThis.gc !== "function") throw new Error("run with --expose-gc");
+/**
+ * What JS keeps besides the instance's linear memory, after a full GC: the heap (strings, objects) and the external
+ * memory (buffers) other than the wasm memory, which `external` counts too. A JS-side table holding the payloads
+ * would show here, where the wasm figure cannot see it.
+ */
+function jsBytes() {
+  globalThis.gc();
+  globalThis.gc();
+  const { heapUsed, external } = process.memoryUsage();
+  return heapUsed + external - memory();
+}
+// pi-ai's providers loaded before anything is measured: their module code is not what a request keeps.
+for (const which of APIS) await import(`@earendil-works/pi-ai/api/${which}`);
+/** jsBytes() where the scenario takes its wasm baseline (after its first warm-up), for `out.jsGrown`. */
+let jsBase;
+const baseline = () => {
+  jsBase ??= jsBytes();
+  return memory();
+};
 const letters = (n, seed) => {
   // Base64-like data, different per image (no two strings the same, as real images are not).
   const head = seed.toString(36).padStart(8, "0");
@@ -144,112 +167,128 @@ async function final(stream) {
   return last;
 }
 
-const out = {};
-try {
-  if (scenario === "images") {
-    // The first request of the instance grows its memory by what any request needs: measured from after it.
-    await ours(args.api, imagesContext(2048, 2));
-    const base = memory();
-    out.bytes = await sameBytes(args.api, imagesContext(args.mib * MiB, args.count));
-    const afterFirst = memory() - base;
-    for (let round = 1; round < args.rounds; round++) await ours(args.api, imagesContext(args.mib * MiB, args.count));
-    out.grownFirst = afterFirst;
-    out.grown = memory() - base;
-    out.bodyLength = lastLength;
-  } else if (scenario === "tool-result") {
-    out.apis = {};
-    for (const which of args.apis) {
-      await ours(which, toolResultContext(which, 2048));
-      const base = memory();
-      const bytes = await sameBytes(which, toolResultContext(which, args.mib * MiB));
-      await ours(which, toolResultContext(which, args.mib * MiB));
-      out.apis[which] = { ...bytes, grown: memory() - base };
-    }
-  } else if (scenario === "validate") {
-    // A tool call of megabytes validated (what the loop does before every execute): the arguments' long strings stay
-    // in JS where the schema only asks for strings.
-    const tool = { name: "write", description: "w", parameters: { type: "object", properties: { path: { type: "string" }, content: { type: "string" } }, required: ["path", "content"] } };
-    const call = (size) => ({ type: "toolCall", id: "c1", name: "write", arguments: { path: "big.js", content: "x".repeat(size) } });
-    lib.validateToolArguments(tool, call(MiB));
-    const base = memory();
-    const result = lib.validateToolArguments(tool, call(args.mib * MiB));
-    out.valid = result.content.length === args.mib * MiB;
-    out.grown = memory() - base;
-  } else if (scenario === "tool-args") {
-    out.apis = {};
-    const context = { messages: [{ role: "user", content: "write it", timestamp: 1 }] };
-    for (const which of args.apis) {
-      api = which;
-      // The warm-up streams 1 MiB the same way: what a stream needs whatever its size (the decoder's buffers, one
-      // network chunk's operations) is grown by then; what the 20 MB call adds on top must not depend on its size.
-      answer = streamedCall(which, MiB).sse;
-      await final(lib.streamBuiltin(model(which), context, { apiKey: KEY }));
-      const base = memory();
-      const { sse, args: text } = streamedCall(which, args.mib * MiB);
-      answer = sse;
-      const ourEnd = await final(lib.streamBuiltin(model(which), context, { apiKey: KEY }));
-      const grown = memory() - base;
-      const { streamSimple } = await import(`@earendil-works/pi-ai/api/${which}`);
-      const theirEnd = await final(streamSimple(model(which), context, { apiKey: KEY }));
-      const ourCall = ourEnd.message.content.find((b) => b.type === "toolCall");
-      const theirCall = theirEnd.message.content.find((b) => b.type === "toolCall");
-      out.apis[which] = {
-        type: ourEnd.type,
-        sameArguments: JSON.stringify(ourCall.arguments) === JSON.stringify(theirCall.arguments),
-        exact: JSON.stringify(ourCall.arguments) === text,
-        grown,
-      };
-    }
-    answer = null;
-  } else if (scenario === "sse-line") {
-    // One SSE line of megabytes: a text, a thinking text or a whole tool call in one delta (Gemini sends a call in
-    // one chunk; any API may send a long delta). The warm-up streams the same shape at 1 MiB, already past the
-    // point where a line leaves wasm memory as it arrives, so what the big one adds must not depend on its size.
-    out.cases = {};
-    const context = { messages: [{ role: "user", content: "go", timestamp: 1 }] };
-    const content = (size) => "line \"é😀\" \\ end\n".repeat(Math.ceil(size / 20)).slice(0, size);
-    const shape = (kind, size) =>
-      kind === "text" ? { text: content(size) }
-      : kind === "thinking" ? { thinking: content(size), text: "done" }
-      : { calls: [{ id: "call_1", name: "write", args: { path: "big.js", content: content(size), n: [1, 2.5] } }] };
-    const run = async (stream) => {
-      const types = [];
-      let last;
-      for await (const e of stream) {
-        types.push(e.type);
-        last = e;
+/**
+ * The scenario, in a function of its own: once it returns, its locals (the payloads) are out of every frame, so the
+ * JS figure after it counts what the package kept, not what this script's own stack still held.
+ */
+async function runScenario(out) {
+    if (scenario === "images") {
+      // The first request of the instance grows its memory by what any request needs: measured from after it.
+      await ours(args.api, imagesContext(2048, 2));
+      const base = baseline();
+      out.bytes = await sameBytes(args.api, imagesContext(args.mib * MiB, args.count));
+      const afterFirst = memory() - base;
+      for (let round = 1; round < args.rounds; round++) await ours(args.api, imagesContext(args.mib * MiB, args.count));
+      out.grownFirst = afterFirst;
+      out.grown = memory() - base;
+      out.bodyLength = lastLength;
+    } else if (scenario === "tool-result") {
+      out.apis = {};
+      for (const which of args.apis) {
+        await ours(which, toolResultContext(which, 2048));
+        const base = baseline();
+        const bytes = await sameBytes(which, toolResultContext(which, args.mib * MiB));
+        await ours(which, toolResultContext(which, args.mib * MiB));
+        out.apis[which] = { ...bytes, grown: memory() - base };
       }
-      return { types, message: last.type === "done" ? last.message : last.error };
-    };
-    for (const which of args.apis ?? APIS) {
-      for (const kind of args.kinds) {
-        if (kind === "thinking" && (which === "openai-responses" || which === "google-generative-ai")) continue;
+    } else if (scenario === "validate") {
+      // A tool call of megabytes validated (what the loop does before every execute): the arguments' long strings stay
+      // in JS where the schema only asks for strings.
+      const tool = { name: "write", description: "w", parameters: { type: "object", properties: { path: { type: "string" }, content: { type: "string" } }, required: ["path", "content"] } };
+      const call = (size) => ({ type: "toolCall", id: "c1", name: "write", arguments: { path: "big.js", content: "x".repeat(size) } });
+      lib.validateToolArguments(tool, call(MiB));
+      const base = baseline();
+      const result = lib.validateToolArguments(tool, call(args.mib * MiB));
+      out.valid = result.content.length === args.mib * MiB;
+      out.grown = memory() - base;
+    } else if (scenario === "tool-args") {
+      out.apis = {};
+      const context = { messages: [{ role: "user", content: "write it", timestamp: 1 }] };
+      for (const which of args.apis) {
         api = which;
-        answer = wire[which].reply({ ...shape(kind, MiB), whole: true });
+        // The warm-up streams 1 MiB the same way: what a stream needs whatever its size (the decoder's buffers, one
+        // network chunk's operations) is grown by then; what the 20 MB call adds on top must not depend on its size.
+        answer = streamedCall(which, MiB).sse;
         await final(lib.streamBuiltin(model(which), context, { apiKey: KEY }));
-        const base = memory();
-        answer = wire[which].reply({ ...shape(kind, args.mib * MiB), whole: true });
-        const ourRun = await run(lib.streamBuiltin(model(which), context, { apiKey: KEY }));
+        const base = baseline();
+        const { sse, args: text } = streamedCall(which, args.mib * MiB);
+        answer = sse;
+        const ourEnd = await final(lib.streamBuiltin(model(which), context, { apiKey: KEY }));
         const grown = memory() - base;
         const { streamSimple } = await import(`@earendil-works/pi-ai/api/${which}`);
-        const theirRun = await run(streamSimple(model(which), context, { apiKey: KEY }));
-        const strip = (m) => JSON.stringify({ content: m.content, stopReason: m.stopReason, errorMessage: m.errorMessage });
-        out.cases[`${which} ${kind}`] = {
-          lineBytes: answer.length,
-          sameEvents: JSON.stringify(ourRun.types) === JSON.stringify(theirRun.types),
-          sameMessage: strip(ourRun.message) === strip(theirRun.message),
-          stopReason: ourRun.message.stopReason,
-          error: ourRun.message.errorMessage,
+        const theirEnd = await final(streamSimple(model(which), context, { apiKey: KEY }));
+        const ourCall = ourEnd.message.content.find((b) => b.type === "toolCall");
+        const theirCall = theirEnd.message.content.find((b) => b.type === "toolCall");
+        out.apis[which] = {
+          type: ourEnd.type,
+          sameArguments: JSON.stringify(ourCall.arguments) === JSON.stringify(theirCall.arguments),
+          exact: JSON.stringify(ourCall.arguments) === text,
           grown,
         };
       }
+      answer = null;
+    } else if (scenario === "sse-line") {
+      // One SSE line of megabytes: a text, a thinking text or a whole tool call in one delta (Gemini sends a call in
+      // one chunk; any API may send a long delta). The warm-up streams the same shape at 1 MiB, already past the
+      // point where a line leaves wasm memory as it arrives, so what the big one adds must not depend on its size.
+      out.cases = {};
+      const context = { messages: [{ role: "user", content: "go", timestamp: 1 }] };
+      const content = (size) => "line \"é😀\" \\ end\n".repeat(Math.ceil(size / 20)).slice(0, size);
+      const shape = (kind, size) =>
+        kind === "text" ? { text: content(size) }
+        : kind === "thinking" ? { thinking: content(size), text: "done" }
+        : { calls: [{ id: "call_1", name: "write", args: { path: "big.js", content: content(size), n: [1, 2.5] } }] };
+      // Each event whole but for `partial` (the message so far, compared at the end as `message`).
+      const run = async (stream) => {
+        const events = [];
+        let last;
+        for await (const e of stream) {
+          const { partial: _partial, message: _message, error: _error, ...rest } = e;
+          events.push(JSON.stringify(rest));
+          last = e;
+        }
+        return { events, message: last.type === "done" ? last.message : last.error };
+      };
+      for (const which of args.apis ?? APIS) {
+        for (const kind of args.kinds) {
+          if (kind === "thinking" && (which === "openai-responses" || which === "google-generative-ai")) continue;
+          api = which;
+          answer = wire[which].reply({ ...shape(kind, MiB), whole: true });
+          await final(lib.streamBuiltin(model(which), context, { apiKey: KEY }));
+          const base = baseline();
+          answer = wire[which].reply({ ...shape(kind, args.mib * MiB), whole: true });
+          const ourRun = await run(lib.streamBuiltin(model(which), context, { apiKey: KEY }));
+          const grown = memory() - base;
+          const { streamSimple } = await import(`@earendil-works/pi-ai/api/${which}`);
+          const theirRun = await run(streamSimple(model(which), context, { apiKey: KEY }));
+          const strip = (m) => JSON.stringify({ content: m.content, stopReason: m.stopReason, errorMessage: m.errorMessage });
+          out.cases[`${which} ${kind}`] = {
+            lineBytes: answer.length,
+            sameEvents: ourRun.events.length === theirRun.events.length && ourRun.events.every((e, i) => e === theirRun.events[i]),
+            sameMessage: strip(ourRun.message) === strip(theirRun.message),
+            stopReason: ourRun.message.stopReason,
+            error: ourRun.message.errorMessage,
+            grown,
+          };
+        }
+      }
+      answer = null;
+    } else {
+      throw new Error(`unknown scenario ${scenario}`);
     }
-    answer = null;
-  } else {
-    throw new Error(`unknown scenario ${scenario}`);
-  }
+}
+
+const out = {};
+try {
+  await runScenario(out);
 } catch (e) {
   out.error = String(e?.stack ?? e);
 }
+// The scenario's payloads are out of reach now (only `out`'s small figures remain): what JS still holds.
+answer = null;
+// One turn of the event loop first: a finished run's last callbacks (the executor dropping its futures, and with them
+// the JS values Rust held) run in a task after the stream's end was delivered.
+await new Promise((r) => setTimeout(r, 0));
+out.jsGrown = jsBytes() - jsBase;
 server.close();
 console.log(JSON.stringify(out));

@@ -14,8 +14,18 @@ const MiB = 1024 * 1024;
 /** The README's budget: the most a request of any size may add to the instance's memory once it is warm. */
 const BUDGET = 1 * MiB;
 
+/**
+ * What JS may still hold once a scenario's requests ended (heap and buffers after a full GC, the wasm memory apart):
+ * below the smallest payload here (1.5 MB), so a JS-side table that kept any payload fails.
+ */
+const JS_BUDGET = 1 * MiB;
+
 async function child(scenario, args) {
-  return (await runChild(CHILD, scenario, args, { nodeFlags: ["--max-old-space-size=3072"], killAfterMs: 110000 })).out;
+  const out = (await runChild(CHILD, scenario, args, { nodeFlags: ["--max-old-space-size=3072", "--expose-gc"], killAfterMs: 110000 })).out;
+  assert.equal(out.error, undefined, out.error);
+  assert.equal(typeof out.jsGrown, "number", "the JS side was measured");
+  assert.ok(out.jsGrown < JS_BUDGET, `${scenario}: JS still holds ${out.jsGrown} more bytes after a full GC`);
+  return out;
 }
 
 test("issue 34: ten 1.5 MB images, 20 requests through openai-completions: wasm memory grows by less than 1 MiB, bytes as pi-ai's", OURS, async () => {
@@ -161,6 +171,8 @@ const BURST = fileURLToPath(new URL("../../bench/peers/memory.mjs", import.meta.
 test("issue 34: after a burst of 1,000 concurrent runs the process keeps less than 1 MiB (JS heap after a full GC + wasm memory grown)", OURS, async () => {
   const { out } = await runChild(BURST, "ours", 1000, { nodeFlags: ["--expose-gc", "--no-flush-bytecode"], killAfterMs: 110000 });
   assert.equal(out.tools, 15000, "every run ran its 15 tools");
+  assert.equal(out.wasmMeasured, true, "the instance's wasm memory was found and measured");
+  assert.equal(typeof out.wasmGrowth, "number");
   const figures = `heap +${out.heapGrowth} bytes, wasm +${out.wasmGrowth} bytes`;
   assert.ok(out.retained <= BUDGET, `kept ${out.retained} bytes after 1,000 runs (${figures})`);
   assert.ok(out.retainedAgain < BUDGET / 4, `a second batch of 1,000 added ${out.retainedAgain} bytes`);
