@@ -263,11 +263,12 @@ async fn run_loop<H: FastPaths>(run: &Run<'_, H>, mut resumed: Option<Box<Resume
                 Some(r) => (r.assistant.clone(), Some(r)),
                 None => (next_assistant_message(run, &mut last_turn).await?, None),
             };
-            // Boxed, once a step: a run spends its time waiting on the stream (a provider's reply), not in its tool
-            // batch, whose future is the larger one; inline, every run's future would be sized for the batch.
+            // Boxed (ARCHITECTURE, "A run's future"): the batch's future is the larger one.
             match Box::pin(after_message(run, message, resuming, &mut last_turn)).await? {
-                Some(next) => (more_tool_calls, continue_once) = next,
-                None => return Ok(()),
+                Step::Next { more_tool_calls: more, continue_once: again } => {
+                    (more_tool_calls, continue_once) = (more, again)
+                }
+                Step::Ended => return Ok(()),
             }
         }
         let follow_ups = poll(run, "getFollowUpMessages").await?; // F
@@ -284,19 +285,28 @@ async fn run_loop<H: FastPaths>(run: &Run<'_, H>, mut resumed: Option<Box<Resume
     run.emit_agent_end().await
 }
 
-/// The rest of a turn once its assistant message is in: the hard exit, the tool batch, then `end_turn`. `None` when
-/// the run ended here; else whether more tool calls follow and whether finishTurn asked to continue. Only the
+/// What follows a turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// The run ended inside the turn: its `agent_end` is out.
+    Ended,
+    /// The run goes on. `more_tool_calls`: the batch's results go back to the model; `continue_once`: finishTurn
+    /// said "continue" after a final answer.
+    Next { more_tool_calls: bool, continue_once: bool },
+}
+
+/// The rest of a turn once its assistant message is in: the hard exit, the tool batch, then `end_turn`. Only the
 /// message is held across the batch (see `run_loop`).
 async fn after_message<H: FastPaths>(
     run: &Run<'_, H>,
     message: H::V,
     resuming: Option<Box<Resumed<H::V>>>,
     last_turn: &mut Option<Box<Turn<H::V>>>,
-) -> Result<Option<(bool, bool)>, Stop> {
+) -> Result<Step, Stop> {
     let (calls, truncated) = match message_calls(run, &message)? {
         Some((calls, _)) if calls.is_empty() => return end_turn(run, message, Vec::new(), false, last_turn).await,
         Some(found) => found,
-        None => return hard_exit(run, &message, None).await.map(|()| None),
+        None => return hard_exit(run, &message, None).await.map(|()| Step::Ended),
     };
     let (batch, results) = tool_batch(run, &message, calls, truncated, resuming).await?;
     after_batch(run, message, batch, results, last_turn).await
@@ -321,7 +331,7 @@ async fn after_batch<H: FastPaths>(
     batch: Batch<H::V>,
     results: Vec<H::V>,
     last_turn: &mut Option<Box<Turn<H::V>>>,
-) -> Result<Option<(bool, bool)>, Stop> {
+) -> Result<Step, Stop> {
     let Batch { messages, terminate, paused } = batch;
     for result in &messages {
         run.append(result)?;
@@ -331,14 +341,13 @@ async fn after_batch<H: FastPaths>(
         // T-4.10.2: calls wait for a person. The turn ends here without finishTurn (its batch is not
         // complete) and without polling a queue: what is queued is delivered when the turn goes on.
         run.emit_turn_end(&message, &run.h.array(&results)).await?;
-        return run.emit_agent_end_paused(&pause).await.map(|()| None);
+        return run.emit_agent_end_paused(&pause).await.map(|()| Step::Ended);
     }
     end_turn(run, message, results, !terminate, last_turn).await
 }
 
 /// The turn's tool batch: the resumed one, every call failed (a truncated reply, a limit reached), or executed.
-/// Returns the batch and every result of the turn. The rare paths are boxed: inline, every run's future would be
-/// sized for them.
+/// Returns the batch and every result of the turn. The rare paths are boxed (ARCHITECTURE, "A run's future").
 async fn tool_batch<H: FastPaths>(
     run: &Run<'_, H>,
     message: &H::V,
@@ -365,18 +374,17 @@ async fn tool_batch<H: FastPaths>(
     Ok((batch, all))
 }
 
-/// The end of a turn (D2.3, finishTurn, `turn_end`, the limits, S1). `None` when the run ended here; else whether
-/// more tool calls follow and whether finishTurn asked to continue.
+/// The end of a turn (D2.3, finishTurn, `turn_end`, the limits, S1).
 async fn end_turn<H: FastPaths>(
     run: &Run<'_, H>,
     message: H::V,
     results: Vec<H::V>,
     more_tool_calls: bool,
     last_turn: &mut Option<Box<Turn<H::V>>>,
-) -> Result<Option<(bool, bool)>, Stop> {
+) -> Result<Step, Stop> {
     let h = run.h;
     if run.aborted() {
-        return hard_exit(run, &message, Some(h.array(&results))).await.map(|()| None); // D2.3
+        return hard_exit(run, &message, Some(h.array(&results))).await.map(|()| Step::Ended); // D2.3
     }
     let mut turn = Turn::new(h, message, &results);
     drop(results);
@@ -389,10 +397,10 @@ async fn end_turn<H: FastPaths>(
     run.emit_turn_end(&turn.message, &turn.results).await?;
     *last_turn = Some(Box::new(turn));
     if let Some(reached) = run.take_stop() {
-        return run.emit_agent_end_limited(&reached).await.map(|()| None);
+        return run.emit_agent_end_limited(&reached).await.map(|()| Step::Ended);
     }
     if action.as_deref() == Some("end") {
-        return run.emit_agent_end().await.map(|()| None);
+        return run.emit_agent_end().await.map(|()| Step::Ended);
     }
     let mut continue_once = action.as_deref() == Some("continue");
     drop(action);
@@ -401,15 +409,15 @@ async fn end_turn<H: FastPaths>(
         // when the run would have gone on by itself (tool results for the model, finishTurn's "continue");
         // after a final answer the run ends as it would have.
         if more_tool_calls || continue_once {
-            return run.emit_agent_end_limited(&reached).await.map(|()| None);
+            return run.emit_agent_end_limited(&reached).await.map(|()| Step::Ended);
         }
-        return run.emit_agent_end().await.map(|()| None);
+        return run.emit_agent_end().await.map(|()| Step::Ended);
     }
     let steered = poll(run, "getSteeringMessages").await?; // S1
     if more_tool_calls || steered > 0 {
         continue_once = false;
     }
-    Ok(Some((more_tool_calls, continue_once)))
+    Ok(Step::Next { more_tool_calls, continue_once })
 }
 
 /// The start of a turn up to its assistant message: prepareNextTurn and S2 after the first turn,
@@ -420,7 +428,7 @@ async fn next_assistant_message<H: FastPaths>(
 ) -> Result<H::V, Stop> {
     let h = run.h;
     if let Some(turn) = last_turn {
-        // Boxed, once a turn: inline, its future (the largest here) would size every run's for the stream's reading.
+        // Boxed (ARCHITECTURE, "A run's future"): the largest future here, once a turn.
         Box::pin(next_turn(run, turn)).await?;
     }
     // The last turn serves prepareNextTurn only: held through the request, its message and results would be two more

@@ -13,8 +13,8 @@ pub struct Start<V> {
     pub context: V,
     /// `Some(initial messages)` for prompt runs, `None` for continuations.
     pub initial: Option<Vec<V>>,
-    /// A turn interrupted between its assistant message and its tool results (`Agent.resume`). Boxed, as everywhere
-    /// a run's future holds it: only resumed runs have one, and every run's future would be sized for it.
+    /// A turn interrupted between its assistant message and its tool results (`Agent.resume`). Boxed: only resumed
+    /// runs have one (ARCHITECTURE, "A run's future").
     pub resumed: Option<Box<Resumed<V>>>,
 }
 

@@ -40,9 +40,8 @@ pub fn request_identity<H: FastPaths>(h: &H, config: &H::V) -> Result<H::V, H::V
 /// The request boundary (L-3.5.1) and the stream (L-3.6). Returns the final assistant message,
 /// already in the context (not yet in newMessages).
 pub(super) async fn stream_assistant_response<H: FastPaths>(run: &Run<'_, H>) -> Result<H::V, Stop> {
-    // The request is a function of its own, boxed (once a step): what it holds across its awaits (the messages, the
-    // config, the model, the key, the hooks' calls) is not held beside the stream's reading, where a run spends its
-    // time (see `run_loop`).
+    // The request is a function of its own, boxed (ARCHITECTURE, "A run's future"): what it holds across its awaits
+    // (the messages, the config, the model, the key, the hooks' calls) is not held beside the stream's reading.
     let (source, mut watch) = match Box::pin(request(run)).await {
         Ok(Requested::Source(source, watch)) => (source, watch),
         Ok(Requested::Ended(message)) => return Ok(message),
@@ -188,8 +187,7 @@ fn idle_message(ms: f64) -> String {
 }
 
 /// D3.2: the stream went quiet. The message ends with `stopReason: "error"` (the partial kept),
-/// so the loop takes the hard exit. Its callers box it: it is rare and larger than what they await otherwise, and
-/// inline it would size every run's future for it (issue 17, memory per in-flight run).
+/// so the loop takes the hard exit. Its callers box it: it is rare (ARCHITECTURE, "A run's future").
 async fn end_idle<H: FastPaths>(run: &Run<'_, H>, messages: &H::V, slot: Option<usize>, ms: f64) -> Result<H::V, Stop> {
     let h = run.h;
     // Cloned out first: reading the array may run caller code, and no borrow is held across that.
@@ -263,7 +261,7 @@ async fn read_stream<H: FastPaths>(
                 slot = Some(index);
                 run.ending.borrow_mut().partial = Some((messages.clone(), index));
                 let copy = h.shallow_copy(&partial).map_err(fail)?;
-                // Boxed, once a reply: the largest await of the reading, which every run waiting on its stream holds.
+                // Boxed, once a reply: the largest await of the reading (ARCHITECTURE, "A run's future").
                 Box::pin(run.emit_message("message_start", &copy)).await?;
             }
             // Without a partial in place there is nothing to update (with one, `pump` did it).
@@ -271,7 +269,7 @@ async fn read_stream<H: FastPaths>(
             code @ (EventCode::Done | EventCode::Error) => {
                 let (kind, field) = if code == EventCode::Done { ("done", "message") } else { ("error", "error") };
                 let fallback = h.get(&event, field).map_err(fail)?;
-                // Boxed, as the ending below: once a step, and larger than the reading's own awaits (issue 34).
+                // Boxed, as the ending below: once a step.
                 return Box::pin(async {
                     let final_message = match source_result(run, source, None).await {
                         Some(result) => result,

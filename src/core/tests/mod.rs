@@ -4,6 +4,7 @@ mod agent;
 mod approvals;
 mod durable;
 mod failures;
+mod future_size;
 mod layers;
 mod limits;
 mod loop_rules;

@@ -98,8 +98,7 @@ impl<'h, H: FastPaths> Run<'h, H> {
     pub async fn execute_tool_calls(&self, assistant: &H::V, calls: &[Call<H::V>]) -> Result<Batch<H::V>, Stop> {
         let env = self.tool_env(assistant)?;
         if self.batch_is_sequential(&env, calls) {
-            // Boxed: its future is larger than the parallel batch's, and inline every run's future would be sized
-            // for it (issue 17, memory per in-flight run).
+            // Boxed (ARCHITECTURE, "A run's future"): its future is larger than the parallel batch's.
             Box::pin(self.execute_tool_calls_sequential(&env, calls)).await
         } else {
             self.execute_tool_calls_parallel(&env, calls).await
