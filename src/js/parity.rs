@@ -96,6 +96,23 @@ pub fn fast_path(name: &str, reference: bool, args: Array) -> Result<JsValue, Js
                 Err(ArgError::Thrown(thrown)) => Err(thrown),
             }
         }
+        "loopArgsValid" => {
+            // (prompts, hasPrompts, context, config, emit, hasEmit, signal, streamFn): the twin's one-step check
+            // (`loop_args_look_valid`, snippets/args.js) or the full check of `agentLoop`'s arguments (`Checker`).
+            let has = |i: u32| arg(&args, i).is_truthy();
+            let (prompts, emit) = (arg(&args, 0), arg(&args, 4));
+            let (prompts, emit) = (has(1).then_some(&prompts), has(5).then_some(&emit));
+            let (context, config, signal, stream_fn) = (arg(&args, 2), arg(&args, 3), arg(&args, 6), arg(&args, 7));
+            if !reference {
+                let valid = super::host::loop_args_look_valid(prompts, &context, &config, emit, &signal, &stream_fn)?;
+                return Ok(JsValue::from_bool(valid));
+            }
+            match super::check_loop_args_fully(prompts, &context, &config, emit, &signal, &stream_fn) {
+                Ok(()) => Ok(JsValue::TRUE),
+                Err(ArgError::Type(_)) => Ok(JsValue::FALSE),
+                Err(ArgError::Thrown(thrown)) => Err(thrown),
+            }
+        }
         "callListeners" => {
             // The whole dispatch, synchronously: every step until the end, nothing awaited; each listener's throw
             // is recorded and the walk goes on after it (the failure events' `swallow`).

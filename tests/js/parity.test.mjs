@@ -439,12 +439,13 @@ test("firstBadMessage and defaultConvertToLlm: the twins agree with the referenc
 
 test("agentStateValid: the twin's one-step check agrees with the full check", { skip }, () => {
   const fn = () => {};
+  const answers = { valid: 0, invalid: 0 };
   for (const seed of SEEDS) {
     for (let i = 0; i < CASES_PER_SEED; i++) {
       const build = (rec) => {
         const r = rng(seed * 613 + i);
         const agent = { convertToLlm: fn, streamFunction: fn };
-        const st = { tools: [tool(r, 0)], messages: [{ role: "user" }], model: { id: "m" } };
+        const st = { tools: [{ ...tool(r, 0), execute: fn }], messages: [{ role: "user" }], model: { id: "m" } };
         switch (r.int(14)) {
           case 0: st.tools = "no"; break;
           case 1: st.messages = [{ role: 1 }]; break;
@@ -456,13 +457,11 @@ test("agentStateValid: the twin's one-step check agrees with the full check", { 
           case 7: st.tools = [{ name: "t" }]; break;
           case 8: hostile(agent, "transformContext", seed); break;
           case 9: agent.afterToolCall = fn; agent.toolTimeoutMs = 5; break;
-          // Issue 32: limits, valid and not, on an otherwise valid state (no tools: the random ones lack `execute`).
+          // Issue 32: limits, valid and not, on an otherwise valid state.
           case 10:
-            st.tools = [];
             agent.limits = r.pick([{ maxTurns: 2, maxCostUsd: 0.5 }, { maxTurns: 0 }, [], { maxCostUsd: "1" }, null]);
             break;
           case 11:
-            st.tools = [];
             agent.totalLimits = r.pick([{ maxCostUsd: 1 }, { maxTokens: -1 }, 5, { maxTurns: 0 }, { maxTokens: Infinity }]);
             break;
           default: break;
@@ -471,11 +470,74 @@ test("agentStateValid: the twin's one-step check agrees with the full check", { 
       };
       // The twin may only answer `true` where the full check passes; on these inputs it answers exactly as the
       // check does. Its reads are its own (it reads in the check's order but not the error path's extra reads).
-      same(`seed ${seed} case ${i}`, build, (reference, input) =>
-        fastPath("agentStateValid", reference, input.agent, input.st),
-      { compareLog: false });
+      same(`seed ${seed} case ${i}`, build, (reference, input) => {
+        const valid = fastPath("agentStateValid", reference, input.agent, input.st);
+        if (reference) answers[valid ? "valid" : "invalid"]++;
+        return valid;
+      }, { compareLog: false });
     }
   }
+  // Both answers are common: the cases are not all refused early (nor all accepted).
+  assert.ok(answers.valid > SEEDS.length * CASES_PER_SEED / 4 && answers.invalid > SEEDS.length * CASES_PER_SEED / 4, JSON.stringify(answers));
+});
+
+test("loopArgsValid: the twin's one-step check of agentLoop's arguments agrees with the full check (Checker)", { skip }, () => {
+  const fn = () => {};
+  const answers = { valid: 0, invalid: 0 };
+  for (const seed of SEEDS) {
+    for (let i = 0; i < CASES_PER_SEED; i++) {
+      const build = (rec) => {
+        const r = rng(seed * 1171 + i);
+        const args = {
+          prompts: [{ role: "user", content: "go", timestamp: 1 }],
+          hasPrompts: r.chance(0.7),
+          context: { messages: [{ role: "user", content: "before", timestamp: 0 }], tools: [{ ...tool(r, 0), execute: fn }] },
+          config: { model: { id: "m" }, convertToLlm: fn },
+          emit: fn,
+          hasEmit: r.chance(0.5),
+          signal: r.pick([undefined, null, new AbortController().signal]),
+          streamFn: r.pick([undefined, null, fn]),
+        };
+        switch (r.int(24)) {
+          case 0: args.prompts = "go"; break;
+          case 1: args.prompts = [{ role: 7 }]; break;
+          case 2: args.context = null; break;
+          case 3: args.context.messages = {}; break;
+          case 4: args.context.tools = [{ name: 1 }]; break;
+          case 5: args.config = undefined; break;
+          case 6: args.config.model = "gpt"; break;
+          case 7: args.config.convertToLlm = undefined; break;
+          case 8: args.config[r.pick(["streamFn", "transformContext", "getApiKey", "beforeToolCall", "finishTurn"])] = r.pick(["x", 1, {}]); break;
+          case 9: args.config[r.pick(["streamFn", "afterToolCall", "prepareNextTurn"])] = fn; break;
+          case 10: args.config[r.pick(["toolTimeoutMs", "streamIdleTimeoutMs", "abortGraceMs"])] = r.pick([-1, 5, Infinity, "5", NaN]); break;
+          case 11: args.config.limits = r.pick([{ maxTurns: 2 }, { maxTurns: 0 }, [], { maxCostUsd: "1" }, null, { maxToolCalls: 1.5 }]); break;
+          case 12: args.emit = "not a function"; break;
+          case 13: args.signal = {}; break;
+          case 14: args.streamFn = "openai"; break;
+          case 15: hostile(args.config, "transformContext", seed); break;
+          case 16: hostile(args.context, "messages", seed); break;
+          case 17: args.config.maxParallelTools = r.pick([0, 2, 2.5, Infinity]); break;
+          case 18: args.context.systemPrompt = r.pick(["sys", 3, undefined]); break;
+          default: break;
+        }
+        const wrapped = {
+          ...args,
+          context: args.context && typeof args.context === "object" ? rec.wrap(args.context) : args.context,
+          config: args.config && typeof args.config === "object" ? rec.wrap(args.config) : args.config,
+        };
+        return { raw: args, ...wrapped };
+      };
+      // The twin may only answer `true` where the full check passes; on these inputs it answers exactly as the check
+      // does. Its reads are its own (it reads in the check's order but not the error path's extra reads).
+      same(`seed ${seed} case ${i}`, build, (reference, a) => {
+        const valid = fastPath("loopArgsValid", reference, a.prompts, a.hasPrompts, a.context, a.config, a.emit, a.hasEmit, a.signal, a.streamFn);
+        if (reference) answers[valid ? "valid" : "invalid"]++;
+        return valid;
+      }, { compareLog: false });
+    }
+  }
+  // Both answers are common: the cases are not all refused early (nor all accepted).
+  assert.ok(answers.valid > SEEDS.length * CASES_PER_SEED / 4 && answers.invalid > SEEDS.length * CASES_PER_SEED / 4, JSON.stringify(answers));
 });
 
 test("callListeners: the dispatch twin calls the same listeners in the same order", { skip }, () => {
