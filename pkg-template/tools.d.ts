@@ -1,7 +1,9 @@
 // Tools as agent-loop-wasm declares them (pi-agent-core's `AgentTool` and its results, pi-ai's `Tool`, the tool
 // parameters' typing). Re-exported by index.d.ts; split from it only to keep each file readable.
 
+import type { AgentContext } from "./index.js";
 import type {
+  AssistantMessage,
   ImageContent,
   JsonValue,
   SystemMessage,
@@ -179,7 +181,7 @@ export interface AgentTool<TParameters extends object = object, TDetails = any> 
     | boolean
     | ((
         args: AgentToolParams<TParameters>,
-        context: { toolCall: AgentToolCall; assistantMessage: unknown; context: unknown },
+        context: { toolCall: AgentToolCall; assistantMessage: AssistantMessage; context: AgentContext },
       ) => boolean | Promise<boolean>);
   /** New (issue 30): milliseconds a call of this tool waits for approval before it is denied (`approval timed out`). */
   approvalTimeoutMs?: number;

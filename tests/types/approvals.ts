@@ -9,6 +9,7 @@ import {
   type AgentLoopConfig,
   type AgentRunEvent,
   type AgentTool,
+  type AssistantMessage,
   type Model,
   type ToolApprovalDecision,
   type ToolApprovalRequest,
@@ -81,3 +82,16 @@ void exhaustive;
 // @ts-expect-error an approval request is not a pi-agent-core AgentEvent
 const notAnAgentEvent: AgentEvent = { type: "tool_approval_request", toolCallId: "c", toolName: "t", args: {} };
 void notAnAgentEvent;
+
+// needsApproval's second argument is typed: the assistant message that made the call and the run's context.
+const careful: AgentTool<{ type: "object"; properties: { cents: { type: "number" } }; required: ["cents"] }> = {
+  ...charge,
+  needsApproval: ({ cents }, { assistantMessage, context, toolCall }) => {
+    const stop: AssistantMessage["stopReason"] = assistantMessage.stopReason;
+    // @ts-expect-error the context's messages are an array, not a string
+    const wrong: string = context.messages;
+    void wrong;
+    return cents > 100 || stop === "length" || context.messages.length > 50 || toolCall.name !== "charge_card";
+  },
+};
+void careful;
