@@ -11,9 +11,38 @@ export interface TelemetryContext {
   deleteValue(key: symbol): TelemetryContext;
 }
 
+/** An attribute's value, as the OpenTelemetry API's `AttributeValue`. */
+export type TelemetryAttributeValue =
+  | string
+  | number
+  | boolean
+  | Array<null | undefined | string>
+  | Array<null | undefined | number>
+  | Array<null | undefined | boolean>;
+
+/** Attributes of a span, a link or an event, as the API's `Attributes`. */
+export type TelemetryAttributes = Record<string, TelemetryAttributeValue | undefined>;
+
+/** What the entry passes to `startSpan`: the API's `SpanOptions`, as far as it sets them. */
+export interface TelemetrySpanOptions {
+  /** `SpanKind`: 0 internal, 2 client. */
+  kind?: number;
+  attributes?: TelemetryAttributes;
+  links?: Array<{ context: { traceId: string; spanId: string; traceFlags: number }; attributes?: TelemetryAttributes }>;
+}
+
+/** An OpenTelemetry `Span`: the methods the entry calls. */
+export interface TelemetrySpan {
+  setAttribute(key: string, value: TelemetryAttributeValue): unknown;
+  setStatus(status: { code: number; message?: string }): unknown;
+  addEvent(name: string, attributes?: TelemetryAttributes): unknown;
+  end(): void;
+  spanContext(): { traceId: string; spanId: string; traceFlags: number };
+}
+
 /** An OpenTelemetry `Tracer` (`trace.getTracer(name)`); only `startSpan` is called. */
 export interface TelemetryTracer {
-  startSpan(name: string, options?: any, context?: any): any;
+  startSpan(name: string, options?: TelemetrySpanOptions, context?: TelemetryContext): TelemetrySpan;
 }
 
 /** An OpenTelemetry `SpanContext`, or a `Span` (its `spanContext()` is read). */

@@ -5,13 +5,20 @@ import { Agent, agentLoop, type AgentLoopConfig, type AgentTool } from "agent-lo
 import { runContext, toolContext, withTelemetry, type TelemetryContext, type TelemetryOptions } from "agent-loop-wasm/otel";
 import type { Equal, Expect } from "./assert.js";
 
-/** The API's Context and Tracer signatures (copied shapes). */
+/** The API's Context, Span and Tracer signatures (copied shapes; tests/otel/api-types.ts checks the real ones). */
 interface ApiContext {
   getValue(key: symbol): unknown;
   setValue(key: symbol, value: unknown): ApiContext;
   deleteValue(key: symbol): ApiContext;
 }
-declare const tracer: { startSpan(name: string, options?: { attributes?: Record<string, unknown> }, context?: ApiContext): { end(): void; spanContext(): { traceId: string; spanId: string; traceFlags: number } } };
+interface ApiSpan {
+  setAttribute(key: string, value: string | number | boolean | Array<null | undefined | string>): this;
+  setStatus(status: { code: 0 | 1 | 2; message?: string }): this;
+  addEvent(name: string, attributesOrStartTime?: Record<string, unknown> | number, startTime?: number): this;
+  end(endTime?: number): void;
+  spanContext(): { traceId: string; spanId: string; traceFlags: number };
+}
+declare const tracer: { startSpan(name: string, options?: { kind?: number; attributes?: Record<string, string | number | boolean | undefined> }, context?: ApiContext): ApiSpan };
 declare const config: AgentLoopConfig;
 
 const traced = withTelemetry(config, { tracer, recordInputs: true, recordOutputs: false, metadata: { team: "a", n: 1 }, functionId: "helper" });
