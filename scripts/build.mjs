@@ -256,7 +256,17 @@ writeFileSync(join(deno, "models.js"), '// `agent-loop-wasm/models` on Deno: the
   if (names.join() !== modelsNames.join()) throw new Error(`build: dist/node/models.cjs exports ${names} but the source lists ${modelsNames}`);
 }
 
-for (const f of ["index.d.ts", "ai.d.ts", "tools.d.ts", "web.d.ts", "mcp.d.ts", "ui.d.ts", "otel.d.ts", "models.d.ts"]) cpSync(join(template, f), join(out, f));
+// The declarations, and their CommonJS twins (`.d.cts`, the same text with `./x.js` specifiers as `./x.cjs`): under
+// "type": "module" a `.d.ts` is an ES module to TypeScript, which a CommonJS consumer (`module: node16`) may not
+// `require`. The exports map gives `require` the `.d.cts` (tests: scripts/pack-test.mjs, the types targets).
+const DECLARATIONS = ["index.d.ts", "ai.d.ts", "tools.d.ts", "web.d.ts", "mcp.d.ts", "ui.d.ts", "otel.d.ts", "models.d.ts"];
+for (const f of DECLARATIONS) {
+  const text = readFileSync(join(template, f), "utf8");
+  writeFileSync(join(out, f), text);
+  const cjs = text.replace(/(from\s+"\.\/[\w-]+)\.js"/g, '$1.cjs"');
+  if (/from\s+"\.\/[\w-]+\.js"/.test(cjs)) throw new Error(`build: ${f}: a relative specifier the .d.cts twin does not map`);
+  writeFileSync(join(out, f.replace(/\.d\.ts$/, ".d.cts")), cjs);
+}
 const pkgManifest = JSON.parse(readFileSync(join(template, "package.json"), "utf8"));
 writeFileSync(join(out, "README.md"), packageReadme(readFileSync(join(root, "README.md"), "utf8"), pkgManifest.repository));
 

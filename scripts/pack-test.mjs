@@ -6,7 +6,9 @@
 // workerd; the agent-loop-wasm/mcp entry (with the SDK from npm) in Node CJS/ESM, Deno, Vite and a plain page; the
 // agent-loop-wasm/ui entry (no dependency) in Node CJS/ESM (18 and current), Deno, Vite and workerd; and the
 // agent-loop-wasm/otel entry (with @opentelemetry/api from npm) in Node CJS/ESM (20 and 18), Deno, Vite and workerd; and
-// the agent-loop-wasm/models entry (no dependency) in Node CJS/ESM (18 and current), Deno, Vite and workerd. Also checks the size limits (release builds). Prints a pass/fail table; exits 1 on any failure.
+// the agent-loop-wasm/models entry (no dependency) in Node CJS/ESM (18 and current), Deno, Vite and workerd; and tsc over
+// a consumer of every subpath through the exports map (.cts and .mts under node16 and nodenext, and bundler). Also
+// checks the size limits (release builds). Prints a pass/fail table; exits 1 on any failure.
 //
 // Usage: node scripts/build.mjs && node scripts/pack-test.mjs [--keep] [--only=name,name]
 //   --keep   leave the temp dir (its path is printed)
@@ -278,6 +280,31 @@ const SLIM_BODY = `
   return { ...summary, refusedBeforeInit: refused.length };
 `;
 
+// Type-checking consumers (issue 42): every subpath imported from a CommonJS file (`.cts`) and an ES module (`.mts`)
+// under `module: node16` and `nodenext`, and from a bundler project, through the exports map of the installed
+// tarball (no `paths`), with the package's declarations checked too (skipLibCheck off).
+const TYPES_CONSUMER = `import { Agent, agentLoop, tool, type AgentEvent, type AgentRunEvent } from "agent-loop-wasm";
+import { init } from "agent-loop-wasm/web";
+import { mcpTools } from "agent-loop-wasm/mcp";
+import { toUIMessageStream, toUIMessages } from "agent-loop-wasm/ui";
+import { withTelemetry } from "agent-loop-wasm/otel";
+import { getModel } from "agent-loop-wasm/models";
+
+const agent = new Agent({ initialState: { model: getModel("openai", "gpt-4o-mini") } });
+agent.subscribe((event: AgentRunEvent) => {
+  if (event.type === "tool_approval_request") console.log(event.toolName);
+});
+const listener = (event: AgentEvent): void => console.log(event.type);
+agent.subscribe(listener);
+const echo = tool({
+  name: "echo", label: "Echo", description: "echoes", parameters: { type: "object", properties: { text: { type: "string" } } },
+  execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }),
+});
+export const used = [agentLoop, init, mcpTools, toUIMessageStream, toUIMessages, withTelemetry(agent), echo];
+`;
+const tsconfig = (module, resolution, files) =>
+  `${JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: "ES2022", lib: ["ES2022", "DOM"], module, moduleResolution: resolution, types: [], skipLibCheck: false }, files }, null, 2)}\n`;
+
 const projects = {
   node: {
     "main.cjs": `const assert = require("node:assert");
@@ -530,6 +557,14 @@ export default {
 };
 `,
     "ui-smoke.mjs": uiSmokeSource,
+  },
+  types: {
+    "consumer.cts": TYPES_CONSUMER,
+    "consumer.mts": TYPES_CONSUMER,
+    "bundled.ts": TYPES_CONSUMER,
+    "tsconfig.node16.json": tsconfig("node16", "node16", ["consumer.cts", "consumer.mts"]),
+    "tsconfig.nodenext.json": tsconfig("nodenext", "nodenext", ["consumer.cts", "consumer.mts"]),
+    "tsconfig.bundler.json": tsconfig("esnext", "bundler", ["bundled.ts"]),
   },
   "models-node": {
     // The main entry loads nothing of agent-loop-wasm/models, and the models entry loads only itself and its data file.
@@ -1095,6 +1130,16 @@ const targets = [
   },
   { id: "otel-vite", name: "agent-loop-wasm/otel: Vite build in Chromium", project: "otel-vite", browser: true, run: (dir) => viteTarget(dir, checkOtelSummary) },
   { id: "otel-workerd", name: "agent-loop-wasm/otel: workerd", project: "otel-workerd", run: (dir) => workerdTarget(dir, { otel: true, check: checkOtelSummary }) },
+  ...["node16", "nodenext", "bundler"].map((mode) => ({
+    id: `types-${mode}`,
+    name: `types: tsc, ${mode === "bundler" ? "moduleResolution bundler" : `module ${mode}, a .cts (require) and a .mts (import)`}, every subpath`,
+    project: "types",
+    run: async (dir) => {
+      const r = await exec(process.execPath, [requireRoot.resolve("typescript/bin/tsc"), "-p", `tsconfig.${mode}.json`], { cwd: dir });
+      if (r.code !== 0) throw failure(r);
+      return `typescript ${requireRoot("typescript/package.json").version}`;
+    },
+  })),
 ].filter((t) => only.length === 0 || only.some((w) => t.id.includes(w)));
 
 // ---------------------------------------------------------------------------------------------------------------
