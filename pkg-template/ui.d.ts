@@ -3,7 +3,7 @@
 // The chunk and message types are written out here, so these declarations compile without the `ai` package; the AI
 // SDK's `UIMessage[]` fits the parameters that take one, and the messages toUIMessages makes fit `UIMessage[]`.
 
-import type { Agent, AgentEndedToolCall, AgentEvent, AgentMessage, AgentToolResult, Model, ToolApprovalDecision, ToolApprovalRequest } from "./index.js";
+import type { Agent, AgentEndedToolCall, AgentEvent, AgentMessage, AgentToolResult, Model, ToolApprovalDecision, ToolApprovalRequest, UsageTotals } from "./index.js";
 
 /** What `toUIMessageStream` reads: an Agent (subscribed), or the events of one as an async iterable. */
 export type AgentEventSource =
@@ -34,7 +34,8 @@ export type UIMessageChunk =
   | { type: "tool-output-denied"; toolCallId: string }
   | { type: "tool-approval-request"; approvalId: string; toolCallId: string; reason?: string; approvalDescriptor?: { data?: unknown; expiresAt?: number } }
   | { type: "steering-message"; id: string; parts: Array<{ type: "text"; text: string } | { type: "file"; mediaType: string; url: string }> }
-  | { type: "finish"; finishReason?: "stop" | "length" | "tool-calls" | "error" | "other" }
+  | { type: "finish"; finishReason?: "stop" | "length" | "tool-calls" | "error" | "other"; messageMetadata?: unknown }
+  | { type: "message-metadata"; messageMetadata: unknown }
   | { type: "abort"; reason?: string }
   | { type: "error"; errorText: string };
 
@@ -75,6 +76,40 @@ export interface ToUIMessageStreamOptions {
   onError?: (error: unknown) => string;
   /** Tool parts as `dynamic-tool` (tools the client does not declare, e.g. MCP tools) rather than `tool-<name>`. */
   dynamicTools?: boolean;
+  /**
+   * Metadata for the UI message (`message.metadata` on the client), asked before each chunk is sent with the chunk and
+   * the run's usage so far. A value other than `undefined` rides on a `start` or `finish` chunk as its
+   * `messageMetadata`, and follows any other chunk as a `message-metadata` chunk. E.g. the usage on the client:
+   * `({ part, usage }) => (part.type === "finish" ? { usage } : undefined)`. A throw ends the response with `error`.
+   */
+  messageMetadata?: (options: { part: UIMessageChunk; usage: UsageTotals }) => unknown;
+  /**
+   * Called once the response ended (after its last chunk, before the stream closes; awaited, and a throw errors the
+   * stream): the run's new messages (`agent_end`'s, or those that ended so far when the response ended without it),
+   * its usage totals, whether it ended with `abort` or `error`, and the `messageId` it streamed. Not called when the
+   * reader cancels the stream (the run goes on).
+   */
+  onFinish?: (event: UIMessageStreamFinishEvent) => void | Promise<void>;
+  /**
+   * Aborts the response, e.g. the request's signal when the client goes away: with an Agent source running, its run is
+   * aborted (`agent.abort()`) and the response ends with its `abort`; otherwise the response ends with `abort` at once
+   * (and `run` is not started). `resumeUIMessageStream`'s `signal` only stops reading.
+   */
+  abortSignal?: AbortSignal;
+}
+
+/** What {@link ToUIMessageStreamOptions.onFinish} is given. */
+export interface UIMessageStreamFinishEvent {
+  /** The run's new messages: what to store. */
+  messages: AgentMessage[];
+  /** The run's assistant messages' usage, summed. */
+  usage: UsageTotals;
+  /** The response ended with an `abort` chunk. */
+  isAborted: boolean;
+  /** The response ended with an `error` chunk. */
+  isError: boolean;
+  /** The `messageId` of the response. */
+  messageId: string;
 }
 
 export interface UIMessageStreamResponseInit {

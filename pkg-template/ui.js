@@ -393,7 +393,19 @@ function createTranslator(options) {
     return out;
   }
 
-  return { push, fail, messageId, get done() { return done; } };
+  /** The response ends as aborted now (the caller's `abortSignal`), whatever the source still holds. */
+  function abort(reason) {
+    if (done) return [];
+    out = [];
+    ensureStart();
+    if (blocks) endAssistant(undefined);
+    finishStep();
+    emit({ type: "abort", ...(typeof reason === "string" ? { reason } : {}) });
+    done = true;
+    return out;
+  }
+
+  return { push, fail, abort, messageId, get done() { return done; } };
 }
 
 /** The event of a source item: an AgentEvent, or `{ seq, event }` from `agent.events()`. */
@@ -411,7 +423,30 @@ const TO_STREAM_OPTIONS = {
   toolOutput: "function",
   onError: "function",
   dynamicTools: "boolean",
+  messageMetadata: "function",
+  onFinish: "function",
+  abortSignal: "object",
 };
+
+const USAGE_KEYS = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"];
+const COST_KEYS = ["input", "output", "cacheRead", "cacheWrite", "total"];
+
+/** What a response's run spent: its assistant messages' `usage` summed (`totalUsage()`'s shape; not finite counts 0). */
+function runUsage() {
+  const totals = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+  const finite = (v) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+  return {
+    add(usage) {
+      if (!isObject(usage)) return;
+      for (const k of USAGE_KEYS) totals[k] += finite(usage[k]);
+      if (isObject(usage.cost)) for (const k of COST_KEYS) totals.cost[k] += finite(usage.cost[k]);
+    },
+    /** A fresh copy. */
+    get value() {
+      return { ...totals, cost: { ...totals.cost } };
+    },
+  };
+}
 
 /**
  * One run of an agent as a `ReadableStream` of UI message chunks: `start` (with `messageId`), per model response
@@ -427,7 +462,16 @@ export function toUIMessageStream(source, options) {
     throw new TypeError(`${fn}: source must be an Agent or an async iterable of agent events (or of { seq, event }), got ${describe(source)}`);
   }
   const opts = checkOptions(fn, options, TO_STREAM_OPTIONS);
+  const signal = opts.abortSignal;
+  if (signal !== undefined && (typeof signal.aborted !== "boolean" || typeof signal.addEventListener !== "function")) {
+    throw new TypeError(`${fn}: options.abortSignal must be an AbortSignal, got ${describe(signal)}`);
+  }
   const translator = createTranslator(opts);
+  // What onFinish and messageMetadata are told: the run's usage so far, its messages, how the response ended.
+  const usage = runUsage();
+  let runMessages;
+  const ended = [];
+  let lastChunk;
   if (isAgent) {
     responseIds.set(source, translator.messageId);
     // Start the agent's journal before its run, so that a resume can replay the run from its start (a reader ended
@@ -441,17 +485,42 @@ export function toUIMessageStream(source, options) {
     }
   }
   let stop = () => {};
+  let unlisten = () => {};
   let closed = false;
   return new ReadableStream({
     start(controller) {
+      // The end of the response: once, after its last chunk; onFinish is awaited before the stream closes, and its
+      // throw errors the stream.
+      const close = () => {
+        closed = true;
+        stop();
+        unlisten();
+        if (!opts.onFinish) return controller.close();
+        const messages = runMessages ?? ended;
+        Promise.resolve()
+          .then(() => opts.onFinish({ messages, usage: usage.value, isAborted: lastChunk?.type === "abort", isError: lastChunk?.type === "error", messageId: translator.messageId }))
+          .then(() => controller.close(), (e) => controller.error(e));
+      };
+      const enqueue = (chunk) => {
+        lastChunk = chunk;
+        if (!opts.messageMetadata) return controller.enqueue(chunk);
+        const metadata = opts.messageMetadata({ part: chunk, usage: usage.value });
+        if (metadata === undefined) return controller.enqueue(chunk);
+        if (chunk.type === "start" || chunk.type === "finish") return controller.enqueue({ ...chunk, messageMetadata: metadata });
+        controller.enqueue(chunk);
+        controller.enqueue({ type: "message-metadata", messageMetadata: metadata });
+      };
       const send = (chunks) => {
         if (closed) return;
-        for (const c of chunks) controller.enqueue(c);
-        if (translator.done) {
-          closed = true;
-          stop();
-          controller.close();
+        try {
+          for (const c of chunks) enqueue(c);
+        } catch (e) {
+          // A throwing messageMetadata: the response ends with its error (once).
+          if (!translator.done) return send(translator.fail(e));
+          const errorText = (opts.onError ?? errorMessage)(e);
+          enqueue({ type: "error", errorText });
         }
+        if (translator.done) close();
       };
       const failWith = (e) => send(translator.fail(e));
       let index = 0;
@@ -460,10 +529,28 @@ export function toUIMessageStream(source, options) {
         if (event === undefined) {
           failWith(new TypeError(`${fn}: source item ${index} is neither an agent event nor { seq, event }, got ${describe(item)}`));
         } else {
+          if (event.type === "message_end" && isObject(event.message)) {
+            ended.push(event.message);
+            if (event.message.role === "assistant") usage.add(event.message.usage);
+          } else if (event.type === "agent_end" && Array.isArray(event.messages)) {
+            runMessages = event.messages;
+          }
           send(translator.push(event));
         }
         index += 1;
       };
+      if (signal !== undefined) {
+        // Aborts the run of an Agent source (its agent_end then ends the response as aborted); any other source, or
+        // an Agent running nothing, ends the response with `abort` at once.
+        const onAbort = () => {
+          if (closed) return;
+          if (isAgent && typeof source.abort === "function" && source.state?.isStreaming === true) source.abort();
+          else send(translator.abort(typeof signal.reason === "string" ? signal.reason : undefined));
+        };
+        unlisten = () => signal.removeEventListener("abort", onAbort);
+        if (signal.aborted) queueMicrotask(onAbort);
+        else signal.addEventListener("abort", onAbort, { once: true });
+      }
       if (isAgent) {
         const unsubscribe = source.subscribe((event) => take(event));
         stop = () => unsubscribe();
@@ -482,8 +569,7 @@ export function toUIMessageStream(source, options) {
             if (closed) return;
             if (r.done) {
               // The source ended before agent_end (its reader was stopped): end the response without `finish`.
-              closed = true;
-              controller.close();
+              close();
               return;
             }
             take(r.value);
@@ -492,16 +578,13 @@ export function toUIMessageStream(source, options) {
       }
       if (opts.run) {
         Promise.resolve()
-          .then(() => opts.run())
+          // Not started once the response ended (an abortSignal aborted before the run began).
+          .then(() => (closed ? undefined : opts.run()))
           .then(
             () => {
               // An Agent has delivered agent_end before its run's promise settles: a run that resolves with the
               // stream still open started no run (e.g. a decision that leaves other calls waiting).
-              if (isAgent && !closed && !translator.done) {
-                closed = true;
-                stop();
-                controller.close();
-              }
+              if (isAgent && !closed && !translator.done) close();
             },
             failWith,
           );
@@ -510,6 +593,7 @@ export function toUIMessageStream(source, options) {
     cancel() {
       closed = true;
       stop();
+      unlisten();
     },
   });
 }

@@ -62,7 +62,7 @@ export function scriptedModel(replies, { pieceDelayMs = 0 } = {}) {
     requests.push(context);
     const reply = queue.shift() ?? { blocks: [text("(no reply queued)")] };
     const stream = createAssistantMessageEventStream();
-    const partial = { role: "assistant", content: [], api: model.api, provider: model.provider, model: model.id, usage: usage(), stopReason: "pending", timestamp: Date.now() };
+    const partial = { role: "assistant", content: [], api: model.api, provider: model.provider, model: model.id, usage: reply.usage ?? usage(), stopReason: "pending", timestamp: Date.now() };
     (async () => {
       await tick();
       stream.push({ type: "start", partial });

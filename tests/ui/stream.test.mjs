@@ -157,6 +157,94 @@ test("an aborted run: the text so far, then abort with the reason, and no finish
   assert.equal(agent.state.messages.at(-1).stopReason, "aborted");
 });
 
+const spent = (tokens, cost) => ({ input: tokens / 2, output: tokens / 2, cacheRead: 0, cacheWrite: 0, totalTokens: tokens, cost: { input: cost / 2, output: cost / 2, cacheRead: 0, cacheWrite: 0, total: cost } });
+
+test("messageMetadata: on start and finish as messageMetadata, after any other chunk as message-metadata; the usage so far; the client's message.metadata", T, async () => {
+  const asked = [];
+  const { chunks } = await run([{ ...reply(call("c1", "work", { n: 1 })), usage: spent(10, 0.25) }, { ...reply(text("done")), usage: spent(6, 0.5) }], {
+    toolSpec: { work: {} },
+    options: {
+      messageMetadata: ({ part, usage }) => {
+        asked.push(part.type);
+        if (part.type === "start") return { model: "scripted" };
+        if (part.type === "finish-step") return { step: usage.totalTokens };
+        if (part.type === "finish") return { usage };
+        return undefined;
+      },
+    },
+  });
+  assert.deepEqual(asked, chunks.filter((c) => c.type !== "message-metadata").map((c) => c.type), "asked once per chunk, in order");
+  assert.deepEqual(chunks[0], { type: "start", messageId: "msg-1", messageMetadata: { model: "scripted" } });
+  const steps = chunks.filter((c, i) => c.type === "message-metadata" || chunks[i + 1]?.type === "message-metadata").map((c) => c.type === "message-metadata" ? c.messageMetadata : c.type);
+  assert.deepEqual(steps, ["finish-step", { step: 10 }, "finish-step", { step: 16 }]);
+  assert.deepEqual(chunks.at(-1), { type: "finish", finishReason: "stop", messageMetadata: { usage: spent(16, 0.75) } });
+  // What the client holds: the AI SDK's reader merges each piece into message.metadata.
+  assert.deepEqual((await readMessage(chunks)).metadata, { model: "scripted", step: 16, usage: spent(16, 0.75) });
+});
+
+test("onFinish: once, after the last chunk and before the stream closes, with the run's messages, usage and how it ended", T, async () => {
+  const finished = [];
+  const { chunks, agent } = await run([{ ...reply(text("hi")), usage: spent(8, 0.1) }], {
+    options: { onFinish: async (event) => void finished.push(event) },
+  });
+  assert.equal(finished.length, 1);
+  const [event] = finished;
+  assert.deepEqual(Object.keys(event).sort(), ["isAborted", "isError", "messageId", "messages", "usage"]);
+  assert.deepEqual(event.messages, agent.state.messages, "the run's new messages (the prompt and the answer)");
+  assert.deepEqual({ ...event, messages: event.messages.map((m) => m.role) }, { messages: ["user", "assistant"], usage: spent(8, 0.1), isAborted: false, isError: false, messageId: "msg-1" });
+  assert.equal(chunks.at(-1).type, "finish");
+  // Awaited before the stream closes; a throw errors the stream.
+  const model = scriptedModel([reply(text("again"))]);
+  const other = new Agent({ streamFn: model.streamFn, initialState: { model: MODEL } });
+  const stream = ui.toUIMessageStream(other, {
+    run: () => other.prompt("go"),
+    onFinish: async () => {
+      throw new Error("could not store the chat");
+    },
+  });
+  await assert.rejects(drain(stream), { message: "could not store the chat" });
+  // An aborted run: isAborted.
+  const aborted = [];
+  await run([{ blocks: [pieces(text("Once upon"), "Once", " upon")], waitForAbort: true }], {
+    options: { onFinish: (e) => void aborted.push(e) },
+    during: ({ agent: a, model: m }) => m.waiting().then(() => a.abort()),
+  });
+  assert.deepEqual(aborted.map((e) => [e.isAborted, e.isError, e.messages.at(-1).stopReason]), [[true, false, "aborted"]]);
+});
+
+test("abortSignal: aborts the Agent's run and the response ends with abort; before the run began, run is never started", T, async () => {
+  const controller = new AbortController();
+  const finished = [];
+  const { chunks, agent } = await run([{ blocks: [pieces(text("Once upon"), "Once", " upon")], waitForAbort: true }], {
+    options: { abortSignal: controller.signal, onFinish: (e) => void finished.push(e) },
+    during: ({ model }) => model.waiting().then(() => controller.abort()),
+  });
+  assert.deepEqual(labels(chunks), [
+    "start", "start-step", "text-start", "text-delta:Once", "text-delta: upon", "text-end", "finish-step", "abort:Request was aborted",
+  ]);
+  assert.equal(agent.state.messages.at(-1).stopReason, "aborted");
+  assert.equal(agent.state.isStreaming, false);
+  assert.deepEqual(finished.map((e) => e.isAborted), [true]);
+  // Already aborted: abort at once, and the prompt never runs.
+  const model = scriptedModel([reply(text("never"))]);
+  const idle = new Agent({ streamFn: model.streamFn, initialState: { model: MODEL } });
+  let ran = false;
+  const early = await drain(ui.toUIMessageStream(idle, { messageId: "m2", abortSignal: AbortSignal.abort("gone"), run: () => ((ran = true), idle.prompt("go")) }));
+  assert.deepEqual(early, [{ type: "start", messageId: "m2" }, { type: "abort", reason: "gone" }]);
+  await validateChunks(early);
+  assert.equal(ran, false);
+  assert.deepEqual(idle.state.messages, []);
+  // An iterable source: the response ends with abort and the iterator is returned.
+  let returned = false;
+  const never = { [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => {}), return: async () => ((returned = true), { done: true }) }) };
+  const cut = new AbortController();
+  const reading = drain(ui.toUIMessageStream(never, { messageId: "m3", abortSignal: cut.signal }));
+  cut.abort();
+  assert.deepEqual(await reading, [{ type: "start", messageId: "m3" }, { type: "abort" }]);
+  assert.equal(returned, true);
+  assert.throws(() => ui.toUIMessageStream(idle, { abortSignal: {} }), { name: "TypeError", message: "toUIMessageStream: options.abortSignal must be an AbortSignal, got object" });
+});
+
 test("a run that rejects before any event (run: the prompt) ends the stream with its error", T, async () => {
   const model = scriptedModel([]);
   const agent = new Agent({ streamFn: model.streamFn, initialState: { model: MODEL } });
