@@ -87,7 +87,8 @@ export async function withVirtualClock(body) {
   const real = Object.getOwnPropertyDescriptor(performance, "now");
   let now = 1_000;
   const clock = { advance: (ms) => void (now += ms) };
-  performance.now = () => now;
+  // Defined, not assigned: on Node 18 `now` is a non-writable property of Performance.prototype.
+  Object.defineProperty(performance, "now", { value: () => now, configurable: true, writable: true });
   try {
     return await body(clock);
   } finally {

@@ -71,7 +71,7 @@ for (const api of ["openai-completions", "openai-responses", "anthropic-messages
       assert.equal(got.error, undefined, kind);
       assert.equal(got.stopReason, kind === "call" ? "toolUse" : "stop", kind);
       assert.ok(got.lineBytes > 20 * MiB, `${kind}: a ${got.lineBytes}-byte stream`);
-      assert.equal(got.sameEvents, true, `${kind}: the events are pi-ai's`);
+      assert.equal(got.sameEvents, true, `${kind}: the events are pi-ai's; ${got.firstDifference}`);
       assert.equal(got.sameMessage, true, `${kind}: the message is pi-ai's`);
       assert.ok(got.grown < BUDGET, `${kind}: wasm memory grew ${got.grown} bytes for a 20 MB line`);
     }
