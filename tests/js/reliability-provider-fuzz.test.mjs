@@ -310,6 +310,13 @@ async function classesByPlace(t, server, api) {
           const c = hostileCase(api, place, cls);
           const want = await outcomeOf(server, api, c, referenceAgents[api]);
           const got = await outcomeOf(server, api, c, ours.Agent);
+          const stated = { ended: 'answer "ok"', requests: 1, next: 'answer "ok"', requestsAfterNext: 2 };
+          if (cls === "deep nesting" && want.ended === "error message: Maximum call stack size exceeded") {
+            // The reference gave no answer: its SDK overflowed its own stack on the deepest schemas (3,000 levels,
+            // OpenAI's formats); ours sends them (as the differentials skip what the reference overflows on).
+            assert.deepEqual(got, stated);
+            return;
+          }
           // The reference's outcome is the expectation, error texts included, but for P-6.1.9: ours names where the
           // value that cannot be sent is (the history's tool call), then gives the reference's text ...
           const named = (o) => ({ ...o, ended: o.ended.replace("error message: ", "error message: context.messages[2].content[0].arguments: ") });
@@ -317,7 +324,7 @@ async function classesByPlace(t, server, api) {
           // ... and it is the one this file states, so the comparison cannot pass on two equal wrong answers.
           if (!works && place === "tool schema") assert.match(want.ended, /^threw /);
           else if (!works) assert.deepEqual({ ...want, ended: want.ended.split(":")[0] }, { ended: "error message", requests: 0 });
-          else assert.deepEqual(want, { ended: 'answer "ok"', requests: 1, next: 'answer "ok"', requestsAfterNext: 2 });
+          else assert.deepEqual(want, stated);
         });
       }
     }
