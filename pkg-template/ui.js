@@ -530,7 +530,7 @@ export function toUIMessageStream(source, options) {
           failWith(new TypeError(`${fn}: source item ${index} is neither an agent event nor { seq, event }, got ${describe(item)}`));
         } else {
           if (event.type === "message_end" && isObject(event.message)) {
-            ended.push(event.message);
+            if (opts.onFinish) ended.push(event.message);
             if (event.message.role === "assistant") usage.add(event.message.usage);
           } else if (event.type === "agent_end" && Array.isArray(event.messages)) {
             runMessages = event.messages;

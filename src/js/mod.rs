@@ -62,42 +62,23 @@ fn check_loop_args(a: &LoopArgs<'_>) -> Result<(), ArgError<JsValue>> {
     if host::loop_args_look_valid(a.prompts, a.context, a.config, a.emit, a.signal, a.stream_fn)? {
         return Ok(());
     }
-    check_loop_args_with(a.function, a.prompts, a.context, a.config, a.emit, a.signal, a.stream_fn)
+    check_loop_args_fully(a)
 }
 
 /// E-8.1: the full check of a loop entry's arguments, which names what is wrong; the reference of the one-step check
 /// `loop_args_look_valid` (its twin in snippets/args.js), held to it by tests/js/parity.test.mjs.
-pub(crate) fn check_loop_args_fully(
-    prompts: Option<&JsValue>,
-    context: &JsValue,
-    config: &JsValue,
-    emit: Option<&JsValue>,
-    signal: &JsValue,
-    stream_fn: &JsValue,
-) -> Result<(), ArgError<JsValue>> {
-    check_loop_args_with("agentLoop", prompts, context, config, emit, signal, stream_fn)
-}
-
-fn check_loop_args_with(
-    function: &str,
-    prompts: Option<&JsValue>,
-    context: &JsValue,
-    config: &JsValue,
-    emit: Option<&JsValue>,
-    signal: &JsValue,
-    stream_fn: &JsValue,
-) -> Result<(), ArgError<JsValue>> {
-    let c = Checker::new(&JsHost, function);
-    if let Some(prompts) = prompts {
+fn check_loop_args_fully(a: &LoopArgs<'_>) -> Result<(), ArgError<JsValue>> {
+    let c = Checker::new(&JsHost, a.function);
+    if let Some(prompts) = a.prompts {
         c.messages(prompts, "prompts")?;
     }
-    c.context(context, "context")?;
-    c.config(config, "config")?;
-    if let Some(emit) = emit {
+    c.context(a.context, "context")?;
+    c.config(a.config, "config")?;
+    if let Some(emit) = a.emit {
         c.function(emit, "emit")?;
     }
-    c.signal(signal, "signal")?;
-    c.optional_function(stream_fn, "streamFn")
+    c.signal(a.signal, "signal")?;
+    c.optional_function(a.stream_fn, "streamFn")
 }
 
 /// Checks, guards and prepares a run synchronously; the returned start is driven later.

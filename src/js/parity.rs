@@ -107,7 +107,16 @@ pub fn fast_path(name: &str, reference: bool, args: Array) -> Result<JsValue, Js
                 let valid = super::host::loop_args_look_valid(prompts, &context, &config, emit, &signal, &stream_fn)?;
                 return Ok(JsValue::from_bool(valid));
             }
-            match super::check_loop_args_fully(prompts, &context, &config, emit, &signal, &stream_fn) {
+            let a = super::LoopArgs {
+                function: "agentLoop",
+                prompts,
+                context: &context,
+                config: &config,
+                emit,
+                signal: &signal,
+                stream_fn: &stream_fn,
+            };
+            match super::check_loop_args_fully(&a) {
                 Ok(()) => Ok(JsValue::TRUE),
                 Err(ArgError::Type(_)) => Ok(JsValue::FALSE),
                 Err(ArgError::Thrown(thrown)) => Err(thrown),
