@@ -9,6 +9,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { stripVTControlCharacters } from "node:util";
 import { chromium } from "playwright-core";
 
 const EXAMPLE = fileURLToPath(new URL("..", import.meta.url));
@@ -42,9 +43,11 @@ async function startScript(args, env, ready) {
   child.stdout.on("data", (d) => (child.output += d));
   child.stderr.on("data", (d) => (child.output += d));
   child.exited = new Promise((resolve) => child.on("exit", resolve));
+  // Matched without colour codes: with CI set, Vite colours its banner ("127.0.0.1:\x1b[1m43761\x1b[22m/").
+  const started = () => ready(stripVTControlCharacters(child.output));
   const deadline = Date.now() + 90_000;
-  while (!ready(child.output) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  if (!ready(child.output)) {
+  while (!started() && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (!started()) {
     await stop(child);
     assert.fail(`npm ${args.join(" ")} did not start:\n${child.output}`);
   }
