@@ -610,18 +610,20 @@ export declare function runAgentLoopContinue(
 export declare function runToolCall(toolCall: AgentToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome>;
 
 /**
- * Coerces and validates a tool call's arguments against `tool.parameters` (JSON Schema drafts 2020-12 and 7) and
- * returns the coerced copy; throws `Validation failed for tool "<name>": …` or `Invalid arguments for tool "<name>": …`.
- */
-/**
  * Returns the tool unchanged; written for TypeScript, which then keeps the tool's literal types and infers what
- * `execute` receives from `parameters` (as the AI SDK's `tool()`). `agentLoop` and the `Agent` take tools written
- * without it just the same.
+ * `execute` receives from `parameters` (as the AI SDK's `tool()`): a zod, Valibot or ArkType schema's output, or a
+ * TypeBox schema's value. `agentLoop` and the `Agent` take tools written without it just the same.
  */
 export declare function tool<TParameters extends object = object, TDetails = any>(
   tool: AgentTool<TParameters, TDetails>,
 ): AgentTool<TParameters, TDetails>;
 
+/**
+ * Coerces and validates a tool call's arguments against `tool.parameters` (JSON Schema drafts 2020-12 and 7) and
+ * returns the coerced copy; throws `Validation failed for tool "<name>": …` or `Invalid arguments for tool "<name>": …`.
+ * A Standard Schema validates with its own `validate` and gives its output; one whose `validate` answers with a
+ * promise is a `TypeError` here (a run awaits it).
+ */
 export declare function validateToolArguments(tool: Tool<any>, toolCall: ToolCall): any;
 
 /** Stores (or, with `undefined`, clears) the stream function used when none is passed. */

@@ -21,7 +21,51 @@ export type ConstrainedSamplingConfig =
   | { type: "json_schema"; strict: "prefer" | "require" }
   | { type: "grammar"; variants: Partial<Record<"openai_lark" | "openai_regex", string>> };
 
-/** A tool the model may call. `parameters` is the JSON Schema of its arguments (any schema object). */
+/**
+ * A Standard Schema v1 (standardschema.dev), as zod 4, Valibot and ArkType implement it: a schema as `parameters` is
+ * validated by its own `validate`, and `execute` receives its output.
+ */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  readonly "~standard": StandardSchemaV1.Props<Input, Output>;
+}
+export declare namespace StandardSchemaV1 {
+  interface Props<Input = unknown, Output = Input> {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (value: unknown, options?: { readonly libraryOptions?: Record<string, unknown> | undefined } | undefined) => Result<Output> | Promise<Result<Output>>;
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined;
+  }
+  type Result<Output> = { readonly value: Output; readonly issues?: undefined } | { readonly issues: ReadonlyArray<Issue> };
+  interface Issue {
+    readonly message: string;
+    readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined;
+  }
+}
+
+/**
+ * A Standard JSON Schema v1 (standardschema.dev/json-schema): a schema that writes its own JSON Schema. A Standard
+ * Schema as `parameters` must offer it (zod 4.2+, ArkType 2.1.28+, Valibot through `toStandardJsonSchema` of
+ * `@valibot/to-json-schema`): the model is sent `jsonSchema.input({ target: "draft-07" })` without `$schema`.
+ */
+export interface StandardJSONSchemaV1<Input = unknown, Output = Input> {
+  readonly "~standard": StandardJSONSchemaV1.Props<Input, Output>;
+}
+export declare namespace StandardJSONSchemaV1 {
+  interface Props<Input = unknown, Output = Input> {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly jsonSchema: {
+      readonly input: (options: { readonly target: string; readonly libraryOptions?: Record<string, unknown> | undefined }) => Record<string, unknown>;
+      readonly output: (options: { readonly target: string; readonly libraryOptions?: Record<string, unknown> | undefined }) => Record<string, unknown>;
+    };
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined;
+  }
+}
+
+/**
+ * A tool the model may call. `parameters` is the JSON Schema of its arguments (any schema object, TypeBox included),
+ * or a Standard Schema with a JSON Schema converter (zod 4, ArkType, Valibot through `toStandardJsonSchema`; T-4.3.8).
+ */
 export interface Tool<TParameters extends object = object> {
   name: string;
   description: string;
@@ -100,22 +144,26 @@ type ObjectValue<P> = keyof P extends never
     >;
 
 /**
- * The value type a schema records, if any: TypeBox 1.x (`"~unsafe"`, then `"~kind"`), TypeBox 0.3x (`static`), or a
- * type brand on a symbol key (pi-schema's builders). `unknown` when nothing is recorded.
+ * The value type a schema records, if any: a Standard Schema's output, TypeBox 1.x (`"~unsafe"`, then `"~kind"`),
+ * TypeBox 0.3x (`static`), or a type brand on a symbol key (pi-schema's builders). `unknown` when nothing is recorded.
  */
-type SchemaValue<S> = S extends { readonly "~unsafe": infer T }
-  ? T
-  : S extends { readonly "~kind": unknown }
-    ? TypeBoxKindValue<S>
-    : S extends { readonly static: infer T }
-      ? T
-      : S extends { readonly [brand: symbol]: infer T }
+type SchemaValue<S> = S extends { readonly "~standard": { readonly types?: infer T } }
+  ? NonNullable<T> extends { readonly output: infer O }
+    ? O
+    : unknown
+  : S extends { readonly "~unsafe": infer T }
+    ? T
+    : S extends { readonly "~kind": unknown }
+      ? TypeBoxKindValue<S>
+      : S extends { readonly static: infer T }
         ? T
-        : unknown;
+        : S extends { readonly [brand: symbol]: infer T }
+          ? T
+          : unknown;
 
 /**
  * The argument type `execute` receives for a tool whose `parameters` has type `TParameters`: `any` for `AgentTool<any>`;
- * the type the schema records when it records one (pi-schema builders, TypeBox 1.x `"~kind"`/`"~unsafe"` schemas,
+ * the type the schema records when it records one (a Standard Schema's output, pi-schema builders, TypeBox 1.x `"~kind"`/`"~unsafe"` schemas,
  * TypeBox 0.3x `static`); otherwise `any` (a plain JSON Schema object carries no static type).
  */
 export type AgentToolParams<TParameters> =

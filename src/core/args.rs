@@ -3,6 +3,7 @@
 
 use super::budget;
 use super::host::Kind;
+use super::tool_schema::{self, ToolSchema};
 use crate::core::fast::FastPaths;
 
 pub enum ArgError<V> {
@@ -103,17 +104,22 @@ impl<'a, H: FastPaths> Checker<'a, H> {
         }
     }
 
-    /// A tool: an object with a string `name`, a function `execute`, an object `parameters` if present.
+    /// A tool: an object with a string `name`, a function `execute`, and if present `parameters` that is JSON Schema or
+    /// a Standard Schema with a JSON Schema converter (T-4.3.8).
     pub fn tool(&self, v: &H::V, path: &str) -> Result<(), ArgError<H::V>> {
         let h = self.h;
         self.object(v, path)?;
-        if h.kind(&h.get(v, "name")?) != Kind::String {
+        let name = h.get(v, "name")?;
+        let Some(name) = h.as_string(&name) else {
             return Err(self.bad(&format!("{path}.name"), "a string"));
-        }
+        };
         self.function(&h.get(v, "execute")?, &format!("{path}.execute"))?;
         let parameters = h.get(v, "parameters")?;
         if h.kind(&parameters) != Kind::Undefined {
             self.object(&parameters, &format!("{path}.parameters"))?;
+            if let ToolSchema::Unreadable(reason) = tool_schema::classify(h, &parameters)? {
+                return Err(ArgError::Type(format!("{}: {path}.parameters (tool \"{name}\") {reason}", self.function)));
+            }
         }
         Ok(())
     }

@@ -87,6 +87,11 @@ pub trait Host: Clone + 'static {
     fn truthy(&self, v: &Self::V) -> bool;
     /// `Object.is(a, b)`.
     fn same(&self, a: &Self::V, b: &Self::V) -> bool;
+    /// Whether an object is plain: its prototype `null`, or one whose own prototype is `null` (`Object.prototype` of
+    /// any realm). A class instance is not. May run a proxy's `getPrototypeOf` trap.
+    fn plain_object(&self, v: &Self::V) -> Result<bool, Self::V> {
+        Ok(self.kind(v) == Kind::Object)
+    }
 
     // ---- properties (may run getters / proxy traps)
     fn get(&self, obj: &Self::V, key: &str) -> Result<Self::V, Self::V>;

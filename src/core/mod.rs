@@ -16,6 +16,7 @@ pub mod places;
 pub mod run;
 pub mod snapshot;
 pub mod text;
+pub mod tool_schema;
 pub mod tools;
 pub mod transcript;
 pub mod validate;

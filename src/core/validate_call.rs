@@ -5,6 +5,7 @@ use super::fxhash::FxMap;
 use super::host::Kind;
 use super::text::json::js_json_stringify;
 use super::text::wtf;
+use super::tool_schema::{self, ToolSchema};
 use super::validate::{
     MARK, MAX_SCHEMA_DEPTH, PatternMatcher, TOO_DEEP, WEAK_MAP_KEY, coerce_and_validate_changes,
     coerce_and_validate_view, depth_exceeds, format_validation_error, is_too_deep, schema_problem,
@@ -237,8 +238,13 @@ fn patches(old: &serde_json::Value, new: &serde_json::Value) -> serde_json::Valu
     Value::Array(out)
 }
 
-/// A schema as JSON and what is wrong with it, if anything (checked once per schema object).
-type PreparedSchema = (serde_json::Value, Option<String>);
+/// What a `parameters` object is, checked once per object: JSON Schema as JSON and what is wrong with it, if anything
+/// (`Json`), or a Standard Schema (T-4.3.8; its `~standard` is read at each call), or unusable (the reason).
+enum PreparedSchema {
+    Json(serde_json::Value, Option<String>),
+    Standard,
+    Unreadable(String),
+}
 
 /// The cache holds schemas of at most this many bytes in all (estimated heap size of the parsed
 /// JSON, see `heap_size`): tools rebuilt with fresh `parameters` objects every request must not
@@ -338,14 +344,32 @@ fn heap_size(v: &serde_json::Value) -> usize {
 }
 
 fn prepare_schema<H: FastPaths>(h: &H, parameters: &H::V) -> Result<PreparedSchema, H::V> {
+    match tool_schema::classify(h, parameters)? {
+        ToolSchema::Json => {}
+        ToolSchema::Standard(_) => return Ok(PreparedSchema::Standard),
+        ToolSchema::Unreadable(reason) => return Ok(PreparedSchema::Unreadable(reason)),
+    }
     let schema = to_json(h, parameters)?;
     if depth_exceeds(&schema, MAX_SCHEMA_DEPTH) {
         // Never used, and never dropped recursively (from the cache, at any time).
         wtf::drop_deep(schema);
-        return Ok((serde_json::Value::Null, Some(TOO_DEEP.to_string())));
+        return Ok(PreparedSchema::Json(serde_json::Value::Null, Some(TOO_DEEP.to_string())));
     }
     let problem = schema_problem(&schema, &HostPatterns(h));
-    Ok((schema, problem))
+    Ok(PreparedSchema::Json(schema, problem))
+}
+
+impl PreparedSchema {
+    /// What the cache counts for it (see `heap_size`).
+    fn size(&self) -> usize {
+        match self {
+            PreparedSchema::Json(schema, problem) => {
+                heap_size(schema).saturating_add(problem.as_ref().map_or(0, String::len))
+            }
+            PreparedSchema::Standard => 0,
+            PreparedSchema::Unreadable(reason) => reason.len(),
+        }
+    }
 }
 
 fn cached_schema<H: FastPaths>(h: &H, id: f64, parameters: &H::V) -> Result<Rc<PreparedSchema>, H::V> {
@@ -355,7 +379,7 @@ fn cached_schema<H: FastPaths>(h: &H, id: f64, parameters: &H::V) -> Result<Rc<P
     }
     // Computed with no borrow held: converting the schema may run caller getters.
     let prepared = Rc::new(prepare_schema(h, parameters)?);
-    let size = heap_size(&prepared.0).saturating_add(prepared.1.as_ref().map_or(0, String::len));
+    let size = prepared.size();
     let collected = h.collected_ids();
     SCHEMAS.with(|cache| {
         let mut cache = cache.borrow_mut();
@@ -365,17 +389,69 @@ fn cached_schema<H: FastPaths>(h: &H, id: f64, parameters: &H::V) -> Result<Rc<P
     Ok(prepared)
 }
 
+/// The name of the call as the model wrote it, for the messages (the reference reads `toolCall.name`).
+fn call_name<H: FastPaths>(h: &H, call: &H::V) -> Result<String, H::V> {
+    if !h.kind(call).is_object_like() {
+        return Ok("undefined".to_string());
+    }
+    let name = h.get(call, "name")?;
+    Ok(h.as_string(&name).unwrap_or_else(|| h.error_message(&name)))
+}
+
+/// What validating a call found before anything is awaited.
+pub enum Checked<V> {
+    /// The arguments `execute` gets (JSON Schema: the coerced copy).
+    Args(V),
+    /// What a Standard Schema's `validate` returned, maybe a promise (T-4.3.8): see `standard_outcome`.
+    Standard(V),
+}
+
 /// Validates `args` (the possibly prepared arguments of `call`) against `tool.parameters` and
-/// returns the coerced copy; throws (as `Err`) an `Error` with the exact T-4.3.5 text.
-pub fn validate_tool_call<H: FastPaths>(h: &H, tool: &H::V, call: &H::V, args: &H::V) -> Result<H::V, H::V> {
-    // The messages name the call as the model wrote it (the reference reads `toolCall.name`).
-    let name = || -> Result<String, H::V> {
-        if !h.kind(call).is_object_like() {
-            return Ok("undefined".to_string());
+/// returns the arguments `execute` gets; throws (as `Err`) an `Error` with the exact T-4.3.5 text. A Standard
+/// Schema's `validate` is awaited (T-4.3.8).
+pub async fn validate_tool_call<H: FastPaths>(h: &H, tool: &H::V, call: &H::V, args: &H::V) -> Result<H::V, H::V> {
+    match check_tool_call(h, tool, call, args)? {
+        Checked::Args(args) => Ok(args),
+        Checked::Standard(answer) => {
+            let answer = h.settle(&answer).await?;
+            standard_outcome(h, call, args, &answer)
         }
-        let name = h.get(call, "name")?;
-        Ok(h.as_string(&name).unwrap_or_else(|| h.error_message(&name)))
-    };
+    }
+}
+
+/// `validate_tool_call` for callers that cannot wait: `None` when a Standard Schema's `validate` answered with a
+/// promise.
+pub fn validate_tool_call_now<H: FastPaths>(
+    h: &H,
+    tool: &H::V,
+    call: &H::V,
+    args: &H::V,
+) -> Result<Option<H::V>, H::V> {
+    match check_tool_call(h, tool, call, args)? {
+        Checked::Args(args) => Ok(Some(args)),
+        Checked::Standard(answer) if is_thenable(h, &answer)? => Ok(None),
+        Checked::Standard(answer) => standard_outcome(h, call, args, &answer).map(Some),
+    }
+}
+
+fn is_thenable<H: FastPaths>(h: &H, v: &H::V) -> Result<bool, H::V> {
+    Ok(h.kind(v).is_object_like() && h.kind(&h.get(v, "then")?) == Kind::Function)
+}
+
+/// A Standard Schema's settled answer: its `value`, or the T-4.3.5 error with its issues (T-4.3.8).
+pub fn standard_outcome<H: FastPaths>(h: &H, call: &H::V, args: &H::V, answer: &H::V) -> Result<H::V, H::V> {
+    match tool_schema::standard_answer(h, answer)? {
+        Ok(value) => Ok(value),
+        Err(errors) => {
+            let received = h.json_stringify(args, true)?.unwrap_or_else(|| "undefined".to_string());
+            Err(h.error(&format_validation_error(&call_name(h, call)?, &errors, &received), false))
+        }
+    }
+}
+
+/// Everything of `validate_tool_call` up to a Standard Schema's answer.
+pub fn check_tool_call<H: FastPaths>(h: &H, tool: &H::V, call: &H::V, args: &H::V) -> Result<Checked<H::V>, H::V> {
+    let name = || call_name(h, call);
     if h.kind(call).is_object_like() {
         let arguments_error = h.get(call, "argumentsError")?;
         if h.truthy(&arguments_error) {
@@ -391,7 +467,21 @@ pub fn validate_tool_call<H: FastPaths>(h: &H, tool: &H::V, call: &H::V, args: &
         Some(id) => cached_schema(h, id, &parameters)?,
         None => Rc::new(prepare_schema(h, &parameters)?),
     };
-    let (schema, problem) = (&schema.0, &schema.1);
+    let (schema, problem) = match &*schema {
+        PreparedSchema::Json(schema, problem) => (schema, problem),
+        PreparedSchema::Standard => {
+            // T-4.3.8: the schema's own `validate`, on a JSON copy (a library may change what it is given in place).
+            let props = h.get(&parameters, "~standard")?;
+            let validate = h.get(&props, "validate")?;
+            let input = h.json_clone(args)?;
+            return Ok(Checked::Standard(h.call_sync(&validate, &props, &[input])?));
+        }
+        PreparedSchema::Unreadable(reason) => {
+            let tool_name = h.get(tool, "name")?;
+            let tool_name = h.as_string(&tool_name).unwrap_or_else(|| h.error_message(&tool_name));
+            return Err(h.error(&tool_schema::unreadable_message(&tool_name, reason), true));
+        }
+    };
     if let Some(problem) = problem {
         // The reference's stack overflow (in pi-schema's `compile`) is a RangeError; every other problem an Error.
         // pi-ai's validator cache, a WeakMap, throws V8's TypeError for a boolean schema (`schema_problem`).
@@ -415,7 +505,7 @@ pub fn validate_tool_call<H: FastPaths>(h: &H, tool: &H::V, call: &H::V, args: &
         None => coerce_and_validate_changes(schema, &value, &HostPatterns(h)),
     };
     let outcome = match outcome {
-        Ok(None) => Ok(Ok(copy)),
+        Ok(None) => Ok(Ok(Checked::Args(copy))),
         // Plain JSON is rebuilt from the coerced value; a view's copy keeps what JSON cannot hold, changed in place.
         Ok(Some(coerced)) => {
             let mut edits = match view {
@@ -432,7 +522,7 @@ pub fn validate_tool_call<H: FastPaths>(h: &H, tool: &H::V, call: &H::V, args: &
             mark_negative_zeros(&mut edits);
             let patched = h.patch_copy(&copy, &js_json_stringify(&edits));
             wtf::drop_deep(edits);
-            Ok(patched)
+            Ok(patched.map(Checked::Args))
         }
         Err(errors) => Err(errors),
     };
@@ -463,7 +553,7 @@ mod tests {
     use serde_json::json;
 
     fn schema(v: serde_json::Value) -> Rc<PreparedSchema> {
-        Rc::new((v, None))
+        Rc::new(PreparedSchema::Json(v, None))
     }
 
     #[test]

@@ -421,6 +421,9 @@ impl Host for JsHost {
     fn same(&self, a: &JsValue, b: &JsValue) -> bool {
         Object::is(a, b)
     }
+    fn plain_object(&self, v: &JsValue) -> Result<bool, JsValue> {
+        plain_object(v)
+    }
 
     fn get(&self, obj: &JsValue, k: &str) -> Result<JsValue, JsValue> {
         let k = key(k);
@@ -657,6 +660,10 @@ impl FastPaths for JsHost {
     fn tool_changes(&self, messages: &JsValue, extra: &[(JsValue, JsValue)], tools: &JsValue) -> ToolChanges<JsValue> {
         let flat = extra.iter().flat_map(|(removed, added)| [removed.clone(), added.clone()]).collect();
         let changes = tool_changes(messages, flat, tools)?;
+        if changes.is_undefined() {
+            // A tool's parameters the reference refuses (T-4.7): its error names the tool.
+            return crate::core::declare::tools::tool_changes(self, messages, extra, tools);
+        }
         if changes.is_null() {
             return Ok((Vec::new(), Vec::new()));
         }

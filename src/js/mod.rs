@@ -16,7 +16,7 @@ use crate::core::args::{ArgError, Checker};
 use crate::core::host::Host;
 use crate::core::run::{Emitter, Run, SinkMode};
 use crate::core::tools::{Call, Resumed, ToolEnv, outcome_object};
-use crate::core::validate_call::validate_tool_call;
+use crate::core::validate_call::validate_tool_call_now;
 use executor::{spawn, spawn_promise};
 use futures::FutureExt;
 use host::JsHost;
@@ -325,7 +325,14 @@ pub fn validate_tool_arguments(tool: JsValue, tool_call: JsValue) -> Result<JsVa
     c.object(&tool, "tool").map_err(to_js)?;
     c.object(&tool_call, "toolCall").map_err(to_js)?;
     let args = h.get(&tool_call, "arguments")?;
-    validate_tool_call(&h, &tool, &tool_call, &args)
+    match validate_tool_call_now(&h, &tool, &tool_call, &args)? {
+        Some(args) => Ok(args),
+        None => Err(h.error(
+            "validateToolArguments: the tool's Standard Schema validates asynchronously (its validate returned a \
+             promise); validateToolArguments cannot wait for it (a run and runToolCall do)",
+            true,
+        )),
+    }
 }
 
 /// How many schemas the validator cache holds (tests: it forgets collected `parameters` objects).

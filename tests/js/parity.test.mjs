@@ -202,18 +202,38 @@ function message(r, i) {
   if (role === "toolResult") m.toolCallId = `c${r.int(4)}`;
   if (role === "assistant" && r.chance(0.3)) m.errorMessage = r.chance(0.5) ? `failed ${i}` : "";
   if (role === "system" && r.chance(0.6)) {
-    m.toolsAdded = [tool(r, r.int(3)), tool(r, r.int(3))].slice(0, r.int(3));
+    m.toolsAdded = [tool(r, r.int(3), { schemas: false }), tool(r, r.int(3), { schemas: false })].slice(0, r.int(3));
     if (r.chance(0.4)) m.toolsRemoved = [{ name: `t${r.int(3)}` }];
   }
   if (r.chance(0.03)) hostile(m, "role", i);
   return m;
 }
 
-function tool(r, n) {
+/** A tool; with `schemas`, its parameters are sometimes not JSON Schema (`schemaObject`). */
+function tool(r, n, { schemas = true } = {}) {
   const t = { name: `t${n}`, description: r.pick(["a", "b", "a"]), parameters: { type: "object", properties: {} } };
   if (r.chance(0.2)) t.parameters.properties.x = { type: r.pick(["string", "number"]) };
   if (r.chance(0.1)) t.label = "extra";
+  if (schemas && r.chance(0.15)) t.parameters = schemaObject(r);
   return t;
+}
+
+/** `parameters` of every kind T-4.3.8 tells apart: Standard Schemas with and without a JSON Schema converter (an
+ *  object, a function as ArkType's), `~standard` of another version, a class instance, a function, a null-prototype
+ *  object. */
+function schemaObject(r) {
+  const validate = (value) => ({ value });
+  const jsonSchema = { input: () => ({ $schema: "http://json-schema.org/draft-07/schema#", type: "object", properties: { x: { type: "string" } } }), output: () => ({}) };
+  const standard = (props) => ({ "~standard": { version: 1, vendor: "test", validate, ...props } });
+  switch (r.int(7)) {
+    case 0: return standard({ jsonSchema });
+    case 1: return standard({});
+    case 2: return Object.assign(() => {}, standard({ jsonSchema }));
+    case 3: return { "~standard": { version: 2, validate }, type: "object" };
+    case 4: return new (class Schema { type = "object"; })();
+    case 5: return () => {};
+    default: return Object.assign(Object.create(null), { type: "object", properties: {} });
+  }
 }
 
 function agentState(r, seed) {
@@ -392,7 +412,7 @@ test("toolChanges: a long transcript, scanned again after it grew, gives the sam
     const r = rng(seed);
     const base = Array.from({ length: 300 + r.int(50) }, (_, j) => message(r, j));
     const later = Array.from({ length: 1 + r.int(5) }, (_, j) => message(r, 1000 + j));
-    const tools = [tool(r, 0), tool(r, 1)];
+    const tools = [tool(r, 0, { schemas: false }), tool(r, 1, { schemas: false })];
     same(`seed ${seed}`, () => {
       const messages = structuredClone(base.filter((m) => !Object.getOwnPropertyDescriptor(m, "role")?.get));
       return { raw: messages, messages, tools: structuredClone(tools) };

@@ -9,24 +9,15 @@
 // by install-pkg.mjs), and one esbuild bundle of agent-loop-wasm/otel with @opentelemetry/api, as a bundler would make.
 // The page's server binds 127.0.0.1 and closes; Chromium and workerd are killed by PID when their test ends.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, readdirSync, statSync } from "node:fs";
-import { createServer } from "node:http";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { extname, join, relative, sep } from "node:path";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "node:test";
 import * as api from "@opentelemetry/api";
 import { HERE, lib, otel, tracing } from "./helpers.mjs";
 import { minimalTracing, runMatrix } from "./matrix.mjs";
-import { freePort } from "../durable-objects/workerd.mjs";
+import { bundle, runInChromium, runInWorkerd } from "../runtimes.mjs";
 
-const ROOT = join(HERE, "..", "..");
-const requireRoot = createRequire(join(ROOT, "package.json"));
 const PKG = join(HERE, "node_modules", "agent-loop-wasm");
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"];
 const T = { timeout: 60_000 };
 
 /**
@@ -146,13 +137,8 @@ test("issue 32, Node: the real SDK (in-memory exporter) and the minimal tracer g
  * from this folder's node_modules, as a bundler would (esbuild, browser platform); both runtimes load it.
  */
 let otelBundle;
-async function bundleOtel() {
-  otelBundle ??= requireRoot("esbuild")
-    .build({
-      stdin: { contents: 'export * as otel from "agent-loop-wasm/otel";\nexport * as api from "@opentelemetry/api";\n', resolveDir: HERE, loader: "js" },
-      bundle: true, format: "esm", platform: "browser", write: false, logLevel: "warning",
-    })
-    .then((r) => r.outputFiles[0].text);
+function bundleOtel() {
+  otelBundle ??= bundle('export * as otel from "agent-loop-wasm/otel";\nexport * as api from "@opentelemetry/api";\n', HERE);
   return otelBundle;
 }
 
@@ -162,146 +148,27 @@ async function sdkReference() {
   return sdkTrees;
 }
 
-const PAGE = `<!doctype html>
-<meta charset="utf-8">
-<title>agent-loop-wasm/otel span-tree matrix</title>
-<link rel="icon" href="data:,">
-<script type="importmap">{ "imports": { "agent-loop-wasm": "/pkg/dist/web/index.js" } }</script>
-<script type="module">
-import * as lib from "agent-loop-wasm";
-import { otel, api } from "/otel-api.js";
-import { runMatrix, minimalTracing } from "/matrix.mjs";
-runMatrix({ lib, otel, api }, () => minimalTracing(api)).then(
-  (trees) => (window.result = { trees }),
-  (e) => (window.result = { error: String(e?.stack ?? e) }),
-);
-</script>
-`;
-
-const TYPES = { ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm", ".json": "application/json" };
-
-test("issue 32, Chromium: the same exact span trees in a page (the package's ES modules, the minimal tracer on @opentelemetry/api)", T, async () => {
-  const [bundle, reference] = await Promise.all([bundleOtel(), sdkReference()]);
-  const files = { "/": ["text/html", PAGE], "/otel-api.js": ["text/javascript", bundle] };
-  for (const f of ["matrix.mjs", "script.mjs"]) files[`/${f}`] = ["text/javascript", readFileSync(join(HERE, f))];
-  const server = createServer((req, res) => {
-    const path = new URL(req.url, "http://x").pathname;
-    let file = files[path];
-    if (file === undefined && path.startsWith("/pkg/dist/web/") && !path.includes("..")) {
-      try {
-        file = [TYPES[extname(path)] ?? "application/octet-stream", readFileSync(join(PKG, path.slice("/pkg/".length)))];
-      } catch {}
-    }
-    if (file === undefined) return res.writeHead(404).end();
-    res.writeHead(200, { "content-type": file[0] }).end(file[1]);
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { chromium } = requireRoot("playwright-core");
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  try {
-    const page = await browser.newPage();
-    const problems = [];
-    page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-    page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
-    await page.goto(`http://127.0.0.1:${server.address().port}/`);
-    await page.waitForFunction(() => window.result !== undefined, null, { timeout: 45_000 });
-    const result = await page.evaluate(() => window.result);
-    assert.equal(result.error, undefined, result.error);
-    assert.deepEqual(problems, []);
-    assertTrees(result.trees, "Chromium", reference);
-  } finally {
-    await browser.close();
-    server.close();
-    server.closeAllConnections();
-  }
-});
-
-function walk(dir) {
-  return readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? walk(join(dir, f)) : [join(dir, f)]));
-}
-
-const WORKER = `import * as lib from "agent-loop-wasm";
+/** What the page and the Worker run: the matrix on the package and the bundled entry, with the minimal tracer. */
+const MAIN = `import * as lib from "agent-loop-wasm";
 import { otel, api } from "./otel-api.mjs";
 import { runMatrix, minimalTracing } from "./matrix.mjs";
-export default {
-  async fetch() {
-    try {
-      return Response.json({ trees: await runMatrix({ lib, otel, api }, () => minimalTracing(api)) });
-    } catch (e) {
-      return Response.json({ error: String(e?.stack ?? e) });
-    }
-  },
-};
+export default () => runMatrix({ lib, otel, api }, () => minimalTracing(api));
 `;
 
+async function files() {
+  const files = { "/otel-api.mjs": await bundleOtel() };
+  for (const f of ["matrix.mjs", "script.mjs"]) files[`/${f}`] = readFileSync(join(HERE, f), "utf8");
+  return files;
+}
+
+test("issue 32, Chromium: the same exact span trees in a page (the package's ES modules, the minimal tracer on @opentelemetry/api)", T, async () => {
+  const [reference, served] = await Promise.all([sdkReference(), files()]);
+  const { result, problems } = await runInChromium({ pkgDir: PKG, files: served, main: MAIN });
+  assert.deepEqual(problems, []);
+  assertTrees(result, "Chromium", reference);
+});
+
 test("issue 32, workerd: the same exact span trees in a Worker (the package's workerd entry, the minimal tracer on @opentelemetry/api)", T, async () => {
-  const [bundle, reference] = await Promise.all([bundleOtel(), sdkReference()]);
-  const dir = mkdtempSync(join(tmpdir(), "otel-matrix-workerd-"));
-  let child;
-  try {
-    // workerd has no node_modules resolution (wrangler bundles before upload): the package's "workerd" entry and its
-    // folder as modules (the .wasm as a compiled wasm module), and a module named after the package re-exporting it.
-    const entry = JSON.parse(readFileSync(join(PKG, "package.json"), "utf8")).exports["."].workerd;
-    const entryDir = join(PKG, entry, "..");
-    const rel = (f) => relative(PKG, f).split(sep).join("/");
-    const modules = [];
-    const add = (name, contents, wasm = false) => {
-      const file = `m${modules.length}${wasm ? ".wasm" : ".mjs"}`;
-      writeFileSync(join(dir, file), contents);
-      modules.push(`(name = "${name}", ${wasm ? "wasm" : "esModule"} = embed "${file}")`);
-    };
-    add("worker.mjs", WORKER);
-    add("otel-api.mjs", bundle);
-    for (const f of ["matrix.mjs", "script.mjs"]) add(f, readFileSync(join(HERE, f)));
-    add("agent-loop-wasm", `export * from "./pkg/${rel(join(PKG, entry))}";\n`);
-    for (const f of walk(entryDir)) add(`pkg/${rel(f)}`, readFileSync(f), f.endsWith(".wasm"));
-    for (let attempt = 1; ; attempt++) {
-      const port = await freePort();
-      writeFileSync(
-        join(dir, "config.capnp"),
-        `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [ (name = "main", worker = .matrix) ],
-  sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
-);
-const matrix :Workerd.Worker = (
-  modules = [
-    ${modules.join(",\n    ")}
-  ],
-  compatibilityDate = "2025-09-01",
-);
-`,
-      );
-      child = spawn(join(ROOT, "node_modules", ".bin", "workerd"), ["serve", "config.capnp"], { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
-      let log = "";
-      child.stdout.on("data", (d) => (log += d));
-      child.stderr.on("data", (d) => (log += d));
-      const deadline = Date.now() + 45_000;
-      let result;
-      while (result === undefined) {
-        if (child.exitCode !== null) break;
-        try {
-          result = await (await fetch(`http://127.0.0.1:${port}/`)).json();
-        } catch (e) {
-          if (Date.now() > deadline) throw new Error(`workerd did not answer: ${e.message}\n${log.slice(-2000)}`);
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
-      if (result === undefined) {
-        if (attempt < 5 && log.includes("Address already in use")) continue;
-        throw new Error(`workerd exited ${child.exitCode}: ${log.slice(-2000)}`);
-      }
-      assert.equal(result.error, undefined, result.error);
-      assertTrees(result.trees, "workerd", reference);
-      break;
-    }
-  } finally {
-    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, "exit");
-      child.kill("SIGKILL");
-      await exited;
-    }
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const [reference, served] = await Promise.all([sdkReference(), files()]);
+  assertTrees(await runInWorkerd({ pkgDir: PKG, files: served, main: MAIN }), "workerd", reference);
 });

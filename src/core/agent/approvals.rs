@@ -7,7 +7,7 @@ use crate::core::args::ArgError;
 use crate::core::checkpoint;
 use crate::core::fast::FastPaths;
 use crate::core::host::Kind;
-use crate::core::validate_call::validate_tool_call;
+use crate::core::validate_call::validate_tool_call_now;
 
 fn id_of<H: FastPaths>(h: &H, v: &H::V) -> H::V {
     h.get(v, "toolCallId").unwrap_or_else(|_| h.undefined())
@@ -144,7 +144,8 @@ fn check_edited<H: FastPaths>(h: &H, st: &H::V, request: &H::V, args: &H::V, nam
         ("name", tool_name),
         ("arguments", args.clone()),
     ]);
-    match validate_tool_call(h, &tool, &block, args) {
+    // A Standard Schema that validates asynchronously is left to the run, which awaits it (T-4.3.8).
+    match validate_tool_call_now(h, &tool, &block, args) {
         Ok(_) => Ok(()),
         Err(e) => Err(ArgError::Thrown(h.error(
             &format!("Agent.approve: options.args of tool call \"{name}\" are invalid: {}", h.error_message(&e)),

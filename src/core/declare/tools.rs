@@ -4,6 +4,7 @@
 
 use crate::core::fxhash::FxMap;
 use crate::core::host::{Host, Kind};
+use crate::core::tool_schema::{self, ToolSchema};
 
 /// What `FastPaths::tool_changes` finds: `(toolsAdded, toolsRemoved)`, or the value a getter threw.
 pub type ToolChanges<V> = Result<(Vec<V>, Vec<V>), V>;
@@ -41,11 +42,21 @@ fn name_of<H: Host>(h: &H, tool: &H::V) -> Result<String, H::V> {
     Ok(h.as_string(&name).unwrap_or_else(|| h.error_message(&name)))
 }
 
-/// `{name, description, parameters: JSON round-trip, constrainedSampling? }` (L-3.4.1).
+/// `{name, description, parameters: JSON round-trip, constrainedSampling? }` (L-3.4.1); the parameters of a Standard
+/// Schema are its converter's JSON Schema (T-4.3.8).
 pub fn declaration<H: Host>(h: &H, tool: &H::V) -> Result<Declaration<H::V>, H::V> {
     let name_value = h.get(tool, "name")?;
     let description = h.get(tool, "description")?;
     let parameters = h.get(tool, "parameters")?;
+    // T-4.3.8: a Standard Schema is declared by the JSON Schema its converter writes.
+    let parameters = match tool_schema::classify(h, &parameters)? {
+        ToolSchema::Json => parameters,
+        ToolSchema::Standard(props) => tool_schema::standard_json_schema(h, &props)?,
+        ToolSchema::Unreadable(reason) => {
+            let name = h.as_string(&name_value).unwrap_or_else(|| h.error_message(&name_value));
+            return Err(h.error(&tool_schema::unreadable_message(&name, &reason), true));
+        }
+    };
     let parameters = match h.json_stringify(&parameters, false)? {
         Some(text) => h.json_parse(&text)?,
         None => h.undefined(),

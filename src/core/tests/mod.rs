@@ -9,6 +9,7 @@ mod layers;
 mod limits;
 mod loop_rules;
 mod props;
+mod standard_schema;
 mod support;
 mod timeouts;
 mod tools;

@@ -323,7 +323,7 @@ impl<'a, H: FastPaths> ToolEnv<'a, H> {
                     ("name", call.name_value.clone()),
                     ("arguments", edited.clone()),
                 ]);
-                validate_tool_call(h, tool, &block, edited)?
+                validate_tool_call(h, tool, &block, edited).await?
             }
             _ => {
                 let mut raw_args = call.args.clone();
@@ -334,7 +334,7 @@ impl<'a, H: FastPaths> ToolEnv<'a, H> {
                         raw_args = prepared;
                     }
                 }
-                validate_tool_call(h, tool, &call.block, &raw_args)?
+                validate_tool_call(h, tool, &call.block, &raw_args).await?
             }
         };
         let asking = matches!(approval, Approval::Ask);

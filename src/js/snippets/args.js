@@ -2,6 +2,8 @@
 // src/js/host.rs and `loop_args_look_valid` there, the JS twins of `Checker` in src/core/args.rs (and `check_state`
 // of src/core/agent/lifecycle.rs). Each answers only whether everything is valid; the core's check then names what is not.
 
+import { SCHEMA_KIND, classifySchema } from "./values.js";
+
 /** `firstBadMessage`'s answer: `ALL_MESSAGES`, or `index * 2 + NOT_OBJECT | NO_ROLE`. Twin of
  *  `protocol::bad_message` (src/js/protocol.rs). */
 export const BAD_MESSAGE = Object.freeze({ ALL_MESSAGES: -1, NOT_OBJECT: 0, NO_ROLE: 1 });
@@ -21,7 +23,9 @@ function toolsValid(tools) {
   for (const t of Array.from(tools)) {
     if (!isObjectArg(t) || typeof t.name !== "string" || !isFunction(t.execute)) return false;
     const parameters = t.parameters;
-    if (parameters !== undefined && !isObjectArg(parameters)) return false;
+    if (parameters !== undefined && (!isObjectArg(parameters) || classifySchema(parameters) === SCHEMA_KIND.UNREADABLE)) {
+      return false;
+    }
   }
   return true;
 }

@@ -3,16 +3,38 @@
 // the declared tools with the executable ones by declaration text, reading each field in the reference's order.
 // Reads caller values, never writes them (D6); a throwing getter throws through.
 
-import { isObject } from "./values.js";
+import { SCHEMA_KIND, classifySchema, isObject, standardJsonSchema } from "./values.js";
 
 const UNSET = Symbol("agent-loop-wasm.unset");
+
+/** Thrown by `declarationParts` for parameters the reference refuses (T-4.3.8): `toolChanges` then answers `undefined`,
+ *  and the host runs the reference, whose error names the tool. */
+const REFUSED = Symbol("agent-loop-wasm.refused");
+
+/** The JSON Schema a Standard Schema's converter wrote, by its `~standard` object: converted once, then only read
+ *  (the declaration is a JSON copy). Unlike the reference, which converts at every comparison. */
+const converted = new WeakMap();
+
+/** The parameters as `core::declare::tools::declaration` declares them (T-4.3.8), a Standard Schema's conversion
+ *  remembered. */
+function declaredSchema(parameters) {
+  const props = classifySchema(parameters);
+  if (props === SCHEMA_KIND.JSON) return parameters;
+  if (props === SCHEMA_KIND.UNREADABLE) throw REFUSED;
+  let schema = converted.get(props);
+  if (schema === undefined) {
+    schema = standardJsonSchema(props);
+    converted.set(props, schema);
+  }
+  return schema;
+}
 
 /** A tool's declaration fields, each read once, in `toToolDeclaration`'s order. */
 function declarationParts(tool) {
   return {
     name: tool.name,
     description: tool.description,
-    parameters: tool.parameters,
+    parameters: declaredSchema(tool.parameters),
     cs: tool.constrainedSampling,
     text: UNSET,
   };
@@ -171,8 +193,17 @@ function systemMessages(list) {
 
 /** `FastPaths::tool_changes` (L-3.4.2) in one step: the tools the system messages of `messages` and then
  *  the pairs of `extra` declare, against `tools` by declaration text. `null` when nothing changed,
- *  else `[toolsAdded, toolsRemoved]`. */
+ *  else `[toolsAdded, toolsRemoved]`; `undefined` for a tool whose parameters the reference refuses. */
 export function toolChanges(messages, extra, tools) {
+  try {
+    return changes(messages, extra, tools);
+  } catch (e) {
+    if (e === REFUSED) return undefined;
+    throw e;
+  }
+}
+
+function changes(messages, extra, tools) {
   const declared = new Map();
   if (Array.isArray(messages)) {
     const systems = systemMessages(messages);

@@ -188,3 +188,43 @@ export function now() {
 export function copyFields(from, to, keys) {
   for (let i = 0; i < keys.length; i++) Reflect.set(to, keys[i], from[keys[i]]);
 }
+
+/** `Host::plain_object`: the prototype `null`, or one whose own prototype is `null` (`Object.prototype` of any realm). */
+export function plainObject(v) {
+  const proto = Object.getPrototypeOf(v);
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
+// T-4.3.8 (issue 42): the twins of `core::tool_schema` (`classify`, `standard_json_schema`), reading in the same order.
+
+/** `classify`'s answers besides a Standard Schema: `JSON` (absent, JSON Schema, or not an object), `UNREADABLE`. */
+export const SCHEMA_KIND = Object.freeze({ JSON: 0, UNREADABLE: 2 });
+
+/** `tool_schema::classify` without the reason: a Standard Schema's `~standard` object, or a `SCHEMA_KIND`. */
+export function classifySchema(p) {
+  const type = typeof p;
+  if (p === null || (type !== "object" && type !== "function") || Array.isArray(p)) return SCHEMA_KIND.JSON;
+  const props = p["~standard"];
+  if (isObject(props)) {
+    const version = props.version;
+    const validate = props.validate;
+    if (version === 1 && typeof validate === "function") {
+      const converter = props.jsonSchema;
+      return isObject(converter) && typeof converter.input === "function" ? props : SCHEMA_KIND.UNREADABLE;
+    }
+  }
+  return type === "object" && plainObject(p) ? SCHEMA_KIND.JSON : SCHEMA_KIND.UNREADABLE;
+}
+
+/** `tool_schema::standard_json_schema`: the JSON Schema a Standard Schema's converter writes for its input (draft-07),
+ *  a copy without `$schema`. `props` is its `~standard` object. */
+export function standardJsonSchema(props) {
+  const converter = props.jsonSchema;
+  const schema = converter.input({ target: "draft-07" });
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
+    throw new TypeError("A Standard Schema's jsonSchema.input() must return a JSON Schema object");
+  }
+  const copy = { ...schema };
+  delete copy.$schema;
+  return copy;
+}
