@@ -3,6 +3,7 @@
 import core, { unlessTrapped } from "./trap.js";
 import { failureMessage, getDefaultStreamFn } from "./api.js";
 import { events, transcriptReplaced } from "./journal.js";
+import { codedError } from "./errors.js";
 
 /**
  * The state object of one agent, kept in `internals` and handed to every core call. Its fields are defined once,
@@ -46,7 +47,7 @@ const FOLLOW_UP = 1;
 
 function stateOf(agent) {
   const st = internals.get(agent);
-  if (!st) throw new TypeError("Agent: method called on an object that is not an Agent");
+  if (!st) throw codedError("INVALID_ARGUMENT", "Agent: method called on an object that is not an Agent");
   return st;
 }
 
@@ -273,19 +274,19 @@ export class Agent {
 
   prompt(input, images) {
     const st = internals.get(this);
-    if (!st) return Promise.reject(new TypeError("Agent: method called on an object that is not an Agent"));
+    if (!st) return Promise.reject(codedError("INVALID_ARGUMENT", "Agent: method called on an object that is not an Agent"));
     return guardRun(st, st.active, () => core.agentPrompt(this, st, input, images));
   }
 
   continue() {
     const st = internals.get(this);
-    if (!st) return Promise.reject(new TypeError("Agent: method called on an object that is not an Agent"));
+    if (!st) return Promise.reject(codedError("INVALID_ARGUMENT", "Agent: method called on an object that is not an Agent"));
     return guardRun(st, st.active, () => core.agentContinue(this, st));
   }
 
   resume() {
     const st = internals.get(this);
-    if (!st) return Promise.reject(new TypeError("Agent: method called on an object that is not an Agent"));
+    if (!st) return Promise.reject(codedError("INVALID_ARGUMENT", "Agent: method called on an object that is not an Agent"));
     return guardRun(st, st.active, () => core.agentResume(this, st));
   }
 
@@ -295,14 +296,14 @@ export class Agent {
    */
   approve(toolCallId, options) {
     const st = internals.get(this);
-    if (!st) return Promise.reject(new TypeError("Agent: method called on an object that is not an Agent"));
+    if (!st) return Promise.reject(codedError("INVALID_ARGUMENT", "Agent: method called on an object that is not an Agent"));
     return guardRun(st, st.active, () => core.agentDecide(this, st, toolCallId, options, true));
   }
 
   /** Issue 30: denies a tool call that waits: it gets the error result `Tool call "<id>" was denied: <reason>`. */
   deny(toolCallId, options) {
     const st = internals.get(this);
-    if (!st) return Promise.reject(new TypeError("Agent: method called on an object that is not an Agent"));
+    if (!st) return Promise.reject(codedError("INVALID_ARGUMENT", "Agent: method called on an object that is not an Agent"));
     return guardRun(st, st.active, () => core.agentDecide(this, st, toolCallId, options, false));
   }
 }

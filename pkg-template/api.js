@@ -2,8 +2,26 @@
 // JS-side objects it needs (the result stream, the built-in stream function). No loop logic here.
 import core, { track, unlessTrapped } from "./trap.js";
 import { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream } from "./streams.js";
+import { codedError } from "./errors.js";
 
 export { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream };
+// E-8.6: the classes of the library's own errors, and their codes.
+export {
+  AgentBusyError,
+  AgentLoopError,
+  ApprovalsPendingError,
+  CannotContinueError,
+  ERROR_CODES,
+  InstanceFailedError,
+  InvalidApprovalError,
+  InvalidArgumentError,
+  LimitReachedError,
+  McpToolsError,
+  NoSuchModelError,
+  NotInitializedError,
+  NotSerializableError,
+  RestoreRefusedError,
+} from "./errors.js";
 
 export const VERSION = core.version();
 export const SNAPSHOT_VERSION = core.snapshotVersion();
@@ -208,7 +226,7 @@ const finite = (v) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 const isObject = (v) => (typeof v === "object" && v !== null) || typeof v === "function";
 
 export function totalUsage(messages) {
-  if (!Array.isArray(messages)) throw new TypeError("totalUsage: messages must be an array");
+  if (!Array.isArray(messages)) throw codedError("INVALID_ARGUMENT", "totalUsage: messages must be an array");
   const counts = [0, 0, 0, 0, 0];
   const costs = [0, 0, 0, 0, 0];
   for (const message of messages) {

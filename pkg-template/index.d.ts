@@ -626,6 +626,122 @@ export declare function tool<TParameters extends object = object, TDetails = any
  */
 export declare function validateToolArguments(tool: Tool<any>, toolCall: ToolCall): any;
 
+// ============================================================================================================
+// Errors (E-8.6)
+// ============================================================================================================
+
+/** The stable code of each kind of error the library throws itself. */
+export type ErrorCode =
+  | "INVALID_ARGUMENT"
+  | "AGENT_BUSY"
+  | "APPROVALS_PENDING"
+  | "INVALID_APPROVAL"
+  | "CANNOT_CONTINUE"
+  | "LIMIT_REACHED"
+  | "RESTORE_REFUSED"
+  | "NOT_SERIALIZABLE"
+  | "NOT_INITIALIZED"
+  | "INSTANCE_FAILED"
+  | "NO_SUCH_MODEL"
+  | "MCP_TOOLS";
+
+/** The codes, each its own name: `ERROR_CODES.AGENT_BUSY === "AGENT_BUSY"`. */
+export declare const ERROR_CODES: { readonly [K in ErrorCode]: K };
+
+/**
+ * Any error the library throws itself: `error instanceof AgentLoopError` is true for every class below (across the
+ * package's entries, its ESM and CommonJS builds and runtimes) and false for an error a callback of yours threw. The
+ * errors are plain `Error`s and `TypeError`s with their messages as always; each carries its `code`.
+ */
+export declare class AgentLoopError extends Error {
+  constructor(message: string, code: ErrorCode, options?: { cause?: unknown });
+  readonly code: ErrorCode;
+}
+
+/** `INVALID_ARGUMENT`: An argument or option the API does not take (every argument check: `agentLoop`, the `Agent`, `agent-loop-wasm/ui`, `/mcp`, `/otel`, `/models`). */
+export declare class InvalidArgumentError extends TypeError {
+  constructor(message?: string, options?: { cause?: unknown });
+  readonly code: "INVALID_ARGUMENT";
+  static readonly code: "INVALID_ARGUMENT";
+}
+
+/** `AGENT_BUSY`: `prompt()`, `continue()`, `resume()` or `reset()` while the Agent runs. */
+export declare class AgentBusyError extends Error {
+  constructor(message?: string, options?: { cause?: unknown });
+  readonly code: "AGENT_BUSY";
+  static readonly code: "AGENT_BUSY";
+}
+
+/** `APPROVALS_PENDING`: `prompt()` or `continue()` while tool calls wait for approval, or decided calls wait for `resume()`. */
+export declare class ApprovalsPendingError extends Error {
+  constructor(message?: string, options?: { cause?: unknown });
+  readonly code: "APPROVALS_PENDING";
+  static readonly code: "APPROVALS_PENDING";
+}
+
+/** `INVALID_APPROVAL`: `approve()` or `deny()` of a call that is not waiting or was already decided, or with edited arguments that fail validation. */
+export declare class InvalidApprovalError extends Error {
+  constructor(message?: string, options?: { cause?: unknown });
+  readonly code: "INVALID_APPROVAL";
+  static readonly code: "INVALID_APPROVAL";
+}
+
+/** `CANNOT_CONTINUE`: `continue()` with no messages, or with an assistant message last. */
+export declare class CannotContinueError extends Error {
+  constructor(message?: string, options?: { cause?: unknown });
+  readonly code: "CANNOT_CONTINUE";
+  static readonly code: "CANNOT_CONTINUE";
+}
+
+/** `LIMIT_REACHED`: `prompt()` or `continue()` once the Agent's `totalLimits` are reached. */
+export declare class LimitReachedError extends Error {
+  constructor(message?: string, options?: { cause?: unknown });
+  readonly code: "LIMIT_REACHED";
+  static readonly code: "LIMIT_REACHED";
+}
+
+/** `RESTORE_REFUSED`: `Agent.restore()` refusing its input: not a snapshot, a newer format, a missing checkpoint, invalid JSON. */
+export declare class RestoreRefusedError extends Error {
+  constructor(message?: string, options?: { cause?: unknown });
+  readonly code: "RESTORE_REFUSED";
+  static readonly code: "RESTORE_REFUSED";
+}
+
+/** `NOT_SERIALIZABLE`: `agent.snapshot()` of a state JSON cannot hold. */
+export declare class NotSerializableError extends TypeError {
+  constructor(message?: string, options?: { cause?: unknown });
+  readonly code: "NOT_SERIALIZABLE";
+  static readonly code: "NOT_SERIALIZABLE";
+}
+
+/** `NOT_INITIALIZED`: A call of `agent-loop-wasm/web` before `init()`. */
+export declare class NotInitializedError extends Error {
+  constructor(message?: string, options?: { cause?: unknown });
+  readonly code: "NOT_INITIALIZED";
+  static readonly code: "NOT_INITIALIZED";
+}
+
+/** `INSTANCE_FAILED`: Any call after the WebAssembly instance failed (a trap). */
+export declare class InstanceFailedError extends Error {
+  constructor(message?: string, options?: { cause?: unknown });
+  readonly code: "INSTANCE_FAILED";
+  static readonly code: "INSTANCE_FAILED";
+}
+
+/** `NO_SUCH_MODEL`: `getModel()` / `getModels()` of an unknown provider or model id. */
+export declare class NoSuchModelError extends Error {
+  constructor(message?: string, options?: { cause?: unknown });
+  readonly code: "NO_SUCH_MODEL";
+  static readonly code: "NO_SUCH_MODEL";
+}
+
+/** `MCP_TOOLS`: `mcpTools()` / `syncMcpTools()`: a server listing too many pages, a tool twice, or a name another server has. */
+export declare class McpToolsError extends Error {
+  constructor(message?: string, options?: { cause?: unknown });
+  readonly code: "MCP_TOOLS";
+  static readonly code: "MCP_TOOLS";
+}
+
 /** Stores (or, with `undefined`, clears) the stream function used when none is passed. */
 export declare function setDefaultStreamFn(streamFn: StreamFnLike | undefined): void;
 

@@ -13,6 +13,7 @@
 // to replace its own, then live events. `fromRunStart` replays the current run from its `agent_start` instead (what a
 // chat client's resume rebuilds its answer from), or gives the sync when the journal did not see that start.
 // Spec: docs/SPEC.md §5.10 (A-5.10).
+import { codedError } from "./errors.js";
 
 const journals = new WeakMap();
 
@@ -245,23 +246,23 @@ class Reader {
 /** `agent.events(options)`: see the file's header and the README's "Reconnecting clients and chat UIs". */
 export function events(st, subscribe, options) {
   if (options !== undefined && (options === null || typeof options !== "object")) {
-    throw new TypeError("Agent.events: options must be an object");
+    throw codedError("INVALID_ARGUMENT", "Agent.events: options must be an object");
   }
   const { after, signal, untilIdle = false, fromRunStart = false, highWaterMark = DEFAULT_HIGH_WATER_MARK } = options ?? {};
   if (after !== undefined && (typeof after !== "number" || !Number.isFinite(after))) {
-    throw new TypeError("Agent.events: options.after must be a finite number (the seq of the last item seen)");
+    throw codedError("INVALID_ARGUMENT", "Agent.events: options.after must be a finite number (the seq of the last item seen)");
   }
   if (typeof fromRunStart !== "boolean") {
-    throw new TypeError("Agent.events: options.fromRunStart must be a boolean");
+    throw codedError("INVALID_ARGUMENT", "Agent.events: options.fromRunStart must be a boolean");
   }
   if (fromRunStart && after !== undefined) {
-    throw new TypeError("Agent.events: options.after and options.fromRunStart exclude each other");
+    throw codedError("INVALID_ARGUMENT", "Agent.events: options.after and options.fromRunStart exclude each other");
   }
   if (signal !== undefined && (signal === null || typeof signal.addEventListener !== "function")) {
-    throw new TypeError("Agent.events: options.signal must be an AbortSignal");
+    throw codedError("INVALID_ARGUMENT", "Agent.events: options.signal must be an AbortSignal");
   }
   if (!Number.isInteger(highWaterMark) || highWaterMark < 1) {
-    throw new TypeError("Agent.events: options.highWaterMark must be a positive integer");
+    throw codedError("INVALID_ARGUMENT", "Agent.events: options.highWaterMark must be a positive integer");
   }
   let journal = journals.get(st);
   if (journal === undefined) {

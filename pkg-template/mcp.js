@@ -3,6 +3,7 @@
 // live sync of `agent.state.tools` with the server's `notifications/tools/list_changed`. It never touches the wasm
 // (nothing here imports the main entry), so the main entry's size and load are unchanged by this file.
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { codedError } from "./errors.js";
 
 const LIST_CHANGED = "notifications/tools/list_changed";
 /** Bound on `tools/list` pages: a server that hands out cursors forever must not hang the caller. */
@@ -54,25 +55,25 @@ function serverName(client) {
 
 function checkClient(client, fn) {
   if (client === null || typeof client !== "object") {
-    throw new TypeError(`${fn}: client must be a connected Client from @modelcontextprotocol/sdk`);
+    throw codedError("INVALID_ARGUMENT", `${fn}: client must be a connected Client from @modelcontextprotocol/sdk`);
   }
   for (const method of ["listTools", "callTool"]) {
     if (typeof client[method] !== "function") {
-      throw new TypeError(`${fn}: client.${method} is not a function (pass a Client from @modelcontextprotocol/sdk)`);
+      throw codedError("INVALID_ARGUMENT", `${fn}: client.${method} is not a function (pass a Client from @modelcontextprotocol/sdk)`);
     }
   }
 }
 
 function checkOptions(options, fn) {
   if (options === undefined || options === null) return {};
-  if (typeof options !== "object") throw new TypeError(`${fn}: options must be an object`);
+  if (typeof options !== "object") throw codedError("INVALID_ARGUMENT", `${fn}: options must be an object`);
   const { prefix, filter, timeoutMs } = options;
-  if (prefix !== undefined && typeof prefix !== "string") throw new TypeError(`${fn}: options.prefix must be a string`);
+  if (prefix !== undefined && typeof prefix !== "string") throw codedError("INVALID_ARGUMENT", `${fn}: options.prefix must be a string`);
   if (filter !== undefined && typeof filter !== "function" && !Array.isArray(filter)) {
-    throw new TypeError(`${fn}: options.filter must be a function or an array of tool names`);
+    throw codedError("INVALID_ARGUMENT", `${fn}: options.filter must be a function or an array of tool names`);
   }
   if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0)) {
-    throw new TypeError(`${fn}: options.timeoutMs must be a positive number`);
+    throw codedError("INVALID_ARGUMENT", `${fn}: options.timeoutMs must be a positive number`);
   }
   return options;
 }
@@ -92,7 +93,7 @@ async function listAllTools(client) {
     cursor = result?.nextCursor;
     if (typeof cursor !== "string" || cursor === "") return tools;
   }
-  throw new Error(`tools/list of ${serverName(client)} returned more than ${MAX_PAGES} pages`);
+  throw codedError("MCP_TOOLS", `tools/list of ${serverName(client)} returned more than ${MAX_PAGES} pages`);
 }
 
 function base64Bytes(data) {
@@ -200,7 +201,7 @@ export async function mcpTools(client, options) {
   const tools = listed.map((tool) => toAgentTool(client, server, tool, opts));
   const seen = new Set();
   for (const tool of tools) {
-    if (seen.has(tool.name)) throw new Error(`mcpTools: ${server} lists the tool "${tool.name}" twice`);
+    if (seen.has(tool.name)) throw codedError("MCP_TOOLS", `mcpTools: ${server} lists the tool "${tool.name}" twice`);
     seen.add(tool.name);
   }
   return tools;
@@ -208,7 +209,7 @@ export async function mcpTools(client, options) {
 
 function subscribe(client, listener) {
   if (typeof client.setNotificationHandler !== "function") {
-    throw new TypeError("syncMcpTools: client.setNotificationHandler is not a function (pass a Client from @modelcontextprotocol/sdk)");
+    throw codedError("INVALID_ARGUMENT", "syncMcpTools: client.setNotificationHandler is not a function (pass a Client from @modelcontextprotocol/sdk)");
   }
   let hub = clientHubs.get(client);
   if (!hub) {
@@ -246,12 +247,12 @@ function subscribe(client, listener) {
  */
 export async function syncMcpTools(agent, client, options) {
   if (agent === null || typeof agent !== "object" || agent.state === null || typeof agent.state !== "object" || !Array.isArray(agent.state.tools)) {
-    throw new TypeError("syncMcpTools: agent must be an Agent (an object whose state.tools is an array)");
+    throw codedError("INVALID_ARGUMENT", "syncMcpTools: agent must be an Agent (an object whose state.tools is an array)");
   }
   checkClient(client, "syncMcpTools");
   const opts = checkOptions(options, "syncMcpTools");
-  if (opts.onError !== undefined && typeof opts.onError !== "function") throw new TypeError("syncMcpTools: options.onError must be a function");
-  if (opts.onChange !== undefined && typeof opts.onChange !== "function") throw new TypeError("syncMcpTools: options.onChange must be a function");
+  if (opts.onError !== undefined && typeof opts.onError !== "function") throw codedError("INVALID_ARGUMENT", "syncMcpTools: options.onError must be a function");
+  if (opts.onChange !== undefined && typeof opts.onChange !== "function") throw codedError("INVALID_ARGUMENT", "syncMcpTools: options.onChange must be a function");
   const server = serverName(client);
   let owned = new Set();
   let stopped = false;
@@ -265,7 +266,7 @@ export async function syncMcpTools(agent, client, options) {
       if (other) {
         const owner = toolServers.get(other);
         const from = owner === undefined ? "a tool already in agent.state.tools" : `a tool of ${owner}`;
-        throw new Error(`syncMcpTools: the tool "${tool.name}" of ${server} clashes with ${from}; give this server a prefix (options.prefix)`);
+        throw codedError("MCP_TOOLS", `syncMcpTools: the tool "${tool.name}" of ${server} clashes with ${from}; give this server a prefix (options.prefix)`);
       }
     }
     owned = new Set(next);

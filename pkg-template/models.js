@@ -3,6 +3,7 @@
 // Owns the lookups and their errors; the figures are ./models-data.js, written by scripts/models-catalogue.mjs. Needs no
 // wasm and is not imported by the main entry, which stays the size it was.
 import { CATALOGUE } from "./models-data.js";
+import { codedError } from "./errors.js";
 
 const MODELS = CATALOGUE.models;
 const PROVIDERS = Object.keys(MODELS);
@@ -45,11 +46,11 @@ function closest(name, names) {
 
 /** The provider's list; a TypeError for a non-string, an Error naming the providers for an unknown one (M-13.3). */
 function providerModels(fn, provider) {
-  if (typeof provider !== "string") throw new TypeError(`${fn}: provider must be a string (one of ${orList(PROVIDERS)})`);
+  if (typeof provider !== "string") throw codedError("INVALID_ARGUMENT", `${fn}: provider must be a string (one of ${orList(PROVIDERS)})`);
   if (!Object.prototype.hasOwnProperty.call(MODELS, provider)) {
     const near = closest(provider, PROVIDERS);
     const hint = near.length ? `did you mean ${orList(near)}? The` : "the";
-    throw new Error(`${fn}: no provider "${provider}"; ${hint} providers are ${quoted(PROVIDERS).join(", ")}`);
+    throw codedError("NO_SUCH_MODEL", `${fn}: no provider "${provider}"; ${hint} providers are ${quoted(PROVIDERS).join(", ")}`);
   }
   return MODELS[provider];
 }
@@ -57,13 +58,13 @@ function providerModels(fn, provider) {
 /** A fresh copy of the catalogue entry `modelId` of `provider` (M-13.1). */
 export function getModel(provider, modelId) {
   const models = providerModels("getModel", provider);
-  if (typeof modelId !== "string") throw new TypeError("getModel: modelId must be a string");
+  if (typeof modelId !== "string") throw codedError("INVALID_ARGUMENT", "getModel: modelId must be a string");
   const model = models.find((m) => m.id === modelId);
   if (model) return copy(model);
   const ids = models.map((m) => m.id);
   const near = closest(modelId, ids);
   const hint = near.length ? `did you mean ${orList(near)}?` : `its models are ${quoted(ids).join(", ")}`;
-  throw new Error(`getModel: no model "${modelId}" for provider "${provider}"; ${hint}`);
+  throw codedError("NO_SUCH_MODEL", `getModel: no model "${modelId}" for provider "${provider}"; ${hint}`);
 }
 
 /** Fresh copies of every catalogue entry of `provider`. */

@@ -5,6 +5,7 @@
 // the main entry neither grows nor loads @opentelemetry/api (an optional peer dependency) for users who do not trace.
 // Spec: docs/SPEC.md §11 (O-11.1, O-11.2).
 import { context as otelContext, trace, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { codedError } from "./errors.js";
 
 /** Where `withTelemetry` registers traced configs; pkg-template/api.js reads the same symbol. */
 const RUN_HOOKS = Symbol.for("agent-loop-wasm.runHooks");
@@ -466,20 +467,20 @@ function failSpan(span, errorType) {
 
 function settingsOf(options, fn) {
   if (options === undefined || options === null) options = {};
-  if (typeof options !== "object") throw new TypeError(`${fn}: telemetry must be an object ({ tracer, recordInputs, … })`);
+  if (typeof options !== "object") throw codedError("INVALID_ARGUMENT", `${fn}: telemetry must be an object ({ tracer, recordInputs, … })`);
   const tracer = options.tracer ?? trace.getTracer(TRACER_NAME);
   if (tracer === null || typeof tracer !== "object" || typeof tracer.startSpan !== "function") {
-    throw new TypeError(`${fn}: telemetry.tracer must be an OpenTelemetry Tracer (trace.getTracer(name))`);
+    throw codedError("INVALID_ARGUMENT", `${fn}: telemetry.tracer must be an OpenTelemetry Tracer (trace.getTracer(name))`);
   }
   const metadata = [];
   if (options.metadata !== undefined && options.metadata !== null) {
-    if (typeof options.metadata !== "object") throw new TypeError(`${fn}: telemetry.metadata must be an object of attribute values`);
+    if (typeof options.metadata !== "object") throw codedError("INVALID_ARGUMENT", `${fn}: telemetry.metadata must be an object of attribute values`);
     for (const [key, value] of Object.entries(options.metadata)) {
       if (value !== undefined && value !== null) metadata.push([key, value]);
     }
   }
   if (options.functionId !== undefined && typeof options.functionId !== "string") {
-    throw new TypeError(`${fn}: telemetry.functionId must be a string`);
+    throw codedError("INVALID_ARGUMENT", `${fn}: telemetry.functionId must be a string`);
   }
   return {
     tracer,
@@ -510,7 +511,7 @@ function wrapField(agent, key, wrap) {
 }
 
 function traceAgent(agent, settings) {
-  if (tracedAgents.has(agent)) throw new TypeError("withTelemetry: this agent is already traced");
+  if (tracedAgents.has(agent)) throw codedError("INVALID_ARGUMENT", "withTelemetry: this agent is already traced");
   const state = { run: undefined, kind: "prompt" };
   tracedAgents.set(agent, state);
   // First listener of the agent: its spans open before the caller's listeners run (each event is a barrier).
@@ -566,7 +567,7 @@ export function withTelemetry(target, telemetry) {
   const settings = settingsOf(telemetry, "withTelemetry");
   if (isAgent(target)) return traceAgent(target, settings);
   if (target === null || typeof target !== "object") {
-    throw new TypeError("withTelemetry: the first argument must be a loop config, Agent options or an Agent");
+    throw codedError("INVALID_ARGUMENT", "withTelemetry: the first argument must be a loop config, Agent options or an Agent");
   }
   const traced = { ...target };
   runHooks().set(traced, {

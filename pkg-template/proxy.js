@@ -4,6 +4,7 @@
 // tool-call arguments come from the core's partial-JSON parser (P-6.4.2), the same one the built-in providers use.
 import core from "./trap.js";
 import { AssistantMessageEventStream } from "./streams.js";
+import { codedError } from "./errors.js";
 
 const ABORTED = "Request aborted by user";
 const CUT = "Connection closed by proxy server before the response completed";
@@ -209,8 +210,8 @@ function failed(stream, error) {
  * event, never a rejection.
  */
 export function streamProxy(model, context, options) {
-  if (model === null || typeof model !== "object") throw new TypeError("streamProxy: model must be an object");
-  if (options === null || typeof options !== "object") throw new TypeError("streamProxy: options must be an object");
+  if (model === null || typeof model !== "object") throw codedError("INVALID_ARGUMENT", "streamProxy: model must be an object");
+  if (options === null || typeof options !== "object") throw codedError("INVALID_ARGUMENT", "streamProxy: options must be an object");
   const stream = new AssistantMessageEventStream();
   // pump handles every failure after it read the model and the signal; a throw before that lands here.
   pump(model, context, options, stream).catch((error) => failed(stream, error));

@@ -22,45 +22,27 @@ export type ConstrainedSamplingConfig =
   | { type: "grammar"; variants: Partial<Record<"openai_lark" | "openai_regex", string>> };
 
 /**
- * A Standard Schema v1 (standardschema.dev), as zod 4, Valibot and ArkType implement it: a schema as `parameters` is
- * validated by its own `validate`, and `execute` receives its output.
+ * A Standard Schema v1 (standardschema.dev) that also writes its JSON Schema (Standard JSON Schema), as zod 4.2+,
+ * ArkType 2.1.28+ and Valibot through `toStandardJsonSchema` of `@valibot/to-json-schema` implement it. As a tool's
+ * `parameters` (T-4.3.8), the model is sent `jsonSchema.input({ target: "draft-07" })` without `$schema`, the arguments
+ * are checked by `validate`, and `execute` receives the output.
  */
 export interface StandardSchemaV1<Input = unknown, Output = Input> {
-  readonly "~standard": StandardSchemaV1.Props<Input, Output>;
-}
-export declare namespace StandardSchemaV1 {
-  interface Props<Input = unknown, Output = Input> {
+  readonly "~standard": {
     readonly version: 1;
     readonly vendor: string;
-    readonly validate: (value: unknown, options?: { readonly libraryOptions?: Record<string, unknown> | undefined } | undefined) => Result<Output> | Promise<Result<Output>>;
-    readonly types?: { readonly input: Input; readonly output: Output } | undefined;
-  }
-  type Result<Output> = { readonly value: Output; readonly issues?: undefined } | { readonly issues: ReadonlyArray<Issue> };
-  interface Issue {
-    readonly message: string;
-    readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined;
-  }
-}
-
-/**
- * A Standard JSON Schema v1 (standardschema.dev/json-schema): a schema that writes its own JSON Schema. A Standard
- * Schema as `parameters` must offer it (zod 4.2+, ArkType 2.1.28+, Valibot through `toStandardJsonSchema` of
- * `@valibot/to-json-schema`): the model is sent `jsonSchema.input({ target: "draft-07" })` without `$schema`.
- */
-export interface StandardJSONSchemaV1<Input = unknown, Output = Input> {
-  readonly "~standard": StandardJSONSchemaV1.Props<Input, Output>;
-}
-export declare namespace StandardJSONSchemaV1 {
-  interface Props<Input = unknown, Output = Input> {
-    readonly version: 1;
-    readonly vendor: string;
-    readonly jsonSchema: {
-      readonly input: (options: { readonly target: string; readonly libraryOptions?: Record<string, unknown> | undefined }) => Record<string, unknown>;
-      readonly output: (options: { readonly target: string; readonly libraryOptions?: Record<string, unknown> | undefined }) => Record<string, unknown>;
+    readonly validate: (value: unknown, options?: { readonly libraryOptions?: Record<string, unknown> }) => StandardSchemaResult<Output> | Promise<StandardSchemaResult<Output>>;
+    readonly jsonSchema?: {
+      readonly input: (options: { readonly target: string; readonly libraryOptions?: Record<string, unknown> }) => Record<string, unknown>;
     };
     readonly types?: { readonly input: Input; readonly output: Output } | undefined;
-  }
+  };
 }
+
+/** What a Standard Schema's `validate` answers: the output, or the issues (each a message and a path). */
+export type StandardSchemaResult<Output> =
+  | { readonly value: Output; readonly issues?: undefined }
+  | { readonly issues: ReadonlyArray<{ readonly message: string; readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> }> };
 
 /**
  * A tool the model may call. `parameters` is the JSON Schema of its arguments (any schema object, TypeBox included),

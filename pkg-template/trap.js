@@ -8,6 +8,7 @@
 // Every live run registers with `track`; when the instance fails, each is ended from JS (an error
 // event and `agent_end`, the Agent made idle), since the core can no longer do it.
 import rawCore from "./core.js";
+import { codedError } from "./errors.js";
 
 let poisoned;
 const wrappers = new Map();
@@ -16,7 +17,7 @@ const live = new Set();
 let pollerInstalled = false;
 
 function poisonedError() {
-  return new Error(`agent-loop-wasm: the WebAssembly instance failed and can no longer be used (${poisoned})`);
+  return codedError("INSTANCE_FAILED", `agent-loop-wasm: the WebAssembly instance failed and can no longer be used (${poisoned})`);
 }
 
 /**

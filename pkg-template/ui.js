@@ -2,8 +2,10 @@
 // `Chat` classes and `DefaultChatTransport` read: SSE of JSON chunks, header `x-vercel-ai-ui-message-stream: v1`), and
 // the request side back (the `UIMessage[]` a `useChat` client posts → agent messages; its approval responses →
 // decisions for `agent.approve` / `agent.deny`), and a transcript as the `UIMessage[]` a reloaded page starts from
-// (issue 40). Plain JS with no import: it never loads the wasm or the main entry, and needs only what every runtime
-// has (ReadableStream, TransformStream, TextEncoderStream, Response). Spec: docs/SPEC.md §12 (U-12.1 to U-12.4).
+// (issue 40). Plain JS whose one import is the error classes (errors.js, itself import-free): it never loads the wasm or
+// the main entry, and needs only what every runtime has (ReadableStream, TransformStream, TextEncoderStream, Response).
+// Spec: docs/SPEC.md §12 (U-12.1 to U-12.4).
+import { codedError } from "./errors.js";
 
 /** The response headers of the UI message stream protocol (the AI SDK's `UI_MESSAGE_STREAM_HEADERS`). */
 export const UI_MESSAGE_STREAM_HEADERS = Object.freeze({
@@ -30,12 +32,12 @@ function randomId() {
 
 function checkOptions(fn, options, spec) {
   if (options === undefined) return {};
-  if (!isObject(options) || Array.isArray(options)) throw new TypeError(`${fn}: options must be an object, got ${describe(options)}`);
+  if (!isObject(options) || Array.isArray(options)) throw codedError("INVALID_ARGUMENT", `${fn}: options must be an object, got ${describe(options)}`);
   for (const [key, type] of Object.entries(spec)) {
     const v = options[key];
     if (v === undefined) continue;
     const ok = type === "array" ? Array.isArray(v) : type === "object" ? isObject(v) && !Array.isArray(v) : typeof v === type;
-    if (!ok) throw new TypeError(`${fn}: options.${key} must be ${type === "array" || type === "object" ? "an" : "a"} ${type}, got ${describe(v)}`);
+    if (!ok) throw codedError("INVALID_ARGUMENT", `${fn}: options.${key} must be ${type === "array" || type === "object" ? "an" : "a"} ${type}, got ${describe(v)}`);
   }
   return options;
 }
@@ -459,12 +461,12 @@ export function toUIMessageStream(source, options) {
   const isAgent = isObject(source) && typeof source.subscribe === "function";
   const isIterable = isObject(source) && typeof source[Symbol.asyncIterator] === "function";
   if (!isAgent && !isIterable) {
-    throw new TypeError(`${fn}: source must be an Agent or an async iterable of agent events (or of { seq, event }), got ${describe(source)}`);
+    throw codedError("INVALID_ARGUMENT", `${fn}: source must be an Agent or an async iterable of agent events (or of { seq, event }), got ${describe(source)}`);
   }
   const opts = checkOptions(fn, options, TO_STREAM_OPTIONS);
   const signal = opts.abortSignal;
   if (signal !== undefined && (typeof signal.aborted !== "boolean" || typeof signal.addEventListener !== "function")) {
-    throw new TypeError(`${fn}: options.abortSignal must be an AbortSignal, got ${describe(signal)}`);
+    throw codedError("INVALID_ARGUMENT", `${fn}: options.abortSignal must be an AbortSignal, got ${describe(signal)}`);
   }
   const translator = createTranslator(opts);
   // What onFinish and messageMetadata are told: the run's usage so far, its messages, how the response ended.
@@ -527,7 +529,7 @@ export function toUIMessageStream(source, options) {
       const take = (item) => {
         const event = eventOf(item);
         if (event === undefined) {
-          failWith(new TypeError(`${fn}: source item ${index} is neither an agent event nor { seq, event }, got ${describe(item)}`));
+          failWith(codedError("INVALID_ARGUMENT", `${fn}: source item ${index} is neither an agent event nor { seq, event }, got ${describe(item)}`));
         } else {
           if (event.type === "message_end" && isObject(event.message)) {
             if (opts.onFinish) ended.push(event.message);
@@ -671,7 +673,7 @@ const RESUME_OPTIONS = { messageId: "string", sendReasoning: "boolean", toolOutp
 export function resumeUIMessageStream(agent, options) {
   const fn = "resumeUIMessageStream";
   if (!isObject(agent) || typeof agent.events !== "function" || !isObject(agent.state)) {
-    throw new TypeError(`${fn}: agent must be an Agent of agent-loop-wasm (with events()), got ${describe(agent)}`);
+    throw codedError("INVALID_ARGUMENT", `${fn}: agent must be an Agent of agent-loop-wasm (with events()), got ${describe(agent)}`);
   }
   const opts = checkOptions(fn, options, { ...RESUME_OPTIONS, signal: "object" });
   if (!agent.state.isStreaming) return null;
@@ -709,7 +711,7 @@ export class JsonToSseTransformStream extends TransformStream {
 function responseHeaders(fn, headers) {
   const merged = new Headers(UI_MESSAGE_STREAM_HEADERS);
   if (headers !== undefined) {
-    if (!isObject(headers)) throw new TypeError(`${fn}: options.headers must be a Headers object, an array of pairs or a record, got ${describe(headers)}`);
+    if (!isObject(headers)) throw codedError("INVALID_ARGUMENT", `${fn}: options.headers must be a Headers object, an array of pairs or a record, got ${describe(headers)}`);
     new Headers(headers).forEach((value, key) => merged.set(key, value));
   }
   return merged;
@@ -717,7 +719,7 @@ function responseHeaders(fn, headers) {
 
 function checkChunkStream(fn, stream) {
   if (!isObject(stream) || typeof stream.pipeThrough !== "function") {
-    throw new TypeError(`${fn}: stream must be a ReadableStream of UI message chunks, got ${describe(stream)}`);
+    throw codedError("INVALID_ARGUMENT", `${fn}: stream must be a ReadableStream of UI message chunks, got ${describe(stream)}`);
   }
 }
 
@@ -726,7 +728,7 @@ const RESPONSE_OPTIONS = { status: "number", statusText: "string" };
 /** A `Response` streaming the chunks as SSE with the protocol's headers (the AI SDK's function of this name). */
 export function createUIMessageStreamResponse(init) {
   const fn = "createUIMessageStreamResponse";
-  if (!isObject(init)) throw new TypeError(`${fn}: expected { stream, status?, statusText?, headers? }, got ${describe(init)}`);
+  if (!isObject(init)) throw codedError("INVALID_ARGUMENT", `${fn}: expected { stream, status?, statusText?, headers? }, got ${describe(init)}`);
   checkChunkStream(fn, init.stream);
   checkOptions(fn, { status: init.status, statusText: init.statusText }, RESPONSE_OPTIONS);
   const body = init.stream.pipeThrough(new JsonToSseTransformStream()).pipeThrough(new TextEncoderStream());
@@ -749,10 +751,10 @@ export function toUIMessageStreamResponse(source, options) {
  */
 export async function pipeUIMessageStreamToResponse(init) {
   const fn = "pipeUIMessageStreamToResponse";
-  if (!isObject(init)) throw new TypeError(`${fn}: expected { response, stream, status?, statusText?, headers? }, got ${describe(init)}`);
+  if (!isObject(init)) throw codedError("INVALID_ARGUMENT", `${fn}: expected { response, stream, status?, statusText?, headers? }, got ${describe(init)}`);
   const { response, stream } = init;
   if (!isObject(response) || typeof response.writeHead !== "function" || typeof response.write !== "function" || typeof response.end !== "function") {
-    throw new TypeError(`${fn}: response must be a Node http.ServerResponse, got ${describe(response)}`);
+    throw codedError("INVALID_ARGUMENT", `${fn}: response must be a Node http.ServerResponse, got ${describe(response)}`);
   }
   checkChunkStream(fn, stream);
   checkOptions(fn, { status: init.status, statusText: init.statusText }, RESPONSE_OPTIONS);
@@ -866,10 +868,10 @@ function toolResultOf(part, toolName, timestamp) {
  */
 export function convertToAgentMessages(messages, options) {
   const fn = "convertToAgentMessages";
-  if (!Array.isArray(messages)) throw new TypeError(`${fn}: messages must be an array of UIMessage, got ${describe(messages)}`);
+  if (!Array.isArray(messages)) throw codedError("INVALID_ARGUMENT", `${fn}: messages must be an array of UIMessage, got ${describe(messages)}`);
   const opts = checkOptions(fn, options, { unsupported: "string", model: "object" });
   if (opts.unsupported !== undefined && opts.unsupported !== "error" && opts.unsupported !== "drop") {
-    throw new TypeError(`${fn}: options.unsupported must be "error" or "drop", got ${JSON.stringify(opts.unsupported)}`);
+    throw codedError("INVALID_ARGUMENT", `${fn}: options.unsupported must be "error" or "drop", got ${JSON.stringify(opts.unsupported)}`);
   }
   const model = opts.model ?? {};
   const origin = {
@@ -881,14 +883,14 @@ export function convertToAgentMessages(messages, options) {
   const timestamp = Date.now();
   const result = [];
   const unsupported = (path, why) => {
-    if (!drop) throw new TypeError(`${fn}: ${path}: ${why}`);
+    if (!drop) throw codedError("INVALID_ARGUMENT", `${fn}: ${path}: ${why}`);
   };
 
   const userContent = (parts, path) => {
     const content = [];
     parts.forEach((part, j) => {
       const at = `${path}[${j}]`;
-      if (!isObject(part) || typeof part.type !== "string") throw new TypeError(`${fn}: ${at} must be a part object with a string type, got ${describe(part)}`);
+      if (!isObject(part) || typeof part.type !== "string") throw codedError("INVALID_ARGUMENT", `${fn}: ${at} must be a part object with a string type, got ${describe(part)}`);
       if (part.type === "text") content.push({ type: "text", text: String(part.text ?? "") });
       else if (part.type === "file") {
         const block = fileBlock(part);
@@ -903,8 +905,8 @@ export function convertToAgentMessages(messages, options) {
 
   messages.forEach((message, i) => {
     const at = `messages[${i}]`;
-    if (!isObject(message)) throw new TypeError(`${fn}: ${at} must be a UIMessage object, got ${describe(message)}`);
-    if (!Array.isArray(message.parts)) throw new TypeError(`${fn}: ${at}.parts must be an array, got ${describe(message.parts)}`);
+    if (!isObject(message)) throw codedError("INVALID_ARGUMENT", `${fn}: ${at} must be a UIMessage object, got ${describe(message)}`);
+    if (!Array.isArray(message.parts)) throw codedError("INVALID_ARGUMENT", `${fn}: ${at}.parts must be an array, got ${describe(message.parts)}`);
     if (message.role === "user") {
       const content = userContent(message.parts, `${at}.parts`);
       if (content.length > 0) result.push({ role: "user", content, timestamp });
@@ -914,7 +916,7 @@ export function convertToAgentMessages(messages, options) {
       unsupported(at, "a system message does not map: the agent's system prompt is server state (a client must not rewrite it)");
       return;
     }
-    if (message.role !== "assistant") throw new TypeError(`${fn}: ${at}.role must be "user", "assistant" or "system", got ${JSON.stringify(message.role)}`);
+    if (message.role !== "assistant") throw codedError("INVALID_ARGUMENT", `${fn}: ${at}.role must be "user", "assistant" or "system", got ${JSON.stringify(message.role)}`);
 
     let content = [];
     let results = [];
@@ -929,7 +931,7 @@ export function convertToAgentMessages(messages, options) {
     };
     message.parts.forEach((part, j) => {
       const pat = `${at}.parts[${j}]`;
-      if (!isObject(part) || typeof part.type !== "string") throw new TypeError(`${fn}: ${pat} must be a part object with a string type, got ${describe(part)}`);
+      if (!isObject(part) || typeof part.type !== "string") throw codedError("INVALID_ARGUMENT", `${fn}: ${pat} must be a part object with a string type, got ${describe(part)}`);
       const type = part.type;
       if (type === "step-start") {
         flush();
@@ -939,9 +941,9 @@ export function convertToAgentMessages(messages, options) {
         const meta = metaOf(part, "providerMetadata");
         content.push({ type: "thinking", thinking: String(part.text ?? ""), ...pick(meta, ["thinkingSignature"]), ...(meta.redacted === true ? { redacted: true } : {}) });
       } else if (type === "dynamic-tool" || type.startsWith("tool-")) {
-        if (typeof part.toolCallId !== "string") throw new TypeError(`${fn}: ${pat}.toolCallId must be a string, got ${describe(part.toolCallId)}`);
+        if (typeof part.toolCallId !== "string") throw codedError("INVALID_ARGUMENT", `${fn}: ${pat}.toolCallId must be a string, got ${describe(part.toolCallId)}`);
         const name = toolNameOf(part);
-        if (typeof name !== "string" || name === "") throw new TypeError(`${fn}: ${pat} names no tool`);
+        if (typeof name !== "string" || name === "") throw codedError("INVALID_ARGUMENT", `${fn}: ${pat} names no tool`);
         if (part.state === "input-streaming") return; // the model never finished the call: it was not made
         const args = isObject(part.input) && !Array.isArray(part.input) ? part.input : {};
         content.push({ type: "toolCall", id: part.toolCallId, name, arguments: args, ...pick(metaOf(part, "callProviderMetadata"), ["thoughtSignature"]) });
@@ -975,7 +977,7 @@ function pick(obj, keys) {
  */
 export function toolApprovalDecisions(messages) {
   const fn = "toolApprovalDecisions";
-  if (!Array.isArray(messages)) throw new TypeError(`${fn}: messages must be an array of UIMessage, got ${describe(messages)}`);
+  if (!Array.isArray(messages)) throw codedError("INVALID_ARGUMENT", `${fn}: messages must be an array of UIMessage, got ${describe(messages)}`);
   const last = messages[messages.length - 1];
   if (!isObject(last) || last.role !== "assistant" || !Array.isArray(last.parts)) return [];
   const decisions = [];
@@ -983,7 +985,7 @@ export function toolApprovalDecisions(messages) {
     if (!isObject(part) || part.state !== "approval-responded") return;
     const approval = part.approval;
     if (!isObject(approval) || typeof approval.approved !== "boolean" || typeof part.toolCallId !== "string") {
-      throw new TypeError(`${fn}: messages[${messages.length - 1}].parts[${j}]: an approval-responded part needs a toolCallId and approval.approved (boolean)`);
+      throw codedError("INVALID_ARGUMENT", `${fn}: messages[${messages.length - 1}].parts[${j}]: an approval-responded part needs a toolCallId and approval.approved (boolean)`);
     }
     decisions.push({ toolCallId: part.toolCallId, approved: approval.approved, ...(typeof approval.reason === "string" ? { reason: approval.reason } : {}) });
   });
@@ -1026,7 +1028,7 @@ function runStarts(fn, runs) {
   const starts = new Map();
   (runs ?? []).forEach((run, k) => {
     if (!isObject(run) || !Number.isInteger(run.start) || run.start < 0 || typeof run.messageId !== "string" || run.messageId === "") {
-      throw new TypeError(`${fn}: options.runs[${k}] must be { start, messageId } (start: an index of agentMessages, messageId: a non-empty string), got ${describe(run) === "object" ? JSON.stringify(run) : describe(run)}`);
+      throw codedError("INVALID_ARGUMENT", `${fn}: options.runs[${k}] must be { start, messageId } (start: an index of agentMessages, messageId: a non-empty string), got ${describe(run) === "object" ? JSON.stringify(run) : describe(run)}`);
     }
     starts.set(run.start, run.messageId);
   });
@@ -1037,9 +1039,9 @@ function runStarts(fn, runs) {
 function byToolCall(fn, list, path) {
   const map = new Map();
   if (list === undefined) return map;
-  if (!Array.isArray(list)) throw new TypeError(`${fn}: ${path} must be an array, got ${describe(list)}`);
+  if (!Array.isArray(list)) throw codedError("INVALID_ARGUMENT", `${fn}: ${path} must be an array, got ${describe(list)}`);
   list.forEach((item, k) => {
-    if (!isObject(item) || typeof item.toolCallId !== "string") throw new TypeError(`${fn}: ${path}[${k}] must be an object with a string toolCallId, got ${describe(item)}`);
+    if (!isObject(item) || typeof item.toolCallId !== "string") throw codedError("INVALID_ARGUMENT", `${fn}: ${path}[${k}] must be an object with a string toolCallId, got ${describe(item)}`);
     map.set(item.toolCallId, item);
   });
   return map;
@@ -1065,7 +1067,7 @@ const TO_UI_MESSAGES_OPTIONS = {
  */
 export function toUIMessages(agentMessages, options) {
   const fn = "toUIMessages";
-  if (!Array.isArray(agentMessages)) throw new TypeError(`${fn}: agentMessages must be an array of agent messages (agent.state.messages), got ${describe(agentMessages)}`);
+  if (!Array.isArray(agentMessages)) throw codedError("INVALID_ARGUMENT", `${fn}: agentMessages must be an array of agent messages (agent.state.messages), got ${describe(agentMessages)}`);
   const opts = checkOptions(fn, options, TO_UI_MESSAGES_OPTIONS);
   const runs = runStarts(fn, opts.runs);
   const requests = byToolCall(fn, opts.approvals?.requests, "options.approvals.requests");
@@ -1077,7 +1079,7 @@ export function toUIMessages(agentMessages, options) {
   const dynamic = opts.dynamicTools === true;
   const idOf = (role, index, message) => {
     const id = (opts.messageId ?? defaultMessageId)({ role, index, message });
-    if (typeof id !== "string" || id === "") throw new TypeError(`${fn}: options.messageId must return a non-empty string, got ${describe(id)} for the ${role} message at ${index}`);
+    if (typeof id !== "string" || id === "") throw codedError("INVALID_ARGUMENT", `${fn}: options.messageId must return a non-empty string, got ${describe(id)} for the ${role} message at ${index}`);
     return id;
   };
 
@@ -1128,7 +1130,7 @@ export function toUIMessages(agentMessages, options) {
         start = i;
       }
     }
-    if (!isObject(m)) throw new TypeError(`${fn}: agentMessages[${i}] must be an agent message object, got ${describe(m)}`);
+    if (!isObject(m)) throw codedError("INVALID_ARGUMENT", `${fn}: agentMessages[${i}] must be an agent message object, got ${describe(m)}`);
     if (m.role === "user") {
       const steering = answer !== undefined && (run ? run.begun : lastRole === "toolResult");
       lastRole = "user";

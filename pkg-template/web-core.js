@@ -9,12 +9,13 @@
 // ES module evaluation runs `api.js` before the body of any entry that imports it, so even `index.js`, which
 // awaits `init` at top level, evaluates `api.js` before the wasm is there.
 import * as glue from "./agent_loop_wasm.js";
+import { codedError } from "./errors.js";
 
 const NOT_INITIALIZED = 'agent-loop-wasm is not initialized: await init() from "agent-loop-wasm/web" first';
 const PRE_INIT = {}; // @build: replaced by scripts/build.mjs with { name: "<JSON of the result>" }
 
 function notInitialized() {
-  throw new Error(NOT_INITIALIZED);
+  throw codedError("NOT_INITIALIZED", NOT_INITIALIZED);
 }
 
 const core = {};

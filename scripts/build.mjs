@@ -13,7 +13,7 @@
 //   dist/deno/  index.js (initSync over dist/web/core.js of the .wasm: `import source` where Deno has it, else base64),
 //               wasm-source.js, wasm.js, slim.js.
 //   mcp         agent-loop-wasm/mcp (no wasm): dist/web/mcp.js, dist/node/mcp.cjs + mcp.mjs, dist/deno/mcp.js.
-//   ui          agent-loop-wasm/ui (no wasm, no import): dist/web/ui.js, dist/node/ui.cjs + ui.mjs, dist/deno/ui.js.
+//   ui          agent-loop-wasm/ui (no wasm; its one import is errors.js): dist/web/ui.js, dist/node/ui.cjs + ui.mjs, dist/deno/ui.js.
 //   otel        agent-loop-wasm/otel (no wasm), the same way: dist/web/otel.js, dist/node/otel.cjs + .mjs, dist/deno/otel.js.
 //   models      agent-loop-wasm/models (no wasm): dist/web/models.js + models-data.js, dist/node/models.cjs + .mjs +
 //               models-data.js (CJS), dist/deno/models.js.
@@ -35,7 +35,7 @@ const env = { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${pro
 const WASM = "agent_loop_wasm_bg.wasm";
 const GLUE = "agent_loop_wasm.js";
 /** The API files shared by every target; copied as written (ESM) or transpiled (CJS), never forked. */
-const SHARED = ["api.js", "agent.js", "journal.js", "proxy.js", "streams.js", "trap.js"];
+const SHARED = ["api.js", "agent.js", "errors.js", "journal.js", "proxy.js", "streams.js", "trap.js"];
 /**
  * Functions api.js calls while it is evaluated (for its constant exports). dist/web/core.js answers them from
  * values read here from this build's wasm, since ES module evaluation runs api.js before any entry initialises.
@@ -198,12 +198,14 @@ writeFileSync(
 );
 writeFileSync(join(deno, "mcp.js"), '// `agent-loop-wasm/mcp` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/mcp.js";\n');
 
-// agent-loop-wasm/ui (issue 31): plain JS with no import at all (no wasm, no SDK), laid out as ./mcp is: ESM in dist/web
+// agent-loop-wasm/ui (issue 31): plain JS importing only errors.js (no wasm, no SDK), laid out as ./mcp is: ESM in dist/web
 // (Deno re-exports it), CJS in dist/node with an ESM face, so import and require share one module.
 const uiSource = readFileSync(join(template, "ui.js"), "utf8");
 const uiNames = [...uiSource.matchAll(/^export (?:async )?(?:function|const|class) (\w+)/gm)].map((m) => m[1]).sort();
 if (uiNames.length === 0) throw new Error("build: pkg-template/ui.js exports nothing");
-if (/^\s*import\b/m.test(uiSource)) throw new Error("build: pkg-template/ui.js must import nothing (it is the dependency-free entry)");
+if ([...uiSource.matchAll(/^\s*import\b.*$/gm)].some((m) => !/^import \{[^}]*\} from "\.\/errors\.js";$/.test(m[0].trim()))) {
+  throw new Error("build: pkg-template/ui.js may import only ./errors.js (it is the dependency-free entry)");
+}
 cpSync(join(template, "ui.js"), join(web, "ui.js"));
 writeFileSync(join(node, "ui.cjs"), toCommonJs(uiSource, "ui.js"));
 writeFileSync(
@@ -233,13 +235,15 @@ writeFileSync(join(deno, "otel.js"), '// `agent-loop-wasm/otel` on Deno: the ES 
 
 
 // agent-loop-wasm/models (issue 42): the model catalogue, plain JS with no wasm, laid out as ./ui is: ESM in dist/web
-// (Deno re-exports it), CJS in dist/node with an ESM face. Its one import is its data file, copied (ESM) or
-// transpiled (CJS) beside it; the main entry imports neither.
+// (Deno re-exports it), CJS in dist/node with an ESM face. Its imports are its data file, copied (ESM) or transpiled
+// (CJS) beside it, and the error classes (errors.js, shared); the main entry imports neither models file.
 const modelsSource = readFileSync(join(template, "models.js"), "utf8");
 const modelsNames = [...modelsSource.matchAll(/^export (?:async )?(?:function|const|class) (\w+)/gm)].map((m) => m[1]).sort();
 if (modelsNames.length === 0) throw new Error("build: pkg-template/models.js exports nothing");
 const modelsImports = [...modelsSource.matchAll(/^\s*import\b[^;]*?from\s+"([^"]+)"/gm)].map((m) => m[1]);
-if (modelsImports.join() !== "./models-data.js") throw new Error(`build: pkg-template/models.js must import only ./models-data.js (imports ${modelsImports})`);
+if (modelsImports.sort().join() !== "./errors.js,./models-data.js") {
+  throw new Error(`build: pkg-template/models.js must import only ./models-data.js and ./errors.js (imports ${modelsImports})`);
+}
 const modelsData = readFileSync(join(template, "models-data.js"), "utf8");
 if (/^\s*import\b/m.test(modelsData)) throw new Error("build: pkg-template/models-data.js must import nothing (it is data)");
 for (const f of ["models.js", "models-data.js"]) cpSync(join(template, f), join(web, f));

@@ -2,6 +2,7 @@
 //! `TypeError` naming the argument, before any guard, event or callback.
 
 use super::budget;
+use super::errors;
 use super::host::Kind;
 use super::tool_schema::{self, ToolSchema};
 use crate::core::fast::FastPaths;
@@ -17,7 +18,7 @@ impl<V> ArgError<V> {
     /// The value to throw: a `TypeError` with the message, or what a getter threw.
     pub fn into_thrown<H: FastPaths<V = V>>(self, h: &H) -> V {
         match self {
-            ArgError::Type(message) => h.error(&message, true),
+            ArgError::Type(message) => errors::coded(h, errors::INVALID_ARGUMENT, &message),
             ArgError::Thrown(v) => v,
         }
     }

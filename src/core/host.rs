@@ -74,6 +74,13 @@ pub trait Host: Clone + 'static {
     }
     /// A JS `TypeError` (or `Error` when `type_error` is false) with this message.
     fn error(&self, message: &str, type_error: bool) -> Self::V;
+    /// `error`, carrying a stable `code` (E-8.6: a `TypeError` when `type_error`): the engine marks it so that the
+    /// package's error classes recognise it. Here, a `code` property.
+    fn coded_error(&self, message: &str, type_error: bool, code: &'static str) -> Self::V {
+        let error = self.error(message, type_error);
+        let _ = self.set(&error, "code", &self.constant(code));
+        error
+    }
     /// A JS `RangeError` with this message: what the reference throws for a depth its stack cannot take.
     fn range_error(&self, message: &str) -> Self::V {
         self.error(message, false)

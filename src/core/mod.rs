@@ -9,6 +9,7 @@ pub mod budget;
 pub mod builtin;
 pub mod checkpoint;
 pub mod declare;
+pub mod errors;
 pub mod fast;
 pub mod fxhash;
 pub mod host;

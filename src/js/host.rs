@@ -396,6 +396,10 @@ impl Host for JsHost {
         error
     }
 
+    fn coded_error(&self, message: &str, type_error: bool, code: &'static str) -> JsValue {
+        brand_error(&self.error(message, type_error), code)
+    }
+
     fn kind(&self, v: &JsValue) -> Kind {
         match kind_of(v) {
             kind_code::UNDEFINED => Kind::Undefined,

@@ -129,6 +129,8 @@ extern "C" {
     pub(super) fn push(a: &JsValue, v: &JsValue) -> Result<(), JsValue>;
     #[wasm_bindgen(js_name = kindOf)]
     pub(super) fn kind_of(v: &JsValue) -> u8;
+    #[wasm_bindgen(js_name = brandError)]
+    pub(super) fn brand_error(error: &JsValue, code: &str) -> JsValue;
     #[wasm_bindgen(catch, js_name = plainObject)]
     pub(super) fn plain_object(v: &JsValue) -> Result<bool, JsValue>;
     #[wasm_bindgen(js_name = errorMessage)]

@@ -198,8 +198,8 @@ test("M-13.5 the main entry imports nothing of the catalogue (its files and bund
   const node = graph("pkg/dist/node/index.cjs", /require\(["']([^"']+)["']\)/g);
   assert.ok(web.includes("pkg/dist/web/api.js") && node.includes("pkg/dist/node/api.js"), "the walk follows imports");
   assert.deepEqual([...web, ...node].filter((f) => /models/.test(f)), []);
-  // And the entry itself loads its data file only.
-  assert.deepEqual(graph("pkg/dist/web/models.js", esm), ["pkg/dist/web/models.js", "pkg/dist/web/models-data.js"]);
+  // And the entry itself loads its data file and the error classes only (E-8.6), no wasm.
+  assert.deepEqual(graph("pkg/dist/web/models.js", esm), ["pkg/dist/web/models.js", "pkg/dist/web/models-data.js", "pkg/dist/web/errors.js"]);
 });
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -32,4 +32,8 @@ test("E-8.4.2 a trap poisons the instance; later calls throw the poisoned error"
   assert.throws(() => lib.agentLoop([], { messages: [] }, { model: {}, convertToLlm: (m) => m }), { message: expected });
   assert.throws(() => lib.runToolCall(call, { tools: [tool] }), { message: expected });
   assert.throws(() => new lib.Agent(), { message: expected });
+  // E-8.6: the poisoned error is an InstanceFailedError.
+  const poisoned = (() => { try { new lib.Agent(); } catch (e) { return e; } })();
+  assert.ok(poisoned instanceof lib.InstanceFailedError && poisoned instanceof lib.AgentLoopError);
+  assert.equal(poisoned.code, "INSTANCE_FAILED");
 });

@@ -201,7 +201,10 @@ test("syncMcpTools: several servers; a name clash is a clear error that changes 
 
   await assert.rejects(syncMcpTools(agent, ctl), {
     message: 'syncMcpTools: the tool "echo" of control clashes with a tool of mcp-servers/everything; give this server a prefix (options.prefix)',
+    code: "MCP_TOOLS", // E-8.6
   });
+  const { McpToolsError, AgentLoopError } = await import("agent-loop-wasm");
+  await assert.rejects(syncMcpTools(agent, ctl), (e) => e instanceof McpToolsError && e instanceof AgentLoopError);
   assert.deepEqual(agent.state.tools.map((x) => x.name), withEverything);
   const mine = { ...own, name: "fail" };
   const { agent: second } = scriptedAgent([], { initialState: { tools: [mine] } });

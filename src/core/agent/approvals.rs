@@ -5,6 +5,7 @@
 use super::state::{get, items};
 use crate::core::args::ArgError;
 use crate::core::checkpoint;
+use crate::core::errors;
 use crate::core::fast::FastPaths;
 use crate::core::host::Kind;
 use crate::core::validate_call::validate_tool_call_now;
@@ -50,15 +51,20 @@ pub fn refuse_while_paused<H: FastPaths>(h: &H, st: &H::V) -> Result<(), H::V> {
     let Some(approvals) = held(h, st)? else { return Ok(()) };
     let waiting = undecided(h, &approvals)?;
     if waiting.is_empty() {
-        return Err(h.error("Agent has decided tool approvals to carry out: call resume() first", false));
+        return Err(errors::coded(
+            h,
+            errors::APPROVALS_PENDING,
+            "Agent has decided tool approvals to carry out: call resume() first",
+        ));
     }
     let ids: Vec<String> = waiting.iter().map(|r| text_of(h, &id_of(h, r))).collect();
-    Err(h.error(
+    Err(errors::coded(
+        h,
+        errors::APPROVALS_PENDING,
         &format!(
             "Agent has tool calls waiting for approval ({}): approve() or deny() each of them first, or reset()",
             ids.join(", ")
         ),
-        false,
     ))
 }
 
@@ -83,15 +89,24 @@ pub fn decide<H: FastPaths>(
         if h.kind(options).is_nullish() { Ok(h.undefined()) } else { h.get(options, key) }
     };
     let name = text_of(h, id);
-    let not_waiting =
-        || ArgError::Thrown(h.error(&format!("{function}: no tool call \"{name}\" is waiting for approval"), false));
+    let not_waiting = || {
+        ArgError::Thrown(errors::coded(
+            h,
+            errors::INVALID_APPROVAL,
+            &format!("{function}: no tool call \"{name}\" is waiting for approval"),
+        ))
+    };
     let Some(approvals) = held(h, st)? else { return Err(not_waiting()) };
     let requests = items(h, &approvals, "requests")?;
     let Some(request) = requests.iter().find(|r| h.same(&id_of(h, r), id)) else { return Err(not_waiting()) };
     let decisions = items(h, &approvals, "decisions")?;
     if let Some(earlier) = decisions.iter().find(|d| h.same(&id_of(h, d), id)) {
         let was = if h.truthy(&get(h, earlier, "approved")?) { "approved" } else { "denied" };
-        return Err(ArgError::Thrown(h.error(&format!("{function}: tool call \"{name}\" was already {was}"), false)));
+        return Err(ArgError::Thrown(errors::coded(
+            h,
+            errors::INVALID_APPROVAL,
+            &format!("{function}: tool call \"{name}\" was already {was}"),
+        )));
     }
     let decision = if approved {
         if h.kind(&option("arguments")?) != Kind::Undefined {
@@ -147,9 +162,10 @@ fn check_edited<H: FastPaths>(h: &H, st: &H::V, request: &H::V, args: &H::V, nam
     // A Standard Schema that validates asynchronously is left to the run, which awaits it (T-4.3.8).
     match validate_tool_call_now(h, &tool, &block, args) {
         Ok(_) => Ok(()),
-        Err(e) => Err(ArgError::Thrown(h.error(
+        Err(e) => Err(ArgError::Thrown(errors::coded(
+            h,
+            errors::INVALID_APPROVAL,
             &format!("Agent.approve: options.args of tool call \"{name}\" are invalid: {}", h.error_message(&e)),
-            false,
         ))),
     }
 }

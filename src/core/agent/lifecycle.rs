@@ -14,6 +14,7 @@ use crate::core::args::{ArgError, Checker};
 use crate::core::budget::{Budget, Limits};
 use crate::core::checkpoint;
 use crate::core::declare::tools::role;
+use crate::core::errors;
 use crate::core::fast::FastPaths;
 use crate::core::host::Kind;
 use crate::core::run::{Emitter, NativeSink, Run};
@@ -35,7 +36,7 @@ pub const RESUME_BUSY: &str = "Agent is already processing. Wait for completion 
 
 pub fn reset<H: FastPaths>(h: &H, st: &H::V) -> Result<(), H::V> {
     if h.truthy(&get(h, st, "active")?) {
-        return Err(h.error(RESET_BUSY, false));
+        return Err(errors::coded(h, errors::AGENT_BUSY, RESET_BUSY));
     }
     let messages = items(h, st, "messages")?;
     let baseline = current_system_message(h, &messages)?;
@@ -73,7 +74,7 @@ pub fn prompt<H: FastPaths>(
     images: &H::V,
 ) -> Result<RunFuture<H::V>, Thrown<H::V>> {
     if h.truthy(&get(h, st, "active")?) {
-        return Err(h.error(PROMPT_BUSY, false));
+        return Err(errors::coded(h, errors::AGENT_BUSY, PROMPT_BUSY));
     }
     approvals::refuse_while_paused(h, st)?;
     let c = Checker::new(h, "Agent.prompt");
@@ -133,7 +134,7 @@ fn take_steering_left_by_abort<H: FastPaths>(h: &H, st: &H::V) -> Result<Vec<H::
 /// `continue()` (A-5.4.2, A-5.4.3).
 pub fn continue_run<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFuture<H::V>, Thrown<H::V>> {
     if h.truthy(&get(h, st, "active")?) {
-        return Err(h.error(CONTINUE_BUSY, false));
+        return Err(errors::coded(h, errors::AGENT_BUSY, CONTINUE_BUSY));
     }
     approvals::refuse_while_paused(h, st)?;
     // Element by element, stopping at the first non-system message: no copy of the transcript.
@@ -147,7 +148,7 @@ pub fn continue_run<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunF
         }
     }
     if count == 0 || all_system {
-        return Err(h.error(NOTHING_TO_CONTINUE, false));
+        return Err(errors::coded(h, errors::CANNOT_CONTINUE, NOTHING_TO_CONTINUE));
     }
     let last = h.array_get(&messages, count - 1)?;
     check_state(h, agent, st, "Agent.continue").map_err(|e| e.into_thrown(h))?;
@@ -155,7 +156,7 @@ pub fn continue_run<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunF
     if role(h, &last)?.as_deref() == Some("assistant") {
         return match run_queued(h, agent, st)? {
             Some(run) => Ok(run),
-            None => Err(h.error(ASSISTANT_TAIL, false)),
+            None => Err(errors::coded(h, errors::CANNOT_CONTINUE, ASSISTANT_TAIL)),
         };
     }
     Ok(start_run(h, agent, st, None, false, None))
@@ -168,7 +169,7 @@ pub fn continue_run<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunF
 /// messages are delivered as the interrupted run would have delivered them.
 pub fn resume<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFuture<H::V>, Thrown<H::V>> {
     if h.truthy(&get(h, st, "active")?) {
-        return Err(h.error(RESUME_BUSY, false));
+        return Err(errors::coded(h, errors::AGENT_BUSY, RESUME_BUSY));
     }
     let idle = |h: &H| -> Result<RunFuture<H::V>, Thrown<H::V>> {
         h.set(st, "interrupted", &h.boolean(false))?;
@@ -347,7 +348,7 @@ fn refuse_over_budget<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, function: &s
         Some(reached) => {
             let what = reached.message.strip_prefix("Run stopped: ").unwrap_or(&reached.message);
             let text = format!("{function}: {what}; raise agent.totalLimits.{} to run again", reached.limit);
-            Err(h.error(&text, false))
+            Err(errors::coded(h, errors::LIMIT_REACHED, &text))
         }
         None => Ok(()),
     }

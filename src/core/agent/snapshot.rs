@@ -4,6 +4,7 @@
 use super::state::{get, items};
 use crate::core::args::{ArgError, Checker};
 use crate::core::checkpoint;
+use crate::core::errors;
 use crate::core::fast::FastPaths;
 use crate::core::fxhash::FxSet;
 use crate::core::host::Kind;
@@ -158,9 +159,18 @@ pub fn snapshot<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<H::V, H:
     }
     let picture = h.object(&entries);
     if let Some(path) = unserializable(h, &picture, "") {
-        return Err(h.error(&format!("Agent.snapshot: {path} is not JSON-serializable"), true));
+        return Err(errors::coded(
+            h,
+            errors::NOT_SERIALIZABLE,
+            &format!("Agent.snapshot: {path} is not JSON-serializable"),
+        ));
     }
     h.json_clone(&picture)
+}
+
+/// A refusal of `Agent.restore` (D8.3): an `Error` with its exact text, coded `RESTORE_REFUSED` (E-8.6).
+fn refused<H: FastPaths>(h: &H, message: &str) -> H::V {
+    errors::coded(h, errors::RESTORE_REFUSED, message)
 }
 
 /// The checking half of `Agent.restore` (D8.2, D8.3): parses, migrates and checks a snapshot
@@ -168,15 +178,14 @@ pub fn snapshot<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<H::V, H:
 pub fn parse_snapshot<H: FastPaths>(h: &H, input: &H::V) -> Result<H::V, H::V> {
     let value = if h.kind(input) == Kind::String {
         // Parsed by the engine, where the text is, so its SyntaxError text is what the message shows.
-        h.json_parse_value(input).map_err(|e| {
-            h.error(&format!("Agent.restore: snapshot is not valid JSON: {}", h.error_message(&e)), false)
-        })?
+        h.json_parse_value(input)
+            .map_err(|e| refused(h, &format!("Agent.restore: snapshot is not valid JSON: {}", h.error_message(&e))))?
     } else {
         if !h.kind(input).is_object_like() {
-            return Err(h.error("Agent.restore: not an agent-loop-wasm snapshot", false));
+            return Err(refused(h, "Agent.restore: not an agent-loop-wasm snapshot"));
         }
         if let Some(path) = unserializable(h, input, "") {
-            return Err(h.error(&format!("Agent.restore: invalid snapshot: {path}: not JSON-serializable"), false));
+            return Err(refused(h, &format!("Agent.restore: invalid snapshot: {path}: not JSON-serializable")));
         }
         input.clone()
     };
@@ -185,8 +194,8 @@ pub fn parse_snapshot<H: FastPaths>(h: &H, input: &H::V) -> Result<H::V, H::V> {
     let text = text.unwrap_or_default();
     // Lone surrogates and any depth survive (issue 13): `restore` takes whatever `snapshot()` made.
     let value =
-        wtf::parse(&text).map_err(|e| h.error(&format!("Agent.restore: snapshot is not valid JSON: {e}"), false))?;
-    let migrated = crate::core::snapshot::migrate(value).map_err(|message| h.error(&message, false))?;
+        wtf::parse(&text).map_err(|e| refused(h, &format!("Agent.restore: snapshot is not valid JSON: {e}")))?;
+    let migrated = crate::core::snapshot::migrate(value).map_err(|message| refused(h, &message))?;
     let migrated = serde_json::Value::Object(migrated);
     let text = js_json_stringify(&migrated);
     wtf::drop_deep(migrated);
@@ -205,7 +214,7 @@ pub fn parse_restore<H: FastPaths>(h: &H, input: &H::V) -> Result<H::V, H::V> {
         if h.kind(item) == Kind::String {
             // Parsed where the text is: a row of megabytes is not copied into the host (issue 34).
             *item = h.json_parse_value(item).map_err(|e| {
-                h.error(&format!("Agent.restore: checkpoints[{i}] is not valid JSON: {}", h.error_message(&e)), false)
+                refused(h, &format!("Agent.restore: checkpoints[{i}] is not valid JSON: {}", h.error_message(&e)))
             })?;
         }
     }
@@ -226,10 +235,10 @@ pub fn parse_restore<H: FastPaths>(h: &H, input: &H::V) -> Result<H::V, H::V> {
             (h.object(&[]), 0.0, &list[..])
         }
         // Neither a snapshot nor checkpoints (an empty list too): D8.3's error.
-        _ => return Err(h.error("Agent.restore: not an agent-loop-wasm snapshot", false)),
+        _ => return Err(refused(h, "Agent.restore: not an agent-loop-wasm snapshot")),
     };
     checkpoint::fold(h, &data, rest, seq).map_err(|e| match e {
-        ArgError::Type(message) => h.error(&message, false),
+        ArgError::Type(message) => refused(h, &message),
         ArgError::Thrown(v) => v,
     })?;
     for (key, default) in [("steeringMode", "one-at-a-time"), ("followUpMode", "one-at-a-time")] {

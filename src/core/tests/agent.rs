@@ -1394,3 +1394,22 @@ fn take_queued_messages_removes_the_selected_by_identity_and_keeps_the_rest() {
     let not_a_function = agent::take_queued(&w.h, &w.st, &TV::num(1.0)).unwrap_err();
     assert_eq!(w.h.error_message(&not_a_function), "Agent.takeQueuedMessages: predicate must be a function");
 }
+
+#[test]
+fn e_8_6_the_agents_refusals_carry_their_codes() {
+    let w = AgentWorld::new(&[], &[]);
+    let Err(nothing) = w.resume() else { panic!("continue with no messages must fail") };
+    assert_eq!(nothing.get("code").js_string(), crate::core::errors::CANNOT_CONTINUE);
+    w.push(vec![reply("r1")]);
+    let codes = Rc::new(RefCell::new(Vec::<String>::new()));
+    let (c, agent_v, st) = (codes.clone(), w.agent.clone(), w.st.clone());
+    w.subscribe(TV::func(move |h, _this, args| {
+        if args[0].str_at("type") == "turn_start" {
+            let busy = agent::prompt(h, &agent_v, &st, &TV::str("again"), &TV::Undefined).map(|_| ());
+            c.borrow_mut().push(busy.err().map(|e| e.get("code").js_string()).unwrap_or_default());
+        }
+        Ok(TV::Undefined)
+    }));
+    w.prompt_text("go");
+    assert_eq!(*codes.borrow(), strs(&[crate::core::errors::AGENT_BUSY]));
+}

@@ -228,3 +228,15 @@ export function standardJsonSchema(props) {
   delete copy.$schema;
   return copy;
 }
+
+/** E-8.6: the brand an error of the library's own carries, its stable code (a global symbol: every copy of the package
+ *  sees the same). Twin of `BRAND` in pkg-template/errors.js. */
+const ERROR_CODE = Symbol.for("agent-loop-wasm.errorCode");
+
+/** `Host::coded_error` after `Host::error`: brands `error` with `code` and gives it a `code` property (not enumerable,
+ *  so the error prints and serializes as before). Twin of `brand` in pkg-template/errors.js. */
+export function brandError(error, code) {
+  Object.defineProperty(error, ERROR_CODE, { value: code });
+  Object.defineProperty(error, "code", { value: code, writable: true, configurable: true });
+  return error;
+}
