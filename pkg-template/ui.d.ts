@@ -71,7 +71,7 @@ export interface ToUIMessageStreamOptions {
   /** Send reasoning parts (default true). */
   sendReasoning?: boolean;
   /** A tool part's `output` from the tool's result (and its preliminary ones); default {@link UIToolOutput}. Must be JSON. */
-  toolOutput?: (result: AgentToolResult<any>, call: { toolCallId: string; toolName: string }) => unknown;
+  toolOutput?(result: AgentToolResult<unknown>, call: { toolCallId: string; toolName: string }): unknown;
   /** The `errorText` of an `error` chunk; default: the error's message (`errorMessage` of a failed model response). */
   onError?: (error: unknown) => string;
   /** Tool parts as `dynamic-tool` (tools the client does not declare, e.g. MCP tools) rather than `tool-<name>`. */
@@ -161,7 +161,7 @@ export declare function createUIMessageStreamResponse(init: UIMessageStreamRespo
 
 /** The members of a Node `http.ServerResponse` used. */
 export interface NodeServerResponseLike {
-  writeHead(status: number, ...rest: any[]): unknown;
+  writeHead(status: number, ...rest: unknown[]): unknown;
   write(chunk: string): boolean;
   end(): unknown;
   once?(event: "close" | "drain", listener: () => void): unknown;
@@ -182,7 +182,7 @@ export interface ConvertToAgentMessagesOptions {
   /** What has no agent form: a TypeError naming the part (default), or dropped. */
   unsupported?: "error" | "drop";
   /** `api`, `provider` and `id` of the assistant messages made (default `"ui-message"` each). */
-  model?: Pick<Model<any>, "api" | "provider" | "id">;
+  model?: Pick<Model, "api" | "provider" | "id">;
 }
 
 /**

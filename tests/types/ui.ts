@@ -1,7 +1,7 @@
 // agent-loop-wasm/ui (issue 31): what the UI message stream adapter takes and gives. The AI SDK is not installed for
 // the type tests, so its shapes are written out here as the AI SDK declares them (UIMessage, a tool part, a chunk
 // stream) and must fit the entry's parameters.
-import { Agent, type AgentEvent, type AgentMessage } from "agent-loop-wasm";
+import { Agent, type AgentEvent, type AgentMessage, type AgentToolResult } from "agent-loop-wasm";
 import {
   JsonToSseTransformStream,
   UI_MESSAGE_STREAM_HEADERS,
@@ -51,6 +51,16 @@ async function main(agent: Agent): Promise<void> {
     void reason;
   }
   toUIMessageStream(events, { messageId: "m1", toolOutput: (result, { toolName }) => ({ toolName, text: result.content }), onError: () => "failed" });
+  // A toolOutput written for one tool's details type fits (the option is a method: its parameter is not contravariant).
+  const weatherOutput = (result: AgentToolResult<{ celsius: number }>) => result.details.celsius;
+  toUIMessageStream(events, { toolOutput: weatherOutput });
+  // A writeHead with Node's own overloads fits NodeServerResponseLike.
+  const nodeLike = {
+    writeHead(status: number, statusMessage?: string | Record<string, string>, headers?: Record<string, string>) { void [status, statusMessage, headers]; return nodeLike; },
+    write: (_chunk: string) => true,
+    end: () => undefined,
+  };
+  await pipeUIMessageStreamToResponse({ response: nodeLike, stream: toUIMessageStream(agent) });
   toUIMessageStream(plainEvents);
   const response: Response = toUIMessageStreamResponse(agent, { status: 201, headers: { "x-chat": "1" } });
   void response;
