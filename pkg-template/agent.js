@@ -278,10 +278,11 @@ export class Agent {
     return guardRun(st, st.active, () => core.agentPrompt(this, st, input, images));
   }
 
-  continue() {
+  /** `options.approvals` (A-5.8.7): a pause from outside (`agent_end.approvals` with `decisions`) to hold and carry out. */
+  continue(options) {
     const st = internals.get(this);
     if (!st) return Promise.reject(codedError("INVALID_ARGUMENT", "Agent: method called on an object that is not an Agent"));
-    return guardRun(st, st.active, () => core.agentContinue(this, st));
+    return guardRun(st, st.active, () => core.agentContinue(this, st, options));
   }
 
   resume() {

@@ -1157,7 +1157,14 @@ export declare class Agent {
   prompt(message: AgentMessage | AgentMessage[]): Promise<void>;
   prompt(input: string, images?: ImageContent[]): Promise<void>;
   /** Continues from the current transcript (see the Agent docs for an assistant tail). */
-  continue(): Promise<void>;
+  /**
+   * `options.approvals` (new, A-5.8.7): a pause from outside — `agent_end.approvals` of a run that paused, with
+   * `decisions` — for a server that keeps no Agent between requests. The agent holds it as its own pause; when every
+   * waiting call is decided, the run carries the decisions out as `approve()`/`deny()` would (else the promise resolves
+   * and the rest are decided with `approve()`/`deny()`). The transcript must end with the assistant message whose calls
+   * wait. `agent-loop-wasm/ui`'s `createAgentUIStreamResponse` builds it from posted `UIMessage[]`.
+   */
+  continue(options?: { approvals?: ToolApprovals & { decisions?: ToolApprovalDecision[] } }): Promise<void>;
   /**
    * New (durable agents): picks up the run a crash interrupted, from what the restored checkpoints or snapshot hold.
    * Resolves at once for an agent that was not mid-run. Runs exactly the tool calls the interrupted turn is missing,

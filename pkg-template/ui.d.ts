@@ -68,6 +68,12 @@ export interface ToUIMessageStreamOptions {
    * the stream.
    */
   run?: () => unknown;
+  /**
+   * A secret kept on the server (a string or bytes, at least 16 bytes; U-12.5): each `tool-approval-request` carries
+   * as its `approvalId` a token signed over the call (id, tool, input, deadline) instead of the tool call id, so a
+   * stateless route (`createAgentUIStream`) can tell the approvals it asked for from ones a client made up.
+   */
+  approvalSecret?: string | Uint8Array;
   /** Send reasoning parts (default true). */
   sendReasoning?: boolean;
   /** A tool part's `output` from the tool's result (and its preliminary ones); default {@link UIToolOutput}. Must be JSON. */
@@ -137,6 +143,31 @@ export declare function toUIMessageStream(source: AgentEventSource, options?: To
 
 /** `createUIMessageStreamResponse({ stream: toUIMessageStream(source, options), ...init })`. */
 export declare function toUIMessageStreamResponse(source: AgentEventSource, options?: ToUIMessageStreamOptions & UIMessageStreamResponseInit): Response;
+
+/** What {@link createAgentUIStream} takes: the agent, the posted messages, and the stream's options. */
+export interface CreateAgentUIStreamOptions extends Omit<ToUIMessageStreamOptions, "originalMessages" | "run"> {
+  /** The Agent that answers: a fresh one per request (a stateless route) or the chat's own. */
+  agent: Agent;
+  /** The messages `useChat` posted (`body.messages`). */
+  uiMessages: readonly UIMessageLike[];
+  /** How parts with no agent form are treated (see {@link convertToAgentMessages}); default `"error"`. */
+  unsupported?: "error" | "drop";
+}
+
+/**
+ * A `useChat` route's whole answer (the AI SDK's `createAgentUIStream`, U-12.5): with a user message last, the agent
+ * (a fresh one first takes the history before it) is prompted; with the assistant message of approval responses last,
+ * they are carried out — by `approve()`/`deny()` when the agent holds the pause, else, for a fresh agent, by
+ * `agent.continue({ approvals })` from the posted history, each approval checked against `approvalSecret` (an
+ * `InvalidApprovalError` for one this server did not sign, or a call of that message without a result). The response
+ * continues the client's message. Approvals are checked, not remembered: a client that posts the same approved
+ * request again runs the call again; give requests a deadline (`approvalTimeoutMs`) or keep the agents when a call
+ * must run at most once.
+ */
+export declare function createAgentUIStream(options: CreateAgentUIStreamOptions): ReadableStream<UIMessageChunk>;
+
+/** {@link createAgentUIStream} as a `Response` (the AI SDK's `createAgentUIStreamResponse`). */
+export declare function createAgentUIStreamResponse(options: CreateAgentUIStreamOptions & UIMessageStreamResponseInit): Response;
 
 /** Options of {@link resumeUIMessageStream}. */
 export interface ResumeUIMessageStreamOptions extends Pick<ToUIMessageStreamOptions, "sendReasoning" | "toolOutput" | "onError" | "dynamicTools"> {
@@ -246,7 +277,7 @@ export interface UIMessageRun {
   messageId: string;
 }
 
-export interface ToUIMessagesOptions extends Pick<ToUIMessageStreamOptions, "sendReasoning" | "toolOutput" | "dynamicTools"> {
+export interface ToUIMessagesOptions extends Pick<ToUIMessageStreamOptions, "sendReasoning" | "toolOutput" | "dynamicTools" | "approvalSecret"> {
   /**
    * The runs that made the transcript, as the server recorded them when it streamed each. They make the history exact:
    * each answer gets the id its run streamed with, so a page that loads the history mid-answer and then resumes

@@ -36,7 +36,8 @@ function checkOptions(fn, options, spec) {
   for (const [key, type] of Object.entries(spec)) {
     const v = options[key];
     if (v === undefined) continue;
-    const ok = type === "array" ? Array.isArray(v) : type === "object" ? isObject(v) && !Array.isArray(v) : typeof v === type;
+    // "checked": checked where it is used (approvalSecret: secretKey).
+    const ok = type === "checked" || (type === "array" ? Array.isArray(v) : type === "object" ? isObject(v) && !Array.isArray(v) : typeof v === type);
     if (!ok) throw codedError("INVALID_ARGUMENT", `${fn}: options.${key} must be ${type === "array" || type === "object" ? "an" : "a"} ${type}, got ${describe(v)}`);
   }
   return options;
@@ -49,20 +50,120 @@ function checkOptions(fn, options, spec) {
 /**
  * issue 30's `tool_approval_request { toolCallId, toolName, args, reason?, data?, expiresAt? }` as the protocol's
  * `tool-approval-request` chunk. The approval id is the tool call id, so a posted `approval-responded` part maps back
- * to `agent.approve(toolCallId)` / `agent.deny(toolCallId)` with no table kept between requests. `data` and
- * `expiresAt` travel as the opaque `approvalDescriptor` (the client keeps it as `part.approval.descriptor`).
+ * to `agent.approve(toolCallId)` / `agent.deny(toolCallId)` with no table kept between requests; with an
+ * `approvalSecret`, it is the call's signed token (`approvalToken`). `data` and `expiresAt` travel as the opaque
+ * `approvalDescriptor` (the client keeps it as `part.approval.descriptor`).
  */
-function approvalRequestChunk(event) {
+function approvalRequestChunk(event, approvalId = event.toolCallId) {
   const descriptor = {};
   if (event.data !== undefined) descriptor.data = event.data;
   if (typeof event.expiresAt === "number") descriptor.expiresAt = event.expiresAt;
   return {
     type: "tool-approval-request",
-    approvalId: event.toolCallId,
+    approvalId,
     toolCallId: event.toolCallId,
     ...(typeof event.reason === "string" ? { reason: event.reason } : {}),
     ...(Object.keys(descriptor).length > 0 ? { approvalDescriptor: descriptor } : {}),
   };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Signed approvals (U-12.5): a stateless route trusts no approval it did not sign
+// ---------------------------------------------------------------------------------------------------------------
+
+// SHA-256 (FIPS 180-4) and HMAC (RFC 2104), synchronous so that a chunk is signed where it is made, in every runtime.
+// The constants are the first 32 bits of the fractional parts of the square and cube roots of the first primes.
+const PRIMES = [];
+for (let c = 2; PRIMES.length < 64; c++) if (PRIMES.every((p) => c % p !== 0)) PRIMES.push(c);
+const frac32 = (x) => ((x - Math.floor(x)) * 4294967296) >>> 0;
+const SHA256_K = Uint32Array.from(PRIMES, (p) => frac32(Math.cbrt(p)));
+const SHA256_H = Uint32Array.from(PRIMES.slice(0, 8), (p) => frac32(Math.sqrt(p)));
+const ror = (x, n) => (x >>> n) | (x << (32 - n));
+
+/** SHA-256 of `data` (a Uint8Array). */
+function sha256(data) {
+  const padded = new Uint8Array(((data.length + 72) >> 6) << 6);
+  padded.set(data);
+  padded[data.length] = 0x80;
+  const view = new DataView(padded.buffer);
+  view.setUint32(padded.length - 8, Math.floor(data.length / 0x20000000));
+  view.setUint32(padded.length - 4, (data.length * 8) >>> 0);
+  const h = SHA256_H.slice();
+  const w = new Uint32Array(64);
+  for (let offset = 0; offset < padded.length; offset += 64) {
+    for (let i = 0; i < 16; i++) w[i] = view.getUint32(offset + i * 4);
+    for (let i = 16; i < 64; i++) {
+      const x = w[i - 15];
+      const y = w[i - 2];
+      w[i] = (w[i - 16] + (ror(x, 7) ^ ror(x, 18) ^ (x >>> 3)) + w[i - 7] + (ror(y, 17) ^ ror(y, 19) ^ (y >>> 10))) >>> 0;
+    }
+    let [a, b, c, d, e, f, g, k] = h;
+    for (let i = 0; i < 64; i++) {
+      const t1 = (k + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + SHA256_K[i] + w[i]) >>> 0;
+      const t2 = ((ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) >>> 0;
+      k = g;
+      g = f;
+      f = e;
+      e = (d + t1) >>> 0;
+      d = c;
+      c = b;
+      b = a;
+      a = (t1 + t2) >>> 0;
+    }
+    [a, b, c, d, e, f, g, k].forEach((v, i) => (h[i] = (h[i] + v) >>> 0));
+  }
+  const out = new Uint8Array(32);
+  const outView = new DataView(out.buffer);
+  h.forEach((v, i) => outView.setUint32(i * 4, v));
+  return out;
+}
+
+/** HMAC-SHA-256 of `message` under `key` (both Uint8Array). */
+function hmacSha256(key, message) {
+  const block = new Uint8Array(64);
+  block.set(key.length > 64 ? sha256(key) : key);
+  const inner = new Uint8Array(64 + message.length);
+  const outer = new Uint8Array(64 + 32);
+  for (let i = 0; i < 64; i++) {
+    inner[i] = block[i] ^ 0x36;
+    outer[i] = block[i] ^ 0x5c;
+  }
+  inner.set(message, 64);
+  outer.set(sha256(inner), 64);
+  return sha256(outer);
+}
+
+const base64url = (bytes) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+
+/** The approval secret's bytes: a string (UTF-8) or bytes, at least 16 of them. */
+function secretKey(fn, secret) {
+  const bytes = typeof secret === "string" ? new TextEncoder().encode(secret)
+    : secret instanceof Uint8Array ? secret
+    : secret instanceof ArrayBuffer ? new Uint8Array(secret)
+    : undefined;
+  if (bytes === undefined || bytes.length < 16) {
+    throw codedError("INVALID_ARGUMENT", `${fn}: options.approvalSecret must be a string or bytes, at least 16 bytes long (a random secret kept on the server), got ${describe(secret)}`);
+  }
+  return bytes;
+}
+
+/**
+ * The approval id a signed `tool-approval-request` carries: `v1.` and the HMAC-SHA-256 (base64url) of the call as the
+ * client holds it — its id, its tool, its input, and when the approval expires. A client cannot make one for a call it
+ * invented or changed, nor extend its deadline.
+ */
+function approvalToken(key, toolCallId, toolName, input, expiresAt) {
+  const signed = JSON.stringify(["agent-loop-wasm approval v1", toolCallId, toolName, input ?? {}, typeof expiresAt === "number" ? expiresAt : null]);
+  return `v1.${base64url(hmacSha256(key, new TextEncoder().encode(signed)))}`;
+}
+
+/** Whether `token` is the approval id of that call under `key` (compared in constant time). */
+function approvalTokenValid(key, token, toolCallId, toolName, input, expiresAt) {
+  if (typeof token !== "string") return false;
+  const expected = approvalToken(key, toolCallId, toolName, input, expiresAt);
+  let diff = token.length ^ expected.length;
+  for (let i = 0; i < expected.length; i++) diff |= expected.charCodeAt(i) ^ (token.charCodeAt(i) | 0);
+  return diff === 0;
 }
 
 function defaultToolOutput(result) {
@@ -132,13 +233,13 @@ function createTranslator(options) {
   // message in this run is steering, and a call it denied ends with `tool-output-denied`.
   let sawAssistant = continued !== undefined;
   let steering = 0;
-  /** toolCallId → { toolName, input: sent tool-input-available, output: sent a final output } */
+  /** toolCallId → { toolName, input: sent tool-input-available, sent: that input, output: sent a final output } */
   const tools = new Map();
   const denied = new Set();
   for (const part of continued?.parts ?? []) {
     if (!isToolPart(part) || typeof part.toolCallId !== "string") continue;
     const output = ["output-available", "output-error", "output-denied"].includes(part.state) && part.preliminary !== true;
-    tools.set(part.toolCallId, { toolName: toolNameOf(part), input: part.state !== "input-streaming", output });
+    tools.set(part.toolCallId, { toolName: toolNameOf(part), input: part.state !== "input-streaming", sent: part.input, output });
     if (part.state === "approval-responded" && part.approval?.approved === false) denied.add(part.toolCallId);
   }
   let out = [];
@@ -174,8 +275,9 @@ function createTranslator(options) {
     }
     if (!t.input) {
       t.input = true;
+      t.sent = input ?? {};
       ensureStep();
-      emit({ type: "tool-input-available", toolCallId, toolName: t.toolName, input: input ?? {}, ...dynamic, ...meta });
+      emit({ type: "tool-input-available", toolCallId, toolName: t.toolName, input: t.sent, ...dynamic, ...meta });
     }
     return t;
   }
@@ -361,10 +463,13 @@ function createTranslator(options) {
       case "tool_execution_end":
         toolEnd(event);
         break;
-      case "tool_approval_request":
-        announceTool(event.toolCallId, event.toolName, event.args);
-        emit(approvalRequestChunk(event));
+      case "tool_approval_request": {
+        const t = announceTool(event.toolCallId, event.toolName, event.args);
+        // U-12.5: signed over the call as the client holds it.
+        const key = options.approvalKey;
+        emit(approvalRequestChunk(event, key ? approvalToken(key, event.toolCallId, t.toolName, t.sent, event.expiresAt) : event.toolCallId));
         break;
+      }
       case "turn_end":
         finishStep();
         break;
@@ -428,6 +533,7 @@ const TO_STREAM_OPTIONS = {
   messageMetadata: "function",
   onFinish: "function",
   abortSignal: "object",
+  approvalSecret: "checked",
 };
 
 const USAGE_KEYS = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"];
@@ -468,7 +574,8 @@ export function toUIMessageStream(source, options) {
   if (signal !== undefined && (typeof signal.aborted !== "boolean" || typeof signal.addEventListener !== "function")) {
     throw codedError("INVALID_ARGUMENT", `${fn}: options.abortSignal must be an AbortSignal, got ${describe(signal)}`);
   }
-  const translator = createTranslator(opts);
+  const approvalKey = opts.approvalSecret === undefined ? undefined : secretKey(fn, opts.approvalSecret);
+  const translator = createTranslator({ ...opts, approvalKey });
   // What onFinish and messageMetadata are told: the run's usage so far, its messages, how the response ended.
   const usage = runUsage();
   let runMessages;
@@ -993,6 +1100,122 @@ export function toolApprovalDecisions(messages) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// The route in one call (U-12.5): a prompt, or the posted approval responses, streamed
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * The pause a stateless route carries to a fresh Agent: the posted history as agent messages up to the assistant
+ * message whose calls wait, and `{ requests, completedTools, decisions }` for `agent.continue({ approvals })`. Every
+ * approval part must carry the token the stream signed for that call as posted (its id, tool, input, deadline); every
+ * other call of that message must hold its result. A response after the deadline is a denial (`approval timed out`).
+ */
+function postedPause(fn, uiMessages, key, convertOptions) {
+  const refused = (why) => codedError("INVALID_APPROVAL", `${fn}: ${why}`);
+  const messages = convertToAgentMessages(uiMessages, convertOptions);
+  let i = messages.length - 1;
+  const results = new Map();
+  for (; i >= 0 && messages[i].role === "toolResult"; i--) results.set(messages[i].toolCallId, messages[i]);
+  const assistant = messages[i];
+  const calls = assistant?.role === "assistant" ? assistant.content.filter((b) => b.type === "toolCall") : [];
+  const parts = new Map();
+  for (const part of uiMessages[uiMessages.length - 1].parts) if (isToolPart(part)) parts.set(part.toolCallId, part);
+  const approvals = { requests: [], completedTools: [], decisions: [] };
+  const now = Date.now();
+  for (const call of calls) {
+    const part = parts.get(call.id);
+    const result = results.get(call.id);
+    if (part?.state === "approval-responded" || part?.state === "approval-requested") {
+      const expiresAt = part.approval?.descriptor?.expiresAt;
+      if (!approvalTokenValid(key, part.approval?.id, call.id, call.name, part.input, expiresAt)) {
+        throw refused(`the approval of tool call "${call.id}" is not one this server signed (the call, its input or its deadline was changed, or the secret differs)`);
+      }
+      approvals.requests.push({ toolCallId: call.id, toolName: call.name, args: call.arguments, ...(typeof expiresAt === "number" ? { expiresAt } : {}) });
+      if (part.state === "approval-responded") {
+        const { approved, reason } = part.approval;
+        if (typeof approved !== "boolean") throw refused(`the approval of tool call "${call.id}" has no approved (boolean)`);
+        const late = approved && typeof expiresAt === "number" && expiresAt <= now;
+        approvals.decisions.push(late ? { toolCallId: call.id, approved: false, reason: "approval timed out" }
+          : { toolCallId: call.id, approved, ...(typeof reason === "string" ? { reason } : {}) });
+      }
+    } else if (result) {
+      approvals.completedTools.push({ toolCallId: call.id, toolName: call.name, result: { content: result.content, details: result.details ?? {} }, isError: result.isError === true });
+    } else {
+      throw refused(`tool call "${call.id}" of the last message has neither a result nor an approval`);
+    }
+  }
+  if (approvals.requests.length === 0) throw refused("the last of uiMessages has no tool call waiting for approval");
+  return { messages: messages.slice(0, i + 1), approvals };
+}
+
+const AGENT_STREAM_OPTIONS = { ...TO_STREAM_OPTIONS, unsupported: "string" };
+
+/**
+ * A `useChat` route's whole answer as a UI message stream (the AI SDK's `createAgentUIStream`): `uiMessages` are the
+ * posted messages. A user message last is prompted (a fresh agent first takes the history before it); an assistant
+ * message last with approval responses is carried out — by `approve()`/`deny()` when the agent holds the pause (a
+ * server that keeps its agents), else, for a fresh agent (a stateless route), by `continue({ approvals })` from the
+ * posted history, every approval checked against `approvalSecret` (the stream signs its approval requests with it).
+ */
+export function createAgentUIStream(init) {
+  return agentUIStream("createAgentUIStream", init).stream;
+}
+
+/** `createAgentUIStream` as a `Response` (the AI SDK's `createAgentUIStreamResponse`): `status`, `statusText`, `headers`. */
+export function createAgentUIStreamResponse(init) {
+  const fn = "createAgentUIStreamResponse";
+  const { stream, response } = agentUIStream(fn, init);
+  return createUIMessageStreamResponse({ stream, ...response });
+}
+
+function agentUIStream(fn, init) {
+  if (!isObject(init) || Array.isArray(init)) throw codedError("INVALID_ARGUMENT", `${fn}: expected { agent, uiMessages, … }, got ${describe(init)}`);
+  const { agent, uiMessages, status, statusText, headers, ...streamOptions } = init;
+  if (!isObject(agent) || typeof agent.subscribe !== "function" || typeof agent.continue !== "function" || !isObject(agent.state)) {
+    throw codedError("INVALID_ARGUMENT", `${fn}: agent must be an Agent of agent-loop-wasm, got ${describe(agent)}`);
+  }
+  if (!Array.isArray(uiMessages) || uiMessages.length === 0) {
+    throw codedError("INVALID_ARGUMENT", `${fn}: uiMessages must be a non-empty array of UIMessage (useChat's messages), got ${describe(uiMessages)}`);
+  }
+  const opts = checkOptions(fn, streamOptions, AGENT_STREAM_OPTIONS);
+  const { unsupported, ...toStream } = opts;
+  const response = { status, statusText, headers: responseHeaders(fn, headers) };
+  checkOptions(fn, { status, statusText }, RESPONSE_OPTIONS);
+  const key = opts.approvalSecret === undefined ? undefined : secretKey(fn, opts.approvalSecret);
+  const model = agent.state.model;
+  const convertOptions = { ...(unsupported !== undefined ? { unsupported } : {}), ...(isObject(model) ? { model } : {}) };
+  const last = uiMessages[uiMessages.length - 1];
+  // A fresh agent holds no conversation (at most the system messages that declare its tools); it takes the history.
+  const own = agent.state.messages;
+  const fresh = own.every((m) => isObject(m) && m.role === "system");
+  let run;
+  if (isObject(last) && last.role === "user") {
+    if (fresh && uiMessages.length > 1) agent.state.messages = [...own, ...convertToAgentMessages(uiMessages.slice(0, -1), convertOptions)];
+    const prompts = convertToAgentMessages([last], convertOptions);
+    if (prompts.length !== 1) throw codedError("INVALID_ARGUMENT", `${fn}: the last of uiMessages is a user message with nothing to send`);
+    run = () => agent.prompt(prompts[0]);
+  } else if (continuedMessage(uiMessages) && last.parts.some((p) => isObject(p) && p.state === "approval-responded")) {
+    if (agent.state.pendingApprovals.length > 0) {
+      const decisions = toolApprovalDecisions(uiMessages);
+      run = async () => {
+        for (const d of decisions) await (d.approved ? agent.approve(d.toolCallId) : agent.deny(d.toolCallId, d.reason === undefined ? undefined : { reason: d.reason }));
+      };
+    } else if (!fresh) {
+      throw codedError("INVALID_APPROVAL", `${fn}: the agent has no tool call waiting for approval (the posted approvals were carried out already, or never asked)`);
+    } else {
+      if (key === undefined) {
+        throw codedError("INVALID_ARGUMENT", `${fn}: approvals posted to a fresh agent need options.approvalSecret (a stateless route checks each approval against the secret its stream signed it with)`);
+      }
+      const { messages, approvals } = postedPause(fn, uiMessages, key, convertOptions);
+      agent.state.messages = [...own, ...messages];
+      run = () => agent.continue({ approvals });
+    }
+  } else {
+    throw codedError("INVALID_ARGUMENT", `${fn}: the last of uiMessages must be the user's new message or the assistant message with the approval responses, got ${describe(last?.role)}`);
+  }
+  return { stream: toUIMessageStream(agent, { ...toStream, originalMessages: uiMessages, run }), response };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // Transcript → UIMessage[]: the history a reloaded `useChat` page starts from (the inverse of convertToAgentMessages)
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -1009,8 +1232,8 @@ function denialOf(result, toolCallId) {
 }
 
 /** `part.approval` as the client holds it after the request (and, once made, the decision). */
-function approvalOf(toolCallId, request, decision) {
-  const approval = { id: toolCallId };
+function approvalOf(toolCallId, request, decision, approvalId = toolCallId) {
+  const approval = { id: approvalId };
   if (request) {
     const chunk = approvalRequestChunk(request);
     if (chunk.approvalDescriptor) approval.descriptor = chunk.approvalDescriptor;
@@ -1055,6 +1278,7 @@ const TO_UI_MESSAGES_OPTIONS = {
   sendReasoning: "boolean",
   toolOutput: "function",
   dynamicTools: "boolean",
+  approvalSecret: "checked",
 };
 
 /**
@@ -1077,6 +1301,14 @@ export function toUIMessages(agentMessages, options) {
   const sendReasoning = opts.sendReasoning !== false;
   const toolOutput = opts.toolOutput ?? defaultToolOutput;
   const dynamic = opts.dynamicTools === true;
+  const approvalKey = opts.approvalSecret === undefined ? undefined : secretKey(fn, opts.approvalSecret);
+  // U-12.5: with a secret, the approval id the stream gave (signed over the call as the part holds it).
+  const approval = (part, toolName, decision) => {
+    const id = part.toolCallId;
+    const request = requests.get(id);
+    const approvalId = approvalKey ? approvalToken(approvalKey, id, toolName, part.input, request?.expiresAt) : id;
+    return approvalOf(id, request, decision, approvalId);
+  };
   const idOf = (role, index, message) => {
     const id = (opts.messageId ?? defaultMessageId)({ role, index, message });
     if (typeof id !== "string" || id === "") throw codedError("INVALID_ARGUMENT", `${fn}: options.messageId must return a non-empty string, got ${describe(id)} for the ${role} message at ${index}`);
@@ -1107,7 +1339,7 @@ export function toUIMessages(agentMessages, options) {
       part.state = "output-available";
       part.output = toolOutput(ended.result, { toolCallId: id, toolName });
     }
-    if (decision) part.approval = approvalOf(id, requests.get(id), decision);
+    if (decision) part.approval = approval(part, toolName, decision);
     open.delete(id);
   };
 
@@ -1193,7 +1425,7 @@ export function toUIMessages(agentMessages, options) {
     else if (requests.has(id) || decisions.has(id)) {
       const decision = decisions.get(id);
       part.state = decision ? "approval-responded" : "approval-requested";
-      part.approval = approvalOf(id, requests.get(id), decision);
+      part.approval = approval(part, toolName, decision);
     }
   }
   return result;

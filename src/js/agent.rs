@@ -32,8 +32,8 @@ pub fn agent_prompt(agent: JsValue, st: JsValue, input: JsValue, images: JsValue
 }
 
 #[wasm_bindgen(js_name = agentContinue)]
-pub fn agent_continue(agent: JsValue, st: JsValue) -> js_sys::Promise {
-    run_promise(agent::continue_run(&JsHost, &agent, &st))
+pub fn agent_continue(agent: JsValue, st: JsValue, options: JsValue) -> js_sys::Promise {
+    run_promise(agent::continue_run(&JsHost, &agent, &st, &options))
 }
 
 #[wasm_bindgen(js_name = agentEnqueue)]

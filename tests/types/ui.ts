@@ -6,6 +6,8 @@ import {
   JsonToSseTransformStream,
   UI_MESSAGE_STREAM_HEADERS,
   convertToAgentMessages,
+  createAgentUIStream,
+  createAgentUIStreamResponse,
   createUIMessageStreamResponse,
   pipeUIMessageStreamToResponse,
   resumeUIMessageStream,
@@ -14,6 +16,7 @@ import {
   toUIMessageStreamResponse,
   toolApprovalDecisions,
   type UIMessageChunk,
+  type UIMessageLike,
   type UIToolApprovalDecision,
 } from "agent-loop-wasm/ui";
 import type { Equal, Expect } from "./assert.js";
@@ -90,3 +93,11 @@ async function main(agent: Agent): Promise<void> {
   convertToAgentMessages([{ role: "user", content: "hi" }]);
 }
 void main;
+
+// U-12.5: the route in one call, stateless with a secret.
+export function statelessRoute(messages: UIMessageLike[], secret: string): Response {
+  const agent = new Agent();
+  const stream: ReadableStream<UIMessageChunk> = createAgentUIStream({ agent, uiMessages: messages, approvalSecret: secret, unsupported: "drop" });
+  void stream;
+  return createAgentUIStreamResponse({ agent, uiMessages: messages, approvalSecret: new Uint8Array(32), status: 200 });
+}

@@ -11,13 +11,11 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Agent, MODEL, call, pieces, readJson, reply, scriptedModel, serve, text, thinking, tools, ui } from "./helpers.mjs";
+import { Agent, MODEL, call, chromiumPage, pieces, readJson, reply, scriptedModel, serve, text, thinking, tools, ui } from "./helpers.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, "..", "..");
 const requireRoot = createRequire(join(ROOT, "package.json"));
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"];
 
 const ANSWER_PIECES = ["Oslo", " is", " rainy", " today,", " with", " a", " light", " wind", " from", " the", " west", " and", " about", " nine", " degrees;", " take", " an", " umbrella", " and", " a", " warm", " coat", " if", " you", " go", " out", " this", " evening."];
 const ANSWER = ANSWER_PIECES.join("");
@@ -134,16 +132,7 @@ test("Chromium: the ai client renders text, reasoning and tool parts, and resume
     }
     res.writeHead(404).end();
   });
-  const { chromium } = requireRoot("playwright-core");
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  t.after(async () => {
-    await browser.close().catch(() => {});
-    await server.close();
-  });
-  const page = await browser.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  const { page, errors } = await chromiumPage(t, server);
   await page.goto(`${server.url}/`);
   await page.waitForFunction(() => window.ready === true, null, { timeout: 10_000 }).catch((e) => {
     throw new Error(`the page did not start: ${errors.join("; ")} (${e.message})`);

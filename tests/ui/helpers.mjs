@@ -2,6 +2,7 @@
 // package pinned in this folder (its chunk schema, readUIMessageStream, AbstractChat, DefaultChatTransport), scripted
 // stream functions built with the package's own stream class, and an http server on 127.0.0.1 the tests close.
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createServer } from "node:http";
 import { once } from "node:events";
 import { dirname, join } from "node:path";
@@ -199,7 +200,7 @@ export class Chat extends AbstractChat {
     const state = {
       status: "ready",
       error: undefined,
-      messages: [],
+      messages: init.messages ? structuredClone(init.messages) : [], // a reloaded page's history (useChat({ messages }))
       pushMessage: (m) => state.messages.push(m),
       popMessage: () => state.messages.pop(),
       replaceMessage: (i, m) => (state.messages[i] = m),
@@ -244,4 +245,23 @@ export function parseSse(body) {
     if (!f.startsWith("data: ")) throw new Error(`not a data line: ${JSON.stringify(f)}`);
     return JSON.parse(f.slice(6));
   });
+}
+
+/**
+ * A page in headless Chromium (the system's, through playwright-core from the repository's root), its page errors and
+ * console errors collected in `errors`; the browser and `server` are closed when test `t` ends.
+ */
+export async function chromiumPage(t, server) {
+  const { chromium } = createRequire(join(HERE, "..", "..", "package.json"))("playwright-core");
+  const args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"];
+  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args });
+  t.after(async () => {
+    await browser.close().catch(() => {});
+    await server.close();
+  });
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  return { page, errors };
 }

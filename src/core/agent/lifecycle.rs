@@ -132,9 +132,23 @@ fn take_steering_left_by_abort<H: FastPaths>(h: &H, st: &H::V) -> Result<Vec<H::
 }
 
 /// `continue()`.
-pub fn continue_run<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFuture<H::V>, Thrown<H::V>> {
+pub fn continue_run<H: FastPaths>(
+    h: &H,
+    agent: &H::V,
+    st: &H::V,
+    options: &H::V,
+) -> Result<RunFuture<H::V>, Thrown<H::V>> {
     if h.truthy(&get(h, st, "active")?) {
         return Err(errors::coded(h, errors::AGENT_BUSY, CONTINUE_BUSY));
+    }
+    if !h.kind(options).is_nullish() {
+        if h.kind(options) != Kind::Object {
+            return Err(errors::coded(h, errors::INVALID_ARGUMENT, "Agent.continue: options must be an object"));
+        }
+        let given = h.get(options, "approvals")?;
+        if h.kind(&given) != Kind::Undefined {
+            return continue_with_approvals(h, agent, st, &given);
+        }
     }
     approvals::refuse_while_paused(h, st)?;
     // Element by element, stopping at the first non-system message: no copy of the transcript.
@@ -160,6 +174,40 @@ pub fn continue_run<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunF
         };
     }
     Ok(start_run(h, agent, st, None, false, None))
+}
+
+/// `continue({ approvals })` takes a pause from outside (`agent_end.approvals`, with `decisions`): the Agent
+/// holds it as its own (state, checkpoints) and, once every waiting call is decided, carries the decisions out as
+/// `approve()`/`deny()` would. The transcript must end with the assistant message whose calls wait. For a server
+/// that keeps no Agent between requests (agent-loop-wasm/ui's stateless route).
+fn continue_with_approvals<H: FastPaths>(
+    h: &H,
+    agent: &H::V,
+    st: &H::V,
+    given: &H::V,
+) -> Result<RunFuture<H::V>, Thrown<H::V>> {
+    approvals::refuse_while_paused(h, st)?;
+    let checked = crate::core::approvals::check_approvals(h, "Agent.continue", "options.approvals", given)
+        .map_err(|e| e.into_thrown(h))?;
+    check_state(h, agent, st, "Agent.continue").map_err(|e| e.into_thrown(h))?;
+    refuse_over_budget(h, agent, st, "Agent.continue")?;
+    if crate::core::agent_loop::open_turn(h, &items(h, st, "messages")?)?.is_none() {
+        let text = "Agent.continue: the transcript's last assistant message has no tool call waiting for a result";
+        return Err(errors::coded(h, errors::CANNOT_CONTINUE, text));
+    }
+    // A copy, as a checkpoint stores it: the caller's objects are not kept.
+    let pause = h.json_clone(&h.object(&[
+        ("requests", h.array(&checked.requests)),
+        ("completedTools", h.array(&checked.completed)),
+        ("decisions", h.array(&checked.decisions)),
+    ]))?;
+    approvals::hold(h, st, Some(&pause))?;
+    checkpoint::request(h, agent, st);
+    changed(h, st);
+    if !approvals::undecided(h, &pause)?.is_empty() {
+        return Ok(futures::future::ready(Ok(())).boxed_local());
+    }
+    start_approved(h, agent, st)
 }
 
 /// `resume()`: picks up a run that a crash interrupted, from what the checkpoints (or a snapshot)

@@ -347,7 +347,7 @@ fn a_5_4_busy_errors_are_exact_while_a_run_is_active() {
         if args[0].str_at("type") == "turn_start" {
             let p = agent::prompt(h, &agent_v, &st, &TV::str("again"), &TV::Undefined).map(|_| ());
             s.borrow_mut().push(error_text(h, p));
-            let c = agent::continue_run(h, &agent_v, &st).map(|_| ());
+            let c = agent::continue_run(h, &agent_v, &st, &TV::Undefined).map(|_| ());
             s.borrow_mut().push(error_text(h, c));
             s.borrow_mut().push(error_text(h, agent::reset(h, &st)));
             s.borrow_mut().push(format!("{}", roles(&st.get("messages")).len()));

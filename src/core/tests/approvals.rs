@@ -770,3 +770,81 @@ fn a_5_8_5_a_snapshot_holds_the_pause_and_a_restored_agent_accepts_the_decisions
     assert_eq!(ran2.get(), strs(&["b"]), "a and c ran before the snapshot, and not again");
     assert_eq!(w2.texts(), strs(&["", "go", "", "work 1", "gate 2", "work 3", "done"]));
 }
+
+/// the transcript and the pause a first Agent reached, carried to a fresh Agent as a stateless server would
+/// (the messages and `agent_end.approvals`), with the decisions.
+fn stateless_second_agent(ran: &Ran, decisions: serde_json::Value) -> (AgentWorld, Result<(), String>) {
+    let first = agent_world(ran, &[]);
+    first.push(vec![reply_calls(vec![
+        faux_tool_call("a", "work", json!({"n": 1})),
+        faux_tool_call("b", "gate", json!({"n": 2})),
+        faux_tool_call("c", "gate", json!({"n": 3})),
+    ])]);
+    first.prompt_text("go");
+    let held = agent::approvals::held(&first.h, &first.st).unwrap().unwrap();
+    let second = agent_world(ran, &[]);
+    second.st.set("messages", TV::arr(first.messages()));
+    second.push(vec![reply("after approvals")]);
+    let approvals = TV::from_json(&json!({
+        "requests": held.get("requests").to_json(),
+        "completedTools": held.get("completedTools").to_json(),
+        "decisions": decisions,
+    }));
+    let options = TV::obj(&[("approvals", approvals)]);
+    let outcome = agent::continue_run(&second.h, &second.agent, &second.st, &options)
+        .map_err(|e| second.h.error_message(&e))
+        .and_then(|run| second.h.run(run).map_err(|e| second.h.error_message(&e)));
+    (second, outcome)
+}
+
+#[test]
+fn a_5_8_7_continue_with_approvals_from_outside_carries_them_out_once() {
+    let ran = Ran::default();
+    let (w, outcome) = stateless_second_agent(
+        &ran,
+        json!([{"toolCallId": "b", "approved": true}, {"toolCallId": "c", "approved": false, "reason": "no"}]),
+    );
+    outcome.unwrap();
+    // `a` ran in the first agent only; `b` once, in the second; `c` never.
+    assert_eq!(ran.get(), strs(&["a", "b"]));
+    assert_eq!(
+        w.texts(),
+        strs(&["", "go", "", "work 1", "gate 2", "Tool call \"c\" was denied: no", "after approvals"])
+    );
+    assert!(w.state("approvals").is_undefined());
+}
+
+#[test]
+fn a_5_8_7_undecided_calls_from_outside_wait_for_approve_and_deny() {
+    let ran = Ran::default();
+    let (w, outcome) = stateless_second_agent(&ran, json!([{"toolCallId": "b", "approved": true}]));
+    outcome.unwrap();
+    assert_eq!(pending_ids(&w), strs(&["c"]));
+    assert_eq!(ran.get(), strs(&["a"]));
+    decide(&w, "c", TV::Undefined, true).unwrap();
+    assert_eq!(ran.get(), strs(&["a", "b", "c"]));
+    assert_eq!(w.texts(), strs(&["", "go", "", "work 1", "gate 2", "gate 3", "after approvals"]));
+}
+
+#[test]
+fn a_5_8_7_continue_with_approvals_refuses_what_it_cannot_carry_out() {
+    let ran = Ran::default();
+    // A decision for a call that does not wait.
+    let (_, outcome) = stateless_second_agent(&ran, json!([{"toolCallId": "zz", "approved": true}]));
+    assert_eq!(
+        outcome.unwrap_err(),
+        "Agent.continue: options.approvals.decisions[0]: no tool call \"zz\" is waiting for approval"
+    );
+    // No open turn to finish.
+    let w = agent_world(&ran, &[]);
+    w.st.set("messages", TV::arr(vec![user("hi")]));
+    let options = TV::from_json(&json!({"approvals": {"requests": [], "decisions": []}}));
+    let Err(e) = agent::continue_run(&w.h, &w.agent, &w.st, &options) else { panic!("must refuse") };
+    assert_eq!(
+        w.h.error_message(&e),
+        "Agent.continue: the transcript's last assistant message has no tool call waiting for a result"
+    );
+    assert_eq!(e.get("code").js_string(), "CANNOT_CONTINUE");
+    let Err(e) = agent::continue_run(&w.h, &w.agent, &w.st, &TV::num(1.0)) else { panic!("must refuse") };
+    assert_eq!(w.h.error_message(&e), "Agent.continue: options must be an object");
+}

@@ -561,7 +561,7 @@ impl AgentWorld {
 
     /// `await agent.continue()`.
     pub fn resume(&self) -> Result<(), TV> {
-        self.finish(agent::continue_run(&self.h, &self.agent, &self.st))
+        self.finish(agent::continue_run(&self.h, &self.agent, &self.st, &TV::Undefined))
     }
 
     pub fn steer(&self, m: TV) {
