@@ -13,7 +13,7 @@
 //   dist/deno/  index.js (initSync over dist/web/core.js of the .wasm: `import source` where Deno has it, else base64),
 //               wasm-source.js, wasm.js, slim.js.
 //   mcp         agent-loop-wasm/mcp (no wasm): dist/web/mcp.js, dist/node/mcp.cjs + mcp.mjs, dist/deno/mcp.js.
-//   ui          agent-loop-wasm/ui (no wasm; its one import is errors.js): dist/web/ui.js, dist/node/ui.cjs + ui.mjs, dist/deno/ui.js.
+//   ui          agent-loop-wasm/ui (no wasm; its parts ui-*.js and errors.js): dist/web/ui.js, dist/node/ui.cjs + ui.mjs, dist/deno/ui.js.
 //   otel        agent-loop-wasm/otel (no wasm), the same way: dist/web/otel.js, dist/node/otel.cjs + .mjs, dist/deno/otel.js.
 //   models      agent-loop-wasm/models (no wasm): dist/web/models.js + models-data.js, dist/node/models.cjs + .mjs +
 //               models-data.js (CJS), dist/deno/models.js.
@@ -198,15 +198,21 @@ writeFileSync(
 );
 writeFileSync(join(deno, "mcp.js"), '// `agent-loop-wasm/mcp` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/mcp.js";\n');
 
-// agent-loop-wasm/ui (issue 31): plain JS importing only errors.js (no wasm, no SDK), laid out as ./mcp is: ESM in dist/web
+// agent-loop-wasm/ui (issue 31): plain JS importing only its parts and errors.js (no wasm, no SDK), laid out as ./mcp is: ESM in dist/web
 // (Deno re-exports it), CJS in dist/node with an ESM face, so import and require share one module.
 const uiSource = readFileSync(join(template, "ui.js"), "utf8");
-const uiNames = [...uiSource.matchAll(/^export (?:async )?(?:function|const|class) (\w+)/gm)].map((m) => m[1]).sort();
+const uiNames = [...uiSource.matchAll(/^export \{([^}]*)\} from "\.\/ui-[\w-]+\.js";$/gm)].flatMap((m) => m[1].split(",").map((n) => n.trim())).sort();
 if (uiNames.length === 0) throw new Error("build: pkg-template/ui.js exports nothing");
-if ([...uiSource.matchAll(/^\s*import\b.*$/gm)].some((m) => !/^import \{[^}]*\} from "\.\/errors\.js";$/.test(m[0].trim()))) {
-  throw new Error("build: pkg-template/ui.js may import only ./errors.js (it is the dependency-free entry)");
+// Its parts: ui-*.js beside it. Each may import only another part or the error classes (no wasm, no SDK).
+const uiParts = readdirSync(template).filter((f) => /^ui-[\w-]+\.js$/.test(f)).sort();
+for (const f of ["ui.js", ...uiParts]) {
+  const text = readFileSync(join(template, f), "utf8");
+  for (const m of text.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+"([^"]+)"/gm)) {
+    if (!/^\.\/(errors|ui-[\w-]+)\.js$/.test(m[1])) throw new Error(`build: pkg-template/${f} may import only ./errors.js and ./ui-*.js (imports ${m[1]})`);
+  }
+  cpSync(join(template, f), join(web, f));
+  if (f !== "ui.js") writeFileSync(join(node, f), toCommonJs(text, f));
 }
-cpSync(join(template, "ui.js"), join(web, "ui.js"));
 writeFileSync(join(node, "ui.cjs"), toCommonJs(uiSource, "ui.js"));
 writeFileSync(
   join(node, "ui.mjs"),

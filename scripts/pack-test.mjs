@@ -911,7 +911,7 @@ async function workerdTarget(dir, { mcp = false, ui = false, otel = false, model
   ];
   if (ui) {
     // agent-loop-wasm/ui: its default condition (dist/web/ui.js, already listed above) under the bare name, the way
-    // wrangler would resolve it; it imports nothing.
+    // wrangler would resolve it; its imports (its parts ui-*.js, errors.js) are beside it, listed above.
     const uiEntry = pkg.exports["./ui"].default;
     const shim = join(dir, "alias-ui.mjs");
     // a module's relative imports resolve from its name's folder ("agent-loop-wasm/")

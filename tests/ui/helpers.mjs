@@ -1,7 +1,7 @@
 // Shared parts of the UI message stream tests (issue 31): the built package (pkg/, Node entries), the real `ai`
 // package pinned in this folder (its chunk schema, readUIMessageStream, AbstractChat, DefaultChatTransport), scripted
 // stream functions built with the package's own stream class, and an http server on 127.0.0.1 the tests close.
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:http";
 import { once } from "node:events";
@@ -12,9 +12,11 @@ import { AbstractChat, DefaultChatTransport, readUIMessageStream, uiMessageChunk
 const HERE = dirname(fileURLToPath(import.meta.url));
 const PKG = join(HERE, "..", "..", "pkg");
 
-// The built entry must be this source's: a stale pkg/ would test old code.
-if (readFileSync(join(PKG, "dist", "web", "ui.js"), "utf8") !== readFileSync(join(HERE, "..", "..", "pkg-template", "ui.js"), "utf8")) {
-  throw new Error("tests/ui: pkg/dist/web/ui.js differs from pkg-template/ui.js: run node scripts/build.mjs");
+// The built entry and its parts must be this source's: a stale pkg/ would test old code.
+for (const file of readdirSync(join(HERE, "..", "..", "pkg-template")).filter((f) => /^ui(-[\w-]+)?\.js$/.test(f))) {
+  if (readFileSync(join(PKG, "dist", "web", file), "utf8") !== readFileSync(join(HERE, "..", "..", "pkg-template", file), "utf8")) {
+    throw new Error(`tests/ui: pkg/dist/web/${file} differs from pkg-template/${file}: run node scripts/build.mjs`);
+  }
 }
 
 // UI_TEST_AGENT_PKG=<a built pkg/> runs the Agent of another build (e.g. a branch with human-in-the-loop approvals)

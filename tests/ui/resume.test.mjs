@@ -124,9 +124,14 @@ for (const mode of ["journal", "sync"]) {
           const chat = newChat(server.url);
           const sending = chat.sendMessage({ text: "Oslo?" });
           while ((server.sent[0]?.length ?? 0) < cut) await sleep(1);
+          // The run holds at its next event (an Agent awaits its listeners) until the resume request has arrived, so it
+          // cannot end in between, however slow the machine: the resume always finds the answer under way.
+          const agent = server.agents.get(chat.id);
+          let release;
+          const gate = new Promise((r) => (release = r));
+          const unsubscribe = agent.subscribe(() => gate);
           await chat.stop();
           await sending;
-          const agent = server.agents.get(chat.id);
           assert.equal(agent.state.isStreaming, true, `cut ${cut}: still running`);
           let target = chat;
           if (where === "reloaded page") {
@@ -134,7 +139,11 @@ for (const mode of ["journal", "sync"]) {
             target = newChat(server.url, { id: chat.id });
             target.messages = [structuredClone(chat.messages[0])];
           }
-          await target.resumeStream();
+          const resuming = target.resumeStream();
+          while (server.resumed.length === 0) await sleep(1);
+          unsubscribe();
+          release();
+          await resuming;
           await settle(agent);
           assert.equal(target.status, "ready", `${where}, cut ${cut}`);
           const got = server.resumed[0];
