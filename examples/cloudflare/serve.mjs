@@ -68,11 +68,13 @@ export function writeConfig({ dir, port, storage, pkgDir, vars }) {
   const name = (f) => relative(dirname(entry), f).split(sep).join("/");
   mkdirSync(join(storage, "do"), { recursive: true });
   writeFileSync(join(dir, "package-entry.mjs"), `export * from "./${name(entry)}";\n`);
+  // agent-loop-wasm/ui (the chat endpoints) re-exports the entry's file, listed below with its parts: a module's
+  // relative imports resolve from its name's folder ("agent-loop-wasm/").
+  writeFileSync(join(dir, "package-ui.mjs"), `export * from "../${name(join(pkgDir, pkg.exports["./ui"].default))}";\n`);
   const modules = [
     ...SOURCES.map((f) => `(name = "${f}", esModule = embed "${rel(join(here, f))}")`),
     `(name = "agent-loop-wasm", esModule = embed "package-entry.mjs")`,
-    // agent-loop-wasm/ui (the chat endpoints): one file with no import.
-    `(name = "agent-loop-wasm/ui", esModule = embed "${rel(join(pkgDir, pkg.exports["./ui"].default))}")`,
+    `(name = "agent-loop-wasm/ui", esModule = embed "package-ui.mjs")`,
     ...walk(dirname(entry)).map((f) =>
       f.endsWith(".wasm") ? `(name = "${name(f)}", wasm = embed "${rel(f)}")` : `(name = "${name(f)}", esModule = embed "${rel(f)}")`,
     ),
