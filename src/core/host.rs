@@ -170,17 +170,6 @@ pub trait Host: Clone + 'static {
     fn json_parse_value(&self, text: &Self::V) -> Result<Self::V, Self::V> {
         self.json_parse(&self.as_string(text).unwrap_or_default())
     }
-    /// The JSON text of `v` with every long string (and every string holding the projection marker character) left in
-    /// the engine, a marker in its place, and the table of what was left (`undefined` when nothing was): what `Rust`
-    /// reads of a snapshot holding megabytes of images is small and structural (issue 34). `json_parse_kept` puts the
-    /// strings back. This default leaves nothing: the text is `JSON.stringify`'s.
-    fn json_text_kept(&self, v: &Self::V) -> Result<(Option<String>, Self::V), Self::V> {
-        Ok((self.json_stringify(v, false)?, self.undefined()))
-    }
-    /// `JSON.parse(text)`, each whole-marker string replaced by the value `table` keeps for it (`json_text_kept`).
-    fn json_parse_kept(&self, text: &str, _table: &Self::V) -> Result<Self::V, Self::V> {
-        self.json_parse(text)
-    }
     /// `JSON.parse(JSON.stringify(v))` at any depth (`undefined` when the text is), the text never leaving the engine:
     /// a snapshot of a transcript holding megabytes of images is not copied into the host's memory (issue 34).
     fn json_clone(&self, v: &Self::V) -> Result<Self::V, Self::V> {

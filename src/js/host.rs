@@ -539,16 +539,6 @@ impl Host for JsHost {
     fn json_parse_value(&self, text: &JsValue) -> Result<JsValue, JsValue> {
         parse_text(text)
     }
-    fn json_text_kept(&self, v: &JsValue) -> Result<(Option<String>, JsValue), JsValue> {
-        let text = json_text_kept(v)?;
-        Ok((text, take_kept()))
-    }
-    fn json_parse_kept(&self, text: &str, table: &JsValue) -> Result<JsValue, JsValue> {
-        if table.is_undefined() {
-            return self.json_parse(text);
-        }
-        parse_kept(text, table)
-    }
     fn json_parse(&self, text: &str) -> Result<JsValue, JsValue> {
         if wtf::has_stand_in(text) {
             // Raw stand-ins (from text read with `as_string`) are lone surrogates: escape them first.
@@ -695,6 +685,16 @@ impl FastPaths for JsHost {
     }
     fn default_convert_to_llm(&self) -> JsValue {
         default_convert_to_llm()
+    }
+    fn json_text_kept(&self, v: &JsValue) -> Result<(Option<String>, JsValue), JsValue> {
+        let text = json_text_kept(v)?;
+        Ok((text, take_kept()))
+    }
+    fn json_parse_kept(&self, text: &str, table: &JsValue) -> Result<JsValue, JsValue> {
+        if table.is_undefined() {
+            return self.json_parse(text);
+        }
+        parse_kept(text, table)
     }
     fn call_listeners(
         &self,

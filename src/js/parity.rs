@@ -77,6 +77,16 @@ pub fn fast_path(name: &str, reference: bool, args: Array) -> Result<JsValue, Js
             };
             Ok(pair(h.array(&added), h.array(&removed)))
         }
+        "jsonTextKept" => {
+            // [text, table]: the JSON text with kept strings as markers, and what was kept (`undefined`: nothing).
+            let v = arg(&args, 0);
+            let (text, table) = if reference { fast::view::json_text_kept(&h, &v)? } else { h.json_text_kept(&v)? };
+            Ok(pair(text.map(|t| h.string(&t)).unwrap_or(JsValue::UNDEFINED), table))
+        }
+        "jsonParseKept" => {
+            let (text, table) = (arg(&args, 0).as_string().unwrap_or_default(), arg(&args, 1));
+            if reference { fast::view::json_parse_kept(&h, &text, &table) } else { h.json_parse_kept(&text, &table) }
+        }
         "firstBadMessage" => {
             let list = arg(&args, 0);
             let bad = if reference { fast::args::first_bad_message(&h, &list)? } else { h.first_bad_message(&list)? };

@@ -8,6 +8,8 @@
 // Where the twin differs from its reference by design, the case is left out and the reason stated:
 // - `pump` with no event: only the JS host can take an event already queued in one of our own streams.
 // - `jsonCopy` of values JSON cannot hold: the twin writes the validator's view (markers), the reference the text.
+// - `jsonTextKept` / `jsonParseKept`: the twin keeps long strings in JS (markers in the text), the reference keeps
+//   nothing; what is compared is that each pair round-trips to JSON.parse(JSON.stringify(v)).
 // - `toolChanges`: results and errors are compared, reads are not. The twin walks the transcript index by index,
 //   compares declarations without writing their texts (reading a value whole only where the names do not decide),
 //   and on a transcript of 256+ messages called again resumes from its remembered scan, reading only the new
@@ -655,6 +657,40 @@ test("jsonCopy and patchCopy: the view's twins copy and patch JSON data as the r
       if (r.chance(0.1)) patches.push([[], jsonData(r, 1)]);
       same(`patchCopy seed ${seed} case ${i}`, () => ({ raw: structuredClone(data), copy: structuredClone(data) }),
         (reference, input) => fastPath("patchCopy", reference, input.copy, JSON.stringify(patches)));
+    }
+  }
+});
+
+test("jsonTextKept and jsonParseKept: each round-trips what Rust reads of a snapshot; the twin keeps long strings and marker characters out of the text", { skip }, () => {
+  const MARK = "\uFDD0";
+  const long = (n, c = "a") => c.repeat(n);
+  for (const seed of SEEDS) {
+    for (let i = 0; i < CASES_PER_SEED; i++) {
+      const r = rng(seed * 31 + i);
+      const value = {
+        image: { type: "image", data: long(1024 + r.int(3000), "x"), mimeType: "image/png" },
+        short: long(r.int(1023), "s"),
+        marked: `a${MARK}b`,
+        fake: `${MARK}s0.5\uFDD1`,
+        lone: r.chance(0.5) ? "\uD800" : "\uDFFF x",
+        list: [jsonData(r, 0), long(1023, "y"), long(1024, "z"), { deep: [long(2000, "é")] }],
+        [long(1500, "k")]: "a long key stays in the text",
+      };
+      const expected = JSON.parse(JSON.stringify(value));
+      const sides = [true, false].map((reference) => {
+        const [text, table] = fastPath("jsonTextKept", reference, structuredClone(value));
+        return { text, table, back: fastPath("jsonParseKept", reference, text, table) };
+      });
+      for (const [k, side] of sides.entries()) assert.deepEqual(side.back, expected, `seed ${seed} case ${i}: ${k ? "twin" : "reference"} round trip`);
+      const [ref, twin] = sides;
+      // The reference keeps nothing; the twin keeps every long string value and every one holding the marker.
+      assert.equal(ref.text, JSON.stringify(value));
+      assert.equal(ref.table, undefined);
+      const kept = twin.table ?? [];
+      assert.ok(kept.length >= 5, `seed ${seed} case ${i}: kept ${kept.length}`);
+      for (const x of kept) assert.ok(x.length >= 1024 || x.includes(MARK), "only long or marked strings are kept");
+      assert.ok(!JSON.parse(twin.text, (_, x) => x).list.some((x) => typeof x === "string" && x.length >= 1024), "no long value left in the text");
+      assert.ok(twin.text.length < ref.text.length - 1024, "the text is smaller by the kept strings");
     }
   }
 });

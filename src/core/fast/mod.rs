@@ -22,6 +22,7 @@
 //! | `reduce_agent_event` | `agent::reducer::reduce` | `agent.js`: `reduceAgentEvent` |
 //! | `queue_poller` | `agent::drain::native_queue_poller` | `agent.js`: `queuePoller` |
 //! | `default_convert_to_llm` | `agent::convert::default_convert_to_llm` | `agent.js`: `defaultConvertToLlm` |
+//! | `json_text_kept`, `json_parse_kept` | `fast::view::json_text_kept`, `json_parse_kept` (nothing kept) | `view.js`: `jsonTextKept`, `parseKept` |
 //!
 //! `tests/js/parity.test.mjs` runs both on the same inputs in the built package (the reference on
 //! `JsHost` through the hidden `__fastPathReference` export) and requires the same results and the
@@ -146,5 +147,20 @@ pub trait FastPaths: Host {
     /// four LLM roles (the JS twin filters in the engine instead of crossing per message).
     fn default_convert_to_llm(&self) -> Self::V {
         super::agent::convert::default_convert_to_llm(self)
+    }
+
+    /// The JSON text of `v` with every long string (and every string holding the projection marker character) left in
+    /// the engine, a marker in its place, and the table of what was left (`undefined` when nothing was): what Rust
+    /// reads of a snapshot holding megabytes of images is small and structural (issue 34). `json_parse_kept` puts the
+    /// strings back. The reference leaves nothing (the text is `JSON.stringify`'s, the table `undefined`): on a
+    /// native host the strings are in memory anyway. The pair must round-trip: `json_parse_kept(json_text_kept(v))`
+    /// is `JSON.parse(JSON.stringify(v))` for both (`tests/js/parity.test.mjs`).
+    fn json_text_kept(&self, v: &Self::V) -> Result<(Option<String>, Self::V), Self::V> {
+        view::json_text_kept(self, v)
+    }
+
+    /// `JSON.parse(text)`, each whole-marker string replaced by the value `table` keeps for it (`json_text_kept`).
+    fn json_parse_kept(&self, text: &str, table: &Self::V) -> Result<Self::V, Self::V> {
+        view::json_parse_kept(self, text, table)
     }
 }

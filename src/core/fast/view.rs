@@ -53,3 +53,13 @@ pub fn patch_copy<H: Host>(h: &H, copy: &H::V, patches: &str) -> Result<H::V, H:
     text::wtf::drop_deep(parsed);
     Ok(root)
 }
+
+/// The reference of `FastPaths::json_text_kept`: `JSON.stringify(v)`, nothing kept (the table `undefined`).
+pub fn json_text_kept<H: Host>(h: &H, v: &H::V) -> Result<(Option<String>, H::V), H::V> {
+    Ok((h.json_stringify(v, false)?, h.undefined()))
+}
+
+/// The reference of `FastPaths::json_parse_kept`: `JSON.parse(text)` (the reference keeps nothing to put back).
+pub fn json_parse_kept<H: Host>(h: &H, text: &str, _table: &H::V) -> Result<H::V, H::V> {
+    h.json_parse(text)
+}

@@ -278,7 +278,7 @@ const KEEP_FROM = 1024;
 const WHOLE_KEPT = new RegExp(`^${MARK}s(\\d+)\\.\\d+${MARK_END}$`);
 let kept;
 
-/** `Host::json_text_kept`: the JSON text of `v`, long strings as markers; their table waits for `takeKept`. Too deep
+/** `FastPaths::json_text_kept`: the JSON text of `v`, long strings as markers; their table waits for `takeKept`. Too deep
  *  for the engine's recursive stringify, the value is written whole, as `stringify` writes it. */
 export function jsonTextKept(v) {
   const table = [];
@@ -305,7 +305,7 @@ export function takeKept() {
   return table;
 }
 
-/** `Host::json_parse_kept`: `JSON.parse(text)` with each whole marker replaced by what `table` kept for it. */
+/** `FastPaths::json_parse_kept`: `JSON.parse(text)` with each whole marker replaced by what `table` kept for it. */
 export function parseKept(text, table) {
   return JSON.parse(text, (_, x) => {
     if (typeof x !== "string" || !x.startsWith(MARK)) return x;
