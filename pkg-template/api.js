@@ -3,6 +3,7 @@
 import core, { track, unlessTrapped } from "./trap.js";
 import { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream } from "./streams.js";
 import { codedError } from "./errors.js";
+import { usageSum, zeroUsage } from "./usage.js";
 
 export { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream };
 // E-8.6: the classes of the library's own errors, and their codes.
@@ -27,12 +28,6 @@ export const VERSION = core.version();
 export const SNAPSHOT_VERSION = core.snapshotVersion();
 export const DEFAULT_AGENT_IDENTITY = core.defaultAgentIdentity();
 export const BUILTIN_APIS = Object.freeze(core.builtinApis());
-
-/** S-2.1.2: zero usage. */
-function zeroUsage() {
-  const cost = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
-  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost };
-}
 
 /**
  * The D1.2 failure message, built here when the instance has failed and the core cannot build it
@@ -220,27 +215,13 @@ function barrierRun(emit, config, signal, start, observer) {
 // `newMessages`: `await stream.result()`, what `runAgentLoop` resolves with, `agent_end.messages`): tokens by kind,
 // `totalTokens`, and `cost` by kind with its `total`. A figure that is not a finite number counts 0. The same sum
 // as `agent.state.runUsage` (core::budget::read_usage / add_figures, and the reducer's twin in snippets/agent.js).
-const USAGE_FIELDS = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"];
-const COST_FIELDS = ["input", "output", "cacheRead", "cacheWrite", "total"];
-const finite = (v) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
-const isObject = (v) => (typeof v === "object" && v !== null) || typeof v === "function";
-
 export function totalUsage(messages) {
   if (!Array.isArray(messages)) throw codedError("INVALID_ARGUMENT", "totalUsage: messages must be an array");
-  const counts = [0, 0, 0, 0, 0];
-  const costs = [0, 0, 0, 0, 0];
+  const sum = usageSum();
   for (const message of messages) {
-    if (!isObject(message) || message.role !== "assistant") continue;
-    const usage = message.usage;
-    if (!isObject(usage)) continue;
-    for (let i = 0; i < 5; i++) counts[i] += finite(usage[USAGE_FIELDS[i]]);
-    const cost = usage.cost;
-    if (isObject(cost)) for (let i = 0; i < 5; i++) costs[i] += finite(cost[COST_FIELDS[i]]);
+    if (message !== null && (typeof message === "object" || typeof message === "function") && message.role === "assistant") sum.add(message.usage);
   }
-  return {
-    input: counts[0], output: counts[1], cacheRead: counts[2], cacheWrite: counts[3], totalTokens: counts[4],
-    cost: { input: costs[0], output: costs[1], cacheRead: costs[2], cacheWrite: costs[3], total: costs[4] },
-  };
+  return sum.value;
 }
 
 /** The stream `agentLoop` / `agentLoopContinue` return: an `EventStream` whose `totalUsage()` resolves with the

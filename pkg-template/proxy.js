@@ -5,6 +5,7 @@
 import core from "./trap.js";
 import { AssistantMessageEventStream } from "./streams.js";
 import { codedError } from "./errors.js";
+import { zeroUsage } from "./usage.js";
 
 const ABORTED = "Request aborted by user";
 const CUT = "Connection closed by proxy server before the response completed";
@@ -35,14 +36,7 @@ function emptyPartial(model) {
     api: model.api,
     provider: model.provider,
     model: model.id,
-    usage: {
-      input: 0,
-      output: 0,
-      cacheRead: 0,
-      cacheWrite: 0,
-      totalTokens: 0,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-    },
+    usage: zeroUsage(),
     timestamp: Date.now(),
   };
 }
@@ -198,8 +192,7 @@ async function pump(model, context, options, stream) {
 /** What ends the stream when reading the arguments themselves threw (hostile getters): no request was made. */
 function failed(stream, error) {
   const message = error instanceof Error ? error.message : String(error);
-  const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
-  const partial = { role: "assistant", stopReason: "error", content: [], usage, timestamp: Date.now(), errorMessage: message };
+  const partial = { role: "assistant", stopReason: "error", content: [], usage: zeroUsage(), timestamp: Date.now(), errorMessage: message };
   stream.push({ type: "error", reason: "error", error: partial });
   stream.end();
 }

@@ -1,4 +1,5 @@
 import { codedError } from "./errors.js";
+import { zeroUsage } from "./usage.js";
 import { META, checkOptions, describe, isObject, toolNameOf } from "./ui-common.js";
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -6,10 +7,6 @@ import { META, checkOptions, describe, isObject, toolNameOf } from "./ui-common.
 // ---------------------------------------------------------------------------------------------------------------
 
 const IGNORED_PARTS = new Set(["step-start", "source-url", "source-document", "custom"]);
-
-function zeroUsage() {
-  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
-}
 
 /** `data:<type>[;base64],<data>` → { mediaType, base64?, text? }, or undefined. */
 function parseDataUrl(url) {

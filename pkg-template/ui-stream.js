@@ -1,5 +1,6 @@
 // agent-loop-wasm/ui: an Agent's events → the AI SDK's UI message chunks (U-12.1): the translator and toUIMessageStream.
 import { codedError } from "./errors.js";
+import { usageSum } from "./usage.js";
 import { FINISH_REASONS, approvalRequestChunk, checkOptions, continuedMessage, defaultToolOutput, describe, errorMessage, isObject, isToolPart, randomId, resultText, signatureMeta, toolNameOf, userParts } from "./ui-common.js";
 import { approvalToken, secretKey } from "./ui-sign.js";
 import { RESPONSE_OPTIONS, createUIMessageStreamResponse, responseHeaders } from "./ui-response.js";
@@ -333,25 +334,6 @@ export const TO_STREAM_OPTIONS = {
   approvalSecret: "checked",
 };
 
-const USAGE_KEYS = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"];
-const COST_KEYS = ["input", "output", "cacheRead", "cacheWrite", "total"];
-
-/** What a response's run spent: its assistant messages' `usage` summed (`totalUsage()`'s shape; not finite counts 0). */
-function runUsage() {
-  const totals = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
-  const finite = (v) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
-  return {
-    add(usage) {
-      if (!isObject(usage)) return;
-      for (const k of USAGE_KEYS) totals[k] += finite(usage[k]);
-      if (isObject(usage.cost)) for (const k of COST_KEYS) totals.cost[k] += finite(usage.cost[k]);
-    },
-    /** A fresh copy. */
-    get value() {
-      return { ...totals, cost: { ...totals.cost } };
-    },
-  };
-}
 
 /**
  * One run of an agent as a `ReadableStream` of UI message chunks: `start` (with `messageId`), per model response
@@ -374,7 +356,7 @@ export function toUIMessageStream(source, options) {
   const approvalKey = opts.approvalSecret === undefined ? undefined : secretKey(fn, opts.approvalSecret);
   const translator = createTranslator({ ...opts, approvalKey });
   // What onFinish and messageMetadata are told: the run's usage so far, its messages, how the response ended.
-  const usage = runUsage();
+  const usage = usageSum();
   let runMessages;
   const ended = [];
   let lastChunk;

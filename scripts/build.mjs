@@ -35,7 +35,7 @@ const env = { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${pro
 const WASM = "agent_loop_wasm_bg.wasm";
 const GLUE = "agent_loop_wasm.js";
 /** The API files shared by every target; copied as written (ESM) or transpiled (CJS), never forked. */
-const SHARED = ["api.js", "agent.js", "errors.js", "journal.js", "proxy.js", "streams.js", "trap.js"];
+const SHARED = ["api.js", "agent.js", "errors.js", "journal.js", "proxy.js", "streams.js", "trap.js", "usage.js"];
 /**
  * Functions api.js calls while it is evaluated (for its constant exports). dist/web/core.js answers them from
  * values read here from this build's wasm, since ES module evaluation runs api.js before any entry initialises.
@@ -208,7 +208,7 @@ const uiParts = readdirSync(template).filter((f) => /^ui-[\w-]+\.js$/.test(f)).s
 for (const f of ["ui.js", ...uiParts]) {
   const text = readFileSync(join(template, f), "utf8");
   for (const m of text.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+"([^"]+)"/gm)) {
-    if (!/^\.\/(errors|ui-[\w-]+)\.js$/.test(m[1])) throw new Error(`build: pkg-template/${f} may import only ./errors.js and ./ui-*.js (imports ${m[1]})`);
+    if (!/^\.\/(errors|usage|ui-[\w-]+)\.js$/.test(m[1])) throw new Error(`build: pkg-template/${f} may import only ./errors.js, ./usage.js and ./ui-*.js (imports ${m[1]})`);
   }
   cpSync(join(template, f), join(web, f));
   if (f !== "ui.js") writeFileSync(join(node, f), toCommonJs(text, f));

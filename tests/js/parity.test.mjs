@@ -31,6 +31,7 @@ import { createFaux, assistant, toolCall, text, model as fauxModel } from "./fau
 const require = createRequire(import.meta.url);
 const glue = IS_REFERENCE ? null : require("../../pkg/dist/node/agent_loop_wasm.js");
 const facade = IS_REFERENCE ? null : require("../../pkg/dist/node/agent.js");
+const pkg = IS_REFERENCE ? null : require("../../pkg/dist/node/index.cjs");
 const skip = IS_REFERENCE ? "the fast paths are this package's own" : false;
 
 const FIXED_SEEDS = [1, 2, 3, 17, 1070400717, 20261204];
@@ -693,6 +694,28 @@ test("jsonTextKept and jsonParseKept: each round-trips what Rust reads of a snap
       assert.ok(twin.text.length < ref.text.length - 1024, "the text is smaller by the kept strings");
     }
   }
+});
+
+test("totalUsage (pkg-template/usage.js) sums a reply's usage as the core's reducer does (core::budget::read_usage)", { skip }, () => {
+  const figure = (r) => r.pick([0, 1, 2.5, 1e6, -3, NaN, Infinity, "7", null, undefined, 0.1]);
+  let compared = 0;
+  for (const seed of SEEDS) {
+    for (let i = 0; i < CASES_PER_SEED; i++) {
+      const r = rng(seed * 977 + i);
+      const usage = { input: figure(r), output: figure(r), cacheRead: figure(r), cacheWrite: figure(r), totalTokens: figure(r) };
+      if (r.chance(0.8)) usage.cost = { input: figure(r), output: figure(r), cacheRead: figure(r), cacheWrite: figure(r), total: figure(r) };
+      const message = { role: "assistant", content: [], usage, timestamp: 1 };
+      const st = { messages: [], pendingToolCalls: new Set() };
+      fastPath("reduceAgentEvent", true, st, { type: "message_end", message });
+      const js = pkg.totalUsage([message]);
+      // The reducer keeps no totals for a usage that adds nothing; totalUsage() then gives zeros.
+      const { cost, ...counts } = js;
+      const zero = Object.values(counts).every((v) => v === 0) && Object.values(cost).every((v) => v === 0);
+      assert.deepEqual(st.runUsage, zero ? undefined : js, `seed ${seed} case ${i}: ${JSON.stringify(usage)}`);
+      compared++;
+    }
+  }
+  assert.ok(compared > 0);
 });
 
 test("the run-failure ending: the facade's failRun (after a trap) ends a run as the core's does (a listener threw)", { skip }, async () => {
