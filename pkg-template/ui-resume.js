@@ -25,6 +25,10 @@ const copy = (message) => {
  */
 function resumeEvents(items) {
   const pending = [];
+  // What the sync already stood for: a live event about it that reaches the reader after the sync (the event being
+  // delivered to the agent's listeners when the reader began, already in the state the sync was read from) is dropped.
+  const ended = new Set();
+  let started;
   const expand = (item) => {
     const event = item.event;
     if (event?.type === "agent_sync") {
@@ -33,11 +37,19 @@ function resumeEvents(items) {
       while (from > 0 && messages[from - 1]?.role !== "user") from--;
       pending.push({ type: "agent_start" });
       for (const m of messages.slice(from)) {
+        ended.add(m);
         const message = copy(m);
         pending.push({ type: "message_start", message }, { type: "message_end", message });
       }
-      if (isObject(event.streamingMessage)) pending.push({ type: "message_start", message: copy(event.streamingMessage) });
+      if (isObject(event.streamingMessage)) {
+        started = event.streamingMessage;
+        pending.push({ type: "message_start", message: copy(event.streamingMessage) });
+      }
       if (!event.isStreaming) pending.push({ type: "agent_end", messages: [] });
+    } else if (!item.replay && (event?.type === "message_start" || event?.type === "message_end") && ended.has(event.message)) {
+      // already sent whole, from the sync
+    } else if (!item.replay && event?.type === "message_start" && event.message === started) {
+      // already started, from the sync
     } else if (item.replay && isObject(event?.message) && (event.type === "message_start" || event.type === "message_update")) {
       pending.push({ ...event, message: copy(event.message) });
     } else {

@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Readable } from "node:stream";
-import { AI_VERSION, Agent, Chat, DefaultChatTransport, MODEL, call, clean, pieces, readJson, readMessage, reply, scriptedModel, serve, sleep, text, thinking, tools, ui, validateChunks } from "./helpers.mjs";
+import { AI_VERSION, Agent, Chat, DefaultChatTransport, MODEL, call, clean, drain, pieces, readJson, readMessage, reply, scriptedModel, serve, sleep, text, thinking, tools, ui, validateChunks } from "./helpers.mjs";
 
 const T = { timeout: 120_000 };
 
@@ -163,3 +163,26 @@ for (const mode of ["journal", "sync"]) {
     assert.ok(cuts >= 24, `${cuts} cuts`);
   });
 }
+
+test("resume while a listener holds the run at a message's end (the journal begins then): the message is sent once", T, async () => {
+  const model = scriptedModel([reply(text("Hello there."))]);
+  const agent = new Agent({ streamFn: model.streamFn, initialState: { model: MODEL } });
+  let release;
+  const gate = new Promise((r) => (release = r));
+  let held = false;
+  // A listener that awaits (a database write, say) on the assistant message's end: the state already holds it.
+  agent.subscribe((e) => {
+    if (e.type === "message_end" && e.message.role === "assistant") {
+      held = true;
+      return gate;
+    }
+    return undefined;
+  });
+  const run = agent.prompt("hi");
+  while (!held) await sleep(1);
+  const stream = ui.resumeUIMessageStream(agent, { messageId: "m1" });
+  release();
+  await run;
+  const message = clean(await readMessage(await drain(stream)));
+  assert.deepEqual(message.parts, [{ type: "step-start" }, { type: "text", text: "Hello there.", state: "done" }]);
+});
