@@ -182,10 +182,16 @@ const RUNTIME_ROWS = [
   ["INVALID_ARGUMENT", "TypeError", true, "toUIMessages: agentMessages must be an array of agent messages (agent.state.messages), got number", true],
 ];
 
-test("E-8.6: in Chromium and in workerd, the core's and the ui entry's errors are instanceof the main entry's classes", { skip, timeout: 120_000 }, async () => {
-  const pkgDir = join(REPO, "pkg");
-  const { result, problems } = await runInChromium({ pkgDir, files: {}, main: RUNTIME_MAIN });
+// playwright-core exits the process on Node < 20 (the Node 18 pass of scripts/test): Chromium runs on Node 20+.
+const NODE_MAJOR = Number(process.versions.node.split(".")[0]);
+const chromiumSkip = skip || (NODE_MAJOR < 20 && `playwright-core needs Node 20+ (this is ${process.version}); the Chromium run is covered on Node 20+`);
+
+test("E-8.6: in Chromium, the core's and the ui entry's errors are instanceof the main entry's classes", { skip: chromiumSkip, timeout: 120_000 }, async () => {
+  const { result, problems } = await runInChromium({ pkgDir: join(REPO, "pkg"), files: {}, main: RUNTIME_MAIN });
   assert.deepEqual(problems, []);
   assert.deepEqual(result, RUNTIME_ROWS, "Chromium");
-  assert.deepEqual(await runInWorkerd({ pkgDir, files: {}, main: RUNTIME_MAIN }), RUNTIME_ROWS, "workerd");
+});
+
+test("E-8.6: in workerd, the core's and the ui entry's errors are instanceof the main entry's classes", { skip, timeout: 120_000 }, async () => {
+  assert.deepEqual(await runInWorkerd({ pkgDir: join(REPO, "pkg"), files: {}, main: RUNTIME_MAIN }), RUNTIME_ROWS, "workerd");
 });
