@@ -1,10 +1,7 @@
+// agent-loop-wasm/ui: Transcript → UIMessage[]: the history a reloaded `useChat` page starts from (the inverse of convertToAgentMessages)
 import { codedError } from "./errors.js";
 import { approvalRequestChunk, checkOptions, defaultToolOutput, describe, isObject, resultText, signatureMeta, userParts } from "./ui-common.js";
 import { approvalToken, secretKey } from "./ui-sign.js";
-
-// ---------------------------------------------------------------------------------------------------------------
-// Transcript → UIMessage[]: the history a reloaded `useChat` page starts from (the inverse of convertToAgentMessages)
-// ---------------------------------------------------------------------------------------------------------------
 
 /** The default id of a UIMessage `toUIMessages` makes: `user-<index>`, `assistant-<index>` (see its `messageId`). */
 const defaultMessageId = ({ role, index }) => `${role}-${index}`;

@@ -1,10 +1,7 @@
+// agent-loop-wasm/ui: Request side: UIMessage[] → agent messages, approval responses → decisions
 import { codedError } from "./errors.js";
 import { zeroUsage } from "./usage.js";
 import { META, checkOptions, describe, isObject, toolNameOf } from "./ui-common.js";
-
-// ---------------------------------------------------------------------------------------------------------------
-// Request side: UIMessage[] → agent messages, approval responses → decisions
-// ---------------------------------------------------------------------------------------------------------------
 
 const IGNORED_PARTS = new Set(["step-start", "source-url", "source-document", "custom"]);
 

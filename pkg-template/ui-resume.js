@@ -1,11 +1,8 @@
+// agent-loop-wasm/ui: Resume: the transport's reconnect (`GET …/:chatId/stream`, `useChat({ resume: true })`)
 import { codedError } from "./errors.js";
 import { checkOptions, describe, isObject } from "./ui-common.js";
 import { RESPONSE_OPTIONS, createUIMessageStreamResponse, responseHeaders } from "./ui-response.js";
 import { responseIds, toUIMessageStream } from "./ui-stream.js";
-
-// ---------------------------------------------------------------------------------------------------------------
-// Resume: the transport's reconnect (`GET …/:chatId/stream`, `useChat({ resume: true })`)
-// ---------------------------------------------------------------------------------------------------------------
 
 const copy = (message) => {
   try {

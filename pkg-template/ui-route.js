@@ -1,13 +1,10 @@
+// agent-loop-wasm/ui: The route in one call (U-12.5): a prompt, or the posted approval responses, streamed
 import { codedError } from "./errors.js";
 import { checkOptions, continuedMessage, describe, isObject, isToolPart } from "./ui-common.js";
 import { approvalTokenValid, secretKey } from "./ui-sign.js";
 import { RESPONSE_OPTIONS, createUIMessageStreamResponse, responseHeaders } from "./ui-response.js";
 import { TO_STREAM_OPTIONS, toUIMessageStream } from "./ui-stream.js";
 import { convertToAgentMessages, toolApprovalDecisions } from "./ui-request.js";
-
-// ---------------------------------------------------------------------------------------------------------------
-// The route in one call (U-12.5): a prompt, or the posted approval responses, streamed
-// ---------------------------------------------------------------------------------------------------------------
 
 /**
  * The pause a stateless route carries to a fresh Agent: the posted history as agent messages up to the assistant

@@ -1,9 +1,6 @@
+// agent-loop-wasm/ui: Signed approvals (U-12.5): a stateless route trusts no approval it did not sign
 import { codedError } from "./errors.js";
 import { describe } from "./ui-common.js";
-
-// ---------------------------------------------------------------------------------------------------------------
-// Signed approvals (U-12.5): a stateless route trusts no approval it did not sign
-// ---------------------------------------------------------------------------------------------------------------
 
 // SHA-256 (FIPS 180-4) and HMAC (RFC 2104), synchronous so that a chunk is signed where it is made, in every runtime.
 // The constants are the first 32 bits of the fractional parts of the square and cube roots of the first primes.
