@@ -6,22 +6,13 @@ import { createServer } from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { writeConfig } from "../../examples/cloudflare/serve.mjs";
+import { freePort } from "../runtimes.mjs";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
 /** The example's AUTH_TOKEN in these tests; every request sends `AUTH` (the example answers 401 without it). */
 const TOKEN = "durable-objects-test-token-0123456789";
 export const AUTH = Object.freeze({ authorization: `Bearer ${TOKEN}` });
-
-/** A port nothing is bound to right now: the kernel's pick for a listener on 127.0.0.1, released at once. */
-export async function freePort() {
-  const probe = createServer();
-  probe.listen(0, "127.0.0.1");
-  await once(probe, "listening");
-  const { port } = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** workerd on 127.0.0.1 with its SQLite storage in `storage`; `vars` are the worker's text bindings (and AUTH_TOKEN). */
 export async function startWorkerd(storage, vars) {
