@@ -429,8 +429,23 @@ pub fn validate_tool_call_now<H: FastPaths>(
 ) -> Result<Option<H::V>, H::V> {
     match check_tool_call(h, tool, call, args)? {
         Checked::Args(args) => Ok(Some(args)),
-        Checked::Standard(answer) if is_thenable(h, &answer)? => Ok(None),
+        Checked::Standard(answer) if is_thenable(h, &answer)? => {
+            observe(h, &answer);
+            Ok(None)
+        }
         Checked::Standard(answer) => standard_outcome(h, call, args, &answer).map(Some),
+    }
+}
+
+/// Gives a promise nobody will await a do-nothing handler for both outcomes, so its rejection is not reported
+/// as unhandled. A `then` that throws is ignored: the answer is dropped either way.
+fn observe<H: FastPaths>(h: &H, promise: &H::V) {
+    let noop = h.shared_function("noop", &|| {
+        let h = h.clone();
+        Rc::new(move |_: &[H::V]| h.undefined())
+    });
+    if let Ok(then) = h.get(promise, "then") {
+        let _ = h.call_sync(&then, promise, &[noop.clone(), noop]);
     }
 }
 

@@ -342,3 +342,37 @@ test("issue 30 under Deno: the same pause and approval through Agent and agentLo
     loop: { requests: ["b"], ran: [], results: ['Tool call "b" was denied: no'] },
   });
 });
+
+test("T-4.3.8 a Standard Schema that validates asynchronously and rejects: no unhandled rejection where the answer cannot be awaited", T, async () => {
+  const { validateToolArguments } = await import("./impl.mjs");
+  const unhandled = [];
+  const onUnhandled = (reason) => unhandled.push(reason);
+  process.on("unhandledRejection", onUnhandled);
+  try {
+    let validations = 0;
+    const parameters = {
+      "~standard": {
+        version: 1,
+        vendor: "test",
+        // Answers the proposed arguments ({ n: 2 }); rejects anything else, as a validator whose service is down.
+        validate: (value) => (validations++, value.n === 2 ? Promise.resolve({ value }) : Promise.reject(new Error("the validator's service is down"))),
+        jsonSchema: { input: () => SCHEMA, output: () => SCHEMA },
+      },
+    };
+    const gate = { name: "gate", label: "gate", description: "gate", parameters, needsApproval: true, execute: async () => ({ content: [text("ran")], details: {} }) };
+    assert.throws(() => validateToolArguments(gate, { type: "toolCall", id: "c", name: "gate", arguments: { n: 1 } }), {
+      name: "TypeError",
+      message: "validateToolArguments: the tool's Standard Schema validates asynchronously (its validate returned a promise); validateToolArguments cannot wait for it (a run and runToolCall do)",
+    });
+    // Agent.approve checks edited arguments at once; an async answer is left to the run, which awaits it.
+    const agent = makeAgent([assistant([toolCall("b", "gate", { n: 2 })], { stopReason: "toolUse" }), assistant([text("done")])], { initialState: { tools: [gate] } });
+    await agent.prompt("go");
+    await agent.approve("b", { args: { n: 3 } });
+    assert.equal(validations, 4, "validateToolArguments, the run before the pause, the edited-args check, the run after");
+    assert.deepEqual(agent.state.messages.filter((m) => m.role === "toolResult").map(firstText), ["the validator's service is down"]);
+    await new Promise((resolve) => setTimeout(resolve, 20)); // unhandled rejections are reported after a macrotask
+    assert.deepEqual(unhandled.map(String), []);
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+  }
+});
