@@ -1,17 +1,22 @@
-// (g) Browser bundle size, gzip: our package (loop + 4 built-in providers; JS bundle plus the .wasm
-// file) vs pi-agent-core + pi-ai with the same four providers, both bundled by esbuild for the
-// browser (bundle, minify, tree-shaking, ESM, es2020).
-import { existsSync, readFileSync } from "node:fs";
+// (g) Browser download, gzip (issue 43): what an app fetches before a first run, JS + .wasm, for (a) the loop with
+// the app's own stream function, (b) the loop and a built-in provider, (c) everything, beside pi-agent-core alone, with
+// one pi-ai provider, and with the four; all bundled by esbuild for the browser (bundle, minify, tree-shaking, ESM,
+// es2020; ours with code splitting, so what the providers' dynamic import loads is counted only where it is loaded).
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { OUR_WEB_ENTRY, OUR_WEB_WASM, ROOT, ourWasmFile } from "./impl.mjs";
 
 const gz = (buf) => gzipSync(buf, { level: 9 }).length;
 
-const REFERENCE_ENTRY = `
+const REFERENCE_LOOP = `
 export { agentLoop, agentLoopContinue, runAgentLoop, runAgentLoopContinue, Agent, setDefaultStreamFn, DEFAULT_AGENT_IDENTITY } from "@earendil-works/pi-agent-core";
 export { EventStream, AssistantMessageEventStream, createAssistantMessageEventStream, validateToolArguments } from "@earendil-works/pi-ai";
-export { streamSimple as streamOpenAICompletions } from "@earendil-works/pi-ai/api/openai-completions";
-export { streamSimple as streamAnthropicMessages } from "@earendil-works/pi-ai/api/anthropic-messages";
+`;
+const REFERENCE_ONE = `${REFERENCE_LOOP}export { streamSimple as streamOpenAICompletions } from "@earendil-works/pi-ai/api/openai-completions";
+`;
+const REFERENCE_ENTRY = `${REFERENCE_ONE}export { streamSimple as streamAnthropicMessages } from "@earendil-works/pi-ai/api/anthropic-messages";
 export { streamSimple as streamOpenAIResponses } from "@earendil-works/pi-ai/api/openai-responses";
 export { streamSimple as streamGoogleGenerativeAI } from "@earendil-works/pi-ai/api/google-generative-ai";
 `;
@@ -50,7 +55,106 @@ export { createGoogleGenerativeAI } from "@ai-sdk/google";
   agents: `export { Agent, run, tool } from "@openai/agents";\n`,
 };
 
-/** Returns { reference, ours | oursSkipped, wasm } with byte counts. */
+/** The app: a run with its own stream function, and (on `window.builtin()`) one on the built-in provider. */
+const APP = `import { agentLoop, createAssistantMessageEventStream } from "agent-loop-wasm";
+
+const model = { id: "m", name: "m", api: "openai-completions", provider: "openai", baseUrl: "http://127.0.0.1:9/v1", reasoning: false,
+  input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 8192, maxTokens: 1024 };
+const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const user = (content) => ({ role: "user", content, timestamp: 1 });
+const convertToLlm = (messages) => messages;
+
+function ownStreamFn(model) {
+  const stream = createAssistantMessageEventStream();
+  const message = { role: "assistant", content: [{ type: "text", text: "own" }], api: model.api, provider: model.provider, model: model.id, usage, stopReason: "stop", timestamp: 1 };
+  queueMicrotask(() => {
+    stream.push({ type: "start", partial: { ...message, content: [] } });
+    stream.push({ type: "done", reason: "stop", message });
+    stream.end(message);
+  });
+  return stream;
+}
+
+async function lastText(stream) {
+  for await (const _ of stream);
+  const messages = await stream.result();
+  return messages.at(-1).content.map((b) => b.text).join("");
+}
+
+const sse = (o) => "data: " + JSON.stringify(o) + "\\n\\n";
+const body = sse({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { role: "assistant", content: "built-in" }, finish_reason: null }] })
+  + sse({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }) + "data: [DONE]\\n\\n";
+const fetch = async () => new Response(body, { status: 200, headers: { "content-type": "text/event-stream" } });
+
+window.builtin = () => lastText(agentLoop([user("hi")], { messages: [] }, { model, convertToLlm, apiKey: "k", fetch }));
+lastText(agentLoop([user("hi")], { messages: [] }, { model, convertToLlm }, undefined, ownStreamFn)).then(
+  (text) => (window.own = { text }),
+  (e) => (window.own = { error: String(e?.stack ?? e) }),
+);
+`;
+
+/** Bundles the app into `out` with the two wasm files beside it; returns its JS files by role: `first` (loaded before
+ *  the first run), `later` (chunks behind a dynamic import). */
+async function buildApp(out) {
+  const esbuild = await import("esbuild");
+  const result = await esbuild.build({
+    stdin: { contents: APP, resolveDir: ROOT, sourcefile: "app.js", loader: "js" },
+    alias: { "agent-loop-wasm": join(ROOT, "pkg", "dist", "web", "index.js") },
+    bundle: true,
+    minify: true,
+    splitting: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2020",
+    supported: { "top-level-await": true },
+    outdir: out,
+    entryNames: "app",
+    metafile: true,
+    // wasm-bindgen's web glue names a snippet module more than once as a key of its imports object (same value).
+    logLevel: "error",
+  });
+  // The entry's static closure is what runs before the first run; every other output is behind a dynamic import.
+  const outputs = result.metafile.outputs;
+  const first = new Set();
+  const visit = (file) => {
+    if (first.has(file)) return;
+    first.add(file);
+    for (const i of outputs[file].imports) if (i.kind === "import-statement" && i.path in outputs) visit(i.path);
+  };
+  const entry = Object.keys(outputs).find((f) => outputs[f].entryPoint !== undefined);
+  visit(entry);
+  const js = Object.keys(outputs).filter((f) => f.endsWith(".js"));
+  for (const wasm of ["agent_loop_wasm_bg.wasm", "agent_loop_providers_bg.wasm"]) {
+    writeFileSync(join(out, wasm), readFileSync(join(ROOT, "pkg", "dist", "web", wasm)));
+  }
+  return {
+    first: js.filter((f) => first.has(f)).map((f) => basename(f)),
+    later: js.filter((f) => !first.has(f)).map((f) => basename(f)),
+  };
+}
+
+const sizeOf = (dir, files) => files.reduce((n, f) => n + gz(readFileSync(join(dir, f))), 0);
+
+/**
+ * What a browser app downloads (issue 43), gzip -9, JS + wasm, from the built package: (a) before a first run with its
+ * own stream function, (b) with a built-in provider too, (c) everything the main entry can load (today (b): the four
+ * wire formats are one module). The app and its wasm are left in `out` (scripts/size-budget.mjs serves them).
+ */
+export async function ourDownloads(out) {
+  const files = await buildApp(out);
+  const loopWasm = gz(readFileSync(join(out, "agent_loop_wasm_bg.wasm")));
+  const providersWasm = gz(readFileSync(join(out, "agent_loop_providers_bg.wasm")));
+  const firstJs = sizeOf(out, files.first);
+  const laterJs = sizeOf(out, files.later);
+  const a = firstJs + loopWasm;
+  const b = a + laterJs + providersWasm;
+  return { a, b, c: b, files, firstJs, laterJs, loopWasm, providersWasm };
+}
+
+/**
+ * Returns { reference, referenceLoop, referenceOne, downloads | oursSkipped, ours } with byte counts: pi with its four
+ * providers, alone, with one; ours as `ourDownloads` measures it (`ours.total`: everything, (c)).
+ */
 export async function benchBundle() {
   let esbuild;
   try {
@@ -61,23 +165,27 @@ export async function benchBundle() {
   const out = { esbuildVersion: esbuild.version };
   try {
     out.reference = await bundle(esbuild, REFERENCE_ENTRY);
+    out.referenceLoop = await bundle(esbuild, REFERENCE_LOOP);
+    out.referenceOne = await bundle(esbuild, REFERENCE_ONE);
   } catch (e) {
     out.referenceError = String(e.message ?? e).split("\n")[0];
   }
-  const wasmFile = existsSync(OUR_WEB_WASM) ? OUR_WEB_WASM : ourWasmFile();
-  if (wasmFile) {
-    const w = readFileSync(wasmFile);
-    out.wasm = { file: wasmFile.slice(ROOT.length + 1), raw: w.length, gzip: gz(w) };
-  }
-  if (!existsSync(OUR_WEB_ENTRY)) {
+  if (!existsSync(OUR_WEB_ENTRY) || !existsSync(OUR_WEB_WASM)) {
     out.oursSkipped = `${OUR_WEB_ENTRY.slice(ROOT.length + 1)} is absent (web entry not built yet)`;
     return out;
   }
+  const dir = mkdtempSync(join(tmpdir(), "agent-loop-bundle-"));
   try {
-    out.ours = await bundle(esbuild, `export * from ${JSON.stringify(OUR_WEB_ENTRY)};`);
-    out.ours.total = out.ours.gzip + (out.wasm?.gzip ?? 0);
+    out.downloads = await ourDownloads(dir);
+    const d = out.downloads;
+    out.ours = { total: d.c, raw: 0 };
+    for (const f of [...d.files.first, ...d.files.later, "agent_loop_wasm_bg.wasm", "agent_loop_providers_bg.wasm"]) {
+      out.ours.raw += readFileSync(join(dir, f)).length;
+    }
   } catch (e) {
     out.oursSkipped = `esbuild failed on our web entry: ${String(e.message ?? e).split("\n")[0]}`;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
   return out;
 }

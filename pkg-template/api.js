@@ -4,6 +4,7 @@ import core, { track, unlessTrapped } from "./trap.js";
 import { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream } from "./streams.js";
 import { codedError } from "./errors.js";
 import { usageSum, zeroUsage } from "./usage.js";
+import { loadProviders, loadedProviders, providersNow } from "./providers.js";
 
 export { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream };
 // E-8.6: the classes of the library's own errors, and their codes.
@@ -257,14 +258,34 @@ function createAgentStream() {
   );
 }
 
+/**
+ * The built-in providers (D7). Their code is a wasm module of its own (issue 43), loaded by the first call: on Node
+ * synchronously, elsewhere before this stream's first event. A module that cannot be loaded (offline, blocked) is
+ * this request's error event, and the next call tries again.
+ */
 export function streamBuiltin(model, context, options) {
   const stream = new AssistantMessageEventStream();
-  // If the instance fails mid-request, the request ends with an error event (P-6.1.2: never throws).
-  const untrack = track((text) => {
+  const fail = (text) => {
     if (!stream.done) stream.push({ type: "error", reason: "error", error: failureMessage(model, "error", text, false) });
-  });
+  };
+  // If the instance fails mid-request, the request ends with an error event (P-6.1.2: never throws).
+  const untrack = track(fail);
   stream.result().then(untrack, untrack);
-  core.streamBuiltin(model, context, options, stream);
+  const unloaded = (error) => fail(`agent-loop-wasm: the built-in providers could not be loaded (${error})`);
+  let providers;
+  try {
+    providers = providersNow();
+  } catch (error) {
+    unloaded(error);
+    return stream;
+  }
+  if (providers !== undefined) {
+    providers.streamBuiltin(model, context, options, stream);
+  } else {
+    loadProviders().then((loaded) => {
+      if (!stream.done) loaded.streamBuiltin(model, context, options, stream);
+    }, unloaded);
+  }
   return stream;
 }
 
@@ -339,9 +360,10 @@ export function validateToolArguments(tool, toolCall) {
 }
 
 /** Bytes of this package's WebAssembly memory now (it grows, never shrinks): for watching headroom where an isolate's
- *  memory is capped, as on Cloudflare Workers (issue 34). */
+ *  memory is capped, as on Cloudflare Workers (issue 34). Both instances: the loop's, and the built-in providers' once
+ *  loaded (issue 43). */
 export function wasmMemoryBytes() {
-  return core.wasmMemoryBytes();
+  return core.wasmMemoryBytes() + (loadedProviders()?.wasmMemoryBytes() ?? 0);
 }
 
 export function setDefaultStreamFn(streamFn) {

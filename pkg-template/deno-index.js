@@ -6,18 +6,29 @@
 // - Older ones (the SPEC K-9.2.2 floor is 1.40) cannot parse `import source`: that dynamic import fails, and the
 //   wasm comes from ./wasm.js as base64, decoded here and compiled by `initSync`.
 // Either way it shares the instance holder of dist/web/, so `agent-loop-wasm/web` in the same program is this very
-// instance.
-import { initSync } from "../web/core.js";
+// instance. The built-in providers' wasm (issue 43) comes the same two ways, on their first request.
+import { initSync, setProvidersSource } from "../web/core.js";
 
 export * from "../web/api.js";
+
+function decode(base64) {
+  const text = atob(base64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return bytes;
+}
 
 let module;
 try {
   ({ wasmModule: module } = await import("./wasm-source.js"));
 } catch {
-  const { wasmBase64 } = await import("./wasm.js");
-  const text = atob(wasmBase64);
-  module = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) module[i] = text.charCodeAt(i);
+  module = decode((await import("./wasm.js")).wasmBase64);
 }
+setProvidersSource(async () => {
+  try {
+    return (await import("./providers-source.js")).wasmModule;
+  } catch {
+    return decode((await import("./providers-wasm.js")).wasmBase64);
+  }
+});
 initSync({ module });

@@ -11,10 +11,8 @@ import rawCore from "./core.js";
 import { codedError } from "./errors.js";
 
 let poisoned;
-const wrappers = new Map();
 /** Runs the core drives, each `{ end(message) }`, finished from JS if the instance fails. */
 const live = new Set();
-let pollerInstalled = false;
 
 function poisonedError() {
   return codedError("INSTANCE_FAILED", `agent-loop-wasm: the WebAssembly instance failed and can no longer be used (${poisoned})`);
@@ -41,44 +39,61 @@ function fail(error) {
   });
 }
 
-/** The body of the executor's microtask (see src/js/executor.rs). */
-function pollTasks() {
-  if (poisoned !== undefined) return;
-  try {
-    rawCore.pollTasks();
-  } catch (error) {
-    fail(error);
-  }
-}
+/**
+ * `raw` (a wasm instance's glue functions) wrapped so that a trap in any call poisons the package. Each instance (the
+ * loop's, and the providers' once loaded: issue 43) gets its own executor poller; the poison and the live runs are
+ * shared: after a trap in either, every call into both is refused.
+ */
+export function guard(raw) {
+  const wrappers = new Map();
+  let pollerInstalled = false;
 
-function installPoller() {
-  try {
-    rawCore.setPoller(pollTasks, fail);
-    pollerInstalled = true;
-  } catch {
-    // the web entry before init: installed by the first call after it
+  /** The body of the executor's microtask (see src/js/executor.rs). */
+  function pollTasks() {
+    if (poisoned !== undefined) return;
+    try {
+      raw.pollTasks();
+    } catch (error) {
+      fail(error);
+    }
   }
-}
 
-function wrap(f) {
-  let wrapper = wrappers.get(f);
-  if (wrapper === undefined) {
-    wrapper = function (...args) {
-      if (poisoned !== undefined) throw poisonedError();
-      if (!pollerInstalled) installPoller();
-      try {
-        return f.apply(this, args);
-      } catch (error) {
-        if (error instanceof WebAssembly.RuntimeError) {
-          fail(error);
-          throw poisonedError();
+  function installPoller() {
+    try {
+      raw.setPoller(pollTasks, fail);
+      pollerInstalled = true;
+    } catch {
+      // the web entry before init: installed by the first call after it
+    }
+  }
+
+  function wrap(f) {
+    let wrapper = wrappers.get(f);
+    if (wrapper === undefined) {
+      wrapper = function (...args) {
+        if (poisoned !== undefined) throw poisonedError();
+        if (!pollerInstalled) installPoller();
+        try {
+          return f.apply(this, args);
+        } catch (error) {
+          if (error instanceof WebAssembly.RuntimeError) {
+            fail(error);
+            throw poisonedError();
+          }
+          throw error;
         }
-        throw error;
-      }
-    };
-    wrappers.set(f, wrapper);
+      };
+      wrappers.set(f, wrapper);
+    }
+    return wrapper;
   }
-  return wrapper;
+
+  return new Proxy(raw, {
+    get(target, key) {
+      const value = target[key];
+      return typeof value === "function" ? wrap(value) : value;
+    },
+  });
 }
 
 /**
@@ -119,11 +134,6 @@ export function unlessTrapped(promise, onTrap) {
   });
 }
 
-const core = new Proxy(rawCore, {
-  get(target, key) {
-    const value = target[key];
-    return typeof value === "function" ? wrap(value) : value;
-  },
-});
+const core = guard(rawCore);
 
 export default core;

@@ -1,17 +1,20 @@
 #!/usr/bin/env node
-// Builds the npm package into pkg/ (SPEC K-9.1, K-9.2): one cargo compile, two wasm-bindgen glues (wasm-pack
-// `--target web` and `--target nodejs`, release, --weak-refs), wasm-opt from the binaryen npm package with the
-// arguments of Cargo.toml's wasm-pack metadata (once when both targets' .wasm are identical), then the JS entries
-// from pkg-template/:
+// Builds the npm package into pkg/ (SPEC K-9.1, K-9.2): two wasm modules (issue 43: the loop, `agent_loop_wasm`,
+// and the built-in providers, `agent_loop_providers`, loaded on first use; see MODULES), each one cargo compile and
+// two wasm-bindgen glues (wasm-pack `--target web` and `--target nodejs`, release, --weak-refs), wasm-opt from the
+// binaryen npm package with the arguments of Cargo.toml's wasm-pack metadata (once when both targets' .wasm are
+// identical), then the JS entries from pkg-template/:
 //
-//   dist/node/  CommonJS (own package.json {"type":"commonjs"}): nodejs glue, which reads the .wasm beside it
-//               synchronously; api.js, agent.js, streams.js and the glue's snippets transpiled from the shared ESM
+//   dist/node/  CommonJS (own package.json {"type":"commonjs"}): nodejs glues, which read their .wasm beside them
+//               synchronously; api.js, agent.js, streams.js and the glues' snippets transpiled from the shared ESM
 //               sources to CJS (so Node 18, which has no require(esm), can load every file); index.cjs; index.mjs,
-//               an ESM face over index.cjs (one instance for import and require); slim.cjs/.mjs for ./web.
-//   dist/web/   ES modules: web glue, core.js (the instance holder, init/initSync), api.js etc. as written;
-//               index.js (top-level await init), workerd.js (.wasm import + initSync), slim.js (agent-loop-wasm/web).
+//               an ESM face over index.cjs (one instance for import and require); slim.cjs/.mjs for ./web;
+//               providers.js (the providers' module, required on first use).
+//   dist/web/   ES modules: web glues, core.js (the instance holder, init/initSync), providers.js (the providers'
+//               instance, loaded on first use), api.js etc. as written; index.js (top-level await init), workerd.js
+//               (.wasm imports + initSync), slim.js (agent-loop-wasm/web).
 //   dist/deno/  index.js (initSync over dist/web/core.js of the .wasm: `import source` where Deno has it, else base64),
-//               wasm-source.js, wasm.js, slim.js.
+//               wasm-source.js, wasm.js, providers-source.js, providers-wasm.js, slim.js.
 //   mcp         agent-loop-wasm/mcp (no wasm): dist/web/mcp.js, dist/node/mcp.cjs + mcp.mjs, dist/deno/mcp.js.
 //   ui          agent-loop-wasm/ui (no wasm; its parts ui-*.js and errors.js): dist/web/ui.js, dist/node/ui.cjs + ui.mjs, dist/deno/ui.js.
 //   otel        agent-loop-wasm/otel (no wasm), the same way: dist/web/otel.js, dist/node/otel.cjs + .mjs, dist/deno/otel.js.
@@ -52,16 +55,31 @@ function run(cmd, args) {
   });
 }
 
-function wasmPack(target) {
+/**
+ * The package's two wasm modules (issue 43), one crate built twice: `loop` (agentLoop, Agent, ...: what every
+ * importer downloads) and `providers` (the four built-in wire formats' `streamBuiltin`, loaded on the first request
+ * to a built-in provider). Each has its own glue, and its own copy of the snippets it imports: the snippets keep
+ * per-instance state (the executor's poller, the flag memory), so the two instances must not share them.
+ */
+const MODULES = [
+  { feature: "loop", name: "agent_loop_wasm", snippets: "snippets" },
+  { feature: "providers", name: "agent_loop_providers", snippets: "providers-snippets" },
+];
+const wasmOf = (m) => `${m.name}_bg.wasm`;
+const glueOf = (m) => `${m.name}.js`;
+const [LOOP, PROVIDERS] = MODULES;
+
+function wasmPack(target, m) {
   // wasm-bindgen writes the snippets it is told of and deletes none: a snippet file renamed or removed since the last
   // build would otherwise be copied into pkg/ below.
-  rmSync(join(root, "target", "wasm-pack", target, "snippets"), { recursive: true, force: true });
+  rmSync(join(built(target, m), "snippets"), { recursive: true, force: true });
   return run("wasm-pack", [
-    "build", "--target", target, "--out-dir", join(root, "target", "wasm-pack", target),
-    "--out-name", "agent_loop_wasm", "--weak-refs", "--no-pack", "--no-typescript", "--no-gitignore", "--no-opt",
-    dev ? "--dev" : "--release",
+    "build", "--target", target, "--out-dir", built(target, m),
+    "--out-name", m.name, "--weak-refs", "--no-pack", "--no-typescript", "--no-gitignore", "--no-opt",
+    dev ? "--dev" : "--release", "--", "--no-default-features", "--features", m.feature,
   ]);
 }
+const built = (target, m) => join(root, "target", "wasm-pack", `${target}-${m.feature}`);
 
 /** wasm-pack's release wasm-opt arguments, from Cargo.toml's [package.metadata.wasm-pack.profile.release]. */
 function wasmOptArgs() {
@@ -71,23 +89,38 @@ function wasmOptArgs() {
   return [...section[1].matchAll(/"([^"]+)"/g)].map((m) => m[1]);
 }
 
-// One cargo compile (the second wasm-pack run finds it done) and two wasm-bindgen passes, without wasm-pack's
-// wasm-opt: the two targets differ only in their JS glue, so when the .wasm files are byte-identical (checked)
-// wasm-opt runs once and both targets get its output; otherwise each file is optimised.
-await wasmPack("web");
-await wasmPack("nodejs");
-const built = (target) => join(root, "target", "wasm-pack", target);
+// One cargo compile per module (the second wasm-pack run of a module finds it done) and two wasm-bindgen passes,
+// without wasm-pack's wasm-opt: the two targets differ only in their JS glue, so when a module's .wasm files are
+// byte-identical (checked) wasm-opt runs once and both targets get its output; otherwise each file is optimised.
+for (const m of MODULES) {
+  await wasmPack("web", m);
+  await wasmPack("nodejs", m);
+}
 if (!dev) {
-  const [webWasm, nodeWasm] = [join(built("web"), WASM), join(built("nodejs"), WASM)];
-  const optimise = (file) => run("wasm-opt", [file, "-o", file, ...wasmOptArgs()]);
   const t = Date.now();
-  if (readFileSync(webWasm).equals(readFileSync(nodeWasm))) {
-    await optimise(webWasm);
-    cpSync(webWasm, nodeWasm);
-  } else {
-    await Promise.all([optimise(webWasm), optimise(nodeWasm)]);
+  const optimise = (file) => run("wasm-opt", [file, "-o", file, ...wasmOptArgs()]);
+  for (const m of MODULES) {
+    const [webWasm, nodeWasm] = [join(built("web", m), wasmOf(m)), join(built("nodejs", m), wasmOf(m))];
+    if (readFileSync(webWasm).equals(readFileSync(nodeWasm))) {
+      await optimise(webWasm);
+      cpSync(webWasm, nodeWasm);
+    } else {
+      await Promise.all([optimise(webWasm), optimise(nodeWasm)]);
+    }
   }
   console.log(`wasm-opt ${wasmOptArgs().join(" ")}: ${((Date.now() - t) / 1000).toFixed(1)} s`);
+}
+
+/** A module's glue, its snippet imports pointing at its own copy of the snippets (`m.snippets`). */
+function glueText(target, m) {
+  const text = readFileSync(join(built(target, m), glueOf(m)), "utf8");
+  if (m.snippets === "snippets") return text;
+  // `import … from './snippets/…'` (web), `require(String.raw\`./snippets/…\`)` and `require("./snippets/…")`
+  // (nodejs); the wasm's import module names (the keys of the web glue's imports object) stay as they are.
+  const load = /(\bfrom\s*|\brequire\((?:String\.raw)?)(["'`])\.\/snippets\//g;
+  const moved = text.replace(load, `$1$2./${m.snippets}/`);
+  if (moved === text || load.test(moved)) throw new Error(`build: ${glueOf(m)}: its snippet imports were not found or not all moved`);
+  return moved;
 }
 
 function walk(dir) {
@@ -122,23 +155,33 @@ const deno = join(out, "dist", "deno");
 for (const d of [node, web, deno]) mkdirSync(d, { recursive: true });
 
 // dist/web: glue and snippets as wasm-bindgen wrote them, the shared API, the instance holder and three entries.
-for (const f of [GLUE, WASM, "snippets"]) cpSync(join(built("web"), f), join(web, f), { recursive: true });
+for (const m of MODULES) {
+  writeFileSync(join(web, glueOf(m)), glueText("web", m));
+  cpSync(join(built("web", m), wasmOf(m)), join(web, wasmOf(m)));
+  cpSync(join(built("web", m), "snippets"), join(web, m.snippets), { recursive: true });
+}
 for (const f of SHARED) cpSync(join(template, f), join(web, f));
+cpSync(join(template, "web-providers.js"), join(web, "providers.js"));
 cpSync(join(template, "web-index.js"), join(web, "index.js"));
 cpSync(join(template, "web-workerd.js"), join(web, "workerd.js"));
 cpSync(join(template, "web-slim.js"), join(web, "slim.js"));
 
 // dist/node: CommonJS throughout.
 writeFileSync(join(node, "package.json"), `${JSON.stringify({ type: "commonjs" }, null, 2)}\n`);
-for (const f of [GLUE, WASM]) cpSync(join(built("nodejs"), f), join(node, f));
-for (const file of walk(join(built("nodejs"), "snippets"))) {
-  const target = join(node, relative(built("nodejs"), file));
-  mkdirSync(dirname(target), { recursive: true });
-  writeFileSync(target, file.endsWith(".js") ? toCommonJs(readFileSync(file, "utf8"), file) : readFileSync(file));
+for (const m of MODULES) {
+  writeFileSync(join(node, glueOf(m)), glueText("nodejs", m));
+  cpSync(join(built("nodejs", m), wasmOf(m)), join(node, wasmOf(m)));
+  const snippets = join(built("nodejs", m), "snippets");
+  for (const file of walk(snippets)) {
+    const target = join(node, m.snippets, relative(snippets, file));
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, file.endsWith(".js") ? toCommonJs(readFileSync(file, "utf8"), file) : readFileSync(file));
+  }
 }
 for (const f of SHARED) writeFileSync(join(node, f), toCommonJs(readFileSync(join(template, f), "utf8"), f));
 writeFileSync(join(node, "index.cjs"), toCommonJs(readFileSync(join(template, "index.js"), "utf8"), "index.js"));
 cpSync(join(template, "node-core.cjs"), join(node, "core.js"));
+cpSync(join(template, "node-providers.cjs"), join(node, "providers.js"));
 cpSync(join(template, "node-slim.cjs"), join(node, "slim.cjs"));
 
 // The ESM face of the CJS entry lists its exports explicitly (no reliance on Node's CJS export detection), so
@@ -170,17 +213,19 @@ const marker = /^const PRE_INIT = \{\};.*$/m;
 if (!marker.test(coreTemplate)) throw new Error("build: pkg-template/web-core.js lacks the `const PRE_INIT = {};` line");
 writeFileSync(join(web, "core.js"), coreTemplate.replace(marker, `const PRE_INIT = ${JSON.stringify(preInit)};`));
 
-// dist/deno: the wasm as base64 for Deno 1.x (no read permission needed), over dist/web's holder and API.
+// dist/deno: each module's wasm as base64 for Deno 1.x (no read permission needed), over dist/web's holder and API,
+// and the newer Deno's way to the same bytes: the source phase of dist/web's .wasm (see pkg-template/deno-index.js).
 const wasmBytes = readFileSync(join(web, WASM));
-writeFileSync(
-  join(deno, "wasm.js"),
-  `// ${WASM}, base64-encoded by scripts/build.mjs.\nexport const wasmBase64 =\n  "${wasmBytes.toString("base64")}";\n`,
-);
-// The newer Deno's way to the same bytes: the source phase of the .wasm module of dist/web (see pkg-template/deno-index.js).
-writeFileSync(
-  join(deno, "wasm-source.js"),
-  `// The wasm of dist/web as a compiled WebAssembly.Module, for a Deno with source-phase Wasm imports (a syntax error\n// before them: index.js then falls back to ./wasm.js).\nimport source wasmModule from "../web/${WASM}";\nexport { wasmModule };\n`,
-);
+for (const [m, stem, source] of [[LOOP, "wasm", "wasm-source"], [PROVIDERS, "providers-wasm", "providers-source"]]) {
+  writeFileSync(
+    join(deno, `${stem}.js`),
+    `// ${wasmOf(m)}, base64-encoded by scripts/build.mjs.\nexport const wasmBase64 =\n  "${readFileSync(join(web, wasmOf(m))).toString("base64")}";\n`,
+  );
+  writeFileSync(
+    join(deno, `${source}.js`),
+    `// ${wasmOf(m)} of dist/web as a compiled WebAssembly.Module, for a Deno with source-phase Wasm imports (a syntax\n// error before them: the wasm then comes from ./${stem}.js).\nimport source wasmModule from "../web/${wasmOf(m)}";\nexport { wasmModule };\n`,
+  );
+}
 cpSync(join(template, "deno-index.js"), join(deno, "index.js"));
 cpSync(join(template, "deno-slim.js"), join(deno, "slim.js"));
 

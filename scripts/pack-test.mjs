@@ -274,7 +274,8 @@ const SLIM_BODY = `
   const expected = ${JSON.stringify(NOT_INITIALIZED)};
   if (refused.some((m) => m !== expected)) throw new Error("before init: " + JSON.stringify(refused));
   if (typeof lib.VERSION !== "string") throw new Error("VERSION before init: " + lib.VERSION);
-  await lib.init();
+  // The providers' wasm from where the page says (K-9.2.4): a copy beside the page, so the default place is not it.
+  await lib.init({ providers: fetch("./providers.wasm") });
   await lib.init(); // a second call reuses the instance
   const summary = await smoke(lib);
   return { ...summary, refusedBeforeInit: refused.length };
@@ -741,7 +742,9 @@ export default {
 function checkSummary(result) {
   if (!result.ok) throw new Error(result.error ?? JSON.stringify(result));
   const s = result.summary;
-  if (!s || s.events !== 22 || s.messages !== 6 || s.agentMessages !== 2) throw new Error(`unexpected summary ${JSON.stringify(s)}`);
+  if (!s || s.events !== 22 || s.messages !== 6 || s.agentMessages !== 2 || s.builtin !== "Hello from a built-in provider.") {
+    throw new Error(`unexpected summary ${JSON.stringify(s)}`);
+  }
   return result;
 }
 
@@ -1034,7 +1037,21 @@ const targets = [
   { id: "vite-dev", name: "Vite dev server in Chromium", project: "vite", browser: true, run: viteDevTarget },
   { id: "webpack", name: "webpack 5 build in Chromium", project: "webpack", browser: true, run: webpackTarget },
   { id: "plain", name: "plain ESM page in Chromium", project: "plain", browser: true, run: (dir) => plainTarget(dir, "main") },
-  { id: "plain-web", name: "agent-loop-wasm/web + init() in Chromium", project: "plain", browser: true, run: (dir) => plainTarget(dir, "slim") },
+  {
+    id: "plain-web",
+    name: "agent-loop-wasm/web + init() in Chromium",
+    project: "plain",
+    browser: true,
+    async run(dir) {
+      // init({ providers }) names where the built-in providers' wasm is (K-9.2.4): the page's own copy, not the default.
+      writeFileSync(join(dir, "pages", "slim", "providers.wasm"), readFileSync(join(dir, "node_modules", "agent-loop-wasm", "dist", "web", "agent_loop_providers_bg.wasm")));
+      const detail = await plainTarget(dir, "slim");
+      if (!detail.includes("/pages/slim/providers.wasm 200") || detail.includes("agent_loop_providers_bg.wasm")) {
+        throw new Error(`the providers' wasm was not fetched from where init({ providers }) said: ${detail}`);
+      }
+      return detail;
+    },
+  },
   { id: "workerd", name: "workerd", project: "workerd", run: workerdTarget },
   {
     id: "mcp-node-cjs",

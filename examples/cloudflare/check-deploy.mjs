@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run check-deploy`: `npm run deploy` as far as it goes with no Cloudflare account. `wrangler deploy --dry-run`
 // bundles the worker as a deployment would, then this checks the bundle: it is built from agent-loop-wasm's "workerd"
-// entry (it imports the .wasm as a module, which only that entry does) and the .wasm it imports is beside it, byte for
-// byte the package's. Exits 1 with the reason otherwise.
+// entry (it imports the .wasm files as modules, which only that entry does) and the two .wasm it imports are beside it,
+// byte for byte the package's. Exits 1 with the reason otherwise.
 //
 //   npm run check-deploy [-- --outdir DIR]      (default: a temporary folder, removed afterwards)
 import { execFileSync } from "node:child_process";
@@ -37,28 +37,32 @@ try {
     fail(`wrangler deploy --dry-run failed (${error.message.split("\n")[0]})`);
   }
 
-  // The package's wasm (its "./agent_loop_wasm_bg.wasm" export), whatever entry the bundle took.
-  const packageWasm = require.resolve("agent-loop-wasm/agent_loop_wasm_bg.wasm");
-  const expected = readFileSync(packageWasm);
+  // The package's two wasm modules (its "./agent_loop_wasm_bg.wasm" and "./agent_loop_providers_bg.wasm" exports: the
+  // loop, and the built-in providers it instantiates on their first request), whatever entry the bundle took.
+  const packageWasms = ["agent_loop_wasm_bg.wasm", "agent_loop_providers_bg.wasm"].map((f) => require.resolve(`agent-loop-wasm/${f}`));
   const wasmOf = (dir) => readdirSync(dir).filter((f) => f.endsWith(".wasm"));
 
   const bundleFile = join(outdir, "worker.js");
   if (!existsSync(bundleFile)) fail(`wrangler wrote no worker.js into ${outdir}: ${readdirSync(outdir).join(", ")}`);
   const bundle = readFileSync(bundleFile, "utf8");
   const wasms = wasmOf(outdir);
-  if (wasms.length !== 1) {
-    fail(`the bundle has ${wasms.length} .wasm modules (${wasms.join(", ")}); expected 1, the package's (was its "workerd" entry bundled?)`);
+  if (wasms.length !== packageWasms.length) {
+    fail(`the bundle has ${wasms.length} .wasm modules (${wasms.join(", ")}); expected the package's ${packageWasms.length} (was its "workerd" entry bundled?)`);
   }
-  const [wasm] = wasms;
-  if (!readFileSync(join(outdir, wasm)).equals(expected)) fail(`${wasm} is not agent-loop-wasm's ${basename(packageWasm)}`);
-  if (!new RegExp(`^import \\w+ from "\\./${wasm.replace(/[.]/g, "\\.")}";$`, "m").test(bundle)) {
-    fail(`worker.js does not import ./${wasm} as a module (not the package's workerd entry?)`);
+  for (const packageWasm of packageWasms) {
+    const expected = readFileSync(packageWasm);
+    const wasm = wasms.find((f) => readFileSync(join(outdir, f)).equals(expected));
+    if (wasm === undefined) fail(`no .wasm of the bundle (${wasms.join(", ")}) is agent-loop-wasm's ${basename(packageWasm)}`);
+    if (!new RegExp(`^import \\w+ from "\\./${wasm.replace(/[.]/g, "\\.")}";$`, "m").test(bundle)) {
+      fail(`worker.js does not import ./${wasm} as a module (not the package's workerd entry?)`);
+    }
   }
   if (!/^export \{[^}]*\bAgentObject\b[^}]*\}/m.test(bundle)) fail("worker.js does not export the AgentObject class");
   const kib = (bytes) => `${Math.round(bytes / 1024)} KiB`;
+  const sizes = packageWasms.map((f) => `${basename(f)} (${kib(statSync(f).size)})`).join(" and ");
   console.log(
     `check-deploy: wrangler ${wrangler.version} bundled worker.js (${kib(statSync(bundleFile).size)}) with agent-loop-wasm's ` +
-      `workerd entry and its wasm module ${wasm} (${kib(expected.length)}, the package's bytes) into ${outdir}`,
+      `workerd entry and its wasm modules ${sizes}, the package's bytes, into ${outdir}`,
   );
 } catch (error) {
   if (!(error instanceof CheckFailed)) throw error;

@@ -349,6 +349,11 @@ pub async fn flush<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<(), H
 
 // ---- restore
 
+/// A number as JS writes it (`String(n)`), for the texts below.
+fn num(n: f64) -> String {
+    super::validate::js_number_to_string(n)
+}
+
 fn restore_error(detail: &str) -> String {
     format!("Agent.restore: {detail}")
 }
@@ -395,10 +400,7 @@ pub fn fold<H: FastPaths>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64
             Some(v) if is_int(v) && v > VERSION as f64 => {
                 return Err(bad(
                     i,
-                    &format!(
-                        "checkpoint version {} is newer than this library supports ({VERSION})",
-                        super::validate::js_number_to_string(v)
-                    ),
+                    &format!("checkpoint version {} is newer than this library supports ({VERSION})", num(v)),
                 ));
             }
             _ => return Err(bad(i, "unknown checkpoint version")),
@@ -411,12 +413,15 @@ pub fn fold<H: FastPaths>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64
             return Err(bad(i, "the first checkpoint of an agent (seq 1) or a snapshot must come first"));
         }
         if n <= seq {
-            return Err(bad(i, &format!("checkpoint {} repeats or is out of order (expected {})", n, seq + 1.0)));
+            return Err(bad(
+                i,
+                &format!("checkpoint {} repeats or is out of order (expected {})", num(n), num(seq + 1.0)),
+            ));
         }
         if n > seq + 1.0 {
             let missing =
-                if n == seq + 2.0 { format!("{}", seq + 1.0) } else { format!("{}–{}", seq + 1.0, n - 1.0) };
-            return Err(bad(i, &format!("checkpoint {missing} is missing (next is {n})")));
+                if n == seq + 2.0 { num(seq + 1.0) } else { format!("{}–{}", num(seq + 1.0), num(n - 1.0)) };
+            return Err(bad(i, &format!("checkpoint {missing} is missing (next is {})", num(n))));
         }
         seq = n;
         let ended = get(h, checkpoint, "ended")?;

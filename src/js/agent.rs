@@ -2,9 +2,9 @@
 //! object `st` (and the agent itself where its public fields are read) and forwards to
 //! `core::agent`; nothing is kept on the Rust side between calls.
 
+use super::api::to_js;
 use super::executor::spawn_promise;
 use super::host::JsHost;
-use super::to_js;
 use crate::core::agent::{self, Queue};
 use crate::core::args::ArgError;
 use futures::FutureExt;

@@ -75,6 +75,7 @@ pub fn spawn(future: impl Future<Output = ()> + 'static) {
 }
 
 /// A promise settled with `future`'s outcome (what `future_to_promise` did, on this executor).
+#[cfg(feature = "loop")]
 pub fn spawn_promise(future: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> js_sys::Promise {
     let mut settle = None;
     let promise = js_sys::Promise::new(&mut |resolve, reject| settle = Some((resolve, reject)));

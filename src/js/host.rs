@@ -252,6 +252,7 @@ fn key_list(keys: &'static [&'static str]) -> Rc<JsValue> {
 /// `true` when every argument of `agentLoop`/`agentLoopContinue`/`runAgentLoop*` that E-8.1 checks is valid (read
 /// in the order `Checker` reads them; an absent `prompts` or `emit` is not checked); `false` means: check them
 /// with `Checker`, which names what is wrong.
+#[cfg(feature = "loop")]
 pub fn loop_args_look_valid(
     prompts: Option<&JsValue>,
     context: &JsValue,

@@ -117,7 +117,7 @@ pub fn fast_path(name: &str, reference: bool, args: Array) -> Result<JsValue, Js
                 let valid = super::host::loop_args_look_valid(prompts, &context, &config, emit, &signal, &stream_fn)?;
                 return Ok(JsValue::from_bool(valid));
             }
-            let a = super::LoopArgs {
+            let a = super::api::LoopArgs {
                 function: "agentLoop",
                 prompts,
                 context: &context,
@@ -126,7 +126,7 @@ pub fn fast_path(name: &str, reference: bool, args: Array) -> Result<JsValue, Js
                 signal: &signal,
                 stream_fn: &stream_fn,
             };
-            match super::check_loop_args_fully(&a) {
+            match super::api::check_loop_args_fully(&a) {
                 Ok(()) => Ok(JsValue::TRUE),
                 Err(ArgError::Type(_)) => Ok(JsValue::FALSE),
                 Err(ArgError::Thrown(thrown)) => Err(thrown),

@@ -29,27 +29,25 @@ pub static NULL: Json<'static> = Json::Null;
 /// Nesting the fast parser takes on (deeper text goes to the fallback, which allows more).
 const FAST_DEPTH: usize = 64;
 
-/// Stream data as the driver reads it: the fast parser, else `serde_json`, else `JSON.parse` with
-/// the repair pass (P-6.3.2). `None`: not JSON (`[DONE]`, garbage), for `StreamMapper::on_text`.
+/// Stream data as the driver reads it: the fast parser, else `JSON.parse` with the repair pass (P-6.3.2). `None`:
+/// not JSON (`[DONE]`, garbage), for `StreamMapper::on_text`.
 pub fn parse_data(text: &str) -> Option<Json<'_>> {
     if let Some(fast) = parse(text) {
         return Some(fast);
     }
-    serde_json::from_str::<Value>(text)
-        .or_else(|_| super::repair::parse_json_with_repair(text))
-        .ok()
-        .map(Json::from_value)
+    super::repair::parse_json_with_repair(text).ok().map(Json::from_value)
 }
 
-/// A JSON array's items: the fast parser, else `serde_json` for what it leaves (deep nesting), converted. `None`:
+/// A JSON array's items: the fast parser, else `JSON.parse` for what it leaves (deep nesting), converted. `None`:
 /// not JSON, or not an array.
 pub fn parse_array(text: &str) -> Option<Vec<Json<'_>>> {
     match parse(text) {
         Some(Json::Array(items)) => Some(items),
         Some(_) => None,
-        None => {
-            serde_json::from_str::<Vec<Value>>(text).ok().map(|items| items.into_iter().map(Json::from_value).collect())
-        }
+        None => match super::repair::parse_json(text) {
+            Ok(Value::Array(items)) => Some(items.into_iter().map(Json::from_value).collect()),
+            _ => None,
+        },
     }
 }
 
@@ -601,7 +599,7 @@ mod tests {
         let serde: Vec<Value> = serde_json::from_str(text).unwrap();
         assert_eq!(items.iter().map(Json::to_value).collect::<Vec<_>>(), serde);
         assert!(matches!(items[0].get("role"), Some(Json::String(Cow::Borrowed("user")))));
-        // Deeper than the fast parser goes: serde_json's value, converted.
+        // Deeper than the fast parser goes: JSON.parse's value (`repair::parse_json`), converted.
         let deep = format!(
             r#"[{{"role":"user","content":[{{"type":"text","text":{}1{}}}]}}]"#,
             "[".repeat(80),
@@ -616,7 +614,10 @@ mod tests {
         // Not an array, or not JSON.
         assert!(parse_array(r#"{"role":"user"}"#).is_none());
         assert!(parse_array("[1,").is_none());
-        assert!(parse_array(r#"["\ud800"]"#).is_none());
+        // A lone surrogate (the projection marks such strings, so its text never holds one) reads as JSON.parse reads
+        // it: the crate's stand-in for it (`core::text::wtf`).
+        let lone = parse_array(r#"["\ud800"]"#).unwrap();
+        assert_eq!(lone[0].as_str(), Some("\u{10F800}"));
     }
 
     #[test]

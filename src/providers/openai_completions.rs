@@ -4,6 +4,7 @@
 
 use super::assemble::{Assembler, BlockKind, StopReason, Usage};
 use super::json::Json;
+use super::repair::parse_json;
 use super::request::{
     OPENAI_BASE_URL, api_key, base_url, compat_bool, compat_str, first_chars, invalid_json_message, is_openrouter,
     mapped_effort, max_tokens, merge_sampling, missing_openai_key, model_reasons, object, openrouter_billed_cost,
@@ -294,7 +295,7 @@ fn convert_assistant(model: &Value, message: &Json<'_>) -> Option<Value> {
 /// whose signature is a JSON array of valid details, else the encrypted details (with an id) kept as tool calls'
 /// `thoughtSignature`s.
 fn reasoning_details_to_send(content: &[Json<'_>]) -> Option<Vec<Value>> {
-    let parse = |text: &str| serde_json::from_str::<Value>(text).ok();
+    let parse = |text: &str| parse_json(text).ok();
     let signed = content.iter().filter(|b| b.kind() == "thinking").find_map(|block| {
         let Value::Array(details) = parse(block.str("thinkingSignature"))? else { return None };
         (!details.is_empty() && details.iter().all(is_reasoning_detail)).then_some(details)

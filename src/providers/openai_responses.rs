@@ -5,6 +5,7 @@
 
 use super::assemble::{Assembler, BlockKind, StopReason, Usage};
 use super::json::Json;
+use super::repair::parse_json;
 use super::request::{self, OPENAI_BASE_URL, object, put};
 use super::strict;
 use super::transcript::{self, Transcript, is_same_model};
@@ -204,7 +205,7 @@ fn assistant_items(model: &Value, message: &Json<'_>, n: usize, items: &mut Vec<
                 let item = block
                     .get("thinkingSignature")
                     .and_then(Json::as_str)
-                    .and_then(|s| serde_json::from_str::<Value>(s).ok().filter(Value::is_object));
+                    .and_then(|s| parse_json(s).ok().filter(Value::is_object));
                 items.extend(item);
             }
             Some("text") => {
@@ -263,7 +264,7 @@ fn parse_text_signature(signature: &str) -> Option<(String, Option<String>)> {
         return None;
     }
     if signature.starts_with('{')
-        && let Ok(parsed) = serde_json::from_str::<Value>(signature)
+        && let Ok(parsed) = parse_json(signature)
         && parsed.get("v").and_then(Value::as_f64) == Some(1.0)
         && let Some(id) = parsed.get("id").and_then(Value::as_str)
     {

@@ -136,7 +136,7 @@ fn is_js_blank(text: &str) -> bool {
 /// A number literal already checked against the JSON grammar, as `serde_json` represents it
 /// (integers as `u64`/`i64` when they fit, else `f64`); beyond the f64 range (JS: ±Infinity) → null.
 pub(crate) fn json_number(text: &str) -> Value {
-    serde_json::from_str::<Value>(text).ok().filter(Value::is_number).unwrap_or(Value::Null)
+    crate::core::text::number::json_number(text).unwrap_or(Value::Null)
 }
 
 /// V8's `JsonToken`: the token class of a character (by its first byte; non-ASCII is ILLEGAL).

@@ -7,7 +7,9 @@
 //      one parallel batch (the slower first in source order, so their ends swap), then a final answer; events are
 //      read with `for await` and their labels and the result are checked exactly (the leading system message is
 //      the tool declaration, SPEC §3.4; the same labels as pi-agent-core 1.6.0 gives);
-//   2. one `Agent.prompt` with a scripted reply.
+//   2. one `Agent.prompt` with a scripted reply;
+//   3. `agentLoop` with no stream function: the built-in provider of "openai-completions", whose wasm module the
+//      package loads on this first request (issue 43), over a `fetch` that answers with a recorded SSE body.
 // It resolves to a short summary (or throws with what differed).
 
 const ZERO_USAGE = {
@@ -191,11 +193,51 @@ export async function smoke(lib) {
   check("Agent reply", agent.state.messages[1].content[0].text, "Hello from the agent.");
   if (seen[0] !== "agent_start" || seen[seen.length - 1] !== "agent_end") throw new Error(`Agent events: ${seen.join(",")}`);
 
+  // 3. The default stream function: the built-in provider's module is loaded by this first request.
+  const builtin = await builtinRun(lib);
+
   return {
     version: lib.VERSION,
     events: labels.length,
     updates,
     messages: result.length,
     agentMessages: agent.state.messages.length,
+    builtin,
   };
+}
+
+/** The SSE body of a chat completion answering `text`, as OpenAI streams it (one delta per word). */
+function completionBody(text) {
+  const chunk = (delta, finish) =>
+    `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "gpt-test", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const words = text.split(/(?= )/);
+  return [chunk({ role: "assistant", content: "" }, null), ...words.map((w) => chunk({ content: w }, null)), chunk({}, "stop"), "data: [DONE]\n\n"].join("");
+}
+
+/** One run on the built-in "openai-completions" provider (no stream function given), over a scripted `fetch`. */
+async function builtinRun(lib) {
+  const requests = [];
+  const fetch = async (url, init) => {
+    requests.push(`${init.method} ${url} ${JSON.parse(init.body).messages.map((m) => m.role).join(",")}`);
+    const bytes = new TextEncoder().encode(completionBody("Hello from a built-in provider."));
+    const body = new ReadableStream({
+      start(controller) {
+        for (let at = 0; at < bytes.length; at += 64) controller.enqueue(bytes.slice(at, at + 64));
+        controller.close();
+      },
+    });
+    return new Response(body, { status: 200, headers: { "content-type": "text/event-stream" } });
+  };
+  const model = { ...MODEL, id: "gpt-test", api: "openai-completions", provider: "openai", baseUrl: "http://127.0.0.1:9/v1" };
+  const config = { model, convertToLlm: (messages) => messages, apiKey: "test-key", fetch };
+  const prompt = { role: "user", content: "Hello?", timestamp: Date.now() };
+  const stream = lib.agentLoop([prompt], { messages: [] }, config);
+  const labels = [];
+  for await (const event of stream) if (event.type !== "message_update") labels.push(label(event));
+  const result = await stream.result();
+  check("built-in provider requests", requests, ["POST http://127.0.0.1:9/v1/chat/completions user"]);
+  check("built-in provider events", labels, ["agent_start", "turn_start", "message_start:user", "message_end:user", "message_start:assistant", "message_end:assistant", "turn_end", "agent_end"]);
+  const reply = result[1];
+  check("built-in provider reply", [reply.stopReason, reply.content.map((b) => b.text).join("")], ["stop", "Hello from a built-in provider."]);
+  return reply.content[0].text;
 }

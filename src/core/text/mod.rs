@@ -15,6 +15,7 @@
 //! written as the escapes JS writes), plus the other JS views of a value the validator and the snapshots need.
 
 pub mod json;
+pub mod number;
 pub mod wtf;
 
 /// The stand-in of the lone surrogate U+D800; the others follow in order up to U+10FFFF.

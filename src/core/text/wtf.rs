@@ -227,8 +227,8 @@ impl Reader<'_> {
             self.at += 1;
         }
         let token = self.text.get(start..self.at).unwrap_or_default();
-        match serde_json::from_str::<Value>(token) {
-            Ok(n @ Value::Number(_)) if !token.is_empty() => Ok(n),
+        match super::number::json_number(token) {
+            Some(n) => Ok(n),
             _ => {
                 self.at = start;
                 Err(self.unexpected())

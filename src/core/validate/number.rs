@@ -1,10 +1,27 @@
 //! JavaScript number semantics the validator needs: `Number.prototype.toString`, `Number(text)`, `multipleOf`.
 //! Pure functions on `f64`; nothing here may panic, whatever the input.
 
+use crate::core::text::number::json_number;
 use serde_json::{Number, Value};
 
-/// JavaScript's `Number.prototype.toString()` for an `f64` (`1`, `1.5`, `1e+21`, `1e-7`, `NaN`, `-Infinity`).
+/// JavaScript's `Number.prototype.toString()` for an `f64` (`1`, `1.5`, `1e+21`, `1e-7`, `NaN`, `-Infinity`). In the
+/// wasm build the engine's own `String(n)` answers (issue 43: Rust's float formatting was in each wasm module for this
+/// alone); natively, and as the definition the engine is held to, `reference_number_to_string` (tests: the cases
+/// below and `tests/fixtures/number-strings.txt`, written by Node's `String`).
 pub fn js_number_to_string(n: f64) -> String {
+    #[cfg(target_arch = "wasm32")]
+    {
+        crate::engine_number_to_string(n)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        reference_number_to_string(n)
+    }
+}
+
+/// `js_number_to_string` in Rust: the shortest round-trip digits, placed as ECMAScript's Number::toString places them.
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+fn reference_number_to_string(n: f64) -> String {
     if n.is_nan() {
         return "NaN".to_string();
     }
@@ -56,6 +73,7 @@ pub fn js_number_to_string(n: f64) -> String {
 
 /// The shortest round-trip decimal digits of a finite positive `x`, and the position of the decimal point relative
 /// to them (`x = 0.d1d2… × 10^point`), as ECMAScript's Number::toString defines `n`.
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 fn shortest_digits(x: f64) -> (String, i64) {
     // Rust's `{}` prints the shortest digits that round-trip, positionally ("0.00000012345", "1e21" in full): the
     // digits of `{:e}`, without its LowerExp code (`f64` Display is in the wasm anyway, for serde's messages).
@@ -173,8 +191,8 @@ fn unsigned_decimal_value(s: &str) -> f64 {
         json.push_str(fraction);
     }
     json.push_str(exponent);
-    // As a `Value`, whose parser the wasm has anyway: an integer up to u64::MAX converts exactly-rounded.
-    serde_json::from_str::<Value>(&json).ok().and_then(|v| v.as_f64()).unwrap_or(f64::INFINITY)
+    // Read as a JSON literal: an integer up to u64::MAX converts exactly-rounded.
+    json_number(&json).and_then(|v| v.as_f64()).unwrap_or(f64::INFINITY)
 }
 
 /// `StrUnsignedDecimalLiteral` without `Infinity`: `1`, `1.`, `.5`, `1.5e-3`.
@@ -349,6 +367,21 @@ fn pow10_mod(k: i64, m: u128) -> u128 {
 #[allow(clippy::unwrap_used, clippy::float_cmp)]
 mod tests {
     use super::*;
+
+    /// The engine's `String(n)` for 2,398 doubles (scripts/number-strings.mjs ran Node's): the reference agrees on every
+    /// one (the wasm build asks the engine itself).
+    #[test]
+    fn number_strings_match_the_engine() {
+        let fixture = include_str!("../../../tests/fixtures/number-strings.txt");
+        let mut checked = 0;
+        for line in fixture.lines() {
+            let (bits, want) = line.split_once(' ').unwrap();
+            let x = f64::from_bits(u64::from_str_radix(bits, 16).unwrap());
+            assert_eq!(reference_number_to_string(x), want, "bits {bits}");
+            checked += 1;
+        }
+        assert_eq!(checked, 2398);
+    }
 
     #[test]
     fn to_string_matches_javascript() {

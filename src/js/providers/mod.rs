@@ -18,10 +18,12 @@ use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
 use crate::core::text::json::js_json_stringify_verbatim;
 use crate::core::text::wtf;
+use crate::core::validate::js_number_to_string;
 use crate::providers::assemble::{HostStrings, final_arguments};
 use crate::providers::json::parse_data;
 use crate::providers::marker;
 use crate::providers::partial_json::{Patch, PatchOp, PathSeg};
+use crate::providers::repair::parse_json;
 use crate::providers::sse::{DEFAULT_MAX_EVENT_BYTES, SseDecoder, SseError, SseEvents};
 use crate::providers::{
     Arguments, Assembler, BlockKind, HttpRequest, Json, MessageOp, RequestInput, StreamMapper, json, wire_format,
@@ -365,7 +367,7 @@ impl Driver {
             return Ok(None);
         }
         let part = |i: u32| Reflect::get_u32(&projected, i).ok().and_then(|t| t.as_string());
-        let parse = |i: u32| part(i).and_then(|t| serde_json::from_str::<Value>(&t).ok()).unwrap_or(Value::Null);
+        let parse = |i: u32| part(i).and_then(|t| parse_json(&t).ok()).unwrap_or(Value::Null);
         let Some(text) = part(0) else { return Ok(None) };
         let table = Reflect::get_u32(&projected, 1).map_err(fail)?;
         // P-6.2.7's JSON length of the messages is that of this text (JS wrote it): no second writing.
@@ -468,8 +470,9 @@ impl Driver {
                             return Err(End::Aborted);
                         }
                         Either::Right((Either::Left(_), _)) => {
-                            h.abort(controller, &h.error(&format!("Request timed out after {ms} ms"), false));
-                            Err((format!("Request timed out after {ms} ms"), true))
+                            let text = format!("Request timed out after {} ms", js_number_to_string(ms));
+                            h.abort(controller, &h.error(&text, false));
+                            Err((text, true))
                         }
                     }
                 }
@@ -498,7 +501,7 @@ impl Driver {
                     let wait = retry_after(&response_headers).unwrap_or_else(|| backoff(attempt));
                     if !retryable || attempt >= max_retries || (max_delay > 0.0 && wait > max_delay) {
                         let detail = self.error_detail(&response).await;
-                        return Err(End::Error(format!("HTTP {status}: {detail}")));
+                        return Err(End::Error(format!("HTTP {}: {detail}", js_number_to_string(status))));
                     }
                     cancel_body(&response);
                     wait
@@ -552,7 +555,7 @@ impl Driver {
     /// P-6.2.5: at most 64 KiB of the body; `error.message`, `message` or a string `error`.
     async fn error_detail(&self, response: &JsValue) -> String {
         let text = read_limited(response, ERROR_BODY_LIMIT).await;
-        if let Ok(value) = serde_json::from_str::<Value>(&text) {
+        if let Ok(value) = parse_json(&text) {
             let found = value
                 .get("error")
                 .and_then(|e| e.get("message"))

@@ -3,7 +3,7 @@
 // retry classification, and the deltas applied to the one message object every event shares. Never throws where
 // the driver cannot catch; a caller value is read, never written (D6).
 
-import { errorMessage } from "./values.js";
+import { MARK, MARK_END, errorMessage } from "./values.js";
 
 /** `patch`'s operation, and `pushDelta`'s `NONE`. Twin of `protocol::patch_op` (src/js/protocol.rs). */
 export const PATCH_OP = Object.freeze({
@@ -121,10 +121,9 @@ export function random() {
 // back, so the body JSON.stringify writes holds exactly what the caller's values hold. `details`
 // and every other field no wire format reads are never touched.
 
-/** A marker's first and last characters: twins of `START` and `END` in src/providers/marker.rs, which measures the
- *  markers (the regular expressions below spell them too). */
-export const MARK = "\uFDD0";
-export const MARK_END = "\uFDD1";
+// A marker's first and last characters, `MARK` and `MARK_END`, are in values.js (the validator's view writes them
+// too, in the loop's module, which has no providers: issue 43); the regular expressions below spell them out.
+export { MARK, MARK_END };
 /** The surrogates Rust keeps as stand-ins (src/core/text/wtf.rs, `stand_in`): a string holding one alone is marked. */
 export const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 const wellFormed = typeof String.prototype.isWellFormed === "function"

@@ -4,6 +4,12 @@
 // loop logic. What may run caller code (a getter, an iterator, a proxy trap) catches here (`errorMessage`) or is
 // declared `catch` in host.rs.
 
+/** A projection marker's first and last characters (providers.js writes them in a request, view.js for a long
+ *  argument string): twins of `START` and `END` in src/providers/marker.rs, `core::text`'s `PROJECTION_START` and
+ *  `PROJECTION_END`. */
+export const MARK = "\uFDD0";
+export const MARK_END = "\uFDD1";
+
 /** `kindOf`'s codes. Twin of `protocol::kind_code` (src/js/protocol.rs). */
 export const KIND_CODE = Object.freeze({
   UNDEFINED: 0, NULL: 1, BOOL: 2, NUMBER: 3, STRING: 4, ARRAY: 5, FUNCTION: 6, OBJECT: 7, OTHER: 8,

@@ -3,7 +3,7 @@
 // src/core/validate_call.rs writes the `z` one). Copies and writes values of any depth without recursion (issue 13).
 // Runs no caller code but `toJSON` (in `stringify`) and what `structuredClone` reads. No loop logic.
 
-import { MARK, MARK_END } from "./providers.js";
+import { MARK, MARK_END } from "./values.js";
 
 // `FastPaths::json_copy`: the text goes to Rust, the copy waits here for `takeCopy` (the next call of
 // the binding), so it never crosses as text. The copy is a `structuredClone`, as the reference's
