@@ -7,7 +7,7 @@ import { codedError } from "./errors.js";
 
 /**
  * The state object of one agent, kept in `internals` and handed to every core call. Its fields are defined once,
- * in `KEYS` of src/core/agent/state.rs; tests/js/agent-state-keys.test.mjs holds this list to it.
+ * in `KEYS` of src/core/agent_state/mod.rs; tests/js/agent-state-keys.test.mjs holds this list to it.
  * @typedef {object} AgentStateObject
  * @property {object} model the Model (A-5.1.3); agent.state.model
  * @property {string} thinkingLevel "off" or a reasoning level; agent.state.thinkingLevel

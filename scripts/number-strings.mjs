@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Writes tests/fixtures/number-strings.txt: 2,398 doubles (edge cases, powers of ten, random bits, short decimals, large integers) (their bits in hex) and what this engine's `String(n)`
-// answers for each: the Rust reference of `core::validate::number::js_number_to_string` is held to it (`cargo test
+// answers for each: the Rust reference of `core::text::number::js_number_to_string` is held to it (`cargo test
 // number_strings`); in the wasm build the engine answers itself (issue 43).
 // Seeded: the same file on every run.
 //   node scripts/number-strings.mjs

@@ -6,7 +6,7 @@
 //! The bookkeeping lives in the facade's state object (`st.ck`), never on the Rust side, and a
 //! write's base only moves when the write succeeded, so a failed write is retried whole.
 
-use super::agent::state::{MODES, get, items};
+use super::agent_state::{MODES, get, items};
 use super::args::ArgError;
 use super::host::Kind;
 use crate::core::fast::FastPaths;

@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod agent_loop;
+pub mod agent_state;
 pub mod approvals;
 pub mod args;
 pub mod budget;

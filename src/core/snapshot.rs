@@ -2,7 +2,7 @@
 //! migrations, and the checks `Agent.restore` applies before anything is changed. Building the
 //! snapshot from live values and applying it are in `agent`; this module is pure JSON.
 
-use super::agent::state::MODES;
+use super::agent_state::MODES;
 use super::text::wtf::drop_deep;
 use super::validate::js_number_to_string;
 use serde_json::{Map, Value};

@@ -92,7 +92,7 @@ pub fn standard_json_schema<H: Host>(h: &H, props: &H::V) -> Result<H::V, H::V> 
 fn segment<H: Host>(h: &H, v: &H::V) -> Result<String, H::V> {
     let key = if h.kind(v).is_object_like() { h.get(v, "key")? } else { v.clone() };
     Ok(match h.as_number(&key) {
-        Some(n) => super::validate::number::js_number_to_string(n),
+        Some(n) => super::text::number::js_number_to_string(n),
         None => h.as_string(&key).unwrap_or_else(|| h.error_message(&key)),
     })
 }

@@ -38,7 +38,7 @@ pub fn fast_path(name: &str, reference: bool, args: Array) -> Result<JsValue, Js
         "reduceAgentEvent" => {
             let (st, event) = (arg(&args, 0), arg(&args, 1));
             let durable = if reference {
-                crate::core::agent::reducer::reduce(&h, &st, &event)?
+                crate::core::agent_state::reducer::reduce(&h, &st, &event)?
             } else {
                 h.reduce_agent_event(&st, &event)?
             };
@@ -53,13 +53,13 @@ pub fn fast_path(name: &str, reference: bool, args: Array) -> Result<JsValue, Js
             };
             let skip = arg(&args, 2).is_truthy();
             Ok(if reference {
-                crate::core::agent::drain::native_queue_poller(&h, &st, queue, skip)
+                crate::core::agent_state::drain::native_queue_poller(&h, &st, queue, skip)
             } else {
                 h.queue_poller(&st, queue, skip)
             })
         }
         "defaultConvertToLlm" => Ok(if reference {
-            crate::core::agent::convert::default_convert_to_llm(&h)
+            crate::core::agent_state::convert::default_convert_to_llm(&h)
         } else {
             h.default_convert_to_llm()
         }),

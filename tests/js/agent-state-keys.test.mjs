@@ -1,4 +1,4 @@
-// The Agent's state object is defined once: `KEYS` in src/core/agent/state.rs (the core's own uses of it are held to
+// The Agent's state object is defined once: `KEYS` in src/core/agent_state/mod.rs (the core's own uses of it are held to
 // that list by a native test in src/core/tests/layers.rs). Here the JS side is: the facade's JSDoc typedef
 // (`AgentStateObject` in pkg-template/agent.js) lists exactly those keys, and every key the facade and the JS twins
 // (src/js/**/*.js) read or write on a state object is one of them. Reads the sources; needs no build.
@@ -13,7 +13,7 @@ const root = fileURLToPath(new URL("../../", import.meta.url));
 const read = (path) => readFileSync(join(root, path), "utf8");
 
 function definedKeys() {
-  const state = read("src/core/agent/state.rs");
+  const state = read("src/core/agent_state/mod.rs");
   const block = state.slice(state.indexOf("pub const KEYS"), state.indexOf("];", state.indexOf("pub const KEYS")));
   return [...block.matchAll(/^\s+\("(\w+)",/gm)].map((m) => m[1]);
 }
@@ -41,13 +41,13 @@ function keysUsedIn(text) {
   return keys;
 }
 
-test("the facade's AgentStateObject typedef lists exactly agent::state::KEYS, in order", () => {
+test("the facade's AgentStateObject typedef lists exactly agent_state::KEYS, in order", () => {
   const defined = definedKeys();
   assert.ok(defined.length >= 20, `read ${defined.length} keys from state.rs`);
   assert.deepEqual(typedefKeys(), defined);
 });
 
-test("every key the facade and the JS twins use on a state object is in agent::state::KEYS", () => {
+test("every key the facade and the JS twins use on a state object is in agent_state::KEYS", () => {
   const defined = new Set(definedKeys());
   const files = ["pkg-template/agent.js", ...jsFiles("src/js")];
   const seen = new Set();
@@ -55,7 +55,7 @@ test("every key the facade and the JS twins use on a state object is in agent::s
     const used = keysUsedIn(read(file));
     for (const key of used) {
       seen.add(key);
-      assert.ok(defined.has(key), `${file} uses st.${key}, which src/core/agent/state.rs KEYS does not define`);
+      assert.ok(defined.has(key), `${file} uses st.${key}, which src/core/agent_state/mod.rs KEYS does not define`);
     }
   }
   // The reader finds what it must (the reducer's twin and the facade's uses).

@@ -310,7 +310,7 @@ function agentEvent(r, seed) {
 
 // ---- the parity tests
 
-test("reduceAgentEvent: the reducer's twin agrees with agent::reducer on random states and events", { skip }, () => {
+test("reduceAgentEvent: the reducer's twin agrees with agent_state::reducer on random states and events", { skip }, () => {
   for (const seed of SEEDS) {
     for (let i = 0; i < CASES_PER_SEED; i++) {
       const build = (rec) => {
@@ -375,7 +375,7 @@ test("reduceAgentEvent: recorded Agent runs replay to the same state through bot
   }
 });
 
-test("queuePoller: the poller's twin drains as agent::drain does", { skip }, () => {
+test("queuePoller: the poller's twin drains as agent_state::drain does", { skip }, () => {
   for (const seed of SEEDS) {
     for (let i = 0; i < CASES_PER_SEED; i++) {
       const queue = i % 2 ? "followUp" : "steering";

@@ -2,7 +2,7 @@
 //! `prompt()`/`continue()` from running past a pause, and what a run's events change in `st.approvals`. The run
 //! that continues the pause is started by `lifecycle`; the pause itself is the loop's (`core::approvals`).
 
-use super::state::{get, items};
+use crate::core::agent_state::{get, items};
 use crate::core::args::ArgError;
 use crate::core::checkpoint;
 use crate::core::errors;

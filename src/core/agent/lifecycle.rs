@@ -2,14 +2,14 @@
 //! reducer, then the awaited listeners) and its ending, including the failure ending of.
 
 use super::approvals;
-use super::drain::drain;
 use super::options::{AGENT_HOOKS, FORWARDED};
 use super::queues::{changed, clear};
-use super::reducer::reduce;
-use super::state::{Queue, Thrown, copied, get, items, list_or_empty};
 use crate::core::agent_loop::{
     Start, drive_start, empty_assistant, start_continue_run, start_prompt_run, start_resumed_run,
 };
+use crate::core::agent_state::drain::drain;
+use crate::core::agent_state::reducer::reduce;
+use crate::core::agent_state::{Queue, Thrown, copied, get, items, list_or_empty};
 use crate::core::args::{ArgError, Checker};
 use crate::core::budget::{Budget, Limits};
 use crate::core::checkpoint;

@@ -1,6 +1,6 @@
 //! `new Agent(options)`: the options a run reads, their checks and defaults, and the initial state.
 
-use super::state::{MODES, get};
+use crate::core::agent_state::{MODES, get};
 use crate::core::args::{ArgError, CONFIG_HOOKS, Checker};
 use crate::core::checkpoint;
 use crate::core::declare::tools::{declaration, role};

@@ -1,9 +1,9 @@
 //! The steering and follow-up queues as the caller edits them, the subscriptions, and the durable point
 //! every edit makes (`checkpoint::request`).
 
-use super::drain::peek;
 use super::options::check_mode;
-use super::state::{Queue, Thrown, get, items};
+use crate::core::agent_state::drain::peek;
+use crate::core::agent_state::{Queue, Thrown, get, items};
 use crate::core::args::{ArgError, Checker};
 use crate::core::checkpoint;
 use crate::core::fast::FastPaths;

@@ -1,7 +1,7 @@
 //! Snapshots (D8): `agent.snapshot()` and both halves of `Agent.restore` (checking, then applying). The pure format
 //! checks and migrations are `core::snapshot`; checkpoints fold into a snapshot in `core::checkpoint`.
 
-use super::state::{get, items};
+use crate::core::agent_state::{get, items};
 use crate::core::args::{ArgError, Checker};
 use crate::core::checkpoint;
 use crate::core::errors;

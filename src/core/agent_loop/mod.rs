@@ -3,17 +3,18 @@
 //! (L-3.5, L-3.6) are `stream`; the assistant messages the loop makes itself are `messages`. Tool batches are in
 //! `tools`; event delivery and callbacks in `run`.
 
+mod declare;
 mod messages;
 mod start;
 mod stream;
 
+pub use declare::declare_tool_changes;
 pub use messages::{empty_assistant, failure_message, zero_usage};
 pub use start::{
     Start, continuation, open_turn, start_approved_run, start_continue_run, start_prompt_run, start_resumed_run,
 };
 pub use stream::request_identity;
 
-use super::declare::inject::declare_tool_changes;
 use super::host::Kind;
 use super::run::{Run, Stop};
 use super::tools::{Batch, Call, Resumed};

@@ -2,7 +2,7 @@
 //! resumed after a crash (`Agent.resume`) and one resumed with approval decisions, all prepared synchronously at the
 //! entry point, before any event.
 
-use crate::core::declare::inject::declare_tool_changes;
+use super::declare::declare_tool_changes;
 use crate::core::fast::FastPaths;
 use crate::core::host::Kind;
 use crate::core::tools::Resumed;

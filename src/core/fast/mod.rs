@@ -19,9 +19,9 @@
 //! | `first_bad_message` | `fast::args::first_bad_message` | `args.js`: `firstBadMessage` |
 //! | `agent_state_valid` | `false` (always check in full) | `args.js`: `agentStateValid` |
 //! | `tool_changes` | `declare::tools::tool_changes` | `declare.js`: `toolChanges` |
-//! | `reduce_agent_event` | `agent::reducer::reduce` | `agent.js`: `reduceAgentEvent` |
-//! | `queue_poller` | `agent::drain::native_queue_poller` | `agent.js`: `queuePoller` |
-//! | `default_convert_to_llm` | `agent::convert::default_convert_to_llm` | `agent.js`: `defaultConvertToLlm` |
+//! | `reduce_agent_event` | `agent_state::reducer::reduce` | `agent.js`: `reduceAgentEvent` |
+//! | `queue_poller` | `agent_state::drain::native_queue_poller` | `agent.js`: `queuePoller` |
+//! | `default_convert_to_llm` | `agent_state::convert::default_convert_to_llm` | `agent.js`: `defaultConvertToLlm` |
 //! | `json_text_kept`, `json_parse_kept` | `fast::view::json_text_kept`, `json_parse_kept` (nothing kept) | `view.js`: `jsonTextKept`, `parseKept` |
 //!
 //! `tests/js/parity.test.mjs` runs both on the same inputs in the built package (the reference on
@@ -30,9 +30,9 @@
 //! domain module it belongs to, as long as that module does not call the fast path itself), add the
 //! method with its default, override it on `JsHost` with the twin, and add a parity case.
 //!
-//! Layering: this module depends on `host` and on the modules holding references (`agent::reducer`,
-//! `agent::drain`, `agent::convert`, `declare::tools`, `text`); the modules that *call* fast paths
-//! (`args`, `validate_call`, `agent_loop`, `declare::inject`, `agent::lifecycle`) depend on it. Nothing
+//! Layering: this module depends on `host` and on the modules holding references (`agent_state::reducer`,
+//! `agent_state::drain`, `agent_state::convert`, `declare::tools`, `text`); the modules that *call* fast paths
+//! (`args`, `validate_call`, `agent_loop` with its `declare`, `agent::lifecycle`) depend on it. Nothing
 //! below it imports it.
 
 pub mod args;
@@ -40,7 +40,7 @@ pub mod listeners;
 pub mod pump;
 pub mod view;
 
-use super::agent::state::Queue;
+use super::agent_state::Queue;
 pub use super::declare::tools::ToolChanges;
 use super::host::Host;
 pub use pump::{EventCode, Pumped};
@@ -132,7 +132,7 @@ pub trait FastPaths: Host {
 
     /// The Agent's reducer on one event: `true` at a durable point.
     fn reduce_agent_event(&self, st: &Self::V, event: &Self::V) -> Result<bool, Self::V> {
-        super::agent::reducer::reduce(self, st, event)
+        super::agent_state::reducer::reduce(self, st, event)
     }
 
     /// The function a run polls for the agent's steering (or follow-up) queue: each call
@@ -140,13 +140,13 @@ pub trait FastPaths: Host {
     /// returns an empty array instead. (The JS twin is a function of its own, so a poll never
     /// crosses into the core.)
     fn queue_poller(&self, st: &Self::V, queue: Queue, skip: bool) -> Self::V {
-        super::agent::drain::native_queue_poller(self, st, queue, skip)
+        super::agent_state::drain::native_queue_poller(self, st, queue, skip)
     }
 
     /// The agent's default `convertToLlm`: a function keeping the messages with one of the
     /// four LLM roles (the JS twin filters in the engine instead of crossing per message).
     fn default_convert_to_llm(&self) -> Self::V {
-        super::agent::convert::default_convert_to_llm(self)
+        super::agent_state::convert::default_convert_to_llm(self)
     }
 
     /// The JSON text of `v` with every long string (and every string holding the projection marker character) left in

@@ -1,14 +1,14 @@
 //! The layering of `src/core` and `src/providers`, read from the source: which file's code names which other file's
 //! module (`use` paths and inline `crate::…`/`super::…` paths, test modules left out). The rules (ARCHITECTURE.md):
 //! `host.rs` names nothing above it, the fast-path layer is never named by the references it calls, and no two files
-//! name each other through any chain (no import circle).
+//! name each other through any chain (no import circle), nor do two modules (`core::agent` and its files as one).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Every `.rs` file under `dir`, by its module path (`core::agent::state`).
+/// Every `.rs` file under `dir`, by its module path (`core::agent_state::reducer`).
 fn modules(root: &Path, dir: &Path, out: &mut BTreeMap<String, PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
@@ -62,7 +62,7 @@ fn join(a: &str, b: &str) -> String {
     if a.is_empty() { b.to_string() } else { format!("{a}::{b}") }
 }
 
-/// The module paths a file names, absolute (`core::host`, `core::agent::state::Queue`, …).
+/// The module paths a file names, absolute (`core::host`, `core::agent_state::Queue`, …).
 fn named(module: &str, is_mod_rs: bool, code: &str, children: &BTreeSet<String>) -> Vec<String> {
     let mut raw = Vec::new();
     for stmt in code.split(';') {
@@ -171,7 +171,7 @@ fn the_graph_is_read() {
     let g = graph();
     // The reader finds what it must, or the checks below would pass on an empty graph.
     assert!(g["core::agent::lifecycle"].contains("core::fast"), "{:?}", g["core::agent::lifecycle"]);
-    assert!(g["core::fast"].contains("core::agent::reducer"), "{:?}", g["core::fast"]);
+    assert!(g["core::fast"].contains("core::agent_state::reducer"), "{:?}", g["core::fast"]);
     assert!(g["core::agent"].contains("core::agent::lifecycle"));
     assert!(g["providers::marker"].contains("core::text"));
     assert!(g.len() > 40, "{}", g.len());
@@ -188,6 +188,29 @@ fn no_import_circles() {
     let g = graph();
     let circles: Vec<String> = g.keys().filter_map(|m| circle(&g, m)).map(|c| c.join(" -> ")).collect();
     assert!(circles.is_empty(), "import circles:\n{}", circles.join("\n"));
+}
+
+/// The graph of modules: each file counted as the module it belongs to, `core::<name>` or `providers::<name>` (so
+/// `core::agent::lifecycle` is `core::agent`), edges within a module left out.
+fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let top = |m: &str| m.split("::").take(2).collect::<Vec<_>>().join("::");
+    let mut modules: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (file, edges) in graph() {
+        let module = top(&file);
+        let entry = modules.entry(module.clone()).or_default();
+        entry.extend(edges.iter().map(|e| top(e)).filter(|e| *e != module));
+    }
+    modules
+}
+
+#[test]
+fn no_module_circles() {
+    let g = module_graph();
+    // The reader finds what it must: the Agent calls the fast-path layer, which names the Agent state's references.
+    assert!(g["core::agent"].contains("core::fast"), "{:?}", g["core::agent"]);
+    assert!(g["core::fast"].contains("core::agent_state"), "{:?}", g["core::fast"]);
+    let circles: Vec<String> = g.keys().filter_map(|m| circle(&g, m)).map(|c| c.join(" -> ")).collect();
+    assert!(circles.is_empty(), "module circles:\n{}", circles.join("\n"));
 }
 
 /// The keys the core uses on the Agent's state object `st`: the string after `st, ` in a call (a second one too, as
@@ -223,10 +246,10 @@ fn state_keys_used() -> BTreeSet<String> {
         }
         // Keys named as plain literals: `Queue::keys` and `Queue::transit`, and the reducer's `for key in [...]`.
         let mut lists: Vec<&str> = Vec::new();
-        if module == "agent::state" {
+        if module == "agent_state" {
             lists.extend(code.find("impl Queue").map(|i| &code[i..]));
         }
-        if module == "agent::reducer" {
+        if module == "agent_state::reducer" {
             for (i, _) in code.match_indices("for key in [") {
                 lists.extend(code[i..].find(']').map(|e| &code[i..i + e]));
             }
@@ -253,16 +276,16 @@ fn state_keys_used() -> BTreeSet<String> {
 
 #[test]
 fn every_state_key_is_defined_once_and_used() {
-    let defined: BTreeSet<String> = crate::core::agent::state::KEYS.iter().map(|(k, _)| k.to_string()).collect();
-    assert_eq!(defined.len(), crate::core::agent::state::KEYS.len(), "a key listed twice");
+    let defined: BTreeSet<String> = crate::core::agent_state::KEYS.iter().map(|(k, _)| k.to_string()).collect();
+    assert_eq!(defined.len(), crate::core::agent_state::KEYS.len(), "a key listed twice");
     let used = state_keys_used();
     // The reader finds what it must.
     for key in ["ck", "transitSteering", "followUpMode", "interrupted", "listeners"] {
         assert!(used.contains(key), "{key} not found in {used:?}");
     }
     let unknown: Vec<&String> = used.iter().filter(|k| !defined.contains(*k)).collect();
-    assert!(unknown.is_empty(), "keys used on st but not in agent::state::KEYS: {unknown:?}");
+    assert!(unknown.is_empty(), "keys used on st but not in agent_state::KEYS: {unknown:?}");
     // `view` is the facade's alone (pkg-template/agent.js sets and reads it).
     let unused: Vec<&String> = defined.iter().filter(|k| !used.contains(*k) && k.as_str() != "view").collect();
-    assert!(unused.is_empty(), "keys in agent::state::KEYS the core never uses: {unused:?}");
+    assert!(unused.is_empty(), "keys in agent_state::KEYS the core never uses: {unused:?}");
 }

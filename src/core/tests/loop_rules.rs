@@ -3,8 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use super::support::*;
+use crate::core::agent_loop::declare_tool_changes;
 use crate::core::agent_loop::{start_continue_run, start_prompt_run};
-use crate::core::declare::inject::declare_tool_changes;
 use crate::core::host::Host;
 use crate::core::test_host::{EPOCH_MS, TV, TestHost};
 use futures::FutureExt;

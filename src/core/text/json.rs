@@ -1,11 +1,11 @@
 //! JavaScript views of a `serde_json::Value`: `JSON.stringify` (compact and pretty), `Object.keys` order, `===`, JSON
-//! equality, type names and JSON Pointer segments. Pure functions; recursion is bounded by the value's own depth,
+//! equality and JSON Pointer segments. Pure functions; recursion is bounded by the value's own depth,
 //! which the caller has checked (see `mod.rs`).
 
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
 
-use crate::core::validate::number::{as_f64, is_integer, js_number_to_string};
+use super::number::{as_f64, js_number_to_string};
 
 /// The entries of an object in `Object.keys` order: array-index keys ascending, then the others in insertion order.
 pub(crate) fn js_entries(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
@@ -232,27 +232,6 @@ pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().all(|(k, p)| y.get(k).is_some_and(|q| json_equal(p, q)))
         }
         _ => strict_equal(a, b),
-    }
-}
-
-/// The type named in `expected …, got <type>`.
-pub(crate) fn type_name(v: &Value) -> &'static str {
-    if let Some(value) = crate::core::validate::special::special(v) {
-        return value.type_name();
-    }
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) => {
-            if is_integer(as_f64(n)) {
-                "integer"
-            } else {
-                "number"
-            }
-        }
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 

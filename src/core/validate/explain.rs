@@ -7,13 +7,13 @@ use serde_json::{Map, Value};
 
 use super::check::{contains_bounds, is_bytes_type, is_undefined, item_schemas, multiple, num, type_matches, unique};
 use super::format;
-use super::number::{as_f64, js_number_to_string};
+use super::number::{as_f64, is_integer, js_number_to_string};
 use super::resolve::{BaseId, Target, address};
 use super::special::{Special, bytes_len, special};
 use super::{Ctx, RawError};
 use crate::core::text::json::{
     is_primitive, js_entries, js_join_element, js_json_stringify, js_keys, js_order, js_property_key, json_equal,
-    list_values, pointer, pointer_index, strict_equal, type_name,
+    list_values, pointer, pointer_index, strict_equal,
 };
 
 fn err(out: &mut Vec<RawError>, path: &str, message: String) {
@@ -429,5 +429,26 @@ fn contains_message(min: f64, max: f64) -> String {
         format!("expected at most {} matching {}", n(max), noun(max))
     } else {
         format!("expected between {} and {} matching items", n(min), n(max))
+    }
+}
+
+/// The type named in `expected …, got <type>`.
+pub(crate) fn type_name(v: &Value) -> &'static str {
+    if let Some(value) = super::special::special(v) {
+        return value.type_name();
+    }
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) => {
+            if is_integer(as_f64(n)) {
+                "integer"
+            } else {
+                "number"
+            }
+        }
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
     }
 }

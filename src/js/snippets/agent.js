@@ -1,7 +1,7 @@
 // The Agent's fused operations (§5): the event reducer, the queue poller, the awaited listeners and the default
 // `convertToLlm`. JS twins of the fast paths `FastPaths::reduce_agent_event`, `queue_poller`, `call_listeners` and
 // `default_convert_to_llm` (src/core/fast/mod.rs), each the same reads and writes in the same order as its Rust
-// reference (src/core/agent/reducer.rs, drain.rs, convert.rs, src/core/fast/listeners.rs), in one crossing per
+// reference (src/core/agent_state/reducer.rs, drain.rs, convert.rs, src/core/fast/listeners.rs), in one crossing per
 // event, poll or stretch of listeners; tests/js/parity.test.mjs holds each to its reference.
 
 import { failed } from "./calls.js";
@@ -31,7 +31,7 @@ function toolCallIdOf(record) {
   }
 }
 
-/** `FastPaths::reduce_agent_event`: the Agent's reducer (A-5.2.2), the core's `agent::reducer::reduce` read for read
+/** `FastPaths::reduce_agent_event`: the Agent's reducer (A-5.2.2), the core's `agent_state::reducer::reduce` read for read
  *  and write for write, in one crossing per event. `true` at a durable point of an agent that writes
  *  checkpoints. A getter's or setter's throw throws through. */
 export function reduceAgentEvent(st, event) {
@@ -136,7 +136,7 @@ function addFigures(before, [counts, costs]) {
 }
 
 /** `FastPaths::queue_poller`: the function a run polls for the queue `st[list]` (A-5.5.1), the core's
- *  `agent::drain` in JS: the selection (`st[mode] === "all"`: all, else the first), the rest left
+ *  `agent_state::drain` in JS: the selection (`st[mode] === "all"`: all, else the first), the rest left
  *  queued, the selection also kept in `st[transit]` while the agent writes checkpoints. A throw
  *  gives an empty poll. With `skip`, the first poll is empty. */
 export function queuePoller(st, list, mode, transit, skip) {

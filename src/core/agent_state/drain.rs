@@ -1,7 +1,7 @@
 //! What a run's poll of a queue takes: the selection by mode, and the reference of
 //! `FastPaths::queue_poller` (its JS twin is `queuePoller` in `src/js/snippets/agent.js`).
 
-use super::state::{Queue, get, items};
+use super::{Queue, get, items};
 use crate::core::host::{Host, Kind};
 use std::rc::Rc;
 

@@ -2,7 +2,7 @@
 //! `FastPaths::reduce_agent_event`; its JS twin is `reduceAgentEvent` in `src/js/snippets/agent.js`, and the
 //! facade's failure path (`pkg-template/agent.js`) is a third copy for when the instance is gone.
 
-use super::state::{get, items};
+use super::{get, items};
 use crate::core::budget::{add_figures, read_usage};
 use crate::core::declare::tools::role;
 use crate::core::host::Host;

@@ -2,7 +2,7 @@
 //! declares and the tools `context.tools` can execute into a system message, so that replaying the transcript
 //! yields exactly the executable set. Reads caller values, mutates none.
 
-use super::tools::role;
+use crate::core::declare::tools::role;
 use crate::core::fast::FastPaths;
 use crate::core::host::Kind;
 
