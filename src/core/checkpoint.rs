@@ -9,6 +9,7 @@
 use super::agent_state::{MODES, get, items};
 use super::args::ArgError;
 use super::host::Kind;
+use crate::core::agent_state::key;
 use crate::core::fast::FastPaths;
 use std::rc::Rc;
 
@@ -19,7 +20,7 @@ pub const VERSION: u64 = 1;
 const PLAIN: [&str; 6] = ["model", "thinkingLevel", "steeringMode", "followUpMode", "sessionId", "toolNames"];
 
 fn tracker<H: FastPaths>(h: &H, st: &H::V) -> Result<Option<H::V>, H::V> {
-    let ck = get(h, st, "ck")?;
+    let ck = get(h, st, key::CK)?;
     Ok(h.kind(&ck).is_object_like().then_some(ck))
 }
 
@@ -41,7 +42,7 @@ pub fn init<H: FastPaths>(h: &H, st: &H::V, seq: f64) -> Result<(), H::V> {
         ("pending", h.undefined()),
         ("failure", h.undefined()),
     ]);
-    h.set(st, "ck", &ck)
+    h.set(st, key::CK, &ck)
 }
 
 /// What a checkpoint compares: the agent's durable state as it stands.
@@ -73,7 +74,7 @@ pub fn durable_queue<H: FastPaths>(h: &H, st: &H::V, transit: &str, queue: &str)
 
 fn tool_names<H: FastPaths>(h: &H, st: &H::V) -> Result<H::V, H::V> {
     let mut names = Vec::new();
-    for tool in items(h, st, "tools")? {
+    for tool in items(h, st, key::TOOLS)? {
         if h.kind(&tool).is_object_like() {
             names.push(get(h, &tool, "name")?);
         }
@@ -82,29 +83,29 @@ fn tool_names<H: FastPaths>(h: &H, st: &H::V) -> Result<H::V, H::V> {
 }
 
 fn current<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<Current<H::V>, H::V> {
-    let messages = get(h, st, "messages")?;
-    let ended = get(h, st, "endedTools")?;
+    let messages = get(h, st, key::MESSAGES)?;
+    let ended = get(h, st, key::ENDED_TOOLS)?;
     let count = if h.kind(&messages) == Kind::Array { h.array_len(&messages)? } else { 0 };
     let plain = vec![
-        ("model", get(h, st, "model")?),
-        ("thinkingLevel", get(h, st, "thinkingLevel")?),
-        ("steeringMode", get(h, st, "steeringMode")?),
-        ("followUpMode", get(h, st, "followUpMode")?),
+        ("model", get(h, st, key::MODEL)?),
+        ("thinkingLevel", get(h, st, key::THINKING_LEVEL)?),
+        ("steeringMode", get(h, st, key::STEERING_MODE)?),
+        ("followUpMode", get(h, st, key::FOLLOW_UP_MODE)?),
         ("sessionId", get(h, agent, "sessionId")?),
-        ("toolNames", get(h, st, "tools")?),
+        ("toolNames", get(h, st, key::TOOLS)?),
     ];
     Ok(Current {
         messages,
         count,
         plain,
-        steering: durable_queue(h, st, "transitSteering", "steering")?,
-        follow_up: durable_queue(h, st, "transitFollowUp", "followUp")?,
-        running: h.truthy(&get(h, st, "active")?) || h.truthy(&get(h, st, "interrupted")?),
-        completed: items(h, st, "completedTools")?,
+        steering: durable_queue(h, st, key::TRANSIT_STEERING, "steering")?,
+        follow_up: durable_queue(h, st, key::TRANSIT_FOLLOW_UP, "followUp")?,
+        running: h.truthy(&get(h, st, key::ACTIVE)?) || h.truthy(&get(h, st, key::INTERRUPTED)?),
+        completed: items(h, st, key::COMPLETED_TOOLS)?,
         ended: ended.clone(),
         ended_count: if h.kind(&ended) == Kind::Array { h.array_len(&ended)? } else { 0 },
-        approvals: get(h, st, "approvals")?,
-        usage: get(h, st, "totalUsage")?,
+        approvals: get(h, st, key::APPROVALS)?,
+        usage: get(h, st, key::TOTAL_USAGE)?,
     })
 }
 
@@ -245,7 +246,7 @@ fn is_thenable<H: FastPaths>(h: &H, v: &H::V) -> Result<Option<H::V>, H::V> {
 
 /// Hands the next checkpoint to `onCheckpoint` (nothing in flight is the caller's guarantee).
 fn start_write<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Written<H::V>, H::V> {
-    let f = get(h, st, "onCheckpoint")?;
+    let f = get(h, st, key::ON_CHECKPOINT)?;
     if h.kind(&f) != Kind::Function {
         return Ok(Written::Done);
     }

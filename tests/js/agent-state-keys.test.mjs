@@ -12,10 +12,15 @@ import { join } from "node:path";
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const read = (path) => readFileSync(join(root, path), "utf8");
 
+/** `KEYS` in order, each `key::CONST` read as the string its constant in `pub mod key` holds. */
 function definedKeys() {
   const state = read("src/core/agent_state/mod.rs");
+  const consts = new Map([...state.matchAll(/^\s+pub const (\w+): &str = "(\w+)";/gm)].map((m) => [m[1], m[2]]));
   const block = state.slice(state.indexOf("pub const KEYS"), state.indexOf("];", state.indexOf("pub const KEYS")));
-  return [...block.matchAll(/^\s+\("(\w+)",/gm)].map((m) => m[1]);
+  return [...block.matchAll(/\(\s*key::(\w+)\s*,/g)].map((m) => {
+    assert.ok(consts.has(m[1]), `KEYS names key::${m[1]}, which pub mod key does not define`);
+    return consts.get(m[1]);
+  });
 }
 
 function typedefKeys() {

@@ -2,6 +2,7 @@
 //! `prompt()`/`continue()` from running past a pause, and what a run's events change in `st.approvals`. The run
 //! that continues the pause is started by `lifecycle`; the pause itself is the loop's (`core::approvals`).
 
+use crate::core::agent_state::key;
 use crate::core::agent_state::{get, items};
 use crate::core::args::ArgError;
 use crate::core::checkpoint;
@@ -20,7 +21,7 @@ fn text_of<H: FastPaths>(h: &H, v: &H::V) -> String {
 
 /// `st.approvals` when the agent holds a pause: `{requests, completedTools, decisions}`.
 pub fn held<H: FastPaths>(h: &H, st: &H::V) -> Result<Option<H::V>, H::V> {
-    let approvals = get(h, st, "approvals")?;
+    let approvals = get(h, st, key::APPROVALS)?;
     Ok((h.kind(&approvals) == Kind::Object).then_some(approvals))
 }
 
@@ -29,12 +30,12 @@ pub fn held<H: FastPaths>(h: &H, st: &H::V) -> Result<Option<H::V>, H::V> {
 pub fn hold<H: FastPaths>(h: &H, st: &H::V, approvals: Option<&H::V>) -> Result<(), H::V> {
     match approvals {
         Some(approvals) => {
-            h.set(st, "approvals", approvals)?;
-            h.set(st, "pendingApprovals", &h.array(&undecided(h, approvals)?))
+            h.set(st, key::APPROVALS, approvals)?;
+            h.set(st, key::PENDING_APPROVALS, &h.array(&undecided(h, approvals)?))
         }
         None => {
-            h.set(st, "approvals", &h.undefined())?;
-            h.set(st, "pendingApprovals", &h.array(&[]))
+            h.set(st, key::APPROVALS, &h.undefined())?;
+            h.set(st, key::PENDING_APPROVALS, &h.array(&[]))
         }
     }
 }
@@ -149,7 +150,7 @@ pub fn decide<H: FastPaths>(
 /// again). A tool the agent no longer has is left to the run, which reports it as for any call.
 fn check_edited<H: FastPaths>(h: &H, st: &H::V, request: &H::V, args: &H::V, name: &str) -> Result<(), ArgError<H::V>> {
     let tool_name = get(h, request, "toolName")?;
-    let tool = items(h, st, "tools")?
+    let tool = items(h, st, key::TOOLS)?
         .into_iter()
         .find(|t| h.kind(t).is_object_like() && h.get(t, "name").is_ok_and(|n| h.same(&n, &tool_name)));
     let Some(tool) = tool else { return Ok(()) };

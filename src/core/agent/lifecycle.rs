@@ -8,6 +8,7 @@ use crate::core::agent_loop::{
     Start, drive_start, empty_assistant, start_continue_run, start_prompt_run, start_resumed_run,
 };
 use crate::core::agent_state::drain::drain;
+use crate::core::agent_state::key;
 use crate::core::agent_state::reducer::reduce;
 use crate::core::agent_state::{Queue, Thrown, copied, get, items, list_or_empty};
 use crate::core::args::{ArgError, Checker};
@@ -35,23 +36,23 @@ pub const RESUME_BUSY: &str = "Agent is already processing. Wait for completion 
 // ---- reset
 
 pub fn reset<H: FastPaths>(h: &H, st: &H::V) -> Result<(), H::V> {
-    if h.truthy(&get(h, st, "active")?) {
+    if h.truthy(&get(h, st, key::ACTIVE)?) {
         return Err(errors::coded(h, errors::AGENT_BUSY, RESET_BUSY));
     }
-    let messages = items(h, st, "messages")?;
+    let messages = items(h, st, key::MESSAGES)?;
     let baseline = current_system_message(h, &messages)?;
-    h.set(st, "messages", &h.array(baseline.as_slice()))?;
-    h.set(st, "isStreaming", &h.boolean(false))?;
-    h.set(st, "streamingMessage", &h.undefined())?;
-    h.set(st, "pendingToolCalls", &h.new_set(&[]))?;
-    h.set(st, "errorMessage", &h.undefined())?;
-    h.set(st, "interrupted", &h.boolean(false))?;
-    h.set(st, "completedTools", &h.array(&[]))?;
-    h.set(st, "endedTools", &h.array(&[]))?;
-    h.set(st, "steeringLeftByAbort", &h.array(&[]))?;
+    h.set(st, key::MESSAGES, &h.array(baseline.as_slice()))?;
+    h.set(st, key::IS_STREAMING, &h.boolean(false))?;
+    h.set(st, key::STREAMING_MESSAGE, &h.undefined())?;
+    h.set(st, key::PENDING_TOOL_CALLS, &h.new_set(&[]))?;
+    h.set(st, key::ERROR_MESSAGE, &h.undefined())?;
+    h.set(st, key::INTERRUPTED, &h.boolean(false))?;
+    h.set(st, key::COMPLETED_TOOLS, &h.array(&[]))?;
+    h.set(st, key::ENDED_TOOLS, &h.array(&[]))?;
+    h.set(st, key::STEERING_LEFT_BY_ABORT, &h.array(&[]))?;
     // Issue 32: the last run's figures go; the agent's totals (`totalUsage`) are kept: they are its bill.
-    h.set(st, "runUsage", &h.undefined())?;
-    h.set(st, "limitReached", &h.undefined())?;
+    h.set(st, key::RUN_USAGE, &h.undefined())?;
+    h.set(st, key::LIMIT_REACHED, &h.undefined())?;
     // A-5.8.4: the calls waiting for approval go with the transcript that held them.
     approvals::hold(h, st, None)?;
     clear(h, st, Queue::Steering)?;
@@ -73,7 +74,7 @@ pub fn prompt<H: FastPaths>(
     input: &H::V,
     images: &H::V,
 ) -> Result<RunFuture<H::V>, Thrown<H::V>> {
-    if h.truthy(&get(h, st, "active")?) {
+    if h.truthy(&get(h, st, key::ACTIVE)?) {
         return Err(errors::coded(h, errors::AGENT_BUSY, PROMPT_BUSY));
     }
     approvals::refuse_while_paused(h, st)?;
@@ -113,17 +114,17 @@ pub fn prompt<H: FastPaths>(
 /// steering mode. Steering queued while the agent was idle is not marked: the prompt goes first and
 /// the run's initial poll (S0) delivers it, as in the reference.
 fn take_steering_left_by_abort<H: FastPaths>(h: &H, st: &H::V) -> Result<Vec<H::V>, H::V> {
-    let left = items(h, st, "steeringLeftByAbort")?;
+    let left = items(h, st, key::STEERING_LEFT_BY_ABORT)?;
     if left.is_empty() {
         return Ok(left);
     }
-    h.set(st, "steeringLeftByAbort", &h.array(&[]))?;
+    h.set(st, key::STEERING_LEFT_BY_ABORT, &h.array(&[]))?;
     let (taken, kept): (Vec<H::V>, Vec<H::V>) =
-        items(h, st, "steering")?.into_iter().partition(|m| left.iter().any(|l| h.same(l, m)));
-    h.set(st, "steering", &h.array(&kept))?;
+        items(h, st, key::STEERING)?.into_iter().partition(|m| left.iter().any(|l| h.same(l, m)));
+    h.set(st, key::STEERING, &h.array(&kept))?;
     // Out of the queue but not in the transcript yet: checkpoints still count them as queued.
-    if h.kind(&get(h, st, "ck")?).is_object_like() {
-        let transit = get(h, st, "transitSteering")?;
+    if h.kind(&get(h, st, key::CK)?).is_object_like() {
+        let transit = get(h, st, key::TRANSIT_STEERING)?;
         for message in &taken {
             h.array_push(&transit, message)?;
         }
@@ -138,7 +139,7 @@ pub fn continue_run<H: FastPaths>(
     st: &H::V,
     options: &H::V,
 ) -> Result<RunFuture<H::V>, Thrown<H::V>> {
-    if h.truthy(&get(h, st, "active")?) {
+    if h.truthy(&get(h, st, key::ACTIVE)?) {
         return Err(errors::coded(h, errors::AGENT_BUSY, CONTINUE_BUSY));
     }
     if !h.kind(options).is_nullish() {
@@ -152,7 +153,7 @@ pub fn continue_run<H: FastPaths>(
     }
     approvals::refuse_while_paused(h, st)?;
     // Element by element, stopping at the first non-system message: no copy of the transcript.
-    let messages = list_or_empty(h, st, "messages")?;
+    let messages = list_or_empty(h, st, key::MESSAGES)?;
     let count = h.array_len(&messages)?;
     let mut all_system = true;
     for i in 0..count {
@@ -191,7 +192,7 @@ fn continue_with_approvals<H: FastPaths>(
         .map_err(|e| e.into_thrown(h))?;
     check_state(h, agent, st, "Agent.continue").map_err(|e| e.into_thrown(h))?;
     refuse_over_budget(h, agent, st, "Agent.continue")?;
-    if crate::core::agent_loop::open_turn(h, &items(h, st, "messages")?)?.is_none() {
+    if crate::core::agent_loop::open_turn(h, &items(h, st, key::MESSAGES)?)?.is_none() {
         let text = "Agent.continue: the transcript's last assistant message has no tool call waiting for a result";
         return Err(errors::coded(h, errors::CANNOT_CONTINUE, text));
     }
@@ -216,12 +217,12 @@ fn continue_with_approvals<H: FastPaths>(
 /// message continues as `continue()` would (the interrupted request is made again); queued
 /// messages are delivered as the interrupted run would have delivered them.
 pub fn resume<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFuture<H::V>, Thrown<H::V>> {
-    if h.truthy(&get(h, st, "active")?) {
+    if h.truthy(&get(h, st, key::ACTIVE)?) {
         return Err(errors::coded(h, errors::AGENT_BUSY, RESUME_BUSY));
     }
     let idle = |h: &H| -> Result<RunFuture<H::V>, Thrown<H::V>> {
-        h.set(st, "interrupted", &h.boolean(false))?;
-        h.set(st, "completedTools", &h.array(&[]))?;
+        h.set(st, key::INTERRUPTED, &h.boolean(false))?;
+        h.set(st, key::COMPLETED_TOOLS, &h.array(&[]))?;
         changed(h, st);
         Ok(futures::future::ready(Ok(())).boxed_local())
     };
@@ -232,14 +233,14 @@ pub fn resume<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFuture<
         // A pause holds (its request was stored even if the run's end was not): nothing runs until it is decided.
         return idle(h);
     }
-    if !h.truthy(&get(h, st, "interrupted")?) {
+    if !h.truthy(&get(h, st, key::INTERRUPTED)?) {
         if paused.is_some() {
             // Decided, but the run that carries the decisions out never started (a crash in between).
             return start_approved(h, agent, st);
         }
         return Ok(futures::future::ready(Ok(())).boxed_local());
     }
-    let messages = items(h, st, "messages")?;
+    let messages = items(h, st, key::MESSAGES)?;
     check_state(h, agent, st, "Agent.resume").map_err(|e| e.into_thrown(h))?;
     // The last assistant message and the tool results after it.
     let mut existing = Vec::new();
@@ -272,7 +273,7 @@ pub fn resume<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFuture<
     let calls = crate::core::tools::tool_calls(h, &assistant)?;
     let answered = |id: &H::V| existing.iter().any(|m| h.get(m, "toolCallId").is_ok_and(|x| h.same(&x, id)));
     if calls.iter().any(|c| !answered(&c.id)) {
-        let mut completed = items(h, st, "completedTools")?;
+        let mut completed = items(h, st, key::COMPLETED_TOOLS)?;
         let mut decisions = Vec::new();
         if let Some(held) = &paused {
             completed.extend(items(h, held, "completedTools")?);
@@ -302,7 +303,7 @@ pub fn decide<H: FastPaths>(
     approved: bool,
 ) -> Result<RunFuture<H::V>, Thrown<H::V>> {
     let last = approvals::decide(h, agent, st, id, options, approved).map_err(|e| e.into_thrown(h))?;
-    if !last || h.truthy(&get(h, st, "active")?) {
+    if !last || h.truthy(&get(h, st, key::ACTIVE)?) {
         return Ok(futures::future::ready(Ok(())).boxed_local());
     }
     start_approved(h, agent, st)
@@ -312,7 +313,7 @@ pub fn decide<H: FastPaths>(
 fn start_approved<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFuture<H::V>, Thrown<H::V>> {
     let Some(held) = approvals::held(h, st)? else { return Ok(futures::future::ready(Ok(())).boxed_local()) };
     check_state(h, agent, st, "Agent.approve").map_err(|e| e.into_thrown(h))?;
-    let messages = items(h, st, "messages")?;
+    let messages = items(h, st, key::MESSAGES)?;
     let Some((assistant, existing)) = crate::core::agent_loop::open_turn(h, &messages)? else {
         // The transcript no longer holds the waiting calls (it was replaced): nothing to carry out.
         approvals::hold(h, st, None)?;
@@ -320,7 +321,7 @@ fn start_approved<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFut
         return Ok(futures::future::ready(Ok(())).boxed_local());
     };
     let mut completed = items(h, &held, "completedTools")?;
-    completed.extend(items(h, st, "completedTools")?);
+    completed.extend(items(h, st, key::COMPLETED_TOOLS)?);
     let decisions = items(h, &held, "decisions")?;
     let resumed = Resumed { assistant, existing, completed, decisions, interrupted: false };
     Ok(start_run(h, agent, st, None, false, Some(resumed)))
@@ -358,9 +359,9 @@ pub(crate) fn check_state_fully<H: FastPaths>(
     function: &str,
 ) -> Result<(), ArgError<H::V>> {
     let c = Checker::new(h, function);
-    c.tools(&get(h, st, "tools")?, "state.tools")?;
-    c.messages(&get(h, st, "messages")?, "state.messages")?;
-    c.object(&get(h, st, "model")?, "state.model")?;
+    c.tools(&get(h, st, key::TOOLS)?, "state.tools")?;
+    c.messages(&get(h, st, key::MESSAGES)?, "state.messages")?;
+    c.object(&get(h, st, key::MODEL)?, "state.model")?;
     c.function(&get(h, agent, "convertToLlm")?, "agent.convertToLlm")?;
     c.function(&get(h, agent, "streamFunction")?, "agent.streamFunction")?;
     for hook in AGENT_HOOKS {
@@ -372,7 +373,7 @@ pub(crate) fn check_state_fully<H: FastPaths>(
 
 /// Issue 32: the limits of an Agent's run: its `limits`, and its `totalLimits` against what it spent before.
 fn agent_budget<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Budget {
-    let total = get(h, st, "totalUsage").ok().filter(|t| h.kind(t).is_object_like());
+    let total = get(h, st, key::TOTAL_USAGE).ok().filter(|t| h.kind(t).is_object_like());
     let spent_before = total.map_or((0.0, 0.0), |t| {
         let tokens = get(h, &t, "totalTokens").ok().and_then(|v| h.as_number(&v)).unwrap_or(0.0);
         let cost = get(h, &t, "cost")
@@ -410,9 +411,9 @@ fn loop_config<H: FastPaths>(
     signal: &H::V,
     skip_initial_steering: bool,
 ) -> Result<H::V, H::V> {
-    let level = get(h, st, "thinkingLevel")?;
+    let level = get(h, st, key::THINKING_LEVEL)?;
     let reasoning = if h.as_string(&level).as_deref() == Some("off") { h.undefined() } else { level };
-    let config = h.object(&[("model", get(h, st, "model")?), ("reasoning", reasoning)]);
+    let config = h.object(&[("model", get(h, st, key::MODEL)?), ("reasoning", reasoning)]);
     h.copy_fields(agent, &config, &FORWARDED)?;
     let with_context = get(h, agent, "prepareNextTurnWithContext")?;
     let legacy = get(h, agent, "prepareNextTurn")?;
@@ -460,18 +461,19 @@ fn start_run<H: FastPaths>(
     let active =
         h.object(&[("controller", controller), ("signal", signal.clone()), ("promise", promise), ("resolve", resolve)]);
     let setup = (|| -> Result<Prepared<H::V>, H::V> {
-        h.set(st, "active", &active)?;
-        h.set(st, "steeringLeftByAbort", &h.array(&[]))?;
-        h.set(st, "isStreaming", &h.boolean(true))?;
-        h.set(st, "streamingMessage", &h.undefined())?;
-        h.set(st, "errorMessage", &h.undefined())?;
-        h.set(st, "interrupted", &h.boolean(false))?;
-        h.set(st, "runUsage", &h.undefined())?;
-        h.set(st, "limitReached", &h.undefined())?;
+        h.set(st, key::ACTIVE, &active)?;
+        h.set(st, key::STEERING_LEFT_BY_ABORT, &h.array(&[]))?;
+        h.set(st, key::IS_STREAMING, &h.boolean(true))?;
+        h.set(st, key::STREAMING_MESSAGE, &h.undefined())?;
+        h.set(st, key::ERROR_MESSAGE, &h.undefined())?;
+        h.set(st, key::INTERRUPTED, &h.boolean(false))?;
+        h.set(st, key::RUN_USAGE, &h.undefined())?;
+        h.set(st, key::LIMIT_REACHED, &h.undefined())?;
         let budget = agent_budget(h, agent, st);
         // Each `start_*` makes the working copy of the transcript (D6) in one host call, so the
         // transcript itself goes in here: no crossing per message (issue 17).
-        let context = h.object(&[("messages", list_or_empty(h, st, "messages")?), ("tools", copied(h, st, "tools")?)]);
+        let context =
+            h.object(&[("messages", list_or_empty(h, st, key::MESSAGES)?), ("tools", copied(h, st, key::TOOLS)?)]);
         let config = loop_config(h, agent, st, &signal, skip_initial_steering)?;
         let stream_fn = get(h, agent, "streamFunction")?;
         let start = match (&prompts, resumed) {
@@ -499,7 +501,8 @@ fn start_run<H: FastPaths>(
             handle_run_failure(&h, &st, &signal, &thrown).await;
         }
         if h.signal_aborted(&signal) {
-            let _ = items(&h, &st, "steering").and_then(|left| h.set(&st, "steeringLeftByAbort", &h.array(&left)));
+            let _ =
+                items(&h, &st, key::STEERING).and_then(|left| h.set(&st, key::STEERING_LEFT_BY_ABORT, &h.array(&left)));
         }
         finish_run(&h, &st);
         changed(&h, &st);
@@ -515,11 +518,11 @@ fn event_sink<H: FastPaths>(h: &H, st: &H::V, signal: &H::V) -> NativeSink<H::V>
         let (h, st, signal) = (h.clone(), st.clone(), signal.clone());
         async move {
             if approvals::on_event(&h, &st, &event)? {
-                let agent = get(&h, &st, "agent")?;
+                let agent = get(&h, &st, key::AGENT)?;
                 checkpoint::flush(&h, &agent, &st).await?;
             }
             if h.reduce_agent_event(&st, &event)? {
-                let agent = get(&h, &st, "agent")?;
+                let agent = get(&h, &st, key::AGENT)?;
                 checkpoint::flush(&h, &agent, &st).await?;
             }
             call_listeners(&h, &st, &event, &signal, false).await
@@ -539,7 +542,7 @@ async fn call_listeners<H: FastPaths>(
     signal: &H::V,
     swallow: bool,
 ) -> Result<(), H::V> {
-    let listeners = get(h, st, "listeners")?;
+    let listeners = get(h, st, key::LISTENERS)?;
     if !h.kind(&listeners).is_object_like() {
         return Ok(());
     }
@@ -562,7 +565,7 @@ async fn call_listeners<H: FastPaths>(
 /// A-5.6: a listener threw, so the loop stopped; the failure events go through the reducer and
 /// listeners, whose own errors are swallowed (A-5.6.2) so the agent always becomes idle.
 async fn handle_run_failure<H: FastPaths>(h: &H, st: &H::V, signal: &H::V, thrown: &H::V) {
-    let model = get(h, st, "model").unwrap_or_else(|_| h.undefined());
+    let model = get(h, st, key::MODEL).unwrap_or_else(|_| h.undefined());
     let stop_reason = if h.signal_aborted(signal) { "aborted" } else { "error" };
     let message = h.error_message(thrown);
     let failure = empty_assistant(h, &model, true, &h.constant(stop_reason), Some(&message));
@@ -572,34 +575,34 @@ async fn handle_run_failure<H: FastPaths>(h: &H, st: &H::V, signal: &H::V, throw
         h.object(&[("type", h.constant("turn_end")), ("message", failure.clone()), ("toolResults", h.array(&[]))]),
         h.object(&[("type", h.constant("agent_end")), ("messages", h.array(&[failure]))]),
     ];
-    let agent = get(h, st, "agent").unwrap_or_else(|_| h.undefined());
+    let agent = get(h, st, key::AGENT).unwrap_or_else(|_| h.undefined());
     for event in events {
         if let Ok(true) = reduce(h, st, &event) {
             let _ = checkpoint::flush(h, &agent, st).await;
         }
         let _ = call_listeners(h, st, &event, signal, true).await;
     }
-    let _ = h.set(st, "errorMessage", &h.string(&message));
+    let _ = h.set(st, key::ERROR_MESSAGE, &h.string(&message));
 }
 
 /// Clears the runtime state and resolves `waitForIdle()`.
 fn finish_run<H: FastPaths>(h: &H, st: &H::V) {
     // What the run drained or ended without committing is gone from the live agent too.
-    let _ = h.set(st, "transitSteering", &h.array(&[]));
-    let _ = h.set(st, "transitFollowUp", &h.array(&[]));
-    let _ = h.set(st, "completedTools", &h.array(&[]));
-    let _ = h.set(st, "endedTools", &h.array(&[]));
-    let _ = h.set(st, "isStreaming", &h.boolean(false));
-    let _ = h.set(st, "streamingMessage", &h.undefined());
-    let _ = h.set(st, "pendingToolCalls", &h.new_set(&[]));
+    let _ = h.set(st, key::TRANSIT_STEERING, &h.array(&[]));
+    let _ = h.set(st, key::TRANSIT_FOLLOW_UP, &h.array(&[]));
+    let _ = h.set(st, key::COMPLETED_TOOLS, &h.array(&[]));
+    let _ = h.set(st, key::ENDED_TOOLS, &h.array(&[]));
+    let _ = h.set(st, key::IS_STREAMING, &h.boolean(false));
+    let _ = h.set(st, key::STREAMING_MESSAGE, &h.undefined());
+    let _ = h.set(st, key::PENDING_TOOL_CALLS, &h.new_set(&[]));
     // A decided pause is over once the run that carried it out ended, however it ended (a listener failure too).
     if let Ok(Some(held)) = approvals::held(h, st)
         && approvals::undecided(h, &held).is_ok_and(|waiting| waiting.is_empty())
     {
         let _ = approvals::hold(h, st, None);
     }
-    if let Ok(resolve) = get(h, st, "active").and_then(|active| get(h, &active, "resolve")) {
+    if let Ok(resolve) = get(h, st, key::ACTIVE).and_then(|active| get(h, &active, "resolve")) {
         let _ = h.call_sync(&resolve, &h.undefined(), &[]);
     }
-    let _ = h.set(st, "active", &h.undefined());
+    let _ = h.set(st, key::ACTIVE, &h.undefined());
 }

@@ -1,5 +1,6 @@
 //! `new Agent(options)`: the options a run reads, their checks and defaults, and the initial state.
 
+use crate::core::agent_state::key;
 use crate::core::agent_state::{MODES, get};
 use crate::core::args::{ArgError, CONFIG_HOOKS, Checker};
 use crate::core::checkpoint;
@@ -171,35 +172,35 @@ pub fn init<H: FastPaths>(
     let model = if h.kind(&model).is_nullish() { default_model(h) } else { model };
     let level = if h.kind(&level).is_nullish() { h.constant("off") } else { level };
     let state = [
-        ("model", model),
-        ("thinkingLevel", level),
-        ("tools", h.array(&tools)),
-        ("messages", h.array(&messages)),
-        ("isStreaming", h.boolean(false)),
-        ("streamingMessage", h.undefined()),
-        ("pendingToolCalls", h.new_set(&[])),
-        ("errorMessage", h.undefined()),
-        ("steering", h.array(&[])),
-        ("followUp", h.array(&[])),
-        ("steeringLeftByAbort", h.array(&[])),
-        ("steeringMode", h.string(modes.first().map_or("one-at-a-time", |m| m.as_str()))),
-        ("followUpMode", h.string(modes.get(1).map_or("one-at-a-time", |m| m.as_str()))),
-        ("listeners", h.new_set(&[])),
-        ("active", h.undefined()),
+        (key::MODEL, model),
+        (key::THINKING_LEVEL, level),
+        (key::TOOLS, h.array(&tools)),
+        (key::MESSAGES, h.array(&messages)),
+        (key::IS_STREAMING, h.boolean(false)),
+        (key::STREAMING_MESSAGE, h.undefined()),
+        (key::PENDING_TOOL_CALLS, h.new_set(&[])),
+        (key::ERROR_MESSAGE, h.undefined()),
+        (key::STEERING, h.array(&[])),
+        (key::FOLLOW_UP, h.array(&[])),
+        (key::STEERING_LEFT_BY_ABORT, h.array(&[])),
+        (key::STEERING_MODE, h.string(modes.first().map_or("one-at-a-time", |m| m.as_str()))),
+        (key::FOLLOW_UP_MODE, h.string(modes.get(1).map_or("one-at-a-time", |m| m.as_str()))),
+        (key::LISTENERS, h.new_set(&[])),
+        (key::ACTIVE, h.undefined()),
         // Durability (checkpoint.rs): drained messages and ended tool calls not yet in the
         // transcript, and whether a restored agent was interrupted mid-run.
-        ("onCheckpoint", on_checkpoint.clone()),
-        ("agent", agent.clone()),
-        ("transitSteering", h.array(&[])),
-        ("transitFollowUp", h.array(&[])),
-        ("completedTools", h.array(&[])),
-        ("endedTools", h.array(&[])),
-        ("interrupted", h.boolean(false)),
-        ("approvals", h.undefined()),
-        ("pendingApprovals", h.array(&[])),
-        ("totalUsage", h.undefined()),
-        ("runUsage", h.undefined()),
-        ("limitReached", h.undefined()),
+        (key::ON_CHECKPOINT, on_checkpoint.clone()),
+        (key::AGENT, agent.clone()),
+        (key::TRANSIT_STEERING, h.array(&[])),
+        (key::TRANSIT_FOLLOW_UP, h.array(&[])),
+        (key::COMPLETED_TOOLS, h.array(&[])),
+        (key::ENDED_TOOLS, h.array(&[])),
+        (key::INTERRUPTED, h.boolean(false)),
+        (key::APPROVALS, h.undefined()),
+        (key::PENDING_APPROVALS, h.array(&[])),
+        (key::TOTAL_USAGE, h.undefined()),
+        (key::RUN_USAGE, h.undefined()),
+        (key::LIMIT_REACHED, h.undefined()),
     ];
     for (key, value) in &state {
         h.set(st, key, value)?;

@@ -3,6 +3,7 @@
 
 use super::options::check_mode;
 use crate::core::agent_state::drain::peek;
+use crate::core::agent_state::key;
 use crate::core::agent_state::{Queue, Thrown, get, items};
 use crate::core::args::{ArgError, Checker};
 use crate::core::checkpoint;
@@ -11,7 +12,7 @@ use std::rc::Rc;
 
 /// A durable point outside a run's awaits: the agent is read from the state object.
 pub(crate) fn changed<H: FastPaths>(h: &H, st: &H::V) {
-    if let Ok(agent) = get(h, st, "agent") {
+    if let Ok(agent) = get(h, st, key::AGENT) {
         checkpoint::request(h, &agent, st);
     }
 }
@@ -89,11 +90,11 @@ pub fn take_queued<H: FastPaths>(h: &H, st: &H::V, predicate: &H::V) -> Result<H
 /// Adds a listener (once, like a `Set`) and returns the function that removes it.
 pub fn subscribe<H: FastPaths>(h: &H, st: &H::V, listener: &H::V) -> Result<H::V, ArgError<H::V>> {
     Checker::new(h, "Agent.subscribe").function(listener, "listener")?;
-    h.set_add(&get(h, st, "listeners")?, listener)?;
+    h.set_add(&get(h, st, key::LISTENERS)?, listener)?;
     let (host, st, listener) = (h.clone(), st.clone(), listener.clone());
     Ok(h.function(Rc::new(move |_args: &[H::V]| {
         let h = &host;
-        if let Ok(listeners) = get(h, &st, "listeners") {
+        if let Ok(listeners) = get(h, &st, key::LISTENERS) {
             let _ = h.set_delete(&listeners, &listener);
         }
         h.undefined()

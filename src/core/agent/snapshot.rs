@@ -1,6 +1,7 @@
 //! Snapshots (D8): `agent.snapshot()` and both halves of `Agent.restore` (checking, then applying). The pure format
 //! checks and migrations are `core::snapshot`; checkpoints fold into a snapshot in `core::checkpoint`.
 
+use crate::core::agent_state::key;
 use crate::core::agent_state::{get, items};
 use crate::core::args::{ArgError, Checker};
 use crate::core::checkpoint;
@@ -113,7 +114,7 @@ fn unserializable<H: FastPaths>(h: &H, root: &H::V, prefix: &str) -> Option<Stri
 /// `agent.snapshot()` (D8.1): a JSON-compatible deep copy of the committed state.
 pub fn snapshot<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<H::V, H::V> {
     let mut names = Vec::new();
-    for tool in items(h, st, "tools")? {
+    for tool in items(h, st, key::TOOLS)? {
         if h.kind(&tool).is_object_like() {
             names.push(get(h, &tool, "name")?);
         }
@@ -121,14 +122,14 @@ pub fn snapshot<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<H::V, H:
     let mut entries = vec![
         ("format", h.string(crate::core::snapshot::FORMAT)),
         ("version", h.number(crate::core::snapshot::VERSION as f64)),
-        ("model", get(h, st, "model")?),
-        ("thinkingLevel", get(h, st, "thinkingLevel")?),
-        ("messages", h.array(&items(h, st, "messages")?)),
+        ("model", get(h, st, key::MODEL)?),
+        ("thinkingLevel", get(h, st, key::THINKING_LEVEL)?),
+        ("messages", h.array(&items(h, st, key::MESSAGES)?)),
         // Messages a running loop drained but has not delivered yet still count as queued.
-        ("steeringQueue", h.array(&checkpoint::durable_queue(h, st, "transitSteering", "steering")?)),
-        ("followUpQueue", h.array(&checkpoint::durable_queue(h, st, "transitFollowUp", "followUp")?)),
-        ("steeringMode", get(h, st, "steeringMode")?),
-        ("followUpMode", get(h, st, "followUpMode")?),
+        ("steeringQueue", h.array(&checkpoint::durable_queue(h, st, key::TRANSIT_STEERING, "steering")?)),
+        ("followUpQueue", h.array(&checkpoint::durable_queue(h, st, key::TRANSIT_FOLLOW_UP, "followUp")?)),
+        ("steeringMode", get(h, st, key::STEERING_MODE)?),
+        ("followUpMode", get(h, st, key::FOLLOW_UP_MODE)?),
     ];
     let session = get(h, agent, "sessionId")?;
     if h.kind(&session) != Kind::Undefined {
@@ -136,24 +137,24 @@ pub fn snapshot<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<H::V, H:
     }
     entries.push(("toolNames", h.array(&names)));
     // Durability: where the checkpoints stand, and a run in progress for `resume()` to pick up.
-    let ck = get(h, st, "ck")?;
+    let ck = get(h, st, key::CK)?;
     if h.kind(&ck).is_object_like() {
         entries.push(("checkpointSeq", get(h, &ck, "seq")?));
     }
-    if h.truthy(&get(h, st, "active")?) || h.truthy(&get(h, st, "interrupted")?) {
+    if h.truthy(&get(h, st, key::ACTIVE)?) || h.truthy(&get(h, st, key::INTERRUPTED)?) {
         entries.push(("running", h.boolean(true)));
-        let completed = items(h, st, "completedTools")?;
+        let completed = items(h, st, key::COMPLETED_TOOLS)?;
         if !completed.is_empty() {
             entries.push(("completedTools", h.array(&completed)));
         }
     }
     // Issue 30: a pause and its decisions so far.
-    let approvals = get(h, st, "approvals")?;
+    let approvals = get(h, st, key::APPROVALS)?;
     if h.kind(&approvals) == Kind::Object {
         entries.push(("approvals", approvals));
     }
     // Issue 32: the agent's usage totals, once a reply reported usage.
-    let usage = get(h, st, "totalUsage")?;
+    let usage = get(h, st, key::TOTAL_USAGE)?;
     if h.kind(&usage) == Kind::Object {
         entries.push(("usage", usage));
     }
@@ -262,7 +263,7 @@ pub fn apply_snapshot<H: FastPaths>(
         Checker::new(h, "Agent.restore").tools(tools, "options.tools")?;
     }
     let tools = if h.kind(tools).is_nullish() { Vec::new() } else { h.array_items(tools)? };
-    h.set(st, "tools", &h.array(&tools))?;
+    h.set(st, key::TOOLS, &h.array(&tools))?;
     for (from, to) in [
         ("model", "model"),
         ("thinkingLevel", "thinkingLevel"),
@@ -278,7 +279,7 @@ pub fn apply_snapshot<H: FastPaths>(
     if h.kind(&session) != Kind::Undefined {
         h.set(agent, "sessionId", &session)?;
     }
-    h.set(st, "interrupted", &h.boolean(h.truthy(&get(h, data, "running")?)))?;
+    h.set(st, key::INTERRUPTED, &h.boolean(h.truthy(&get(h, data, "running")?)))?;
     let completed = get(h, data, "completedTools")?;
     h.set(
         st,
@@ -289,9 +290,9 @@ pub fn apply_snapshot<H: FastPaths>(
     super::approvals::hold(h, st, (h.kind(&approvals) == Kind::Object).then_some(&approvals))?;
     let usage = get(h, data, "usage")?;
     if h.kind(&usage) == Kind::Object {
-        h.set(st, "totalUsage", &usage)?;
+        h.set(st, key::TOTAL_USAGE, &usage)?;
     }
-    if h.kind(&get(h, st, "onCheckpoint")?) == Kind::Function {
+    if h.kind(&get(h, st, key::ON_CHECKPOINT)?) == Kind::Function {
         let seq = h.as_number(&get(h, data, "checkpointSeq")?).unwrap_or(0.0);
         checkpoint::adopt(h, agent, st, seq)?;
     }

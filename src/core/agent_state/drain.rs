@@ -1,6 +1,7 @@
 //! What a run's poll of a queue takes: the selection by mode, and the reference of
 //! `FastPaths::queue_poller` (its JS twin is `queuePoller` in `src/js/snippets/agent.js`).
 
+use super::key;
 use super::{Queue, get, items};
 use crate::core::host::{Host, Kind};
 use std::rc::Rc;
@@ -33,7 +34,7 @@ pub fn drain<H: Host>(h: &H, st: &H::V, queue: Queue) -> Result<Vec<H::V>, H::V>
     let selected = peek(h, st, queue)?;
     let rest: Vec<H::V> = items(h, st, list)?.into_iter().skip(selected.len()).collect();
     h.set(st, list, &h.array(&rest))?;
-    if !selected.is_empty() && h.kind(&get(h, st, "ck")?).is_object_like() {
+    if !selected.is_empty() && h.kind(&get(h, st, key::CK)?).is_object_like() {
         // Not a durable point: until they are in the transcript, checkpoints still count them as
         // queued, so a crash in between delivers them again instead of losing them.
         let transit = get(h, st, queue.transit())?;

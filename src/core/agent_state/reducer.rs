@@ -2,6 +2,7 @@
 //! `FastPaths::reduce_agent_event`; its JS twin is `reduceAgentEvent` in `src/js/snippets/agent.js`, and the
 //! facade's failure path (`pkg-template/agent.js`) is a third copy for when the instance is gone.
 
+use super::key;
 use super::{get, items};
 use crate::core::budget::{add_figures, read_usage};
 use crate::core::declare::tools::role;
@@ -21,30 +22,30 @@ fn retain<H: Host>(h: &H, st: &H::V, key: &str, keep: impl Fn(&H::V) -> bool) ->
 /// call ended) when the agent writes checkpoints.
 pub fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H::V> {
     let kind = h.as_string(&get(h, event, "type")?).unwrap_or_default();
-    let durable = h.kind(&get(h, st, "ck")?).is_object_like();
+    let durable = h.kind(&get(h, st, key::CK)?).is_object_like();
     match kind.as_str() {
-        "message_start" | "message_update" => h.set(st, "streamingMessage", &get(h, event, "message")?)?,
+        "message_start" | "message_update" => h.set(st, key::STREAMING_MESSAGE, &get(h, event, "message")?)?,
         "message_end" => {
-            h.set(st, "streamingMessage", &h.undefined())?;
+            h.set(st, key::STREAMING_MESSAGE, &h.undefined())?;
             let message = get(h, event, "message")?;
-            h.array_push(&get(h, st, "messages")?, &message)?;
+            h.array_push(&get(h, st, key::MESSAGES)?, &message)?;
             let role = role(h, &message)?;
             // a model reply's usage adds to the agent's totals and the run's (none while it adds nothing).
             if role.as_deref() == Some("assistant")
                 && let Some(figures) = read_usage(h, &get(h, &message, "usage")?)?
             {
-                for key in ["totalUsage", "runUsage"] {
-                    let totals = add_figures(h, &get(h, st, key)?, &figures)?;
-                    h.set(st, key, &totals)?;
+                for field in [key::TOTAL_USAGE, key::RUN_USAGE] {
+                    let totals = add_figures(h, &get(h, st, field)?, &figures)?;
+                    h.set(st, field, &totals)?;
                 }
             }
             if durable {
-                for key in ["transitSteering", "transitFollowUp"] {
-                    retain(h, st, key, |m| !h.same(m, &message))?;
+                for field in [key::TRANSIT_STEERING, key::TRANSIT_FOLLOW_UP] {
+                    retain(h, st, field, |m| !h.same(m, &message))?;
                 }
                 if role.as_deref() == Some("toolResult") {
                     let id = get(h, &message, "toolCallId")?;
-                    retain(h, st, "completedTools", |r| {
+                    retain(h, st, key::COMPLETED_TOOLS, |r| {
                         !h.same(&get(h, r, "toolCallId").unwrap_or_else(|_| h.undefined()), &id)
                     })?;
                 }
@@ -53,12 +54,12 @@ pub fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H::V> {
         }
         "tool_execution_start" | "tool_execution_end" => {
             let id = get(h, event, "toolCallId")?;
-            let mut ids: Vec<H::V> = h.set_items(&get(h, st, "pendingToolCalls")?)?;
+            let mut ids: Vec<H::V> = h.set_items(&get(h, st, key::PENDING_TOOL_CALLS)?)?;
             ids.retain(|x| !h.same(x, &id));
             if kind == "tool_execution_start" {
                 ids.push(id.clone());
             }
-            h.set(st, "pendingToolCalls", &h.new_set(&ids))?;
+            h.set(st, key::PENDING_TOOL_CALLS, &h.new_set(&ids))?;
             if durable && kind == "tool_execution_end" {
                 // Ended but its result message comes later (a parallel batch emits them in source
                 // order at its end): kept so that a resume does not run it again.
@@ -68,8 +69,8 @@ pub fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H::V> {
                     ("result", get(h, event, "result")?),
                     ("isError", get(h, event, "isError")?),
                 ]);
-                h.array_push(&get(h, st, "completedTools")?, &record)?;
-                h.array_push(&get(h, st, "endedTools")?, &record)?;
+                h.array_push(&get(h, st, key::COMPLETED_TOOLS)?, &record)?;
+                h.array_push(&get(h, st, key::ENDED_TOOLS)?, &record)?;
                 return Ok(true);
             }
         }
@@ -78,17 +79,17 @@ pub fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H::V> {
             if role(h, &message)?.as_deref() == Some("assistant") {
                 let error = get(h, &message, "errorMessage")?;
                 if h.truthy(&error) {
-                    h.set(st, "errorMessage", &error)?;
+                    h.set(st, key::ERROR_MESSAGE, &error)?;
                 }
             }
         }
         "agent_end" => {
-            h.set(st, "streamingMessage", &h.undefined())?;
+            h.set(st, key::STREAMING_MESSAGE, &h.undefined())?;
             // Issue 32: a limit stopped the run.
             let reached = get(h, event, "limitReached")?;
             if h.kind(&reached).is_object_like() {
-                h.set(st, "limitReached", &reached)?;
-                h.set(st, "errorMessage", &get(h, &reached, "message")?)?;
+                h.set(st, key::LIMIT_REACHED, &reached)?;
+                h.set(st, key::ERROR_MESSAGE, &get(h, &reached, "message")?)?;
             }
         }
         _ => {}

@@ -213,79 +213,72 @@ fn no_module_circles() {
     assert!(circles.is_empty(), "module circles:\n{}", circles.join("\n"));
 }
 
-/// The keys the core uses on the Agent's state object `st`: the string after `st, ` in a call (a second one too, as
-/// in `durable_queue(h, st, "transitSteering", "steering")`), the queue selector's names, and the fields `init` sets.
-fn state_keys_used() -> BTreeSet<String> {
+/// `key::MODEL` for `model`: the constant `core::agent_state::key` names a state key by.
+fn key_const(key: &str) -> String {
+    let mut out = String::new();
+    for c in key.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
+}
+
+/// The non-test code of every file of `src/core`, by module path.
+fn core_code() -> Vec<(String, String)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/core");
     let mut files = BTreeMap::new();
     modules(&src, &src, &mut files);
-    let quoted = |text: &str| -> Option<String> {
-        let rest = text.strip_prefix('"')?;
-        let end = rest.find('"')?;
-        let key = &rest[..end];
-        key.chars().all(|c| c.is_ascii_alphanumeric()).then(|| key.to_string())
-    };
-    let mut keys = BTreeSet::new();
-    for (module, path) in &files {
-        if module.contains("tests") || module.contains("test_host") {
-            continue;
-        }
-        let code = code(path);
-        let bytes = code.as_bytes();
-        for (i, _) in code.match_indices("st, \"") {
-            if i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_') {
-                continue;
+    files
+        .into_iter()
+        .filter(|(m, _)| !m.contains("tests") && !m.contains("test_host"))
+        .map(|(m, path)| (m, code(&path)))
+        .collect()
+}
+
+#[test]
+fn every_state_key_is_defined_once_and_named_only_by_its_constant() {
+    let defined: BTreeMap<String, String> =
+        crate::core::agent_state::KEYS.iter().map(|(k, _)| (key_const(k), k.to_string())).collect();
+    assert_eq!(defined.len(), crate::core::agent_state::KEYS.len(), "a key listed twice");
+    let mut used = BTreeSet::new();
+    let mut literals = Vec::new();
+    for (module, code) in core_code() {
+        // `KEYS` itself names every constant: a use is anywhere else.
+        let code = match (module.as_str(), code.find("pub const KEYS")) {
+            ("agent_state", Some(start)) => {
+                let end = code[start..].find("];").map_or(code.len(), |e| start + e);
+                format!("{}{}", &code[..start], &code[end..])
             }
-            let after = &code[i + 4..];
-            if let Some(key) = quoted(after) {
-                if let Some(second) = after.get(key.len() + 2..).and_then(|r| r.strip_prefix(", ")).and_then(quoted) {
-                    keys.insert(second);
-                }
-                keys.insert(key);
-            }
-        }
-        // Keys named as plain literals: `Queue::keys` and `Queue::transit`, and the reducer's `for key in [...]`.
-        let mut lists: Vec<&str> = Vec::new();
-        if module == "agent_state" {
-            lists.extend(code.find("impl Queue").map(|i| &code[i..]));
-        }
-        if module == "agent_state::reducer" {
-            for (i, _) in code.match_indices("for key in [") {
-                lists.extend(code[i..].find(']').map(|e| &code[i..i + e]));
+            _ => code,
+        };
+        for (i, _) in code.match_indices("key::") {
+            let name: String = code[i + 5..].chars().take_while(|c| c.is_ascii_uppercase() || *c == '_').collect();
+            if let Some(key) = defined.get(&name) {
+                used.insert(key.clone());
             }
         }
-        for list in lists {
-            for part in list.split('"').skip(1).step_by(2) {
-                if part.chars().all(|c| c.is_ascii_alphanumeric()) && !part.is_empty() {
-                    keys.insert(part.to_string());
-                }
-            }
-        }
-        if module == "agent::options" {
-            let start = code.find("let state = [").unwrap();
-            let list = &code[start..start + code[start..].find("];").unwrap()];
-            for line in list.lines() {
-                if let Some(key) = line.trim().strip_prefix('(').and_then(quoted) {
-                    keys.insert(key);
+        // A field of the state object named by a literal (`get(h, st, "messages")`): only its module may.
+        if module != "agent_state" {
+            for (i, _) in code.match_indices("st, \"") {
+                let key: String = code[i + 5..].chars().take_while(char::is_ascii_alphanumeric).collect();
+                if defined.values().any(|k| *k == key) {
+                    literals.push(format!("{module}: st, \"{key}\""));
                 }
             }
         }
     }
-    keys
-}
-
-#[test]
-fn every_state_key_is_defined_once_and_used() {
-    let defined: BTreeSet<String> = crate::core::agent_state::KEYS.iter().map(|(k, _)| k.to_string()).collect();
-    assert_eq!(defined.len(), crate::core::agent_state::KEYS.len(), "a key listed twice");
-    let used = state_keys_used();
+    assert!(
+        literals.is_empty(),
+        "state keys named by a literal outside core::agent_state (use key::…):\n{}",
+        literals.join("\n")
+    );
     // The reader finds what it must.
     for key in ["ck", "transitSteering", "followUpMode", "interrupted", "listeners"] {
         assert!(used.contains(key), "{key} not found in {used:?}");
     }
-    let unknown: Vec<&String> = used.iter().filter(|k| !defined.contains(*k)).collect();
-    assert!(unknown.is_empty(), "keys used on st but not in agent_state::KEYS: {unknown:?}");
     // `view` is the facade's alone (pkg-template/agent.js sets and reads it).
-    let unused: Vec<&String> = defined.iter().filter(|k| !used.contains(*k) && k.as_str() != "view").collect();
+    let unused: Vec<&String> = defined.values().filter(|k| !used.contains(*k) && k.as_str() != "view").collect();
     assert!(unused.is_empty(), "keys in agent_state::KEYS the core never uses: {unused:?}");
 }
