@@ -16,6 +16,8 @@ export const META = "agentLoop";
 
 export const FINISH_REASONS = { stop: "stop", length: "length", toolUse: "tool-calls", error: "error" };
 
+/** A non-null object, arrays included, functions not: what the AI SDK's parts, chunks and events are. (The binding's
+ *  snippets ask `isObjectLike`, functions included, as the core does.) */
 export const isObject = (v) => v !== null && typeof v === "object";
 export const describe = (v) => (v === null ? "null" : Array.isArray(v) ? "an array" : typeof v);
 

@@ -5,14 +5,14 @@
 // event, poll or stretch of listeners; tests/js/parity.test.mjs holds each to its reference.
 
 import { failed } from "./calls.js";
-import { isObject, push } from "./values.js";
+import { isObjectLike, push } from "./values.js";
 
 /** `Array.from(v)` for an array, else `[]` (the core's `items`). */
 const listOf = (v) => (Array.isArray(v) ? Array.from(v) : []);
 
 /** A string `role` of an object-like message, else undefined (the core's `role`). */
 function roleOf(m) {
-  if (!isObject(m)) return undefined;
+  if (!isObjectLike(m)) return undefined;
   const role = Reflect.get(m, "role");
   return typeof role === "string" ? role : undefined;
 }
@@ -36,7 +36,7 @@ function toolCallIdOf(record) {
  *  checkpoints. A getter's or setter's throw throws through. */
 export function reduceAgentEvent(st, event) {
   const type = Reflect.get(event, "type");
-  const durable = isObject(Reflect.get(st, "ck"));
+  const durable = isObjectLike(Reflect.get(st, "ck"));
   switch (typeof type === "string" ? type : "") {
     case "message_start":
     case "message_update":
@@ -94,7 +94,7 @@ export function reduceAgentEvent(st, event) {
       Reflect.set(st, "streamingMessage", undefined);
       // Issue 32: a limit stopped the run.
       const reached = Reflect.get(event, "limitReached");
-      if (isObject(reached)) {
+      if (isObjectLike(reached)) {
         Reflect.set(st, "limitReached", reached);
         Reflect.set(st, "errorMessage", Reflect.get(reached, "message"));
       }
@@ -113,10 +113,10 @@ function finite(v) {
 }
 
 function readUsage(usage) {
-  if (!isObject(usage)) return undefined;
+  if (!isObjectLike(usage)) return undefined;
   const counts = USAGE_FIELDS.map((key) => finite(Reflect.get(usage, key)));
   const cost = Reflect.get(usage, "cost");
-  const costs = isObject(cost) ? COST_FIELDS.map((key) => finite(Reflect.get(cost, key))) : [0, 0, 0, 0, 0];
+  const costs = isObjectLike(cost) ? COST_FIELDS.map((key) => finite(Reflect.get(cost, key))) : [0, 0, 0, 0, 0];
   if (counts.every((n) => n === 0) && costs.every((n) => n === 0)) return undefined;
   return [counts, costs];
 }
@@ -124,10 +124,10 @@ function readUsage(usage) {
 function addFigures(before, [counts, costs]) {
   counts = counts.slice();
   costs = costs.slice();
-  if (isObject(before)) {
+  if (isObjectLike(before)) {
     for (let i = 0; i < 5; i++) counts[i] += finite(Reflect.get(before, USAGE_FIELDS[i]));
     const cost = Reflect.get(before, "cost");
-    if (isObject(cost)) for (let i = 0; i < 5; i++) costs[i] += finite(Reflect.get(cost, COST_FIELDS[i]));
+    if (isObjectLike(cost)) for (let i = 0; i < 5; i++) costs[i] += finite(Reflect.get(cost, COST_FIELDS[i]));
   }
   return {
     input: counts[0], output: counts[1], cacheRead: counts[2], cacheWrite: counts[3], totalTokens: counts[4],
@@ -149,7 +149,7 @@ export function queuePoller(st, list, mode, transit, skip) {
       const all = listOf(Reflect.get(st, list));
       const selected = Reflect.get(st, mode) === "all" ? all : all.slice(0, 1);
       Reflect.set(st, list, listOf(Reflect.get(st, list)).slice(selected.length));
-      if (selected.length > 0 && isObject(Reflect.get(st, "ck"))) {
+      if (selected.length > 0 && isObjectLike(Reflect.get(st, "ck"))) {
         const waiting = Reflect.get(st, transit);
         if (Array.isArray(waiting)) for (const m of selected) push(waiting, m);
       }

@@ -3,7 +3,7 @@
 // the declared tools with the executable ones by declaration text, reading each field in the reference's order.
 // Reads caller values, never writes them (D6); a throwing getter throws through.
 
-import { SCHEMA_KIND, classifySchema, isObject, standardJsonSchema } from "./values.js";
+import { SCHEMA_KIND, classifySchema, isObjectLike, standardJsonSchema } from "./values.js";
 
 const UNSET = Symbol("agent-loop-wasm.unset");
 
@@ -159,13 +159,13 @@ function systemMessages(list) {
   if (n < SCAN_CACHED_FROM) {
     for (let i = 0; i < n; i++) {
       const m = list[i];
-      if (isObject(m) && m.role === "system") systems.push(i, m);
+      if (isObjectLike(m) && m.role === "system") systems.push(i, m);
     }
     return systems;
   }
   for (let i = n - 1; i >= 0 && i >= n - SCAN_LOOKBACK; i--) {
     const m = list[i];
-    const scan = isObject(m) ? scans.get(m) : undefined;
+    const scan = isObjectLike(m) ? scans.get(m) : undefined;
     if (scan !== undefined && scan.index === i && resumable(scan, list)) {
       start = i + 1;
       systems = scan.systems;
@@ -175,7 +175,7 @@ function systemMessages(list) {
   let owned = false;
   for (let i = start; i < n; i++) {
     const m = list[i];
-    if (isObject(m) && m.role === "system") {
+    if (isObjectLike(m) && m.role === "system") {
       if (!owned) {
         systems = systems.slice();
         owned = true;
@@ -184,7 +184,7 @@ function systemMessages(list) {
     }
   }
   const last = list[n - 1];
-  if (n > 0 && isObject(last)) {
+  if (n > 0 && isObjectLike(last)) {
     const scan = scans.get(last);
     if (scan === undefined || scan.index !== n - 1 || scan.systems !== systems) scans.set(last, { index: n - 1, systems });
   }

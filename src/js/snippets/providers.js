@@ -246,12 +246,12 @@ class Projection {
     return out;
   }
 
-  isObject(v) {
+  isObjectLike(v) {
     return v !== null && typeof v === "object" && !Array.isArray(v);
   }
 
   message(m) {
-    if (!this.isObject(m)) return this.scalar(m);
+    if (!this.isObjectLike(m)) return this.scalar(m);
     return this.fields(m, MESSAGE_FIELDS, (key, v) => {
       switch (key) {
         case "content": return typeof v === "string" ? this.forwarded(v) : this.list(v, (b) => this.block(b));
@@ -263,7 +263,7 @@ class Projection {
   }
 
   block(b) {
-    if (!this.isObject(b)) return this.scalar(b);
+    if (!this.isObjectLike(b)) return this.scalar(b);
     return this.fields(b, BLOCK_FIELDS, (key, v) => {
       if (key === "arguments" && ((v !== null && typeof v === "object") || typeof v === "bigint")) return this.opaque(v);
       return typeof v === "string" && FORWARDED_TEXT.has(key) ? this.forwarded(v) : this.scalar(v);
@@ -271,7 +271,7 @@ class Projection {
   }
 
   sections(v) {
-    if (!this.isObject(v)) return this.scalar(v);
+    if (!this.isObjectLike(v)) return this.scalar(v);
     const out = {};
     for (const name of Object.keys(v)) {
       this.at.push(name);
@@ -283,7 +283,7 @@ class Projection {
   }
 
   tool(t) {
-    if (!this.isObject(t)) return this.scalar(t);
+    if (!this.isObjectLike(t)) return this.scalar(t);
     return this.fields(t, TOOL_FIELDS, (key, v) => {
       if (key !== "parameters" || v === null || typeof v !== "object") return this.scalar(v);
       // Google rewrites schemas, so they go as JSON when Rust can hold them (the first try); else
@@ -296,7 +296,7 @@ class Projection {
 
   schema(v) {
     // restoreAt puts values back, not keys: a key Rust cannot hold forwards the whole schema.
-    const keys = this.isObject(v) && typeof v.toJSON !== "function" ? Object.keys(v) : null;
+    const keys = this.isObjectLike(v) && typeof v.toJSON !== "function" ? Object.keys(v) : null;
     if (keys === null || keys.some((k) => this.text(k) !== k)) return this.opaque(v);
     const out = {};
     for (const key of keys) {

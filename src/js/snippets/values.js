@@ -15,8 +15,9 @@ export const KIND_CODE = Object.freeze({
   UNDEFINED: 0, NULL: 1, BOOL: 2, NUMBER: 3, STRING: 4, ARRAY: 5, FUNCTION: 6, OBJECT: 7, OTHER: 8,
 });
 
-/** An object or a function: what can hold properties (the core's object-like values). */
-export const isObject = (m) => m !== null && (typeof m === "object" || typeof m === "function");
+/** An object or a function: what can hold properties (`Kind::is_object_like` of src/core/host.rs). Not the ui
+ *  entry's `isObject` (objects only) nor the argument checks' `isObjectArg` (no arrays): three questions, three names. */
+export const isObjectLike = (m) => m !== null && (typeof m === "object" || typeof m === "function");
 
 // `Host::object` for the common small shapes (events, content blocks): one crossing, keys as computed.
 export function object1(k1, v1) {
@@ -211,12 +212,12 @@ export function classifySchema(p) {
   const type = typeof p;
   if (p === null || (type !== "object" && type !== "function") || Array.isArray(p)) return SCHEMA_KIND.JSON;
   const props = p["~standard"];
-  if (isObject(props)) {
+  if (isObjectLike(props)) {
     const version = props.version;
     const validate = props.validate;
     if (version === 1 && typeof validate === "function") {
       const converter = props.jsonSchema;
-      return isObject(converter) && typeof converter.input === "function" ? props : SCHEMA_KIND.UNREADABLE;
+      return isObjectLike(converter) && typeof converter.input === "function" ? props : SCHEMA_KIND.UNREADABLE;
     }
   }
   return type === "object" && plainObject(p) ? SCHEMA_KIND.JSON : SCHEMA_KIND.UNREADABLE;
