@@ -48,13 +48,19 @@ renameSync("./node/agent_loop_providers_bg.wasm", "./providers.wasm");
 (async () => {
   const first = await run(lib);
   renameSync("./providers.wasm", "./node/agent_loop_providers_bg.wasm");
+  const before = [lib.wasmMemoryBytes(), require("./node/agent_loop_wasm.js").wasmMemoryBytes()];
   const second = await run(lib);
-  console.log(JSON.stringify({ first, second, memory: lib.wasmMemoryBytes() }));
+  // Both instances' memory, the providers' once loaded (the same modules the package required).
+  const memory = [lib.wasmMemoryBytes(), require("./node/agent_loop_wasm.js").wasmMemoryBytes() + require("./node/agent_loop_providers.js").wasmMemoryBytes()];
+  console.log(JSON.stringify({ first, second, before, memory }));
 })();
 `;
     const child = spawnSync(process.execPath, ["-e", script], { cwd: dir, encoding: "utf8", timeout: 30_000 });
     assert.equal(child.status, 0, child.stderr);
-    const { first, second } = JSON.parse(child.stdout);
+    const { first, second, before, memory } = JSON.parse(child.stdout);
+    assert.equal(before[0], before[1], "before the providers load, wasmMemoryBytes() is the loop's memory");
+    assert.equal(memory[0], memory[1], "after, it is the sum of both instances'");
+    assert.ok(memory[0] - before[0] >= 65536, `the providers' memory is counted (${before[0]} → ${memory[0]})`);
     assert.deepEqual(first.types, FAILED_EVENTS);
     assert.equal(first.stopReason, "error");
     assert.ok(first.text.startsWith(`${PREFIX}Error: ENOENT`), first.text);
