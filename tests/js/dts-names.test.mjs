@@ -292,7 +292,11 @@ test("A-5.2 AgentState's keys are the state view's, and the core keeps each (sys
   const view = js.slice(js.indexOf("function createStateView("), js.indexOf("export class Agent {"));
   same(declared, [...view.matchAll(/\bget ([\w$]+)\(/g)].map((m) => m[1]), "index.d.ts AgentState vs createStateView");
   const init = rustFnBody(CORE, "pub fn init<");
-  const kept = [...init.slice(init.indexOf("let state = [")).matchAll(/\("(\w+)",/g)].map((m) => m[1]);
+  // The state's fields by their constants (`key::MODEL`), each read as the string `agent_state::key` gives it.
+  const keyRs = read("src/core/agent_state/mod.rs");
+  const keyOf = new Map([...keyRs.matchAll(/^\s+pub const (\w+): &str = "(\w+)";/gm)].map((m) => [m[1], m[2]]));
+  const kept = [...init.slice(init.indexOf("let state = [")).matchAll(/\(key::(\w+),/g)].map((m) => keyOf.get(m[1]));
+  assert.ok(kept.length > 20 && !kept.includes(undefined), `init's state list read as ${kept}`);
   subset([...declared].filter((k) => k !== "systemPrompt"), kept, "an AgentState key core::agent::init does not set");
 });
 
