@@ -10,8 +10,14 @@ use serde_json::{Number, Value};
 /// JavaScript's `Number.prototype.toString()` for an `f64` (`1`, `1.5`, `1e+21`, `1e-7`, `NaN`, `-Infinity`). In the
 /// wasm build the engine's own `String(n)` answers (issue 43: Rust's float formatting was in each wasm module for this
 /// alone); natively, and as the definition the engine is held to, `reference_number_to_string` (tests: the cases
-/// below and `tests/fixtures/number-strings.txt`, written by Node's `String`).
+/// below and `tests/fixtures/number-strings.txt`, written by Node's `String`). A safe integer (a timestamp, a token
+/// count: most numbers the library writes, a snapshot's thousands of them) is written here without asking anyone: its
+/// digits are the integer's (-0 is `0`), and integer formatting is no float machinery.
 pub fn js_number_to_string(n: f64) -> String {
+    const SAFE: f64 = 9_007_199_254_740_991.0; // Number.MAX_SAFE_INTEGER: every such integer is an exact f64
+    if n.fract() == 0.0 && n.abs() <= SAFE {
+        return (n as i64).to_string();
+    }
     #[cfg(target_arch = "wasm32")]
     {
         crate::engine_number_to_string(n)
@@ -142,10 +148,7 @@ pub fn json_number(text: &str) -> Option<Value> {
             // As serde_json: -0 and magnitudes past i64::MIN are floats.
             (Some(m), true) => {
                 let n = (m as i64).wrapping_neg();
-                return Number::from_f64(-(m as f64))
-                    .map(Value::Number)
-                    .filter(|_| n >= 0)
-                    .or(Some(Value::Number(Number::from(n))));
+                return Some(if n < 0 { Value::from(n) } else { Value::from(-(m as f64)) });
             }
             (None, _) => {}
         }
@@ -170,6 +173,7 @@ mod tests {
             let (bits, want) = line.split_once(' ').unwrap();
             let x = f64::from_bits(u64::from_str_radix(bits, 16).unwrap());
             assert_eq!(reference_number_to_string(x), want, "bits {bits}");
+            assert_eq!(js_number_to_string(x), want, "bits {bits} (with the safe-integer path)");
             checked += 1;
         }
         assert_eq!(checked, 2398);
