@@ -4,9 +4,9 @@
 // es2020; ours with code splitting, so what the providers' dynamic import loads is counted only where it is loaded).
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { OUR_WEB_ENTRY, OUR_WEB_WASM, ROOT, ourWasmFile } from "./impl.mjs";
+import { OUR_WEB_ENTRY, OUR_WEB_WASM, ROOT } from "./impl.mjs";
 
 const gz = (buf) => gzipSync(buf, { level: 9 }).length;
 
@@ -99,7 +99,7 @@ async function buildApp(out) {
   const esbuild = await import("esbuild");
   const result = await esbuild.build({
     stdin: { contents: APP, resolveDir: ROOT, sourcefile: "app.js", loader: "js" },
-    alias: { "agent-loop-wasm": join(ROOT, "pkg", "dist", "web", "index.js") },
+    alias: { "agent-loop-wasm": OUR_WEB_ENTRY },
     bundle: true,
     minify: true,
     splitting: true,
@@ -125,7 +125,7 @@ async function buildApp(out) {
   visit(entry);
   const js = Object.keys(outputs).filter((f) => f.endsWith(".js"));
   for (const wasm of ["agent_loop_wasm_bg.wasm", "agent_loop_providers_bg.wasm"]) {
-    writeFileSync(join(out, wasm), readFileSync(join(ROOT, "pkg", "dist", "web", wasm)));
+    writeFileSync(join(out, wasm), readFileSync(join(dirname(OUR_WEB_ENTRY), wasm)));
   }
   return {
     first: js.filter((f) => first.has(f)).map((f) => basename(f)),

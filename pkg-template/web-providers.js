@@ -15,10 +15,8 @@ export function loadedProviders() {
   return ready;
 }
 
-/** The providers' instance if it can be had without waiting (here: once loaded), else undefined. */
-export function providersNow() {
-  return ready;
-}
+/** The providers' instance if it can be had without waiting: in ES modules, only once loaded (Node's can load now). */
+export const providersNow = loadedProviders;
 
 /** Loads the providers' instance (once; a failed load, e.g. offline, is tried again by the next request). */
 export function loadProviders() {

@@ -35,8 +35,6 @@ const dev = process.argv.includes("--dev");
 const out = join(root, "pkg");
 const template = join(root, "pkg-template");
 const env = { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` };
-const WASM = "agent_loop_wasm_bg.wasm";
-const GLUE = "agent_loop_wasm.js";
 /** The API files shared by every target; copied as written (ESM) or transpiled (CJS), never forked. */
 const SHARED = ["api.js", "agent.js", "errors.js", "journal.js", "proxy.js", "streams.js", "trap.js", "usage.js"];
 /**
@@ -68,6 +66,7 @@ const MODULES = [
 const wasmOf = (m) => `${m.name}_bg.wasm`;
 const glueOf = (m) => `${m.name}.js`;
 const [LOOP, PROVIDERS] = MODULES;
+const [WASM, GLUE] = [wasmOf(LOOP), glueOf(LOOP)];
 
 function wasmPack(target, m) {
   // wasm-bindgen writes the snippets it is told of and deletes none: a snippet file renamed or removed since the last
