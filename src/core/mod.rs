@@ -17,6 +17,7 @@ pub mod host;
 pub mod places;
 pub mod run;
 pub mod snapshot;
+pub mod sort;
 pub mod text;
 pub mod tool_schema;
 pub mod tools;

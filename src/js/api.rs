@@ -350,7 +350,7 @@ pub fn get_default_stream_fn() -> JsValue {
 /// (`pkg-template/proxy.js`), which rebuilds tool calls from a proxy server's deltas.
 #[wasm_bindgen(js_name = partialToolArguments)]
 pub fn partial_tool_arguments(text: &str) -> String {
-    serde_json::to_string(&crate::providers::partial_json::parse_partial(text)).unwrap_or_else(|_| "{}".to_string())
+    crate::core::text::json::js_json_stringify_verbatim(&crate::providers::partial_json::parse_partial(text))
 }
 
 #[wasm_bindgen(js_name = defaultAgentIdentity)]

@@ -23,6 +23,11 @@ pub(crate) fn number_to_string(n: f64) -> String {
     js_sys::Number::from(n).to_string_with_radix(10).map(String::from).unwrap_or_default()
 }
 
+/// `Number(text)` of a JSON number literal (see `crate::engine_parse_number`).
+pub(crate) fn parse_number(text: &str) -> f64 {
+    js_sys::parse_float(text)
+}
+
 /// Bytes of the instance's linear memory (tests: what a payload cost for good; it never shrinks).
 #[wasm_bindgen(js_name = wasmMemoryBytes)]
 pub fn wasm_memory_bytes() -> f64 {

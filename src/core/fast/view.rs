@@ -21,7 +21,7 @@ pub fn json_copy<H: Host>(h: &H, v: &H::V) -> Result<(Option<String>, H::V), H::
 pub fn patch_copy<H: Host>(h: &H, copy: &H::V, patches: &str) -> Result<H::V, H::V> {
     use serde_json::Value;
     let parsed = text::wtf::parse(patches).map_err(|e| h.error(&e, false))?;
-    let key = |k: &Value| k.as_str().map_or_else(|| k.to_string(), str::to_string);
+    let key = |k: &Value| k.as_str().map_or_else(|| text::json::js_property_key(k), str::to_string);
     let parse = |v: &Value| h.json_parse(&text::json::js_json_stringify(v));
     let mut root = copy.clone();
     for patch in parsed.as_array().map(Vec::as_slice).unwrap_or_default() {

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use std::fmt::Write as _;
 
 use super::number::{as_f64, js_number_to_string};
+use crate::core::sort;
 
 /// The entries of an object in `Object.keys` order: array-index keys ascending, then the others in insertion order.
 pub(crate) fn js_entries(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
@@ -25,8 +26,11 @@ pub(crate) fn js_order<'k, T>(entries: Vec<(&'k String, T)>) -> Vec<(&'k String,
     if indexes.is_empty() {
         return others;
     }
-    indexes.sort_by_key(|(i, _, _)| *i);
-    let mut out: Vec<(&'k String, T)> = indexes.into_iter().map(|(_, k, v)| (k, v)).collect();
+    let mut keys: Vec<u64> = indexes.iter().enumerate().map(|(at, (i, _, _))| sort::key(*i, at)).collect();
+    sort::sort_keys(&mut keys);
+    let mut entries: Vec<Option<(&'k String, T)>> = indexes.into_iter().map(|(_, k, v)| Some((k, v))).collect();
+    let mut out: Vec<(&'k String, T)> = Vec::with_capacity(entries.len() + others.len());
+    out.extend(keys.into_iter().filter_map(|key| entries.get_mut(sort::position(key)).and_then(Option::take)));
     out.extend(others);
     out
 }

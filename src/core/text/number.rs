@@ -153,8 +153,23 @@ pub fn json_number(text: &str) -> Option<Value> {
             (None, _) => {}
         }
     }
-    let x: f64 = text.parse().ok()?;
+    let x = literal_value(text);
     Number::from_f64(x).filter(|_| x.is_finite()).map(Value::Number)
+}
+
+/// The nearest `f64` of a JSON number literal (±Infinity past the range), correctly rounded. In the wasm build the
+/// engine reads it (`Number(text)`: ECMAScript rounds a decimal literal to nearest, ties to even, as Rust's parser
+/// does; issue 43: core's decimal parser and its power-of-five tables, ~15 KB, were in the loop's module for this
+/// alone); natively Rust's `str::parse`, the definition `tests/js/number-literals.test.mjs` holds the engine to.
+fn literal_value(text: &str) -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        crate::engine_parse_number(text)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        text.parse().unwrap_or(f64::NAN)
+    }
 }
 
 #[cfg(test)]
@@ -177,6 +192,23 @@ mod tests {
             checked += 1;
         }
         assert_eq!(checked, 2398);
+    }
+
+    /// The engine's `Number(text)` for 1,024 JSON number literals (scripts/number-strings.mjs ran Node's), the exact
+    /// midpoints between neighbouring doubles among them: Rust's parser, `json_number`'s float natively, reads each
+    /// to the same bits (the wasm build asks the engine: tests/js/number-literals.test.mjs).
+    #[test]
+    fn number_literals_match_the_engine() {
+        let fixture = include_str!("../../../tests/fixtures/number-literals.txt");
+        let mut checked = 0;
+        for line in fixture.lines() {
+            let (text, bits) = line.split_once(' ').unwrap();
+            let want = f64::from_bits(u64::from_str_radix(bits, 16).unwrap());
+            let got = json_number(text).map(|v| as_f64(v.as_number().unwrap()).to_bits());
+            assert_eq!(got, want.is_finite().then_some(want.to_bits()), "{text}");
+            checked += 1;
+        }
+        assert_eq!(checked, 1024);
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::core::agent_loop::empty_assistant;
 use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
 use crate::core::text::json::js_json_stringify_verbatim;
+use crate::core::sort;
 use crate::core::text::wtf;
 use crate::core::validate::js_number_to_string;
 use crate::providers::assemble::{HostStrings, final_arguments};
@@ -170,10 +171,7 @@ fn js(v: &Value) -> JsValue {
         Value::Bool(b) => JsValue::from_bool(*b),
         Value::Null => JsValue::NULL,
         // The host's JSON.parse restores the stand-ins of lone surrogates.
-        other => serde_json::to_string(other)
-            .ok()
-            .and_then(|text| JsHost.json_parse(&text).ok())
-            .unwrap_or(JsValue::UNDEFINED),
+        other => JsHost.json_parse(&js_json_stringify_verbatim(other)).unwrap_or(JsValue::UNDEFINED),
     }
 }
 
@@ -296,13 +294,21 @@ impl Driver {
     /// `text` with every secret of the request replaced (longest first, so none survives in part).
     fn scrub(&self, text: String) -> String {
         let secrets = self.secrets.borrow();
-        let mut found: Vec<&String> =
+        let found: Vec<&String> =
             secrets.iter().filter(|s| s.len() >= MIN_SECRET_LEN && text.contains(s.as_str())).collect();
         if found.is_empty() {
             return text;
         }
-        found.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        found.into_iter().fold(text, |text, secret| text.replace(secret.as_str(), REDACTED))
+        // Longest first; a key's number is the length's complement (lengths past u32 sort as the longest).
+        let mut keys: Vec<u64> = found
+            .iter()
+            .enumerate()
+            .map(|(at, s)| sort::key(u32::MAX - u32::try_from(s.len()).unwrap_or(u32::MAX), at))
+            .collect();
+        sort::sort_keys(&mut keys);
+        keys.into_iter()
+            .filter_map(|key| found.get(sort::position(key)))
+            .fold(text, |text, secret| text.replace(secret.as_str(), REDACTED))
     }
 
     async fn run(&self, format: &dyn crate::providers::WireFormat) -> Result<(), End> {
@@ -399,8 +405,7 @@ impl Driver {
     /// The request body as JS values, the markers' originals put back where they are.
     fn body(&self, body: &Value, table: &JsValue) -> Result<JsValue, End> {
         let fail = |e: JsValue| End::Error(self.h.error_message(&e));
-        let text = serde_json::to_string(body).map_err(|e| End::Error(e.to_string()))?;
-        let root = js_sys::JSON::parse(&text).map_err(fail)?;
+        let root = js_sys::JSON::parse(&js_json_stringify_verbatim(body)).map_err(fail)?;
         // Every caller string holding the marker character is in the table: none, nothing to find.
         if table.unchecked_ref::<Array>().length() == 0 {
             return Ok(root);
