@@ -13,6 +13,7 @@ use super::request::{
 use super::strict;
 use super::transcript::{self, str_field};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
+use crate::core::text::json::js_json_stringify_verbatim;
 use serde_json::{Map, Value, json};
 
 pub struct OpenAiCompletions;
@@ -249,7 +250,7 @@ fn convert_assistant(model: &Value, message: &Json<'_>) -> Option<Value> {
         .filter(|b| b.kind() == "toolCall")
         .map(|call| {
             let arguments = call.get("arguments").map_or_else(|| json!({}), Json::to_value);
-            let arguments = serde_json::to_string(&arguments).unwrap_or_else(|_| "{}".into());
+            let arguments = js_json_stringify_verbatim(&arguments);
             let function = object([("name", Value::from(call.str("name"))), ("arguments", Value::from(arguments))]);
             object([("id", Value::from(call.str("id"))), ("type", Value::from("function")), ("function", function)])
         })

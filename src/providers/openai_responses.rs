@@ -10,6 +10,7 @@ use super::request::{self, OPENAI_BASE_URL, object, put};
 use super::strict;
 use super::transcript::{self, Transcript, is_same_model};
 use super::{HttpRequest, RequestInput, StreamMapper, WireFormat};
+use crate::core::text::json::js_json_stringify_verbatim;
 use serde_json::{Map, Value, json};
 
 pub struct OpenAiResponses;
@@ -238,9 +239,7 @@ fn assistant_items(model: &Value, message: &Json<'_>, n: usize, items: &mut Vec<
                 let call_id = ids.next().unwrap_or_default();
                 let item_id = ids.next().filter(|id| same_model && id.starts_with("fc_"));
                 let arguments = match block.get("arguments") {
-                    Some(args) if !args.is_null() => {
-                        serde_json::to_string(&args.to_value()).unwrap_or_else(|_| "{}".into())
-                    }
+                    Some(args) if !args.is_null() => js_json_stringify_verbatim(&args.to_value()),
                     _ => "{}".into(),
                 };
                 let mut item = Map::new();

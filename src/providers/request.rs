@@ -155,7 +155,7 @@ fn tokens(value: Option<f64>) -> Option<u64> {
 /// request messages, divided by 4 and rounded up. Markers count as their originals (`marker`).
 pub fn estimate_tokens(messages: &[Json<'_>]) -> u64 {
     let values: Vec<Value> = messages.iter().map(Json::to_value).collect();
-    let json = serde_json::to_string(&values).unwrap_or_default();
+    let json = crate::core::text::json::js_json_stringify_verbatim(&Value::Array(values));
     (super::marker::json_len(&json) as u64).div_ceil(4)
 }
 

@@ -286,3 +286,43 @@ fn every_state_key_is_defined_once_and_named_only_by_its_constant() {
     let unused: Vec<&String> = defined.values().filter(|k| !used.contains(*k) && k.as_str() != "view").collect();
     assert!(unused.is_empty(), "keys in agent_state::KEYS the core never uses: {unused:?}");
 }
+
+/// What each wasm module would carry again for one call (issue 43: each was measured out of both modules): std's hash
+/// tables (per key and value type; `core::fxhash::FxMap`), core's slice sorts (per element type; `core::sort`), its
+/// float parser (`text::number::json_number`, `validate::parse_f64`) and `serde_json`'s reader and writer
+/// (`repair::parse_json`, `text::json`). Non-test code of every file of the crate.
+#[test]
+fn no_code_the_modules_dropped_comes_back() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = BTreeMap::new();
+    modules(&src, &src, &mut files);
+    let forbidden = [
+        "collections::HashMap",
+        "collections::HashSet",
+        "HashMap, ",
+        "HashSet, ",
+        ".sort()",
+        ".sort_by",
+        ".sort_unstable",
+        "parse::<f64>",
+        "parse::<f32>",
+        "serde_json::from_",
+        "serde_json::to_",
+    ];
+    let mut found = Vec::new();
+    for (module, path) in files.iter().filter(|(m, _)| !m.contains("tests") && !m.contains("test_host")) {
+        let code = code(path);
+        for pattern in forbidden {
+            if code.contains(pattern) {
+                found.push(format!("{module}: {pattern}"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    // The reader sees what it must: a file with one of them in its tests only.
+    assert!(
+        files
+            .get("providers::repair")
+            .is_some_and(|p| std::fs::read_to_string(p).unwrap().contains("serde_json::from_"))
+    );
+}

@@ -260,7 +260,7 @@ impl<'a, H: FastPaths> ToolEnv<'a, H> {
                     continue;
                 }
                 if let Some(tool_name) = h.as_string(&h.get(&tool, "name")?) {
-                    index.entry(tool_name).or_insert(tool);
+                    index.get_or_insert_with(tool_name, || tool);
                 }
             }
         }

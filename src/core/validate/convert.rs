@@ -80,7 +80,7 @@ impl<'a> Ctx<'a> {
         self.entered.pop();
         if memoize && self.cuts == cuts {
             let input = if is_primitive(value) { Value::Null } else { value.clone() };
-            self.convert_memo.entry(key).or_default().push((input, result.clone()));
+            self.convert_memo.get_or_insert_with(key, Vec::new).push((input, result.clone()));
         }
         result
     }

@@ -2,7 +2,7 @@
 //! object nor a boolean, a `pattern` that is no regular expression), found by walking the subschemas in the order
 //! its compiler builds them. The first problem wins; each schema object is visited once, so `$ref` cycles end.
 
-use std::collections::HashSet;
+use crate::core::fxhash::FxSet;
 
 use crate::core::text::json::Kw;
 use serde_json::{Map, Value};
@@ -34,13 +34,13 @@ pub(crate) const NEUTRAL: [&str; 16] = [
 struct Finder<'a> {
     resolver: Resolver<'a>,
     re: &'a dyn PatternMatcher,
-    seen: HashSet<usize>,
+    seen: FxSet<usize>,
     depth: usize,
 }
 
 /// The first problem of `schema`, as the message pi-schema's `compile` throws.
 pub(crate) fn find(schema: &Value, re: &dyn PatternMatcher) -> Option<String> {
-    let mut finder = Finder { resolver: Resolver::new(schema), re, seen: HashSet::new(), depth: 0 };
+    let mut finder = Finder { resolver: Resolver::new(schema), re, seen: FxSet::default(), depth: 0 };
     let base = finder.resolver.root_base();
     finder.schema(schema, base).err()
 }

@@ -16,8 +16,8 @@ use super::snippets::{
 use crate::core::agent_loop::empty_assistant;
 use crate::core::builtin::unavailable_event;
 use crate::core::host::{Host, Kind};
-use crate::core::text::json::js_json_stringify_verbatim;
 use crate::core::sort;
+use crate::core::text::json::js_json_stringify_verbatim;
 use crate::core::text::wtf;
 use crate::core::validate::js_number_to_string;
 use crate::providers::assemble::{HostStrings, final_arguments};
