@@ -1,7 +1,8 @@
 // The `Agent` facade (§5): a subclassable class whose methods forward to the Rust core. The
 // agent's values live in a plain state object kept in a WeakMap, handed to every core call.
 import core, { unlessTrapped } from "./trap.js";
-import { failureMessage, getDefaultStreamFn } from "./api.js";
+import { getDefaultStreamFn } from "./api.js";
+import { failureMessage } from "./ending.js";
 import { events, transcriptReplaced } from "./journal.js";
 import { codedError } from "./errors.js";
 

@@ -17,16 +17,17 @@
 // - `callListeners` with a listener removed and added again during the dispatch: the twin follows the `Set`'s
 //   iterator (which calls it again, as `for … of` does), the reference does not.
 //
-// The failure ending of a run is written twice, in Rust (`agent::lifecycle::handle_run_failure`, when a listener
-// throws) and in the facade (`failRun` in pkg-template/agent.js, when the instance traps); the last test holds them
-// to the same events and the same state.
+// The failure ending of a run is written twice for the Agent, in Rust (`agent::lifecycle::handle_run_failure`, when a
+// listener throws) and in the facade (`failRun` in pkg-template/agent.js, when the instance traps), and twice for the
+// loop, in Rust (`agent_loop::end_with_failure`, D1.2, when a callback throws) and in pkg-template/ending.js
+// (`RunLedger.ending`, when the instance traps mid-run); the last tests hold each pair to the same events.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
-import { Agent } from "./impl.mjs";
+import { Agent, runAgentLoop } from "./impl.mjs";
 import { IS_REFERENCE } from "./impl.mjs";
-import { createFaux, assistant, toolCall, text, model as fauxModel } from "./faux.mjs";
+import { createFaux, assistant, toolCall, text, model as fauxModel, config as fauxConfig, tool as fauxTool, okResult, userMessage } from "./faux.mjs";
 
 const require = createRequire(import.meta.url);
 const glue = IS_REFERENCE ? null : require("../../pkg/dist/node/agent_loop_wasm.js");
@@ -766,6 +767,54 @@ test("the run-failure ending: the facade's failRun (after a trap) ends a run as 
   }, (reference, input) =>
     input.events.forEach((e) => (reference ? fastPath("reduceAgentEvent", true, input.s, e) : facade.__reduceFailure(input.s, e))),
   { compareLog: false });
+});
+
+test("the run-failure ending: RunLedger.ending (after a trap) ends a loop run as end_with_failure does (a callback threw)", { skip }, async () => {
+  const ending = require("../../pkg/dist/node/ending.js");
+  const strip = (e) => JSON.parse(JSON.stringify(e, (k, v) => (k === "timestamp" ? 0 : v)));
+  // Each D1 site throws once, at its first call (after the first turn where it is called only then); the events the
+  // core emitted before the throw go through a ledger, whose ending must be exactly the core's.
+  const SITES = ["transformContext", "convertToLlm", "getApiKey", "prepareRequest", "getSteeringMessages", "streamFn", "next",
+    "finishTurn", "prepareNextTurn", "getFollowUpMessages"];
+  const compared = [];
+  for (const site of SITES) {
+    const events = [];
+    let seen = -1;
+    const fail = () => {
+      seen = events.length;
+      throw new Error(`boom ${site}`);
+    };
+    const faux = createFaux([assistant([toolCall("c1", "echo", { v: 1 })]), assistant([text("done")])]);
+    let streamFn = faux.streamFn;
+    const overrides = {};
+    if (site === "streamFn") streamFn = fail;
+    else if (site === "next") {
+      // The stream's iterator throws from its second next(): after `start`, so a partial message is open.
+      streamFn = (...args) => {
+        const inner = faux.streamFn(...args);
+        return { [Symbol.asyncIterator]() {
+          const it = inner[Symbol.asyncIterator]();
+          let calls = 0;
+          return { next: () => (++calls === 2 ? fail() : it.next()) };
+        }, result: () => inner.result() };
+      };
+    } else if (site === "convertToLlm") overrides.convertToLlm = fail;
+    else overrides[site] = fail;
+    const tools = [fauxTool("echo", async () => okResult("echoed"))];
+    const config = fauxConfig(overrides);
+    await runAgentLoop([userMessage("hi")], { systemPrompt: "", messages: [], tools }, config, (e) => events.push(strip(e)), undefined, streamFn);
+    assert.ok(seen >= 0, `${site} was called`);
+    const ledger = new ending.RunLedger(config, undefined, undefined);
+    for (const e of events.slice(0, seen)) ledger.see(structuredClone(e));
+    const js = [...ledger.ending(`boom ${site}`)].map(strip);
+    assert.deepEqual(js, events.slice(seen), `${site}: the ending after ${events.slice(0, seen).map((e) => e.type).join(",")}`);
+    compared.push(`${site}:${js.map((e) => e.type).join(",")}`);
+  }
+  // Each shape of ending is reached: the turn open or closed, a partial message or none.
+  const shapes = new Set(compared.map((c) => c.split(":")[1]));
+  assert.ok(shapes.has("message_start,message_end,turn_end,agent_end"), compared.join("\n"));
+  assert.ok(shapes.has("turn_start,message_start,message_end,turn_end,agent_end"), compared.join("\n"));
+  assert.ok(shapes.has("message_end,turn_end,agent_end"), compared.join("\n"));
 });
 
 test("the seeds", { skip }, () => {
