@@ -7,14 +7,15 @@
 // entry, and needs only what every runtime has (ReadableStream, TransformStream, TextEncoderStream, Response).
 // Spec: docs/SPEC.md §12 (U-12.1 to U-12.5).
 //
-//   ui-common.js    what both directions share (headers, option checks, part shapes)
-//   ui-stream.js    events → chunks: the translator, toUIMessageStream (U-12.1)
-//   ui-response.js  chunks → SSE, a Response, a Node ServerResponse
-//   ui-resume.js    the reconnect: resumeUIMessageStream (U-12.3)
-//   ui-request.js   posted UIMessage[] → agent messages, approval responses → decisions (U-12.2)
-//   ui-history.js   a transcript → UIMessage[] (U-12.4)
-//   ui-sign.js      approval tokens: SHA-256, HMAC (U-12.5)
-//   ui-route.js     createAgentUIStream: a prompt or the posted approvals, streamed (U-12.5)
+//   ui-common.js     what both directions share (headers, option checks, part shapes)
+//   ui-stream.js     events → a stream of chunks: toUIMessageStream (U-12.1)
+//   ui-translate.js  one event → its chunks: the translator (its frame, streamed message, tool parts)
+//   ui-response.js   chunks → SSE, a Response, a Node ServerResponse
+//   ui-resume.js     the reconnect: resumeUIMessageStream (U-12.3)
+//   ui-request.js    posted UIMessage[] → agent messages, approval responses → decisions (U-12.2)
+//   ui-history.js    a transcript → UIMessage[] (U-12.4)
+//   ui-sign.js       approval tokens: SHA-256, HMAC (U-12.5)
+//   ui-route.js      createAgentUIStream: a prompt or the posted approvals, streamed (U-12.5)
 
 export { UI_MESSAGE_STREAM_HEADERS } from "./ui-common.js";
 export { toUIMessageStream, toUIMessageStreamResponse } from "./ui-stream.js";

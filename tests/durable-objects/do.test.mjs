@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AUTH, startWorkerd as startExampleWorkerd } from "./workerd.mjs";
+import { isolateMemory } from "./inspector.mjs";
 import { wire } from "../js/provider-server.mjs";
 
 const TURNS = 5;
@@ -99,8 +100,8 @@ async function startWorld() {
 // ---- workerd
 
 /** workerd serving the example (`./workerd.mjs`: a port the kernel picked, retried when taken, a bounded health check). */
-const startWorkerd = (storage, world) =>
-  startExampleWorkerd(storage, { MODEL_URL: `${world.url}/v1`, EFFECTS_URL: world.url, MODEL_API: "openai-completions", MODEL_PROVIDER: "openai", MODEL_ID: "scripted", MODEL_API_KEY: "test-key" });
+const startWorkerd = (storage, world, options) =>
+  startExampleWorkerd(storage, { MODEL_URL: `${world.url}/v1`, EFFECTS_URL: world.url, MODEL_API: "openai-completions", MODEL_PROVIDER: "openai", MODEL_ID: "scripted", MODEL_API_KEY: "test-key" }, options);
 
 const post = (base, name, action, text) =>
   fetch(`${base}/agents/${name}/${action}`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" }, body: JSON.stringify({ text }) });
@@ -254,25 +255,34 @@ test("Durable Objects: 200 concurrent agents, then SIGKILL of workerd mid-run an
   }
 });
 
-test("issue 34: a vision agent on workerd, 20 images of 1.5 MB over 10 turns through the built-in provider: wasm memory stays small, checkpoints hold what changed", { timeout: 240_000 }, async () => {
+test("issue 34: a vision agent on workerd, 20 images of 1.5 MB over 10 turns through the built-in provider: wasm memory stays small, JS keeps the transcript only, checkpoints hold what changed", { timeout: 240_000 }, async () => {
   const storage = mkdtempSync(join(tmpdir(), "alw-do-vision-"));
   const world = await startWorld();
-  let workerd = await startWorkerd(storage, world);
+  let workerd = await startWorkerd(storage, world, { inspector: true });
   const MiB = 1024 * 1024;
+  // What the isolate's JS may hold after a full GC beyond the transcript's images (which the agent keeps by design),
+  // read through workerd's inspector (inspector.mjs): its messages' other fields, the journal's events. Measured at
+  // about 0.2 MiB after 10 turns; below one image, so a copy of any payload kept anywhere in JS fails.
+  const JS_BUDGET = 1 * MiB;
+  // The images of a transcript as the isolate holds them: one-byte strings, one byte per character.
+  const imageBytes = (messages) => messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).reduce((n, b) => n + (b.type === "image" ? b.data.length : 0), 0);
   try {
     // The first request of an instance grows its memory by what any request needs: the budget counts from after it.
     assert.equal((await post(workerd.base, "warmup", "prompt", "go warmup")).status, 202);
     await waitIdle(workerd.base, ["warmup"], 30_000);
     const start = (await state(workerd.base, "warmup")).wasmMemoryBytes;
+    const jsStart = await isolateMemory(workerd.inspectorUrl);
     const name = "vision1";
     const image = (turn, k) => ({ data: `${turn}-${k}-`.padEnd(1.5 * MiB, "Q"), mimeType: "image/png" });
     const figures = [];
     let bytesBefore = 0;
+    let messages;
     for (let turn = 0; turn < 10; turn++) {
       const body = JSON.stringify({ text: `go ${name}`, images: [image(turn, 0), image(turn, 1)] });
       const r = await fetch(`${workerd.base}/agents/${name}/prompt`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" }, body });
       assert.equal(r.status, 202, await r.text());
       const s = (await waitIdle(workerd.base, [name], 60_000)).get(name);
+      messages = s.messages;
       assert.equal(s.errorMessage, undefined);
       const last = s.messages.at(-1);
       assert.equal(last.role, "assistant");
@@ -288,14 +298,22 @@ test("issue 34: a vision agent on workerd, 20 images of 1.5 MB over 10 turns thr
     const grown = figures.at(-1).wasm;
     // The last request carried 20 images (30 MB); before issue 34 it grew the instance's memory by about 7x that.
     assert.ok(grown < 2 * MiB, `wasm memory grew ${grown} bytes over 10 turns: ${JSON.stringify(figures)}`);
+    // The wasm figure cannot see JS: a table in the worker or the package keeping the requests' payloads would pass it.
+    const jsEnd = await isolateMemory(workerd.inspectorUrl);
+    const jsKept = jsEnd.bytes - jsStart.bytes - imageBytes(messages);
+    // At least the images themselves: a measure that missed the agent's own strings would pass anything.
+    assert.ok(jsKept >= 0, `the isolate grew ${jsEnd.bytes - jsStart.bytes} bytes, less than the ${imageBytes(messages)} bytes of images it holds: ${JSON.stringify({ jsStart, jsEnd })}`);
+    assert.ok(jsKept < JS_BUDGET, `JS holds ${jsKept} bytes beyond the transcript's ${imageBytes(messages)} bytes of images after a full GC: ${JSON.stringify({ jsStart, jsEnd })}`);
 
     // A restart: the object restores the agent from its 30 MB of checkpoint rows, then takes one more turn.
     workerd.child.kill("SIGKILL");
     await once(workerd.child, "exit");
-    workerd = await startWorkerd(storage, world);
+    workerd = await startWorkerd(storage, world, { inspector: true });
     assert.equal((await post(workerd.base, "warmup", "prompt", "go warmup")).status, 202);
     await waitIdle(workerd.base, ["warmup"], 30_000);
     const restartBase = (await state(workerd.base, "warmup")).wasmMemoryBytes;
+    // Before the vision agent's object exists in this process: its restore counts in what JS keeps.
+    const jsRestartBase = await isolateMemory(workerd.inspectorUrl);
     const restored = await state(workerd.base, name);
     assert.equal(restored.messages.length, figures.length * 2 + 1);
     const body = JSON.stringify({ text: `go ${name}`, images: [image(10, 0), image(10, 1)] });
@@ -304,9 +322,15 @@ test("issue 34: a vision agent on workerd, 20 images of 1.5 MB over 10 turns thr
     assert.equal(after.messages.at(-1).content[0].text, "seen turn 10");
     const restoreGrown = after.wasmMemoryBytes - restartBase;
     assert.ok(restoreGrown < 2 * MiB, `restoring 30 MB of checkpoints and one more turn grew wasm memory ${restoreGrown} bytes`);
+    // The restore reads 30 MB of checkpoint rows: JS keeps the images the transcript holds, not the rows' texts.
+    const jsRestored = await isolateMemory(workerd.inspectorUrl);
+    const jsRestoreKept = jsRestored.bytes - jsRestartBase.bytes - imageBytes(after.messages);
+    assert.ok(jsRestoreKept >= 0, `the restored isolate grew less than the images it holds: ${JSON.stringify({ jsRestartBase, jsRestored })}`);
+    assert.ok(jsRestoreKept < JS_BUDGET, `after the restore and one more turn, JS holds ${jsRestoreKept} bytes beyond the transcript's images: ${JSON.stringify({ jsRestartBase, jsRestored })}`);
     console.log(
       `durable objects, vision: 20 images of 1.5 MB over 10 turns, wasm memory +${(grown / MiB).toFixed(2)} MiB after the warm-up, ` +
-        `checkpoints ${(bytesBefore / MiB).toFixed(1)} MiB; after a restart, restore and one more turn +${(restoreGrown / MiB).toFixed(2)} MiB`,
+        `JS beyond the images +${(jsKept / MiB).toFixed(2)} MiB, checkpoints ${(bytesBefore / MiB).toFixed(1)} MiB; ` +
+        `after a restart, restore and one more turn wasm +${(restoreGrown / MiB).toFixed(2)} MiB, JS beyond the images +${(jsRestoreKept / MiB).toFixed(2)} MiB`,
     );
   } finally {
     workerd.child.kill("SIGKILL");

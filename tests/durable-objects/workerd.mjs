@@ -14,12 +14,17 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 const TOKEN = "durable-objects-test-token-0123456789";
 export const AUTH = Object.freeze({ authorization: `Bearer ${TOKEN}` });
 
-/** workerd on 127.0.0.1 with its SQLite storage in `storage`; `vars` are the worker's text bindings (and AUTH_TOKEN). */
-export async function startWorkerd(storage, vars) {
+/**
+ * workerd on 127.0.0.1 with its SQLite storage in `storage`; `vars` are the worker's text bindings (and AUTH_TOKEN).
+ * With `inspector`, its V8 inspector listens too, and `inspectorUrl` is the worker's session (see inspector.mjs).
+ */
+export async function startWorkerd(storage, vars, { inspector = false } = {}) {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
+    const inspectorPort = inspector ? await freePort() : undefined;
     const config = writeConfig({ dir: storage, port, storage, pkgDir: join(root, "pkg"), vars: { AUTH_TOKEN: TOKEN, ...vars } });
-    const child = spawn(join(root, "node_modules", ".bin", "workerd"), ["serve", config], { stdio: ["ignore", "pipe", "pipe"] });
+    const args = ["serve", config, ...(inspector ? ["--inspector-addr", `127.0.0.1:${inspectorPort}`] : [])];
+    const child = spawn(join(root, "node_modules", ".bin", "workerd"), args, { stdio: ["ignore", "pipe", "pipe"] });
     let log = "";
     child.stdout.on("data", (d) => (log += d));
     child.stderr.on("data", (d) => (log += d));
@@ -43,7 +48,9 @@ export async function startWorkerd(storage, vars) {
         await new Promise((r) => setTimeout(r, 50));
       }
     }
-    if (started) return { child, base, log: () => log };
+    // The worker's service is "main" in the example's config (serve.mjs).
+    const inspectorUrl = inspector ? `ws://127.0.0.1:${inspectorPort}/main` : undefined;
+    if (started) return { child, base, inspectorUrl, log: () => log };
   }
 }
 
