@@ -33,7 +33,13 @@ function script(name, turn) {
 }
 
 async function startWorld() {
-  const world = { open: new Set(), effects: new Map() };
+  // `held`: agents whose final reply holds its last frames until the test releases them (see streamFrames).
+  const world = { open: new Set(), effects: new Map(), held: new Map() };
+  world.hold = (name) => {
+    let release;
+    world.held.set(name, new Promise((r) => (release = r)));
+    return release;
+  };
   const server = createServer(async (req, res) => {
     let raw = "";
     for await (const chunk of req) raw += chunk;
@@ -42,7 +48,8 @@ async function startWorld() {
       const user = body.messages.find((m) => m.role === "user");
       const name = String(typeof user.content === "string" ? user.content : user.content.map((p) => p.text).join("")).replace(/^go /, "");
       const turn = body.messages.filter((m) => m.role === "assistant").length;
-      return void (await streamFrames(res, wire["openai-completions"].reply(script(name, turn)), FRAME_MS, world.open));
+      const holdEnd = turn === 1 ? world.held.get(name) : undefined;
+      return void (await streamFrames(res, wire["openai-completions"].reply(script(name, turn)), FRAME_MS, world.open, holdEnd));
     }
     if (req.url === "/effect" || req.url === "/charge") {
       const id = `${req.url}:${req.headers["idempotency-key"]}:${body.key ?? body.cents}`;
@@ -113,9 +120,11 @@ async function postChat(base, name, messages, stopAfter) {
   return readChunks(response, ac, stopAfter);
 }
 
-async function resume(base, name, path = "chat/stream") {
+/** The reconnect of `name`; `answered()` runs once its status is in, before its chunks are read. */
+async function resume(base, name, path = "chat/stream", answered = () => {}) {
   const ac = new AbortController();
   const response = await fetch(`${base}/agents/${name}/${path}`, { headers: AUTH, signal: ac.signal });
+  answered();
   if (response.status === 204) return { status: 204 };
   assert.equal(response.status, 200, name);
   assert.equal(response.headers.get("x-vercel-ai-ui-message-stream"), "v1");
@@ -162,17 +171,19 @@ test("issue 31: the Durable Objects example's chat endpoints — a chat, reconne
   const total = whole.chunks.length;
   assert.ok(total > 40, `${total} chunks`);
 
-  // 2. Clients drop the POST's stream after k chunks, for every k up to two text deltas before the end (later, the
-  // run may have ended before the reconnect: 204), and reconnect at once (all in parallel).
+  // 2. Clients drop the POST's stream after k chunks, for every k up to two text deltas before the end, and reconnect
+  // at once (all in parallel). Each reply's last frames wait for its reconnect's answer, so however slow the machine,
+  // the run is under way when the reconnect arrives (a run already over answers 204: step 1).
   const lastDelta = whole.chunks.findLastIndex((c) => c.type === "text-delta");
   const cuts = [];
   for (let k = 1; k < lastDelta - 1; k++) cuts.push(k);
   await Promise.all(
     cuts.map(async (k) => {
       const name = `cut${k}`;
+      const release = world.hold(name);
       const first = await postChat(base(), name, [user(name)], (chunks) => chunks.length >= k);
       assert.equal(first.done, false, `${name}: dropped`);
-      const again = await resume(base(), name, k % 2 ? "chat/stream" : `chat/${name}/stream`);
+      const again = await resume(base(), name, k % 2 ? "chat/stream" : `chat/${name}/stream`, release);
       assert.equal(again.status, 200, `${name}: a run is under way`);
       assert.equal(again.done, true);
       assert.equal(again.chunks[0].type, "start");

@@ -67,10 +67,13 @@ export async function killWorkerd(workerd) {
  * (so `listenForWorkerd`'s close can cut every stream at once). True when it was sent whole, false when the client went
  * away first.
  */
-export async function streamFrames(res, sse, frameMs, open) {
+export async function streamFrames(res, sse, frameMs, open, holdEnd) {
   res.writeHead(200, { "content-type": "text/event-stream" });
   open.add(res);
-  for (const frame of sse.split(/(?<=\n\n)/)) {
+  const frames = sse.split(/(?<=\n\n)/);
+  for (const [i, frame] of frames.entries()) {
+    // `holdEnd`: a promise the reply's last two frames (its finish and [DONE]) wait for, so its run stays under way.
+    if (holdEnd !== undefined && i === frames.length - 2) await holdEnd;
     if (res.destroyed) {
       open.delete(res);
       return false;
