@@ -3,7 +3,8 @@
 // and the built-in providers, `agent_loop_providers`, loaded on first use; see MODULES), each one cargo compile and
 // two wasm-bindgen glues (wasm-pack `--target web` and `--target nodejs`, release, --weak-refs), wasm-opt from the
 // binaryen npm package with the arguments of Cargo.toml's wasm-pack metadata (once when both targets' .wasm are
-// identical), then the JS entries from pkg-template/:
+// identical), the glue's hashed import names shortened in each wasm and both its glues (short-imports.mjs), then the
+// JS entries from pkg-template/:
 //
 //   dist/node/  CommonJS (own package.json {"type":"commonjs"}): nodejs glues, which read their .wasm beside them
 //               synchronously; api.js, agent.js, streams.js and the glues' snippets transpiled from the shared ESM
@@ -29,6 +30,7 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import ts from "typescript";
 import { packageReadme } from "./package-readme.mjs";
+import { shortenImports } from "./short-imports.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dev = process.argv.includes("--dev");
@@ -108,6 +110,12 @@ if (!dev) {
     }
   }
   console.log(`wasm-opt ${wasmOptArgs().join(" ")}: ${((Date.now() - t) / 1000).toFixed(1)} s`);
+}
+
+// The glue's own imports renamed `$0`, `$1`, … in each module's wasm and both glues (scripts/short-imports.mjs).
+for (const m of MODULES) {
+  const targets = ["web", "nodejs"].map((t) => built(t, m));
+  shortenImports(targets.map((d) => join(d, wasmOf(m))), targets.map((d) => join(d, glueOf(m))), `./${m.name}_bg.js`);
 }
 
 /** A module's glue, its snippet imports pointing at its own copy of the snippets (`m.snippets`). */
