@@ -5,6 +5,7 @@
 // (the streams mutated, truncated and split); holds no test of its own.
 import { readFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
+import { parseJsonWithRepair, parseToolCallArguments } from "@earendil-works/pi-ai/utils/json-parse";
 
 export const dir = new URL("../fixtures/provider-corpus/", import.meta.url);
 export const manifest = JSON.parse(readFileSync(new URL("manifest.json", dir), "utf8"));
@@ -82,7 +83,7 @@ export async function run(stream) {
 
 /** Gemini's made-up tool-call ids (`<name>_<Date.now()>_<counter>`) differ by clock and counter: one stable form. */
 function sameIds(result) {
-  return JSON.parse(JSON.stringify(result).replace(/"id":"([A-Za-z0-9_.-]*?)_\d{13}_\d+"/g, '"id":"$1_<generated>"'));
+  return JSON.parse(JSON.stringify(result).replace(/"id":"((?:[^"\\]|\\.)*?)_\d{13}_\d+"/g, '"id":"$1_<generated>"'));
 }
 
 /**
@@ -103,18 +104,42 @@ export async function both(ours, entry, chunks, theirChunks = chunks) {
 // says in which README entry the reason is. `applies(entry, sse)` limits it to the streams it is about.
 // ---------------------------------------------------------------------------------------------------------------
 
-/** The payloads of the stream's `data:` lines that are JSON, in order. */
-const payloads = (sse) =>
-  [...sse.matchAll(/^data: (.*)$/gm)].flatMap(([, data]) => {
+/**
+ * The payloads of the stream's `data:` lines, in order, as the providers read them: JSON, or JSON after the repair
+ * pass (P-6.3.2), up to the first line that is neither (where a stream ends with `Invalid JSON`); `[DONE]` is skipped.
+ */
+const payloads = (sse) => {
+  const out = [];
+  for (const [, data] of sse.matchAll(/^data: ?(.*)$/gm)) {
+    if (data.trim() === "[DONE]") continue;
     try {
-      return [JSON.parse(data)];
+      out.push(parseJsonWithRepair(data));
     } catch {
-      return [];
+      break;
     }
-  });
+  }
+  return out;
+};
 /** Every tool call of a result (events and message). */
 const toolCalls = (r) => [...r.events.filter((e) => e.type === "toolcall_end").map((e) => e.toolCall), ...r.message.content.filter((b) => b.type === "toolCall")];
 const rowsAndMessage = (r) => [...r.events, r.message];
+/** The arguments text a result's tool call `i` streamed (its `toolcall_delta`s). */
+const argumentsText = (r, i) => r.events.filter((e) => e.type === "toolcall_delta" && e.i === i).map((e) => e.delta).join("");
+/** P-6.4.3's text for arguments that are JSON but not an object (pi-ai 1.6.0 says `Tool arguments must be …`). */
+export const NOT_AN_OBJECT = "Tool call arguments must be a JSON object";
+/**
+ * A tool call's final arguments as ours gives them at `toolcall_end` (P-6.4.3): pi-ai's own final parse (JSON.parse,
+ * then once more after its repair pass), in ours' words for a value that is not an object; `null` for the one tool
+ * here (it accepts `{}`) is `{}`.
+ */
+export function finalArguments(text, name) {
+  // Groq's `null` for the tool without parameters (`null-arguments`).
+  if (text.trim() === "null" && name === tool.name) return { arguments: {} };
+  const { arguments: args, argumentsError } = parseToolCallArguments(text);
+  if (argumentsError === undefined) return { arguments: args };
+  return { arguments: args, argumentsError: argumentsError.replace(/^Tool arguments must be a JSON object\n/, `${NOT_AN_OBJECT}\n`) };
+}
+
 // `rewrite(reference result, {entry, sse})` → the result ours gives (only where the difference applies, `applies(entry,
 // sse)`);
 // `normalize` (rarely) is applied to both sides instead, for what neither side chooses (the engine's wording).
@@ -221,7 +246,9 @@ export const DOCUMENTED = [
         if (ended.has(i) || !r.events.some((e) => e.type.endsWith("_start") && e.i === i)) return [];
         if (b.type === "text") return [{ type: "text_end", i, content: b.text }];
         if (b.type === "thinking") return [{ type: "thinking_end", i, content: b.thinking }];
-        return [{ type: "toolcall_end", i, toolCall: b }];
+        // A tool call ended here gets its final arguments (P-6.4.3), where the reference keeps the partial ones.
+        Object.assign(b, finalArguments(argumentsText(r, i), b.name));
+        return [{ type: "toolcall_end", i, toolCall: clone(b) }];
       });
       r.events.splice(r.events.length - 1, 0, ...ends);
       return r;
@@ -235,17 +262,9 @@ export const DOCUMENTED = [
       const ended = new Set(r.events.filter((e) => e.type === "toolcall_end").map((e) => e.i));
       r.message.content.forEach((block, i) => {
         if (block.type !== "toolCall" || ended.has(i)) return;
-        const text = r.events.filter((e) => e.type === "toolcall_delta" && e.i === i).map((e) => e.delta).join("");
-        let error;
-        try {
-          const value = JSON.parse(text);
-          if (value === null || typeof value !== "object" || Array.isArray(value)) error = "Tool call arguments must be a JSON object";
-        } catch (e) {
-          error = e.message;
-        }
-        if (error === undefined) return;
-        block.arguments = {};
-        block.argumentsError = `${error}\n\nReceived arguments:\n${text}`;
+        const final = finalArguments(argumentsText(r, i), block.name);
+        if (final.argumentsError === undefined) return;
+        Object.assign(block, final);
         r.events.splice(r.events.length - 1, 0, { type: "toolcall_end", i, toolCall: clone(block) });
       });
       return r;
@@ -282,7 +301,7 @@ export const DOCUMENTED = [
         const end = r.events[at];
         if (end.type !== "thinking_end" && end.type !== "text_end") continue;
         const start = r.events.findIndex((e) => e.type === end.type.replace("_end", "_start") && e.i === end.i);
-        const other = r.events.findIndex((e, k) => k > start && k < at && e.type.endsWith("_start") && e.i !== end.i);
+        const other = r.events.findIndex((e, k) => k > start && k < at && e.type.endsWith("_start") && e.type.split("_")[0] !== end.type.split("_")[0]);
         if (start >= 0 && other >= 0) r.events.splice(other, 0, ...r.events.splice(at, 1));
       }
       return r;
