@@ -59,8 +59,8 @@ export function model(entry) {
 // ours declares tools by system messages (§3.4), as the agent loop sends them.
 const tool = { name: "weather", description: "Weather", parameters: { type: "object", properties: {} } };
 const user = { role: "user", content: "Go.", timestamp: 1 };
-const theirContext = { systemPrompt: "You are terse.", messages: [user], tools: [tool] };
-const ourContext = { messages: [{ role: "system", content: "You are terse.", toolsAdded: [tool], timestamp: 0 }, user] };
+export const theirContext = { systemPrompt: "You are terse.", messages: [user], tools: [tool] };
+export const ourContext = { messages: [{ role: "system", content: "You are terse.", toolsAdded: [tool], timestamp: 0 }, user] };
 
 const clone = (v) => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
 
@@ -233,10 +233,10 @@ export const DOCUMENTED = [
     rewrite(r) {
       const last = r.events.at(-1);
       if (last?.type !== "error") return r;
-      // The provider's own message, where the reference shows the error event as JSON.
+      // The provider's own message, where the reference shows the error event as JSON (read as ours reads data, P-6.3.2).
       let message = last.errorMessage;
       try {
-        const parsed = JSON.parse(message);
+        const parsed = parseJsonWithRepair(message);
         if (typeof parsed?.error?.message === "string") message = parsed.error.message;
       } catch {}
       last.errorMessage = r.message.errorMessage = message;
