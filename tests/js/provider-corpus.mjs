@@ -348,7 +348,8 @@ export const DOCUMENTED = [
     normalize(r) {
       const old = Number(process.versions.node.split(".")[0]) < 20;
       for (const call of toolCalls(r)) {
-        if (!call.argumentsError) continue;
+        // Not an engine's words: arguments that are JSON but not an object (P-6.4.3).
+        if (!call.argumentsError || /^Tool (call )?arguments must be a JSON object\n/.test(call.argumentsError)) continue;
         call.argumentsError = old
           ? call.argumentsError.replace(/^[^\n]*/, "<the engine's JSON.parse message>")
           : call.argumentsError.replace(/ \(line \d+ column \d+\)/, "");
