@@ -6,7 +6,7 @@
 //! The bookkeeping lives in the facade's state object (`st.ck`), never on the Rust side, and a
 //! write's base only moves when the write succeeded, so a failed write is retried whole.
 
-use super::agent_state::{MODES, get, items};
+use super::agent_state::{MODES, Queue, get, items};
 use super::args::ArgError;
 use super::host::Kind;
 use crate::core::agent_state::key;
@@ -66,9 +66,9 @@ struct Current<V> {
 
 /// The messages a queue holds for durability: those drained by the running loop but not yet in the
 /// transcript (they were at its head), then the queue itself.
-pub fn durable_queue<H: FastPaths>(h: &H, st: &H::V, transit: &str, queue: &str) -> Result<Vec<H::V>, H::V> {
-    let mut all = items(h, st, transit)?;
-    all.extend(items(h, st, queue)?);
+pub fn durable_queue<H: FastPaths>(h: &H, st: &H::V, queue: Queue) -> Result<Vec<H::V>, H::V> {
+    let mut all = items(h, st, queue.transit())?;
+    all.extend(items(h, st, queue.keys().0)?);
     Ok(all)
 }
 
@@ -98,8 +98,8 @@ fn current<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<Current<H::V>
         messages,
         count,
         plain,
-        steering: durable_queue(h, st, key::TRANSIT_STEERING, "steering")?,
-        follow_up: durable_queue(h, st, key::TRANSIT_FOLLOW_UP, "followUp")?,
+        steering: durable_queue(h, st, Queue::Steering)?,
+        follow_up: durable_queue(h, st, Queue::FollowUp)?,
         running: h.truthy(&get(h, st, key::ACTIVE)?) || h.truthy(&get(h, st, key::INTERRUPTED)?),
         completed: items(h, st, key::COMPLETED_TOOLS)?,
         ended: ended.clone(),

@@ -2,7 +2,7 @@
 //! checks and migrations are `core::snapshot`; checkpoints fold into a snapshot in `core::checkpoint`.
 
 use crate::core::agent_state::key;
-use crate::core::agent_state::{get, items};
+use crate::core::agent_state::{Queue, get, items};
 use crate::core::args::{ArgError, Checker};
 use crate::core::checkpoint;
 use crate::core::errors;
@@ -126,8 +126,8 @@ pub fn snapshot<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<H::V, H:
         ("thinkingLevel", get(h, st, key::THINKING_LEVEL)?),
         ("messages", h.array(&items(h, st, key::MESSAGES)?)),
         // Messages a running loop drained but has not delivered yet still count as queued.
-        ("steeringQueue", h.array(&checkpoint::durable_queue(h, st, key::TRANSIT_STEERING, "steering")?)),
-        ("followUpQueue", h.array(&checkpoint::durable_queue(h, st, key::TRANSIT_FOLLOW_UP, "followUp")?)),
+        ("steeringQueue", h.array(&checkpoint::durable_queue(h, st, Queue::Steering)?)),
+        ("followUpQueue", h.array(&checkpoint::durable_queue(h, st, Queue::FollowUp)?)),
         ("steeringMode", get(h, st, key::STEERING_MODE)?),
         ("followUpMode", get(h, st, key::FOLLOW_UP_MODE)?),
     ];
@@ -265,13 +265,13 @@ pub fn apply_snapshot<H: FastPaths>(
     let tools = if h.kind(tools).is_nullish() { Vec::new() } else { h.array_items(tools)? };
     h.set(st, key::TOOLS, &h.array(&tools))?;
     for (from, to) in [
-        ("model", "model"),
-        ("thinkingLevel", "thinkingLevel"),
-        ("messages", "messages"),
-        ("steeringQueue", "steering"),
-        ("followUpQueue", "followUp"),
-        ("steeringMode", "steeringMode"),
-        ("followUpMode", "followUpMode"),
+        ("model", key::MODEL),
+        ("thinkingLevel", key::THINKING_LEVEL),
+        ("messages", key::MESSAGES),
+        ("steeringQueue", key::STEERING),
+        ("followUpQueue", key::FOLLOW_UP),
+        ("steeringMode", key::STEERING_MODE),
+        ("followUpMode", key::FOLLOW_UP_MODE),
     ] {
         h.set(st, to, &get(h, data, from)?)?;
     }
@@ -283,7 +283,7 @@ pub fn apply_snapshot<H: FastPaths>(
     let completed = get(h, data, "completedTools")?;
     h.set(
         st,
-        "completedTools",
+        key::COMPLETED_TOOLS,
         &h.array(&if h.kind(&completed) == Kind::Array { h.array_items(&completed)? } else { Vec::new() }),
     )?;
     let approvals = get(h, data, "approvals")?;

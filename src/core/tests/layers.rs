@@ -229,7 +229,7 @@ fn key_const(key: &str) -> String {
     out
 }
 
-/// The non-test code of every file of `src/core`, by module path.
+/// The non-test code of every file of `src/core`, by module path, flattened (`flat`).
 fn core_code() -> Vec<(String, String)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/core");
     let mut files = BTreeMap::new();
@@ -237,8 +237,43 @@ fn core_code() -> Vec<(String, String)> {
     files
         .into_iter()
         .filter(|(m, _)| !m.contains("tests") && !m.contains("test_host"))
-        .map(|(m, path)| (m, code(&path)))
+        .map(|(m, path)| (m, flat(&code(&path))))
         .collect()
+}
+
+/// Code as one line, each run of whitespace one space (`h.set(\n st,\n "key"` reads `h.set( st, "key"`), and without
+/// the constants that define a name (`const NAME: &str = "…";`): what is left names a field, it does not define one.
+fn flat(code: &str) -> String {
+    let code = code.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::new();
+    let mut rest = code.as_str();
+    while let Some(at) = rest.find("const ") {
+        let tail = &rest[at + 6..];
+        let name_end = tail.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(tail.len());
+        let definition = tail[name_end..]
+            .strip_prefix(": &str = \"")
+            .and_then(|value| value.find("\";").map(|end| at + 6 + name_end + 10 + end + 2));
+        match definition {
+            Some(end) => {
+                out.push_str(&rest[..at]);
+                rest = &rest[end..];
+            }
+            None => {
+                out.push_str(&rest[..at + 6]);
+                rest = &rest[at + 6..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `code[..at]` ends with `name` and then `tail`, `name` a whole identifier (`data, ` but not `metadata, `).
+fn ends_with_name(before: &str, name: &str, tail: &str) -> bool {
+    before
+        .strip_suffix(tail)
+        .and_then(|b| b.strip_suffix(name))
+        .is_some_and(|b| !b.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
 }
 
 #[test]
@@ -267,7 +302,7 @@ fn every_state_key_is_defined_once_and_named_only_by_its_constant() {
         if module != "agent_state" {
             for (i, _) in code.match_indices("st, \"") {
                 let key: String = code[i + 5..].chars().take_while(char::is_ascii_alphanumeric).collect();
-                if defined.values().any(|k| *k == key) {
+                if ends_with_name(&code[..i + 4], "st", ", ") && defined.values().any(|k| *k == key) {
                     literals.push(format!("{module}: st, \"{key}\""));
                 }
             }
