@@ -10,6 +10,7 @@ use super::agent_state::{MODES, Queue, get, items};
 use super::args::ArgError;
 use super::host::Kind;
 use crate::core::agent_state::key;
+use crate::core::approvals;
 use crate::core::fast::FastPaths;
 use std::rc::Rc;
 
@@ -531,9 +532,9 @@ pub fn fold<H: FastPaths>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64
 }
 
 /// The shape of a stored pause (issue 30): `Err` is the detail after the field's path.
-pub fn check_approvals<H: FastPaths>(h: &H, approvals: &H::V) -> Result<(), String> {
-    for key in ["requests", "completedTools", "decisions"] {
-        let list = h.get(approvals, key).map_err(|e| format!(".{key}: {}", h.error_message(&e)))?;
+pub fn check_approvals<H: FastPaths>(h: &H, pause: &H::V) -> Result<(), String> {
+    for key in approvals::FIELDS {
+        let list = h.get(pause, key).map_err(|e| format!(".{key}: {}", h.error_message(&e)))?;
         if h.kind(&list) != Kind::Array {
             return Err(format!(".{key} must be an array"));
         }

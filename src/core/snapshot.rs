@@ -3,6 +3,7 @@
 //! snapshot from live values and applying it are in `agent`; this module is pure JSON.
 
 use super::agent_state::MODES;
+use super::approvals;
 use super::text::wtf::drop_deep;
 use super::validate::js_number_to_string;
 use serde_json::{Map, Value};
@@ -20,9 +21,6 @@ const MIGRATIONS: [Migration; 0] = [];
 fn restore_error(detail: &str) -> String {
     format!("Agent.restore: {detail}")
 }
-
-/// The lists a stored pause holds (issue 30).
-const APPROVAL_LISTS: [&str; 3] = ["requests", "completedTools", "decisions"];
 
 fn invalid(path: &str, problem: &str) -> String {
     restore_error(&format!("invalid snapshot: {path}: {problem}"))
@@ -163,9 +161,9 @@ fn check(snapshot: &Map<String, Value>) -> Result<(), String> {
     // Issue 30: tool calls waiting for a person.
     match snapshot.get("approvals") {
         None => {}
-        Some(Value::Object(approvals)) => {
-            for key in APPROVAL_LISTS {
-                if !matches!(approvals.get(key), Some(Value::Array(_))) {
+        Some(Value::Object(pause)) => {
+            for key in approvals::FIELDS {
+                if !matches!(pause.get(key), Some(Value::Array(_))) {
                     return Err(invalid(&format!("approvals.{key}"), "expected an array"));
                 }
             }
