@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
-import { join, relative, sep } from "node:path";
+import { join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -297,31 +297,6 @@ test("A-5.2 AgentState's keys are the state view's, and the core keeps each (sys
   subset([...declared].filter((k) => k !== "systemPrompt"), kept, "an AgentState key core::agent::init does not set");
 });
 
-test("D8 AgentSnapshot's fields are the ones core::snapshot checks, under its format name", () => {
-  const snapshotRs = rustSources("src/core").find((f) => f.path.endsWith("core/snapshot.rs"));
-  assert.ok(snapshotRs, "src/core/**/snapshot.rs with FORMAT not found");
-  const text = snapshotRs.text;
-  const checked = [
-    ...[...text.matchAll(/snapshot\.get\("(\w+)"\)/g)].map((m) => m[1]),
-    ...[...text.matchAll(/expect_messages\(snapshot, "(\w+)"\)/g)].map((m) => m[1]),
-    ...[...text.matchAll(/for key in \[([^\]]*)\]/g)].flatMap((m) => [...m[1].matchAll(/"(\w+)"/g)].map((s) => s[1])),
-  ];
-  same(dtsMembers("export interface AgentSnapshot {").fields, checked, "index.d.ts AgentSnapshot vs core::snapshot's checks");
-  const format = /pub const FORMAT: &str = "([^"]+)"/.exec(text)[1];
-  assert.match(dtsDecl("export interface AgentSnapshot {"), new RegExp(`format: "${format}"`));
-});
-
-test("D8 AgentCheckpoint carries core::checkpoint's fields under its format name and version", () => {
-  const ck = rustSources("src/core").find((f) => /pub const FORMAT: &str = "[^"]*checkpoint"/.test(f.text));
-  assert.ok(ck, "the checkpoint FORMAT constant was not found under src/core");
-  const decl = dtsDecl("export interface AgentCheckpoint {");
-  const keys = dtsMembers("export interface AgentCheckpoint {").fields;
-  assert.match(decl, new RegExp(`format: "${/pub const FORMAT: &str = "([^"]+)"/.exec(ck.text)[1]}"`));
-  assert.match(decl, new RegExp(`version: ${/pub const VERSION: u64 = (\d+)/.exec(ck.text)[1]};`));
-  subset(rustStrConst([ck], "PLAIN"), keys, "a field core::checkpoint writes that AgentCheckpoint lacks");
-  for (const key of keys) assert.ok(ck.text.includes(`"${key}"`), `AgentCheckpoint.${key} is never named in ${relative(ROOT, join(ROOT, ck.path))}`);
-});
-
 /**
  * A record's field constants (`pub mod field { pub const NAME: &str = "value"; … }` of `file`), with those it
  * re-exports from another record's (`pub use crate::core::<module>::field::{…}`) read there.
@@ -354,6 +329,37 @@ function recordFields(file) {
   assert.equal(new Set(names).size, names.length, `${file}: a field listed twice in FIELDS`);
   return names.map((n) => consts.get(n));
 }
+
+/** `pub const NAME: &str = "…"` or `pub const NAME: u64 = …` at the top level of `file` (not a field's constant). */
+const rustTopConst = (file, name) => {
+  const m = new RegExp(`^pub const ${name}: (?:&str|u64) = "?([^";]+)"?;`, "m").exec(read(file));
+  assert.ok(m, `${file} has no top-level \`pub const ${name}\``);
+  return m[1];
+};
+
+test("D8 AgentSnapshot's fields are core::snapshot::FIELDS (each checked by restore), under its format name", () => {
+  const file = "src/core/snapshot.rs";
+  const fields = recordFields(file);
+  assert.ok(fields.length > 10, `FIELDS read as ${fields}`);
+  same(dtsMembers("export interface AgentSnapshot {").fields, fields, "index.d.ts AgentSnapshot vs core::snapshot::FIELDS");
+  assert.match(dtsDecl("export interface AgentSnapshot {"), new RegExp(`format: "${rustTopConst(file, "FORMAT")}"`));
+});
+
+test("D8 AgentCheckpoint's fields are core::checkpoint::FIELDS, under its format name and version", () => {
+  const file = "src/core/checkpoint.rs";
+  const fields = recordFields(file);
+  assert.ok(fields.length > 10, `FIELDS read as ${fields}`);
+  const decl = dtsDecl("export interface AgentCheckpoint {");
+  same(dtsMembers("export interface AgentCheckpoint {").fields, fields, "index.d.ts AgentCheckpoint vs core::checkpoint::FIELDS");
+  assert.match(decl, new RegExp(`format: "${rustTopConst(file, "FORMAT")}"`));
+  assert.match(decl, new RegExp(`version: ${rustTopConst(file, "VERSION")};`));
+  // `messages` is an edit of the transcript, its two fields `checkpoint::edit`'s.
+  const text = read(file);
+  const edit = text.slice(text.indexOf("pub mod edit {"), text.indexOf("\n}", text.indexOf("pub mod edit {")));
+  const [from, append] = ["FROM", "APPEND"].map((n) => new RegExp(`pub const ${n}: &str = "(\\w+)";`).exec(edit)?.[1]);
+  assert.ok(from && append, "checkpoint::edit's FROM and APPEND not found");
+  assert.match(decl, new RegExp(`messages\\?: \\{ ${from}: number; ${append}: AgentMessage\\[\\] \\};`));
+});
 
 test("issue 30 a pause's fields are core::approvals::FIELDS: ToolApprovals, toUIMessages' approvals, and the JS that reads one", () => {
   const fields = recordFields("src/core/approvals.rs");
