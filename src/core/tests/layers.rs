@@ -2,6 +2,8 @@
 //! module (`use` paths and inline `crate::…`/`super::…` paths, test modules left out). The rules (ARCHITECTURE.md):
 //! `host.rs` names nothing above it, the fast-path layer is never named by the references it calls, and no two files
 //! name each other through any chain (no import circle), nor do two modules (`core::agent` and its files as one).
+//! With the same reading, the library's own records (the Agent's state, a snapshot, a checkpoint, an approval pause):
+//! outside its module, code names a field only by its constant.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
