@@ -6,6 +6,19 @@ use super::args::ArgError;
 use super::host::Kind;
 use crate::core::fast::FastPaths;
 
+/// A pause's field names (`agent_end.approvals`, `config.approvals`, `st.approvals`, and what snapshots and checkpoints
+/// store), one constant each. Code outside this module names a field only through these: `core::tests::layers` fails on
+/// a literal such as `items(h, held, "decisions")` anywhere else.
+pub mod field {
+    pub const REQUESTS: &str = "requests";
+    pub const COMPLETED_TOOLS: &str = "completedTools";
+    pub const DECISIONS: &str = "decisions";
+}
+
+/// Every field of a pause, in writing order: the one definition. `index.d.ts`'s `ToolApprovals` is checked against it
+/// (`tests/js/dts-names.test.mjs`).
+pub const FIELDS: [&str; 3] = [field::REQUESTS, field::COMPLETED_TOOLS, field::DECISIONS];
+
 /// Where a paused batch stands: the calls that wait (their requests, in source order) and the calls of the batch
 /// that ended without their result message in the transcript yet (`{toolCallId, toolName, result, isError}`).
 pub struct Pause<V> {
@@ -15,7 +28,16 @@ pub struct Pause<V> {
 
 /// `{requests, completedTools}`: what `agent_end.approvals` carries, and (with `decisions`) what a continuation takes.
 pub fn pause_object<H: FastPaths>(h: &H, pause: &Pause<H::V>) -> H::V {
-    h.object(&[("requests", h.array(&pause.requests)), ("completedTools", h.array(&pause.completed))])
+    h.object(&[(field::REQUESTS, h.array(&pause.requests)), (field::COMPLETED_TOOLS, h.array(&pause.completed))])
+}
+
+/// `{requests, completedTools, decisions}`: a pause with its decisions so far, as an Agent holds it (`st.approvals`).
+pub fn decided_object<H: FastPaths>(h: &H, requests: &[H::V], completed: &[H::V], decisions: &[H::V]) -> H::V {
+    h.object(&[
+        (field::REQUESTS, h.array(requests)),
+        (field::COMPLETED_TOOLS, h.array(completed)),
+        (field::DECISIONS, h.array(decisions)),
+    ])
 }
 
 /// The request a waiting call announces: `{toolCallId, toolName, args, reason?, data?}`, `args` validated, `reason`
@@ -110,9 +132,9 @@ pub fn check_approvals<H: FastPaths>(
             _ => Err(bad(format!(".{key} must be an array"))),
         }
     };
-    let requests = list("requests", true)?;
-    let completed = list("completedTools", false)?;
-    let decisions = list("decisions", false)?;
+    let requests = list(field::REQUESTS, true)?;
+    let completed = list(field::COMPLETED_TOOLS, false)?;
+    let decisions = list(field::DECISIONS, false)?;
     let name = |v: &H::V| h.as_string(&id_of(h, v)).unwrap_or_default();
     for (i, decision) in decisions.iter().enumerate() {
         let id = id_of(h, decision);

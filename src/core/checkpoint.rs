@@ -6,18 +6,91 @@
 //! The bookkeeping lives in the facade's state object (`st.ck`), never on the Rust side, and a
 //! write's base only moves when the write succeeded, so a failed write is retried whole.
 
-use super::agent_state::{MODES, get, items};
+use super::agent_state::{MODES, Queue, get, items};
 use super::args::ArgError;
 use super::host::Kind;
 use crate::core::agent_state::key;
+use crate::core::approvals;
 use crate::core::fast::FastPaths;
+use crate::core::snapshot;
 use std::rc::Rc;
 
 pub const FORMAT: &str = "agent-loop-wasm/agent-checkpoint";
 pub const VERSION: u64 = 1;
 
+/// A checkpoint's field names, one constant each. Those it shares with a snapshot are the snapshot's own: `fold` writes
+/// each into the snapshot it rebuilds under the same name. Code outside this module names a field only through these
+/// (`core::tests::layers`).
+pub mod field {
+    pub use crate::core::snapshot::field::{
+        APPROVALS, FOLLOW_UP_MODE, FOLLOW_UP_QUEUE, FORMAT, MESSAGES, MODEL, RUNNING, SESSION_ID, STEERING_MODE,
+        STEERING_QUEUE, THINKING_LEVEL, TOOL_NAMES, USAGE, VERSION,
+    };
+    pub const SEQ: &str = "seq";
+    pub const FULL: &str = "full";
+    pub const ENDED: &str = "ended";
+}
+
+/// The fields of `messages`, an edit of the transcript: `transcript.slice(0, from).concat(append)`.
+pub mod edit {
+    pub const FROM: &str = "from";
+    pub const APPEND: &str = "append";
+}
+
+/// Every field of a checkpoint, in writing order: the one definition. `index.d.ts`'s `AgentCheckpoint` is checked
+/// against it (`tests/js/dts-names.test.mjs`).
+pub const FIELDS: [&str; 17] = [
+    field::FORMAT,
+    field::VERSION,
+    field::SEQ,
+    field::FULL,
+    field::MESSAGES,
+    field::MODEL,
+    field::THINKING_LEVEL,
+    field::STEERING_MODE,
+    field::FOLLOW_UP_MODE,
+    field::SESSION_ID,
+    field::TOOL_NAMES,
+    field::STEERING_QUEUE,
+    field::FOLLOW_UP_QUEUE,
+    field::RUNNING,
+    field::ENDED,
+    field::APPROVALS,
+    field::USAGE,
+];
+
 /// The fields a full checkpoint (or a snapshot) carries besides the transcript, in writing order.
-const PLAIN: [&str; 6] = ["model", "thinkingLevel", "steeringMode", "followUpMode", "sessionId", "toolNames"];
+const PLAIN: [&str; 6] = [
+    field::MODEL,
+    field::THINKING_LEVEL,
+    field::STEERING_MODE,
+    field::FOLLOW_UP_MODE,
+    field::SESSION_ID,
+    field::TOOL_NAMES,
+];
+
+/// The bookkeeping's own fields in `st.ck`. Beside them it keeps, under the checkpoint's names (`field::…`), the
+/// value of each field as last stored (what `diff` compares by identity).
+mod bookkeeping {
+    /// The `seq` of the last checkpoint stored.
+    pub const SEQ: &str = "seq";
+    /// The next checkpoint is a full one.
+    pub const FULL: &str = "full";
+    /// The transcript's length as last stored.
+    pub const COUNT: &str = "count";
+    /// Its last message then (still in place: the transcript only grew since).
+    pub const LAST: &str = "last";
+    /// How many of `st.endedTools` were stored.
+    pub const ENDED_COUNT: &str = "endedCount";
+    /// The thenable `onCheckpoint` returned, until it settles.
+    pub const IN_FLIGHT: &str = "inFlight";
+    /// A change is due that no write has taken yet.
+    pub const DIRTY: &str = "dirty";
+    /// The base to adopt once the write in flight is stored.
+    pub const PENDING: &str = "pending";
+    /// What the last failed write threw or rejected with.
+    pub const FAILURE: &str = "failure";
+}
 
 fn tracker<H: FastPaths>(h: &H, st: &H::V) -> Result<Option<H::V>, H::V> {
     let ck = get(h, st, key::CK)?;
@@ -33,14 +106,14 @@ fn number<H: FastPaths>(h: &H, obj: &H::V, key: &str) -> Result<f64, H::V> {
 /// then a full one).
 pub fn init<H: FastPaths>(h: &H, st: &H::V, seq: f64) -> Result<(), H::V> {
     let ck = h.object(&[
-        ("seq", h.number(seq)),
-        ("full", h.boolean(seq == 0.0)),
-        ("count", h.number(0.0)),
-        ("last", h.undefined()),
-        ("inFlight", h.undefined()),
-        ("dirty", h.boolean(false)),
-        ("pending", h.undefined()),
-        ("failure", h.undefined()),
+        (bookkeeping::SEQ, h.number(seq)),
+        (bookkeeping::FULL, h.boolean(seq == 0.0)),
+        (bookkeeping::COUNT, h.number(0.0)),
+        (bookkeeping::LAST, h.undefined()),
+        (bookkeeping::IN_FLIGHT, h.undefined()),
+        (bookkeeping::DIRTY, h.boolean(false)),
+        (bookkeeping::PENDING, h.undefined()),
+        (bookkeeping::FAILURE, h.undefined()),
     ]);
     h.set(st, key::CK, &ck)
 }
@@ -66,10 +139,18 @@ struct Current<V> {
 
 /// The messages a queue holds for durability: those drained by the running loop but not yet in the
 /// transcript (they were at its head), then the queue itself.
-pub fn durable_queue<H: FastPaths>(h: &H, st: &H::V, transit: &str, queue: &str) -> Result<Vec<H::V>, H::V> {
-    let mut all = items(h, st, transit)?;
-    all.extend(items(h, st, queue)?);
+pub fn durable_queue<H: FastPaths>(h: &H, st: &H::V, queue: Queue) -> Result<Vec<H::V>, H::V> {
+    let mut all = items(h, st, queue.transit())?;
+    all.extend(items(h, st, queue.keys().0)?);
     Ok(all)
+}
+
+/// The `seq` of the last checkpoint stored, when the agent writes checkpoints (a snapshot's `checkpointSeq`).
+pub fn stored_seq<H: FastPaths>(h: &H, st: &H::V) -> Result<Option<H::V>, H::V> {
+    match tracker(h, st)? {
+        Some(ck) => Ok(Some(get(h, &ck, bookkeeping::SEQ)?)),
+        None => Ok(None),
+    }
 }
 
 fn tool_names<H: FastPaths>(h: &H, st: &H::V) -> Result<H::V, H::V> {
@@ -87,19 +168,19 @@ fn current<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<Current<H::V>
     let ended = get(h, st, key::ENDED_TOOLS)?;
     let count = if h.kind(&messages) == Kind::Array { h.array_len(&messages)? } else { 0 };
     let plain = vec![
-        ("model", get(h, st, key::MODEL)?),
-        ("thinkingLevel", get(h, st, key::THINKING_LEVEL)?),
-        ("steeringMode", get(h, st, key::STEERING_MODE)?),
-        ("followUpMode", get(h, st, key::FOLLOW_UP_MODE)?),
-        ("sessionId", get(h, agent, "sessionId")?),
-        ("toolNames", get(h, st, key::TOOLS)?),
+        (field::MODEL, get(h, st, key::MODEL)?),
+        (field::THINKING_LEVEL, get(h, st, key::THINKING_LEVEL)?),
+        (field::STEERING_MODE, get(h, st, key::STEERING_MODE)?),
+        (field::FOLLOW_UP_MODE, get(h, st, key::FOLLOW_UP_MODE)?),
+        (field::SESSION_ID, get(h, agent, "sessionId")?),
+        (field::TOOL_NAMES, get(h, st, key::TOOLS)?),
     ];
     Ok(Current {
         messages,
         count,
         plain,
-        steering: durable_queue(h, st, key::TRANSIT_STEERING, "steering")?,
-        follow_up: durable_queue(h, st, key::TRANSIT_FOLLOW_UP, "followUp")?,
+        steering: durable_queue(h, st, Queue::Steering)?,
+        follow_up: durable_queue(h, st, Queue::FollowUp)?,
         running: h.truthy(&get(h, st, key::ACTIVE)?) || h.truthy(&get(h, st, key::INTERRUPTED)?),
         completed: items(h, st, key::COMPLETED_TOOLS)?,
         ended: ended.clone(),
@@ -120,19 +201,22 @@ type Change<V> = (V, V);
 
 fn diff<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Option<Change<H::V>>, H::V> {
     let now = current(h, agent, st)?;
-    let full = h.truthy(&get(h, ck, "full")?);
-    let seq = number(h, ck, "seq")? + 1.0;
-    let mut entries =
-        vec![("format", h.constant(FORMAT)), ("version", h.number(VERSION as f64)), ("seq", h.number(seq))];
+    let full = h.truthy(&get(h, ck, bookkeeping::FULL)?);
+    let seq = number(h, ck, bookkeeping::SEQ)? + 1.0;
+    let mut entries = vec![
+        (field::FORMAT, h.constant(FORMAT)),
+        (field::VERSION, h.number(VERSION as f64)),
+        (field::SEQ, h.number(seq)),
+    ];
     if full {
-        entries.push(("full", h.boolean(true)));
+        entries.push((field::FULL, h.boolean(true)));
     }
     let header = entries.len();
 
     // The transcript: appended messages, or everything from the first one that differs (O(1) to
     // check: the last committed message must still be where it was).
-    let base_count = number(h, ck, "count")? as usize;
-    let last = get(h, ck, "last")?;
+    let base_count = number(h, ck, bookkeeping::COUNT)? as usize;
+    let last = get(h, ck, bookkeeping::LAST)?;
     let at = |i: usize| get(h, &now.messages, &i.to_string());
     let kept = !full && now.count >= base_count && (base_count == 0 || h.same(&at(base_count - 1)?, &last));
     let from = if kept { base_count } else { 0 };
@@ -141,8 +225,8 @@ fn diff<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Optio
         for i in from..now.count {
             append.push(at(i)?);
         }
-        let change = h.object(&[("from", h.number(from as f64)), ("append", h.array(&append))]);
-        entries.push(("messages", change));
+        let change = h.object(&[(edit::FROM, h.number(from as f64)), (edit::APPEND, h.array(&append))]);
+        entries.push((field::MESSAGES, change));
     }
     let new_last = if now.count == 0 { h.undefined() } else { at(now.count - 1)? };
 
@@ -151,10 +235,10 @@ fn diff<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Optio
             continue;
         }
         let written = match *key {
-            "toolNames" => tool_names(h, st)?,
+            field::TOOL_NAMES => tool_names(h, st)?,
             // An unset session id is left out of a full checkpoint, and written as null when it
             // was set before.
-            "sessionId" if h.kind(value) == Kind::Undefined => {
+            field::SESSION_ID if h.kind(value) == Kind::Undefined => {
                 if full {
                     continue;
                 }
@@ -164,53 +248,53 @@ fn diff<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Optio
         };
         entries.push((key, written));
     }
-    for (key, list) in [("steeringQueue", &now.steering), ("followUpQueue", &now.follow_up)] {
+    for (key, list) in [(field::STEERING_QUEUE, &now.steering), (field::FOLLOW_UP_QUEUE, &now.follow_up)] {
         if full || !same_list(h, &items(h, ck, key)?, list) {
             entries.push((key, h.array(list)));
         }
     }
-    let before_running = h.truthy(&get(h, ck, "running")?);
+    let before_running = h.truthy(&get(h, ck, field::RUNNING)?);
     if full || before_running != now.running {
-        entries.push(("running", h.boolean(now.running)));
+        entries.push((field::RUNNING, h.boolean(now.running)));
     }
     // Ended calls go out as additions (O(batch) per batch, not per checkpoint); a tool result
     // appended to the transcript removes its call's entry, and a run's end removes them all.
     if full {
-        entries.push(("ended", h.array(&now.completed)));
+        entries.push((field::ENDED, h.array(&now.completed)));
     } else {
-        let base = (number(h, ck, "endedCount")? as usize).min(now.ended_count);
+        let base = (number(h, ck, bookkeeping::ENDED_COUNT)? as usize).min(now.ended_count);
         if now.ended_count > base {
             let mut added = Vec::with_capacity(now.ended_count - base);
             for i in base..now.ended_count {
                 added.push(get(h, &now.ended, &i.to_string())?);
             }
-            entries.push(("ended", h.array(&added)));
+            entries.push((field::ENDED, h.array(&added)));
         }
     }
     // A pause and each decision (issue 30): the whole object when it changed, `null` once it is over.
-    let had_approvals = get(h, ck, "approvals")?;
+    let had_approvals = get(h, ck, field::APPROVALS)?;
     let has_approvals = h.kind(&now.approvals) == Kind::Object;
     if (full && has_approvals) || (!full && !h.same(&had_approvals, &now.approvals)) {
-        entries.push(("approvals", if has_approvals { now.approvals.clone() } else { h.null() }));
+        entries.push((field::APPROVALS, if has_approvals { now.approvals.clone() } else { h.null() }));
     }
     // Issue 32: the usage totals when they changed (never while no reply reported usage).
     let has_usage = h.kind(&now.usage) == Kind::Object;
-    if has_usage && (full || !h.same(&get(h, ck, "usage")?, &now.usage)) {
-        entries.push(("usage", now.usage.clone()));
+    if has_usage && (full || !h.same(&get(h, ck, field::USAGE)?, &now.usage)) {
+        entries.push((field::USAGE, now.usage.clone()));
     }
     if entries.len() == header {
         return Ok(None);
     }
     let mut base = vec![
-        ("seq", h.number(seq)),
-        ("count", h.number(now.count as f64)),
-        ("last", new_last),
-        ("steeringQueue", h.array(&now.steering)),
-        ("followUpQueue", h.array(&now.follow_up)),
-        ("running", h.boolean(now.running)),
-        ("endedCount", h.number(now.ended_count as f64)),
-        ("approvals", now.approvals.clone()),
-        ("usage", now.usage.clone()),
+        (bookkeeping::SEQ, h.number(seq)),
+        (bookkeeping::COUNT, h.number(now.count as f64)),
+        (bookkeeping::LAST, new_last),
+        (field::STEERING_QUEUE, h.array(&now.steering)),
+        (field::FOLLOW_UP_QUEUE, h.array(&now.follow_up)),
+        (field::RUNNING, h.boolean(now.running)),
+        (bookkeeping::ENDED_COUNT, h.number(now.ended_count as f64)),
+        (field::APPROVALS, now.approvals.clone()),
+        (field::USAGE, now.usage.clone()),
     ];
     base.extend(now.plain.iter().map(|(k, v)| (*k, v.clone())));
     Ok(Some((h.object(&entries), h.object(&base))))
@@ -218,15 +302,15 @@ fn diff<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Result<Optio
 
 /// Adopts the base of a stored checkpoint.
 fn commit<H: FastPaths>(h: &H, ck: &H::V) -> Result<(), H::V> {
-    let pending = get(h, ck, "pending")?;
+    let pending = get(h, ck, bookkeeping::PENDING)?;
     if !h.kind(&pending).is_object_like() {
         return Ok(());
     }
     for (key, value) in h.entries(&pending)? {
         h.set(ck, &key, &value)?;
     }
-    h.set(ck, "full", &h.boolean(false))?;
-    h.set(ck, "pending", &h.undefined())
+    h.set(ck, bookkeeping::FULL, &h.boolean(false))?;
+    h.set(ck, bookkeeping::PENDING, &h.undefined())
 }
 
 enum Written<V> {
@@ -253,9 +337,9 @@ fn start_write<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Resul
     let Some((checkpoint, base)) = diff(h, agent, st, ck)? else {
         return Ok(Written::Done);
     };
-    let seq = number(h, &base, "seq")?;
-    h.set(ck, "pending", &base)?;
-    h.set(ck, "dirty", &h.boolean(false))?;
+    let seq = number(h, &base, bookkeeping::SEQ)?;
+    h.set(ck, bookkeeping::PENDING, &base)?;
+    h.set(ck, bookkeeping::DIRTY, &h.boolean(false))?;
     let returned = match h.call_sync(&f, agent, &[checkpoint]) {
         Ok(v) => v,
         Err(e) => {
@@ -274,13 +358,13 @@ fn start_write<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Resul
         commit(h, ck)?;
         return Ok(Written::Done);
     };
-    h.set(ck, "inFlight", &returned)?;
+    h.set(ck, bookkeeping::IN_FLIGHT, &returned)?;
     let (host, agent_ok, st_ok, ck_ok) = (h.clone(), agent.clone(), st.clone(), ck.clone());
     let on_ok = h.function(Rc::new(move |_args: &[H::V]| {
         let h = &host;
-        let _ = h.set(&ck_ok, "inFlight", &h.undefined());
+        let _ = h.set(&ck_ok, bookkeeping::IN_FLIGHT, &h.undefined());
         let _ = commit(h, &ck_ok);
-        if h.truthy(&get(h, &ck_ok, "dirty").unwrap_or_else(|_| h.undefined())) {
+        if h.truthy(&get(h, &ck_ok, bookkeeping::DIRTY).unwrap_or_else(|_| h.undefined())) {
             request(h, &agent_ok, &st_ok);
         }
         h.undefined()
@@ -288,13 +372,13 @@ fn start_write<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Resul
     let (host, ck_err) = (h.clone(), ck.clone());
     let on_err = h.function(Rc::new(move |args: &[H::V]| {
         let h = &host;
-        let _ = h.set(&ck_err, "inFlight", &h.undefined());
+        let _ = h.set(&ck_err, bookkeeping::IN_FLIGHT, &h.undefined());
         let thrown = args.first().cloned().unwrap_or_else(|| h.undefined());
         let _ = written_failed(h, &ck_err, &thrown);
         h.undefined()
     }));
     if let Err(e) = h.call_sync(&then, &returned, &[on_ok, on_err]) {
-        let _ = h.set(ck, "inFlight", &h.undefined());
+        let _ = h.set(ck, bookkeeping::IN_FLIGHT, &h.undefined());
         written_failed(h, ck, &e)?;
         return Err(e);
     }
@@ -303,9 +387,9 @@ fn start_write<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, ck: &H::V) -> Resul
 
 /// A write failed: the base stays, the change stays due (the next durable point retries it).
 fn written_failed<H: FastPaths>(h: &H, ck: &H::V, thrown: &H::V) -> Result<(), H::V> {
-    h.set(ck, "pending", &h.undefined())?;
-    h.set(ck, "failure", thrown)?;
-    h.set(ck, "dirty", &h.boolean(true))
+    h.set(ck, bookkeeping::PENDING, &h.undefined())?;
+    h.set(ck, bookkeeping::FAILURE, thrown)?;
+    h.set(ck, bookkeeping::DIRTY, &h.boolean(true))
 }
 
 /// A durable point outside a run's await (a queue or mode change, a setter): writes now when
@@ -313,8 +397,8 @@ fn written_failed<H: FastPaths>(h: &H, ck: &H::V, thrown: &H::V) -> Result<(), H
 /// Failures are kept for the next durable point, which retries.
 pub fn request<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) {
     let Ok(Some(ck)) = tracker(h, st) else { return };
-    if h.truthy(&get(h, &ck, "inFlight").unwrap_or_else(|_| h.undefined())) {
-        let _ = h.set(&ck, "dirty", &h.boolean(true));
+    if h.truthy(&get(h, &ck, bookkeeping::IN_FLIGHT).unwrap_or_else(|_| h.undefined())) {
+        let _ = h.set(&ck, bookkeeping::DIRTY, &h.boolean(true));
         return;
     }
     let _ = start_write(h, agent, st, &ck);
@@ -325,7 +409,7 @@ pub fn request<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) {
 pub async fn flush<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<(), H::V> {
     let Some(ck) = tracker(h, st)? else { return Ok(()) };
     loop {
-        let in_flight = get(h, &ck, "inFlight")?;
+        let in_flight = get(h, &ck, bookkeeping::IN_FLIGHT)?;
         if h.truthy(&in_flight) {
             // Its own reaction (registered first) has run by the time this await resumes.
             let _ = h.settle(&in_flight).await;
@@ -333,14 +417,14 @@ pub async fn flush<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<(), H
         }
         match start_write(h, agent, st, &ck)? {
             Written::Done => {
-                if !h.truthy(&get(h, &ck, "dirty")?) {
+                if !h.truthy(&get(h, &ck, bookkeeping::DIRTY)?) {
                     return Ok(());
                 }
             }
             Written::Pending(promise, seq) => {
                 let _ = h.settle(&promise).await;
-                if number(h, &ck, "seq")? < seq && !h.truthy(&get(h, &ck, "inFlight")?) {
-                    let failure = get(h, &ck, "failure")?;
+                if number(h, &ck, bookkeeping::SEQ)? < seq && !h.truthy(&get(h, &ck, bookkeeping::IN_FLIGHT)?) {
+                    let failure = get(h, &ck, bookkeeping::FAILURE)?;
                     return Err(failure);
                 }
             }
@@ -388,15 +472,15 @@ fn check_messages<H: FastPaths>(h: &H, list: &H::V, path: &str) -> Result<Vec<H:
 /// nothing was applied to any agent yet. `data` gets `checkpointSeq`, `running`, `completedTools`.
 pub fn fold<H: FastPaths>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64) -> Result<(), ArgError<H::V>> {
     let bad = |i: usize, detail: &str| ArgError::Type(restore_error(&format!("checkpoints[{i}]: {detail}")));
-    let mut messages = items(h, data, "messages")?;
-    let mut completed = items(h, data, "completedTools")?;
+    let mut messages = items(h, data, snapshot::field::MESSAGES)?;
+    let mut completed = items(h, data, snapshot::field::COMPLETED_TOOLS)?;
     for (i, checkpoint) in checkpoints.iter().enumerate() {
         if !h.kind(checkpoint).is_object_like()
-            || h.as_string(&get(h, checkpoint, "format")?).as_deref() != Some(FORMAT)
+            || h.as_string(&get(h, checkpoint, field::FORMAT)?).as_deref() != Some(FORMAT)
         {
             return Err(bad(i, "not an agent-loop-wasm checkpoint"));
         }
-        match h.as_number(&get(h, checkpoint, "version")?) {
+        match h.as_number(&get(h, checkpoint, field::VERSION)?) {
             Some(v) if v == VERSION as f64 => {}
             Some(v) if is_int(v) && v > VERSION as f64 => {
                 return Err(bad(
@@ -406,10 +490,10 @@ pub fn fold<H: FastPaths>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64
             }
             _ => return Err(bad(i, "unknown checkpoint version")),
         }
-        let Some(n) = h.as_number(&get(h, checkpoint, "seq")?).filter(|n| is_int(*n) && *n >= 1.0) else {
+        let Some(n) = h.as_number(&get(h, checkpoint, field::SEQ)?).filter(|n| is_int(*n) && *n >= 1.0) else {
             return Err(bad(i, "seq must be a positive integer"));
         };
-        let full = h.truthy(&get(h, checkpoint, "full")?);
+        let full = h.truthy(&get(h, checkpoint, field::FULL)?);
         if i == 0 && seq == 0.0 && !full {
             return Err(bad(i, "the first checkpoint of an agent (seq 1) or a snapshot must come first"));
         }
@@ -425,7 +509,7 @@ pub fn fold<H: FastPaths>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64
             return Err(bad(i, &format!("checkpoint {missing} is missing (next is {})", num(n))));
         }
         seq = n;
-        let ended = get(h, checkpoint, "ended")?;
+        let ended = get(h, checkpoint, field::ENDED)?;
         match h.kind(&ended) {
             Kind::Undefined => {}
             Kind::Array => {
@@ -443,37 +527,42 @@ pub fn fold<H: FastPaths>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64
             _ => return Err(bad(i, "ended has the wrong type")),
         }
         let mut appended = Vec::new();
-        let change = get(h, checkpoint, "messages")?;
+        let change = get(h, checkpoint, field::MESSAGES)?;
         if full && !h.kind(&change).is_object_like() {
             return Err(bad(i, "a full checkpoint must carry messages"));
         }
         if h.kind(&change).is_object_like() {
-            let from = h.as_number(&get(h, &change, "from")?).filter(|f| is_int(*f) && *f as usize <= messages.len());
+            let from =
+                h.as_number(&get(h, &change, edit::FROM)?).filter(|f| is_int(*f) && *f as usize <= messages.len());
             let Some(from) = from else {
                 return Err(bad(i, &format!("messages.from must be an integer from 0 to {}", messages.len())));
             };
-            let append = check_messages(h, &get(h, &change, "append")?, &format!("checkpoints[{i}].messages.append"))?;
+            let append =
+                check_messages(h, &get(h, &change, edit::APPEND)?, &format!("checkpoints[{i}].messages.append"))?;
             messages.truncate(from as usize);
             appended = append.clone();
             messages.extend(append);
         }
+        // Each field goes into the snapshot under its own name (`field` re-exports the snapshot's).
         for key in PLAIN {
             let value = get(h, checkpoint, key)?;
             let present = h.kind(&value) != Kind::Undefined;
             if !present {
-                if full && key != "sessionId" {
+                if full && key != field::SESSION_ID {
                     return Err(bad(i, &format!("a full checkpoint must carry {key}")));
                 }
                 continue;
             }
-            if key == "sessionId" && h.kind(&value) == Kind::Null {
+            if key == field::SESSION_ID && h.kind(&value) == Kind::Null {
                 h.set(data, key, &h.undefined())?;
                 continue;
             }
             let ok = match key {
-                "model" => h.kind(&value) == Kind::Object,
-                "thinkingLevel" | "sessionId" => h.kind(&value) == Kind::String,
-                "steeringMode" | "followUpMode" => h.as_string(&value).is_some_and(|m| MODES.contains(&m.as_str())),
+                field::MODEL => h.kind(&value) == Kind::Object,
+                field::THINKING_LEVEL | field::SESSION_ID => h.kind(&value) == Kind::String,
+                field::STEERING_MODE | field::FOLLOW_UP_MODE => {
+                    h.as_string(&value).is_some_and(|m| MODES.contains(&m.as_str()))
+                }
                 _ => h.kind(&value) == Kind::Array,
             };
             if !ok {
@@ -481,7 +570,7 @@ pub fn fold<H: FastPaths>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64
             }
             h.set(data, key, &value)?;
         }
-        for key in ["steeringQueue", "followUpQueue"] {
+        for key in [field::STEERING_QUEUE, field::FOLLOW_UP_QUEUE] {
             let value = get(h, checkpoint, key)?;
             if h.kind(&value) == Kind::Undefined {
                 if full {
@@ -492,27 +581,27 @@ pub fn fold<H: FastPaths>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64
             let list = check_messages(h, &value, &format!("checkpoints[{i}].{key}"))?;
             h.set(data, key, &h.array(&list))?;
         }
-        let running = get(h, checkpoint, "running")?;
+        let running = get(h, checkpoint, field::RUNNING)?;
         match h.kind(&running) {
             Kind::Undefined => {}
-            Kind::Bool => h.set(data, "running", &running)?,
+            Kind::Bool => h.set(data, snapshot::field::RUNNING, &running)?,
             _ => return Err(bad(i, "running has the wrong type")),
         }
-        let approvals = get(h, checkpoint, "approvals")?;
+        let approvals = get(h, checkpoint, field::APPROVALS)?;
         match h.kind(&approvals) {
             Kind::Undefined => {}
-            Kind::Null => h.set(data, "approvals", &h.undefined())?,
+            Kind::Null => h.set(data, snapshot::field::APPROVALS, &h.undefined())?,
             Kind::Object => {
                 check_approvals(h, &approvals).map_err(|detail| bad(i, &format!("approvals{detail}")))?;
-                h.set(data, "approvals", &approvals)?;
+                h.set(data, snapshot::field::APPROVALS, &approvals)?;
             }
             _ => return Err(bad(i, "approvals has the wrong type")),
         }
-        let usage = get(h, checkpoint, "usage")?;
+        let usage = get(h, checkpoint, field::USAGE)?;
         if h.kind(&usage) != Kind::Undefined {
             let totals =
                 crate::core::budget::check_totals(h, &usage).map_err(|detail| bad(i, &format!("usage{detail}")))?;
-            h.set(data, "usage", &totals)?;
+            h.set(data, snapshot::field::USAGE, &totals)?;
         }
         for message in &appended {
             if h.as_string(&get(h, message, "role")?).as_deref() == Some("toolResult") {
@@ -524,16 +613,16 @@ pub fn fold<H: FastPaths>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64
             completed.clear();
         }
     }
-    h.set(data, "completedTools", &h.array(&completed))?;
-    h.set(data, "messages", &h.array(&messages))?;
-    h.set(data, "checkpointSeq", &h.number(seq))?;
+    h.set(data, snapshot::field::COMPLETED_TOOLS, &h.array(&completed))?;
+    h.set(data, snapshot::field::MESSAGES, &h.array(&messages))?;
+    h.set(data, snapshot::field::CHECKPOINT_SEQ, &h.number(seq))?;
     Ok(())
 }
 
 /// The shape of a stored pause (issue 30): `Err` is the detail after the field's path.
-pub fn check_approvals<H: FastPaths>(h: &H, approvals: &H::V) -> Result<(), String> {
-    for key in ["requests", "completedTools", "decisions"] {
-        let list = h.get(approvals, key).map_err(|e| format!(".{key}: {}", h.error_message(&e)))?;
+pub fn check_approvals<H: FastPaths>(h: &H, pause: &H::V) -> Result<(), String> {
+    for key in approvals::FIELDS {
+        let list = h.get(pause, key).map_err(|e| format!(".{key}: {}", h.error_message(&e)))?;
         if h.kind(&list) != Kind::Array {
             return Err(format!(".{key} must be an array"));
         }
@@ -547,16 +636,16 @@ pub fn adopt<H: FastPaths>(h: &H, agent: &H::V, st: &H::V, seq: f64) -> Result<(
     let Some(ck) = tracker(h, st)? else { return Ok(()) };
     let now = current(h, agent, st)?;
     let last = if now.count == 0 { h.undefined() } else { get(h, &now.messages, &(now.count - 1).to_string())? };
-    h.set(&ck, "count", &h.number(now.count as f64))?;
-    h.set(&ck, "last", &last)?;
+    h.set(&ck, bookkeeping::COUNT, &h.number(now.count as f64))?;
+    h.set(&ck, bookkeeping::LAST, &last)?;
     for (key, value) in &now.plain {
         h.set(&ck, key, value)?;
     }
-    h.set(&ck, "steeringQueue", &h.array(&now.steering))?;
-    h.set(&ck, "followUpQueue", &h.array(&now.follow_up))?;
-    h.set(&ck, "running", &h.boolean(now.running))?;
-    h.set(&ck, "endedCount", &h.number(now.ended_count as f64))?;
-    h.set(&ck, "approvals", &now.approvals)?;
-    h.set(&ck, "usage", &now.usage)?;
-    h.set(&ck, "full", &h.boolean(seq == 0.0))
+    h.set(&ck, field::STEERING_QUEUE, &h.array(&now.steering))?;
+    h.set(&ck, field::FOLLOW_UP_QUEUE, &h.array(&now.follow_up))?;
+    h.set(&ck, field::RUNNING, &h.boolean(now.running))?;
+    h.set(&ck, bookkeeping::ENDED_COUNT, &h.number(now.ended_count as f64))?;
+    h.set(&ck, field::APPROVALS, &now.approvals)?;
+    h.set(&ck, field::USAGE, &now.usage)?;
+    h.set(&ck, bookkeeping::FULL, &h.boolean(seq == 0.0))
 }

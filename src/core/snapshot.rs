@@ -3,12 +3,57 @@
 //! snapshot from live values and applying it are in `agent`; this module is pure JSON.
 
 use super::agent_state::MODES;
+use super::approvals;
 use super::text::wtf::drop_deep;
 use super::validate::js_number_to_string;
 use serde_json::{Map, Value};
 
 pub const FORMAT: &str = "agent-loop-wasm/agent-snapshot";
 pub const VERSION: u64 = 1;
+
+/// A snapshot's field names (D8.1), one constant each; a checkpoint carries those it shares under the same names
+/// (`checkpoint::field`). Code outside this module names a field only through these: `core::tests::layers` fails on a
+/// literal such as `get(h, data, "checkpointSeq")` anywhere else.
+pub mod field {
+    pub const FORMAT: &str = "format";
+    pub const VERSION: &str = "version";
+    pub const MODEL: &str = "model";
+    pub const THINKING_LEVEL: &str = "thinkingLevel";
+    pub const MESSAGES: &str = "messages";
+    pub const STEERING_QUEUE: &str = "steeringQueue";
+    pub const FOLLOW_UP_QUEUE: &str = "followUpQueue";
+    pub const STEERING_MODE: &str = "steeringMode";
+    pub const FOLLOW_UP_MODE: &str = "followUpMode";
+    pub const SESSION_ID: &str = "sessionId";
+    pub const TOOL_NAMES: &str = "toolNames";
+    pub const CHECKPOINT_SEQ: &str = "checkpointSeq";
+    pub const RUNNING: &str = "running";
+    pub const COMPLETED_TOOLS: &str = "completedTools";
+    pub const APPROVALS: &str = "approvals";
+    pub const USAGE: &str = "usage";
+}
+
+/// Every field of a snapshot, in the order `agent.snapshot()` writes them: the one definition. `check` reads each (a
+/// test below holds it to that), and `index.d.ts`'s `AgentSnapshot` is checked against this list
+/// (`tests/js/dts-names.test.mjs`).
+pub const FIELDS: [&str; 16] = [
+    field::FORMAT,
+    field::VERSION,
+    field::MODEL,
+    field::THINKING_LEVEL,
+    field::MESSAGES,
+    field::STEERING_QUEUE,
+    field::FOLLOW_UP_QUEUE,
+    field::STEERING_MODE,
+    field::FOLLOW_UP_MODE,
+    field::SESSION_ID,
+    field::TOOL_NAMES,
+    field::CHECKPOINT_SEQ,
+    field::RUNNING,
+    field::COMPLETED_TOOLS,
+    field::APPROVALS,
+    field::USAGE,
+];
 
 /// One migration step: a snapshot of version `v` in, the same snapshot at version `v + 1` out.
 type Migration = fn(Map<String, Value>) -> Result<Map<String, Value>, String>;
@@ -20,9 +65,6 @@ const MIGRATIONS: [Migration; 0] = [];
 fn restore_error(detail: &str) -> String {
     format!("Agent.restore: {detail}")
 }
-
-/// The lists a stored pause holds (issue 30).
-const APPROVAL_LISTS: [&str; 3] = ["requests", "completedTools", "decisions"];
 
 fn invalid(path: &str, problem: &str) -> String {
     restore_error(&format!("invalid snapshot: {path}: {problem}"))
@@ -50,10 +92,10 @@ pub fn migrate(mut value: Value) -> Result<Map<String, Value>, String> {
 }
 
 fn migrate_map(snapshot: &mut Map<String, Value>) -> Result<(), String> {
-    if snapshot.get("format").and_then(Value::as_str) != Some(FORMAT) {
+    if snapshot.get(field::FORMAT).and_then(Value::as_str) != Some(FORMAT) {
         return Err(restore_error("not an agent-loop-wasm snapshot"));
     }
-    let version = match snapshot.get("version") {
+    let version = match snapshot.get(field::VERSION) {
         Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
         Some(other) => return Err(restore_error(&format!("unknown snapshot version {}", describe(other)))),
         None => return Err(restore_error("unknown snapshot version undefined")),
@@ -75,7 +117,7 @@ fn migrate_map(snapshot: &mut Map<String, Value>) -> Result<(), String> {
         };
         *snapshot = step(std::mem::take(snapshot))?;
         current += 1;
-        snapshot.insert("version".into(), Value::from(current));
+        snapshot.insert(field::VERSION.into(), Value::from(current));
     }
     check(snapshot)
 }
@@ -116,82 +158,82 @@ fn expect_messages(snapshot: &Map<String, Value>, key: &str) -> Result<(), Strin
 
 /// The fields of a current-version snapshot (D8.1).
 fn check(snapshot: &Map<String, Value>) -> Result<(), String> {
-    if !matches!(snapshot.get("model"), Some(Value::Object(_))) {
-        return Err(invalid("model", "expected an object"));
+    if !matches!(snapshot.get(field::MODEL), Some(Value::Object(_))) {
+        return Err(invalid(field::MODEL, "expected an object"));
     }
-    if !matches!(snapshot.get("thinkingLevel"), Some(Value::String(_))) {
-        return Err(invalid("thinkingLevel", "expected a string"));
+    if !matches!(snapshot.get(field::THINKING_LEVEL), Some(Value::String(_))) {
+        return Err(invalid(field::THINKING_LEVEL, "expected a string"));
     }
-    expect_messages(snapshot, "messages")?;
-    expect_messages(snapshot, "steeringQueue")?;
-    expect_messages(snapshot, "followUpQueue")?;
-    for key in ["steeringMode", "followUpMode"] {
+    expect_messages(snapshot, field::MESSAGES)?;
+    expect_messages(snapshot, field::STEERING_QUEUE)?;
+    expect_messages(snapshot, field::FOLLOW_UP_QUEUE)?;
+    for key in [field::STEERING_MODE, field::FOLLOW_UP_MODE] {
         match snapshot.get(key).and_then(Value::as_str) {
             Some(mode) if MODES.contains(&mode) => {}
             _ => return Err(invalid(key, "expected \"all\" or \"one-at-a-time\"")),
         }
     }
-    match snapshot.get("sessionId") {
+    match snapshot.get(field::SESSION_ID) {
         None | Some(Value::String(_)) => {}
-        Some(_) => return Err(invalid("sessionId", "expected a string")),
+        Some(_) => return Err(invalid(field::SESSION_ID, "expected a string")),
     }
-    match snapshot.get("toolNames") {
+    match snapshot.get(field::TOOL_NAMES) {
         None => {}
         Some(Value::Array(names)) => {
             for (i, name) in names.iter().enumerate() {
                 if !name.is_string() {
-                    return Err(invalid(&format!("toolNames[{i}]"), "expected a string"));
+                    return Err(invalid(&format!("{}[{i}]", field::TOOL_NAMES), "expected a string"));
                 }
             }
         }
-        Some(_) => return Err(invalid("toolNames", "expected an array")),
+        Some(_) => return Err(invalid(field::TOOL_NAMES, "expected an array")),
     }
     // Durability fields (optional): the last checkpoint stored, a run to resume.
-    match snapshot.get("checkpointSeq") {
+    match snapshot.get(field::CHECKPOINT_SEQ) {
         None => {}
         Some(Value::Number(n)) if n.as_f64().is_some_and(|n| n >= 0.0 && n.fract() == 0.0) => {}
-        Some(_) => return Err(invalid("checkpointSeq", "expected a non-negative integer")),
+        Some(_) => return Err(invalid(field::CHECKPOINT_SEQ, "expected a non-negative integer")),
     }
-    match snapshot.get("running") {
+    match snapshot.get(field::RUNNING) {
         None | Some(Value::Bool(_)) => {}
-        Some(_) => return Err(invalid("running", "expected a boolean")),
+        Some(_) => return Err(invalid(field::RUNNING, "expected a boolean")),
     }
-    match snapshot.get("completedTools") {
+    match snapshot.get(field::COMPLETED_TOOLS) {
         None | Some(Value::Array(_)) => {}
-        Some(_) => return Err(invalid("completedTools", "expected an array")),
+        Some(_) => return Err(invalid(field::COMPLETED_TOOLS, "expected an array")),
     }
     // Issue 30: tool calls waiting for a person.
-    match snapshot.get("approvals") {
+    match snapshot.get(field::APPROVALS) {
         None => {}
-        Some(Value::Object(approvals)) => {
-            for key in APPROVAL_LISTS {
-                if !matches!(approvals.get(key), Some(Value::Array(_))) {
-                    return Err(invalid(&format!("approvals.{key}"), "expected an array"));
+        Some(Value::Object(pause)) => {
+            for key in approvals::FIELDS {
+                if !matches!(pause.get(key), Some(Value::Array(_))) {
+                    return Err(invalid(&format!("{}.{key}", field::APPROVALS), "expected an array"));
                 }
             }
         }
-        Some(_) => return Err(invalid("approvals", "expected an object")),
+        Some(_) => return Err(invalid(field::APPROVALS, "expected an object")),
     }
     // Issue 32: the agent's usage totals.
-    match snapshot.get("usage") {
+    match snapshot.get(field::USAGE) {
         None => {}
         Some(Value::Object(usage)) => {
             let number = |v: Option<&Value>| v.and_then(Value::as_f64).is_some_and(|n| n >= 0.0);
             for key in crate::core::budget::USAGE_FIELDS {
                 if !number(usage.get(key)) {
-                    return Err(invalid(&format!("usage.{key}"), "expected a non-negative number"));
+                    return Err(invalid(&format!("{}.{key}", field::USAGE), "expected a non-negative number"));
                 }
             }
             let Some(Value::Object(cost)) = usage.get("cost") else {
-                return Err(invalid("usage.cost", "expected an object"));
+                return Err(invalid(&format!("{}.cost", field::USAGE), "expected an object"));
             };
             for key in crate::core::budget::COST_FIELDS {
                 if !number(cost.get(key)) {
-                    return Err(invalid(&format!("usage.cost.{key}"), "expected a non-negative number"));
+                    return Err(invalid(&format!("{}.cost.{key}", field::USAGE), "expected a non-negative number"));
                 }
             }
         }
-        Some(_) => return Err(invalid("usage", "expected an object")),
+        Some(_) => return Err(invalid(field::USAGE, "expected an object")),
     }
     Ok(())
 }
@@ -212,6 +254,22 @@ mod tests {
             "steeringMode": "one-at-a-time", "followUpMode": "all",
             "sessionId": "s1", "toolNames": ["echo"]
         })
+    }
+
+    /// `check` reads every field of `FIELDS`: a snapshot with any one of them `null` is refused, and the error names it
+    /// (the envelope's two have errors of their own).
+    #[test]
+    fn d8_1_every_field_is_checked() {
+        for key in FIELDS {
+            let mut v = fixture();
+            v[key] = Value::Null;
+            let error = migrate(v).unwrap_err();
+            match key {
+                field::FORMAT => assert_eq!(error, "Agent.restore: not an agent-loop-wasm snapshot"),
+                field::VERSION => assert_eq!(error, "Agent.restore: unknown snapshot version null"),
+                _ => assert!(error.starts_with(&format!("Agent.restore: invalid snapshot: {key}: ")), "{key}: {error}"),
+            }
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -255,8 +255,9 @@ test("API-1.1/§6 BuiltinApi is core::builtin::BUILTIN_APIS, and each is a Known
 });
 
 test("A-5.1 the Agent's public fields and options are core::agent's FIELDS", () => {
-  // Issue 32: OPTIONAL_FIELDS are public fields too, set only when given.
-  const fields = [...rustStrConst(CORE, "FIELDS"), ...rustStrConst(CORE, "OPTIONAL_FIELDS")];
+  // Issue 32: OPTIONAL_FIELDS are public fields too, set only when given. (The records' FIELDS are read below.)
+  const agentFiles = CORE.filter((f) => f.path.startsWith(join("src", "core", "agent") + sep));
+  const fields = [...rustStrConst(agentFiles, "FIELDS"), ...rustStrConst(agentFiles, "OPTIONAL_FIELDS")];
   const agent = dtsMembers("export declare class Agent {");
   same(agent.fields, [...fields, "streamFunction", "state", "steeringMode", "followUpMode", "signal"],
     "index.d.ts class Agent fields vs FIELDS (+ streamFunction and the accessors)");
@@ -296,27 +297,87 @@ test("A-5.2 AgentState's keys are the state view's, and the core keeps each (sys
   subset([...declared].filter((k) => k !== "systemPrompt"), kept, "an AgentState key core::agent::init does not set");
 });
 
-test("D8 AgentSnapshot's fields are the ones core::snapshot checks, under its format name", () => {
-  const snapshotRs = rustSources("src/core").find((f) => f.path.endsWith("core/snapshot.rs"));
-  assert.ok(snapshotRs, "src/core/**/snapshot.rs with FORMAT not found");
-  const text = snapshotRs.text;
-  const checked = [
-    ...[...text.matchAll(/snapshot\.get\("(\w+)"\)/g)].map((m) => m[1]),
-    ...[...text.matchAll(/expect_messages\(snapshot, "(\w+)"\)/g)].map((m) => m[1]),
-    ...[...text.matchAll(/for key in \[([^\]]*)\]/g)].flatMap((m) => [...m[1].matchAll(/"(\w+)"/g)].map((s) => s[1])),
-  ];
-  same(dtsMembers("export interface AgentSnapshot {").fields, checked, "index.d.ts AgentSnapshot vs core::snapshot's checks");
-  const format = /pub const FORMAT: &str = "([^"]+)"/.exec(text)[1];
-  assert.match(dtsDecl("export interface AgentSnapshot {"), new RegExp(`format: "${format}"`));
+/**
+ * A record's field constants (`pub mod field { pub const NAME: &str = "value"; … }` of `file`), with those it
+ * re-exports from another record's (`pub use crate::core::<module>::field::{…}`) read there.
+ */
+function fieldConsts(file) {
+  const text = withoutTestModules(read(file));
+  const start = text.indexOf("\npub mod field {");
+  assert.ok(start >= 0, `${file} has no \`pub mod field\`: was the record moved? Update this test.`);
+  const block = text.slice(start, text.indexOf("\n}", start + 1));
+  const consts = new Map([...block.matchAll(/pub const (\w+): &str = "(\w+)";/g)].map((m) => [m[1], m[2]]));
+  for (const m of block.matchAll(/pub use crate::core::(\w+)::field::\{([^}]*)\};/g)) {
+    const theirs = fieldConsts(`src/core/${m[1]}.rs`);
+    for (const name of m[2].split(",").map((n) => n.trim()).filter(Boolean)) {
+      assert.ok(theirs.has(name), `${file} re-exports ${m[1]}::field::${name}, which ${m[1]}.rs does not define`);
+      consts.set(name, theirs.get(name));
+    }
+  }
+  return consts;
+}
+
+/** A record's `FIELDS` (`pub const FIELDS: [&str; N] = [field::A, …]`) as strings; it must list every constant of its
+ *  `pub mod field`, once. */
+function recordFields(file) {
+  const consts = fieldConsts(file);
+  const m = /^pub const FIELDS: \[&str; (\d+)\] = \[([^\]]*)\];/m.exec(withoutTestModules(read(file)));
+  assert.ok(m, `${file} has no \`pub const FIELDS: [&str; N]\``);
+  const names = [...m[2].matchAll(/\bfield::(\w+)/g)].map((f) => f[1]);
+  assert.equal(names.length, Number(m[1]), `${file}: FIELDS read as ${names}`);
+  assert.deepEqual(sorted(names), sorted([...consts.keys()]), `${file}: FIELDS vs the constants of its pub mod field`);
+  assert.equal(new Set(names).size, names.length, `${file}: a field listed twice in FIELDS`);
+  return names.map((n) => consts.get(n));
+}
+
+/** `pub const NAME: &str = "…"` or `pub const NAME: u64 = …` at the top level of `file` (not a field's constant). */
+const rustTopConst = (file, name) => {
+  const m = new RegExp(`^pub const ${name}: (?:&str|u64) = "?([^";]+)"?;`, "m").exec(read(file));
+  assert.ok(m, `${file} has no top-level \`pub const ${name}\``);
+  return m[1];
+};
+
+test("D8 AgentSnapshot's fields are core::snapshot::FIELDS (each checked by restore), under its format name", () => {
+  const file = "src/core/snapshot.rs";
+  const fields = recordFields(file);
+  assert.ok(fields.length > 10, `FIELDS read as ${fields}`);
+  same(dtsMembers("export interface AgentSnapshot {").fields, fields, "index.d.ts AgentSnapshot vs core::snapshot::FIELDS");
+  assert.match(dtsDecl("export interface AgentSnapshot {"), new RegExp(`format: "${rustTopConst(file, "FORMAT")}"`));
 });
 
-test("D8 AgentCheckpoint carries core::checkpoint's fields under its format name and version", () => {
-  const ck = rustSources("src/core").find((f) => /pub const FORMAT: &str = "[^"]*checkpoint"/.test(f.text));
-  assert.ok(ck, "the checkpoint FORMAT constant was not found under src/core");
+test("D8 AgentCheckpoint's fields are core::checkpoint::FIELDS, under its format name and version", () => {
+  const file = "src/core/checkpoint.rs";
+  const fields = recordFields(file);
+  assert.ok(fields.length > 10, `FIELDS read as ${fields}`);
   const decl = dtsDecl("export interface AgentCheckpoint {");
-  const keys = dtsMembers("export interface AgentCheckpoint {").fields;
-  assert.match(decl, new RegExp(`format: "${/pub const FORMAT: &str = "([^"]+)"/.exec(ck.text)[1]}"`));
-  assert.match(decl, new RegExp(`version: ${/pub const VERSION: u64 = (\d+)/.exec(ck.text)[1]};`));
-  subset(rustStrConst([ck], "PLAIN"), keys, "a field core::checkpoint writes that AgentCheckpoint lacks");
-  for (const key of keys) assert.ok(ck.text.includes(`"${key}"`), `AgentCheckpoint.${key} is never named in ${relative(ROOT, join(ROOT, ck.path))}`);
+  same(dtsMembers("export interface AgentCheckpoint {").fields, fields, "index.d.ts AgentCheckpoint vs core::checkpoint::FIELDS");
+  assert.match(decl, new RegExp(`format: "${rustTopConst(file, "FORMAT")}"`));
+  assert.match(decl, new RegExp(`version: ${rustTopConst(file, "VERSION")};`));
+  // `messages` is an edit of the transcript, its two fields `checkpoint::edit`'s.
+  const text = read(file);
+  const edit = text.slice(text.indexOf("pub mod edit {"), text.indexOf("\n}", text.indexOf("pub mod edit {")));
+  const [from, append] = ["FROM", "APPEND"].map((n) => new RegExp(`pub const ${n}: &str = "(\\w+)";`).exec(edit)?.[1]);
+  assert.ok(from && append, "checkpoint::edit's FROM and APPEND not found");
+  assert.match(decl, new RegExp(`messages\\?: \\{ ${from}: number; ${append}: AgentMessage\\[\\] \\};`));
+});
+
+test("issue 30 a pause's fields are core::approvals::FIELDS: ToolApprovals, toUIMessages' approvals, and the JS that reads one", () => {
+  const fields = recordFields("src/core/approvals.rs");
+  assert.equal(fields.length, 3, `FIELDS read as ${fields}`);
+  same(dtsMembers("export interface ToolApprovals {").fields, fields, "index.d.ts ToolApprovals vs core::approvals::FIELDS");
+  const ui = read("pkg-template/ui.d.ts");
+  const at = ui.indexOf("\n  approvals?: {");
+  assert.ok(at >= 0, "ui.d.ts has no `approvals?: {` option");
+  const option = ui.slice(at, ui.indexOf("\n  };", at));
+  same([...option.matchAll(/^ {4}(\w+)\??:/gm)].map((m) => m[1]), fields, "ui.d.ts toUIMessages' options.approvals vs FIELDS");
+  // The package's JS reads and builds a pause by property name (ui-route, ui-history, otel): each is one of FIELDS.
+  const used = new Set();
+  for (const file of readdirSync(join(ROOT, "pkg-template")).filter((f) => /\.(m?js|cjs)$/.test(f))) {
+    const text = read(`pkg-template/${file}`);
+    for (const m of text.matchAll(/\bapprovals\??\.(\w+)/g)) used.add(m[1]);
+    for (const m of text.matchAll(/\(approvals, "(\w+)"\)/g)) used.add(m[1]);
+    for (const m of text.matchAll(/\bapprovals = \{([^}]*)\}/g)) for (const k of m[1].matchAll(/(\w+):/g)) used.add(k[1]);
+  }
+  subset(used, fields, "pkg-template/ names a field of a pause that core::approvals::FIELDS does not define");
+  same(used, fields, "the reader finds every field of a pause in pkg-template/ (or a field is no longer used there)");
 });

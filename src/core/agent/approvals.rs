@@ -4,6 +4,7 @@
 
 use crate::core::agent_state::key;
 use crate::core::agent_state::{get, items};
+use crate::core::approvals::{decided_object, field};
 use crate::core::args::ArgError;
 use crate::core::checkpoint;
 use crate::core::errors;
@@ -42,8 +43,8 @@ pub fn hold<H: FastPaths>(h: &H, st: &H::V, approvals: Option<&H::V>) -> Result<
 
 /// The requests of a pause that have no decision yet, in request order.
 pub fn undecided<H: FastPaths>(h: &H, approvals: &H::V) -> Result<Vec<H::V>, H::V> {
-    let decisions = items(h, approvals, "decisions")?;
-    let requests = items(h, approvals, "requests")?;
+    let decisions = items(h, approvals, field::DECISIONS)?;
+    let requests = items(h, approvals, field::REQUESTS)?;
     Ok(requests.into_iter().filter(|r| !decisions.iter().any(|d| h.same(&id_of(h, d), &id_of(h, r)))).collect())
 }
 
@@ -98,9 +99,9 @@ pub fn decide<H: FastPaths>(
         ))
     };
     let Some(approvals) = held(h, st)? else { return Err(not_waiting()) };
-    let requests = items(h, &approvals, "requests")?;
+    let requests = items(h, &approvals, field::REQUESTS)?;
     let Some(request) = requests.iter().find(|r| h.same(&id_of(h, r), id)) else { return Err(not_waiting()) };
-    let decisions = items(h, &approvals, "decisions")?;
+    let decisions = items(h, &approvals, field::DECISIONS)?;
     if let Some(earlier) = decisions.iter().find(|d| h.same(&id_of(h, d), id)) {
         let was = if h.truthy(&get(h, earlier, "approved")?) { "approved" } else { "denied" };
         return Err(ArgError::Thrown(errors::coded(
@@ -135,11 +136,7 @@ pub fn decide<H: FastPaths>(
     let mut all = decisions;
     all.push(decision);
     let last = requests.iter().all(|r| all.iter().any(|d| h.same(&id_of(h, d), &id_of(h, r))));
-    let next = h.object(&[
-        ("requests", h.array(&requests)),
-        ("completedTools", h.array(&items(h, &approvals, "completedTools")?)),
-        ("decisions", h.array(&all)),
-    ]);
+    let next = decided_object(h, &requests, &items(h, &approvals, field::COMPLETED_TOOLS)?, &all);
     hold(h, st, Some(&next))?;
     // A durable point: the decision survives a crash before the run goes on.
     checkpoint::request(h, agent, st);
@@ -190,11 +187,8 @@ pub fn on_event<H: FastPaths>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H:
     if h.kind(&pause) != Kind::Object {
         return Ok(false);
     }
-    let approvals = h.object(&[
-        ("requests", h.array(&items(h, &pause, "requests")?)),
-        ("completedTools", h.array(&items(h, &pause, "completedTools")?)),
-        ("decisions", h.array(&[])),
-    ]);
+    let requests = items(h, &pause, field::REQUESTS)?;
+    let approvals = decided_object(h, &requests, &items(h, &pause, field::COMPLETED_TOOLS)?, &[]);
     hold(h, st, Some(&approvals))?;
     Ok(true)
 }

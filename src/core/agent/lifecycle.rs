@@ -11,6 +11,7 @@ use crate::core::agent_state::drain::drain;
 use crate::core::agent_state::key;
 use crate::core::agent_state::reducer::reduce;
 use crate::core::agent_state::{Queue, Thrown, copied, get, items, list_or_empty};
+use crate::core::approvals::{decided_object, field};
 use crate::core::args::{ArgError, Checker};
 use crate::core::budget::{Budget, Limits};
 use crate::core::checkpoint;
@@ -197,11 +198,7 @@ fn continue_with_approvals<H: FastPaths>(
         return Err(errors::coded(h, errors::CANNOT_CONTINUE, text));
     }
     // A copy, as a checkpoint stores it: the caller's objects are not kept.
-    let pause = h.json_clone(&h.object(&[
-        ("requests", h.array(&checked.requests)),
-        ("completedTools", h.array(&checked.completed)),
-        ("decisions", h.array(&checked.decisions)),
-    ]))?;
+    let pause = h.json_clone(&decided_object(h, &checked.requests, &checked.completed, &checked.decisions))?;
     approvals::hold(h, st, Some(&pause))?;
     checkpoint::request(h, agent, st);
     changed(h, st);
@@ -276,8 +273,8 @@ pub fn resume<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFuture<
         let mut completed = items(h, st, key::COMPLETED_TOOLS)?;
         let mut decisions = Vec::new();
         if let Some(held) = &paused {
-            completed.extend(items(h, held, "completedTools")?);
-            decisions = items(h, held, "decisions")?;
+            completed.extend(items(h, held, field::COMPLETED_TOOLS)?);
+            decisions = items(h, held, field::DECISIONS)?;
         }
         let resumed = Resumed { assistant, existing, completed, decisions, interrupted: true };
         return Ok(start_run(h, agent, st, None, false, Some(resumed)));
@@ -320,9 +317,9 @@ fn start_approved<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<RunFut
         changed(h, st);
         return Ok(futures::future::ready(Ok(())).boxed_local());
     };
-    let mut completed = items(h, &held, "completedTools")?;
+    let mut completed = items(h, &held, field::COMPLETED_TOOLS)?;
     completed.extend(items(h, st, key::COMPLETED_TOOLS)?);
-    let decisions = items(h, &held, "decisions")?;
+    let decisions = items(h, &held, field::DECISIONS)?;
     let resumed = Resumed { assistant, existing, completed, decisions, interrupted: false };
     Ok(start_run(h, agent, st, None, false, Some(resumed)))
 }

@@ -2,13 +2,14 @@
 //! checks and migrations are `core::snapshot`; checkpoints fold into a snapshot in `core::checkpoint`.
 
 use crate::core::agent_state::key;
-use crate::core::agent_state::{get, items};
+use crate::core::agent_state::{Queue, get, items};
 use crate::core::args::{ArgError, Checker};
 use crate::core::checkpoint;
 use crate::core::errors;
 use crate::core::fast::FastPaths;
 use crate::core::fxhash::FxSet;
 use crate::core::host::Kind;
+use crate::core::snapshot::field;
 use crate::core::text::json::js_json_stringify;
 use crate::core::text::wtf;
 
@@ -120,43 +121,42 @@ pub fn snapshot<H: FastPaths>(h: &H, agent: &H::V, st: &H::V) -> Result<H::V, H:
         }
     }
     let mut entries = vec![
-        ("format", h.string(crate::core::snapshot::FORMAT)),
-        ("version", h.number(crate::core::snapshot::VERSION as f64)),
-        ("model", get(h, st, key::MODEL)?),
-        ("thinkingLevel", get(h, st, key::THINKING_LEVEL)?),
-        ("messages", h.array(&items(h, st, key::MESSAGES)?)),
+        (field::FORMAT, h.string(crate::core::snapshot::FORMAT)),
+        (field::VERSION, h.number(crate::core::snapshot::VERSION as f64)),
+        (field::MODEL, get(h, st, key::MODEL)?),
+        (field::THINKING_LEVEL, get(h, st, key::THINKING_LEVEL)?),
+        (field::MESSAGES, h.array(&items(h, st, key::MESSAGES)?)),
         // Messages a running loop drained but has not delivered yet still count as queued.
-        ("steeringQueue", h.array(&checkpoint::durable_queue(h, st, key::TRANSIT_STEERING, "steering")?)),
-        ("followUpQueue", h.array(&checkpoint::durable_queue(h, st, key::TRANSIT_FOLLOW_UP, "followUp")?)),
-        ("steeringMode", get(h, st, key::STEERING_MODE)?),
-        ("followUpMode", get(h, st, key::FOLLOW_UP_MODE)?),
+        (field::STEERING_QUEUE, h.array(&checkpoint::durable_queue(h, st, Queue::Steering)?)),
+        (field::FOLLOW_UP_QUEUE, h.array(&checkpoint::durable_queue(h, st, Queue::FollowUp)?)),
+        (field::STEERING_MODE, get(h, st, key::STEERING_MODE)?),
+        (field::FOLLOW_UP_MODE, get(h, st, key::FOLLOW_UP_MODE)?),
     ];
     let session = get(h, agent, "sessionId")?;
     if h.kind(&session) != Kind::Undefined {
-        entries.push(("sessionId", session));
+        entries.push((field::SESSION_ID, session));
     }
-    entries.push(("toolNames", h.array(&names)));
+    entries.push((field::TOOL_NAMES, h.array(&names)));
     // Durability: where the checkpoints stand, and a run in progress for `resume()` to pick up.
-    let ck = get(h, st, key::CK)?;
-    if h.kind(&ck).is_object_like() {
-        entries.push(("checkpointSeq", get(h, &ck, "seq")?));
+    if let Some(seq) = checkpoint::stored_seq(h, st)? {
+        entries.push((field::CHECKPOINT_SEQ, seq));
     }
     if h.truthy(&get(h, st, key::ACTIVE)?) || h.truthy(&get(h, st, key::INTERRUPTED)?) {
-        entries.push(("running", h.boolean(true)));
+        entries.push((field::RUNNING, h.boolean(true)));
         let completed = items(h, st, key::COMPLETED_TOOLS)?;
         if !completed.is_empty() {
-            entries.push(("completedTools", h.array(&completed)));
+            entries.push((field::COMPLETED_TOOLS, h.array(&completed)));
         }
     }
     // Issue 30: a pause and its decisions so far.
     let approvals = get(h, st, key::APPROVALS)?;
     if h.kind(&approvals) == Kind::Object {
-        entries.push(("approvals", approvals));
+        entries.push((field::APPROVALS, approvals));
     }
     // Issue 32: the agent's usage totals, once a reply reported usage.
     let usage = get(h, st, key::TOTAL_USAGE)?;
     if h.kind(&usage) == Kind::Object {
-        entries.push(("usage", usage));
+        entries.push((field::USAGE, usage));
     }
     let picture = h.object(&entries);
     if let Some(path) = unserializable(h, &picture, "") {
@@ -221,17 +221,19 @@ pub fn parse_restore<H: FastPaths>(h: &H, input: &H::V) -> Result<H::V, H::V> {
     }
     let is_snapshot = |v: &H::V| {
         h.kind(v).is_object_like()
-            && h.get(v, "format").ok().and_then(|f| h.as_string(&f)).as_deref() == Some(crate::core::snapshot::FORMAT)
+            && h.get(v, field::FORMAT).ok().and_then(|f| h.as_string(&f)).as_deref()
+                == Some(crate::core::snapshot::FORMAT)
     };
     let (data, seq, rest) = match list.first() {
         Some(first) if is_snapshot(first) => {
             let data = parse_snapshot(h, first)?;
-            let seq = h.as_number(&get(h, &data, "checkpointSeq")?).unwrap_or(0.0);
+            let seq = h.as_number(&get(h, &data, field::CHECKPOINT_SEQ)?).unwrap_or(0.0);
             (data, seq, list.get(1..).unwrap_or_default())
         }
         Some(first)
             if h.kind(first).is_object_like()
-                && h.get(first, "format").ok().and_then(|f| h.as_string(&f)).as_deref() == Some(checkpoint::FORMAT) =>
+                && h.get(first, checkpoint::field::FORMAT).ok().and_then(|f| h.as_string(&f)).as_deref()
+                    == Some(checkpoint::FORMAT) =>
         {
             (h.object(&[]), 0.0, &list[..])
         }
@@ -242,7 +244,7 @@ pub fn parse_restore<H: FastPaths>(h: &H, input: &H::V) -> Result<H::V, H::V> {
         ArgError::Type(message) => refused(h, &message),
         ArgError::Thrown(v) => v,
     })?;
-    for (key, default) in [("steeringMode", "one-at-a-time"), ("followUpMode", "one-at-a-time")] {
+    for (key, default) in [(field::STEERING_MODE, "one-at-a-time"), (field::FOLLOW_UP_MODE, "one-at-a-time")] {
         if h.kind(&get(h, &data, key)?) == Kind::Undefined {
             h.set(&data, key, &h.constant(default))?;
         }
@@ -265,35 +267,35 @@ pub fn apply_snapshot<H: FastPaths>(
     let tools = if h.kind(tools).is_nullish() { Vec::new() } else { h.array_items(tools)? };
     h.set(st, key::TOOLS, &h.array(&tools))?;
     for (from, to) in [
-        ("model", "model"),
-        ("thinkingLevel", "thinkingLevel"),
-        ("messages", "messages"),
-        ("steeringQueue", "steering"),
-        ("followUpQueue", "followUp"),
-        ("steeringMode", "steeringMode"),
-        ("followUpMode", "followUpMode"),
+        (field::MODEL, key::MODEL),
+        (field::THINKING_LEVEL, key::THINKING_LEVEL),
+        (field::MESSAGES, key::MESSAGES),
+        (field::STEERING_QUEUE, key::STEERING),
+        (field::FOLLOW_UP_QUEUE, key::FOLLOW_UP),
+        (field::STEERING_MODE, key::STEERING_MODE),
+        (field::FOLLOW_UP_MODE, key::FOLLOW_UP_MODE),
     ] {
         h.set(st, to, &get(h, data, from)?)?;
     }
-    let session = get(h, data, "sessionId")?;
+    let session = get(h, data, field::SESSION_ID)?;
     if h.kind(&session) != Kind::Undefined {
         h.set(agent, "sessionId", &session)?;
     }
-    h.set(st, key::INTERRUPTED, &h.boolean(h.truthy(&get(h, data, "running")?)))?;
-    let completed = get(h, data, "completedTools")?;
+    h.set(st, key::INTERRUPTED, &h.boolean(h.truthy(&get(h, data, field::RUNNING)?)))?;
+    let completed = get(h, data, field::COMPLETED_TOOLS)?;
     h.set(
         st,
-        "completedTools",
+        key::COMPLETED_TOOLS,
         &h.array(&if h.kind(&completed) == Kind::Array { h.array_items(&completed)? } else { Vec::new() }),
     )?;
-    let approvals = get(h, data, "approvals")?;
+    let approvals = get(h, data, field::APPROVALS)?;
     super::approvals::hold(h, st, (h.kind(&approvals) == Kind::Object).then_some(&approvals))?;
-    let usage = get(h, data, "usage")?;
+    let usage = get(h, data, field::USAGE)?;
     if h.kind(&usage) == Kind::Object {
         h.set(st, key::TOTAL_USAGE, &usage)?;
     }
     if h.kind(&get(h, st, key::ON_CHECKPOINT)?) == Kind::Function {
-        let seq = h.as_number(&get(h, data, "checkpointSeq")?).unwrap_or(0.0);
+        let seq = h.as_number(&get(h, data, field::CHECKPOINT_SEQ)?).unwrap_or(0.0);
         checkpoint::adopt(h, agent, st, seq)?;
     }
     Ok(())

@@ -2,6 +2,8 @@
 //! module (`use` paths and inline `crate::…`/`super::…` paths, test modules left out). The rules (ARCHITECTURE.md):
 //! `host.rs` names nothing above it, the fast-path layer is never named by the references it calls, and no two files
 //! name each other through any chain (no import circle), nor do two modules (`core::agent` and its files as one).
+//! With the same reading, the library's own records (the Agent's state, a snapshot, a checkpoint, an approval pause):
+//! outside its module, code names a field only by its constant.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
@@ -113,14 +115,20 @@ fn named(module: &str, is_mod_rs: bool, code: &str, children: &BTreeSet<String>)
     out
 }
 
-/// The file-level graph: module → the modules (files) it names.
-fn graph() -> BTreeMap<String, BTreeSet<String>> {
+/// A file of `src/core` or `src/providers` (test modules left out): its code and the paths it names.
+struct Source {
+    code: String,
+    names: Vec<String>,
+}
+
+/// Every file of `src/core` and `src/providers`, by module path (`core::agent::lifecycle`).
+fn sources() -> BTreeMap<String, Source> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = BTreeMap::new();
     modules(&src, &src.join("core"), &mut files);
     modules(&src, &src.join("providers"), &mut files);
     files.retain(|m, _| !m.contains("::tests") && !m.ends_with("test_host") && !m.contains("tests_"));
-    let mut graph = BTreeMap::new();
+    let mut sources = BTreeMap::new();
     for (module, path) in &files {
         let is_mod_rs = path.file_name().is_some_and(|f| f == "mod.rs");
         let children: BTreeSet<String> = files
@@ -129,13 +137,25 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
                 m.strip_prefix(&format!("{module}::")).filter(|rest| !rest.contains("::")).map(str::to_string)
             })
             .collect();
+        let code = code(path);
+        let names = named(module, is_mod_rs, &code, &children);
+        sources.insert(module.clone(), Source { code, names });
+    }
+    sources
+}
+
+/// The file-level graph: module → the modules (files) it names.
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let sources = sources();
+    let mut graph = BTreeMap::new();
+    for (module, source) in &sources {
         let mut edges = BTreeSet::new();
-        for target in named(module, is_mod_rs, &code(path), &children) {
+        for target in &source.names {
             // The longest prefix that is a file: an item's path names the module that holds it.
             let mut parts: Vec<&str> = target.split("::").collect();
             while !parts.is_empty() {
                 let m = parts.join("::");
-                if files.contains_key(&m) {
+                if sources.contains_key(&m) {
                     if &m != module {
                         edges.insert(m);
                     }
@@ -229,7 +249,7 @@ fn key_const(key: &str) -> String {
     out
 }
 
-/// The non-test code of every file of `src/core`, by module path.
+/// The non-test code of every file of `src/core`, by module path, flattened (`flat`).
 fn core_code() -> Vec<(String, String)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/core");
     let mut files = BTreeMap::new();
@@ -237,8 +257,43 @@ fn core_code() -> Vec<(String, String)> {
     files
         .into_iter()
         .filter(|(m, _)| !m.contains("tests") && !m.contains("test_host"))
-        .map(|(m, path)| (m, code(&path)))
+        .map(|(m, path)| (m, flat(&code(&path))))
         .collect()
+}
+
+/// Code as one line, each run of whitespace one space (`h.set(\n st,\n "key"` reads `h.set( st, "key"`), and without
+/// the constants that define a name (`const NAME: &str = "…";`): what is left names a field, it does not define one.
+fn flat(code: &str) -> String {
+    let code = code.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::new();
+    let mut rest = code.as_str();
+    while let Some(at) = rest.find("const ") {
+        let tail = &rest[at + 6..];
+        let name_end = tail.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(tail.len());
+        let definition = tail[name_end..]
+            .strip_prefix(": &str = \"")
+            .and_then(|value| value.find("\";").map(|end| at + 6 + name_end + 10 + end + 2));
+        match definition {
+            Some(end) => {
+                out.push_str(&rest[..at]);
+                rest = &rest[end..];
+            }
+            None => {
+                out.push_str(&rest[..at + 6]);
+                rest = &rest[at + 6..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `code[..at]` ends with `name` and then `tail`, `name` a whole identifier (`data, ` but not `metadata, `).
+fn ends_with_name(before: &str, name: &str, tail: &str) -> bool {
+    before
+        .strip_suffix(tail)
+        .and_then(|b| b.strip_suffix(name))
+        .is_some_and(|b| !b.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
 }
 
 #[test]
@@ -267,7 +322,7 @@ fn every_state_key_is_defined_once_and_named_only_by_its_constant() {
         if module != "agent_state" {
             for (i, _) in code.match_indices("st, \"") {
                 let key: String = code[i + 5..].chars().take_while(char::is_ascii_alphanumeric).collect();
-                if defined.values().any(|k| *k == key) {
+                if ends_with_name(&code[..i + 4], "st", ", ") && defined.values().any(|k| *k == key) {
                     literals.push(format!("{module}: st, \"{key}\""));
                 }
             }
@@ -285,6 +340,112 @@ fn every_state_key_is_defined_once_and_named_only_by_its_constant() {
     // `view` is the facade's alone (pkg-template/agent.js sets and reads it).
     let unused: Vec<&String> = defined.values().filter(|k| !used.contains(*k) && k.as_str() != "view").collect();
     assert!(unused.is_empty(), "keys in agent_state::KEYS the core never uses: {unused:?}");
+}
+
+/// A record of the library besides the Agent's state: the module that defines its fields (`core::<module>::field`,
+/// listed in its `FIELDS`), the names the code holds one in (as `st` holds the state), and the fields.
+struct Record {
+    module: &'static str,
+    holders: &'static [&'static str],
+    fields: &'static [&'static str],
+}
+
+const RECORDS: [Record; 3] = [
+    Record { module: "snapshot", holders: &["snapshot", "data"], fields: &crate::core::snapshot::FIELDS },
+    Record { module: "checkpoint", holders: &["checkpoint"], fields: &crate::core::checkpoint::FIELDS },
+    Record { module: "approvals", holders: &["approvals", "held", "pause"], fields: &crate::core::approvals::FIELDS },
+];
+
+/// Record fields that other shapes of the core have too (the loop's context and config, a message, an event, the
+/// Agent's options and fields): a literal of one of these is a record's only where it follows a holder or stands in a
+/// file that handles the record. Each must be named by a literal somewhere else, or it does not belong here.
+const SHARED: [&str; 10] = [
+    "format",
+    "version",
+    "model",
+    "thinkingLevel",
+    "messages",
+    "steeringMode",
+    "followUpMode",
+    "sessionId",
+    "approvals",
+    "usage",
+];
+
+/// A field of a snapshot, a checkpoint or an approval pause named by a literal rather than its constant
+/// (`snapshot::field::STEERING_QUEUE`), in any file of the core (the defining module's constants define, they do
+/// not name). A literal `"<field>"` counts as the record's when
+/// 1. the word is one no other shape of the core has (`"steeringQueue"`, `"checkpointSeq"`): anywhere;
+/// 2. it follows a value the code holds the record in: `data, "model"`, `&held, "decisions"`, `snapshot.get("model")`;
+/// 3. it stands in a file that reads or builds the record (its defining module, or a file naming `<module>::field` or
+///    `<module>::FIELDS`), unless it names a field of the Agent itself (`agent, "sessionId"`: `agent::options`).
+#[test]
+fn every_record_field_is_named_only_by_its_constant() {
+    let sources: Vec<(String, String, Vec<String>)> = sources()
+        .into_iter()
+        .filter(|(m, _)| m.starts_with("core::"))
+        .map(|(m, s)| (m, flat(&s.code), s.names))
+        .collect();
+    let mut literals = Vec::new();
+    // A literal is reported once, under the first record whose field it is (a checkpoint shares a snapshot's).
+    let mut seen = BTreeSet::new();
+    let mut handlers: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for record in &RECORDS {
+        let defining = format!("core::{}", record.module);
+        for (module, code, names) in &sources {
+            let handles = *module == defining
+                || names
+                    .iter()
+                    .any(|n| n.starts_with(&format!("{defining}::field")) || *n == format!("{defining}::FIELDS"))
+                || code.contains(&format!("{}::field::", record.module))
+                || code.contains(&format!("{}::FIELDS", record.module));
+            if handles {
+                handlers.entry(record.module).or_default().push(module.clone());
+            }
+            for field in record.fields {
+                for (i, _) in code.match_indices(&format!("\"{field}\"")) {
+                    let before = &code[..i];
+                    let unique = !SHARED.contains(field);
+                    let held = record.holders.iter().any(|holder| {
+                        ends_with_name(before, holder, ", ")
+                            || ends_with_name(before, &format!("&{holder}"), ", ")
+                            || ends_with_name(before, holder, ".get(")
+                    });
+                    let handled = handles && !ends_with_name(before, "agent", ", ");
+                    if (unique || held || handled) && seen.insert((module.clone(), i)) {
+                        let from = before.char_indices().rev().nth(30).map_or(0, |(at, _)| at);
+                        literals.push(format!("{module} ({}): …{}\"{field}\"", record.module, &before[from..]));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        literals.is_empty(),
+        "record fields named by a literal (use core::<record>::field::…):\n{}",
+        literals.join("\n")
+    );
+    // The reader finds what it must: the files that read or build each record.
+    for (record, module) in [
+        ("snapshot", "core::agent::snapshot"),
+        ("snapshot", "core::checkpoint"),
+        ("checkpoint", "core::agent::snapshot"),
+        ("approvals", "core::agent::approvals"),
+        ("approvals", "core::agent::lifecycle"),
+        ("approvals", "core::snapshot"),
+        ("approvals", "core::checkpoint"),
+    ] {
+        assert!(handlers[record].iter().any(|m| m == module), "{module} not seen to handle {record}: {handlers:?}");
+    }
+    // `SHARED` holds only what is shared: a field of a record, named by a literal in a file that handles no record.
+    let all: BTreeSet<&str> = RECORDS.iter().flat_map(|r| r.fields.iter().copied()).collect();
+    for word in SHARED {
+        assert!(all.contains(word), "{word} in SHARED is no record's field");
+        let elsewhere = sources
+            .iter()
+            .any(|(m, code, _)| !handlers.values().flatten().any(|h| h == m) && code.contains(&format!("\"{word}\"")));
+        assert!(elsewhere, "{word} in SHARED is named by a literal nowhere but the records: remove it from SHARED");
+    }
 }
 
 /// What each wasm module would carry again for one call (issue 43: each was measured out of both modules): std's hash
