@@ -636,11 +636,13 @@ impl StreamMapper for Mapper {
         true
     }
 
-    fn on_text(&mut self, event: Option<&str>, data: &str, asm: &mut Assembler) {
+    /// Anthropic names every event: a `ping` or an event it does not read is skipped whatever its data, one it reads
+    /// fails on data that is not JSON; empty data (outside a ping) is left to `on_unparsed`, as pi-ai fails it too.
+    fn on_text(&mut self, event: Option<&str>, data: &str, asm: &mut Assembler) -> bool {
         match event {
             Some("error") => asm.fail(data, None),
             Some("ping") => {}
-            _ if data.trim().is_empty() => {}
+            _ if data.trim().is_empty() => return false,
             None
             | Some(
                 "message_start"
@@ -652,10 +654,13 @@ impl StreamMapper for Mapper {
             ) => asm.fail(invalid_json_message(data), None),
             Some(_) => {}
         }
+        true
     }
 
+    /// A stream cut before `message_stop` is an error that keeps the stop reason `message_delta` gave (as pi-ai's
+    /// message does: its `rawStopReason` is written when the delta arrives).
     fn on_end(&mut self, asm: &mut Assembler) {
-        asm.fail("Anthropic stream ended before message_stop", None);
+        asm.fail("Anthropic stream ended before message_stop", self.stop.as_ref().map(|(raw, _)| raw.clone()));
     }
 }
 

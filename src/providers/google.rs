@@ -651,6 +651,12 @@ impl StreamMapper for GoogleMapper {
             }
         }
         if let Some(reason) = candidate.and_then(|c| c.get("finishReason")).and_then(Json::as_str) {
+            // §6.10: a reason the API does not define ends the stream at once, before the chunk's usage (pi-ai's
+            // mapping throws there).
+            if !FINISH_REASONS.contains(&reason) {
+                asm.fail(format!("Unhandled stop reason: {reason}"), Some(reason.to_string()));
+                return;
+            }
             self.finish_reason = Some(reason.to_string());
         }
         if let Some(usage) = data.get("usageMetadata").filter(|u| u.is_object()) {
@@ -675,6 +681,30 @@ impl StreamMapper for GoogleMapper {
         }
     }
 }
+
+/// The finish reasons the Gemini API defines (`FinishReason`): `STOP`, the two of `length`, and those that end the
+/// reply with `Provider stopped with: <REASON>` (§6.10). Any other is `Unhandled stop reason: <REASON>`.
+const FINISH_REASONS: [&str; 19] = [
+    "STOP",
+    "MAX_TOKENS",
+    "CONTINUATION",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "SAFETY",
+    "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "IMAGE_RECITATION",
+    "IMAGE_OTHER",
+    "RECITATION",
+    "FINISH_REASON_UNSPECIFIED",
+    "OTHER",
+    "LANGUAGE",
+    "MALFORMED_FUNCTION_CALL",
+    "UNEXPECTED_TOOL_CALL",
+    "TOO_MANY_TOOL_CALLS",
+    "NO_IMAGE",
+];
 
 /// §6.10: cached tokens are part of `promptTokenCount`; thoughts count as output; `totalTokens` is the API's.
 fn google_usage(usage: &Json<'_>) -> Usage {
@@ -978,6 +1008,19 @@ mod tests {
             json!({"stopReason": "error", "errorMessage": "Provider stopped with: SAFETY", "rawStopReason": "SAFETY"}),
         );
         assert_eq!(message, want);
+    }
+
+    /// A finish reason the API does not define ends the stream at its chunk (its usage unread), as pi-ai's mapping
+    /// throws `Unhandled stop reason` there.
+    #[test]
+    fn p_6_10_an_unknown_finish_reason_is_unhandled() {
+        let odd = json!({"candidates": [{"finishReason": "STOPPED", "index": 0}],
+                         "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 2, "totalTokenCount": 7}});
+        let (message, events) = run(&sse(&[chunk(json!([{"text": "I can"}]), None), odd]));
+        assert_eq!(events, names("text_start text_delta text_end error"));
+        assert_eq!(message["errorMessage"], "Unhandled stop reason: STOPPED");
+        assert_eq!(message["rawStopReason"], "STOPPED");
+        assert_eq!(message["usage"]["input"], 0, "the chunk's usage is not read");
     }
 
     #[test]

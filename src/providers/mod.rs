@@ -74,9 +74,9 @@ impl StreamMapper for Shared {
         self.prepare(asm);
         self.inner.on_event_text(event, data, asm)
     }
-    fn on_text(&mut self, event: Option<&str>, data: &str, asm: &mut Assembler) {
+    fn on_text(&mut self, event: Option<&str>, data: &str, asm: &mut Assembler) -> bool {
         self.prepare(asm);
-        self.inner.on_text(event, data, asm);
+        self.inner.on_text(event, data, asm)
     }
     fn on_end(&mut self, asm: &mut Assembler) {
         self.prepare(asm);
@@ -95,10 +95,22 @@ pub trait StreamMapper {
     fn on_event_text(&mut self, _event: Option<&str>, _data: &str, _asm: &mut Assembler) -> bool {
         false
     }
-    /// Called per SSE event whose data is not JSON (e.g. `[DONE]`). Default: ignored.
-    fn on_text(&mut self, _event: Option<&str>, _data: &str, _asm: &mut Assembler) {}
+    /// Called per SSE event whose data is not JSON (e.g. `[DONE]`); true when the mapper decided what the event means
+    /// (then `on_unparsed` adds nothing). Default: undecided.
+    fn on_text(&mut self, _event: Option<&str>, _data: &str, _asm: &mut Assembler) -> bool {
+        false
+    }
     /// The byte stream ended. Must finish the assembler (done or error) if events did not.
     fn on_end(&mut self, asm: &mut Assembler);
+}
+
+/// An SSE event whose data is not JSON, for both drivers (the JS binding's and the native tests'): the mapper's when it
+/// decides what the event means (Anthropic: a `ping` or an event it does not know is skipped, whatever its data);
+/// otherwise `[DONE]` is nothing and anything else fails the stream with P-6.3.2's `Invalid JSON in provider stream`.
+pub fn on_unparsed(mapper: &mut dyn StreamMapper, event: Option<&str>, data: &str, asm: &mut Assembler) {
+    if !mapper.on_text(event, data, asm) && !asm.finished() && data.trim() != "[DONE]" {
+        asm.fail(request::invalid_json_message(data), None);
+    }
 }
 
 /// The wire format for `model.api`, or `None` (P-6.1.1).

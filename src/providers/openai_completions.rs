@@ -368,11 +368,12 @@ fn append_reasoning_detail(details: &mut Vec<Value>, detail: Map<String, Value>)
             Some(Value::Number(n)) => n.as_f64() == Some(0.0),
             _ => false,
         };
-        // JS `last.k ||= detail.k` (`??=` for `id`): a missing value on the right leaves the key out.
+        // JS `last.k ||= detail.k` (`??=` for `id` and `index`): a missing value on the right leaves the key out.
         let replace = [
             ("signature", kind == "reasoning.text" && falsy(last.get("signature"))),
             ("id", last.get("id").is_none_or(Value::is_null)),
             ("format", falsy(last.get("format"))),
+            ("index", last.get("index").is_none_or(Value::is_null)),
         ];
         for (key, replace) in replace {
             if replace {
@@ -690,12 +691,14 @@ impl StreamMapper for Mapper {
         }
     }
 
-    fn on_text(&mut self, _event: Option<&str>, data: &str, asm: &mut Assembler) {
+    /// `[DONE]` ends the reply and other text fails it; empty data is left to `on_unparsed`.
+    fn on_text(&mut self, _event: Option<&str>, data: &str, asm: &mut Assembler) -> bool {
         match data.trim() {
             "[DONE]" => self.end(asm),
-            "" => {}
+            "" => return false,
             _ => asm.fail(invalid_json_message(data), None),
         }
+        true
     }
 
     fn on_end(&mut self, asm: &mut Assembler) {

@@ -467,7 +467,7 @@ pub(crate) mod test_driver {
             }
             match super::super::json::parse_data(&event.data) {
                 Some(data) => mapper.on_event(event.event.as_deref(), &data, &mut asm),
-                None => mapper.on_text(event.event.as_deref(), &event.data, &mut asm),
+                None => super::super::on_unparsed(mapper.as_mut(), event.event.as_deref(), &event.data, &mut asm),
             }
         }
         if !asm.finished() {

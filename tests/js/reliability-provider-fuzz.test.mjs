@@ -465,20 +465,6 @@ const RULES = [
   },
   // -------- cut: ours ends the stream with its own error where the reference reads on --------
   {
-    id: "Anthropic unread event with bad JSON", kind: "cut", apis: ["anthropic-messages"],
-    why: "REPORTED, a bug of ours (issue 41): data that is not JSON in an event the Anthropic format does not read (`ping`, an unknown name) ends ours with `Invalid JSON in provider stream`, though the mapper's on_text skips it (src/providers/anthropic.rs) — the binding fails every data line that does not parse (src/js/providers/mod.rs); pi-ai never parses such an event",
-    find: (list) => {
-      for (const r of list) {
-        if (r.data === undefined || r.data.trim() === "[DONE]") continue;
-        const { value, error } = repairedJsonOf(r.data);
-        if (value?.type === "message_stop") return undefined;
-        if (error === undefined) continue;
-        return ANTHROPIC_MESSAGE_EVENTS.has(r.event) || r.event === "error" ? undefined : { at: r.index, error: invalidJson(r.data) };
-      }
-      return undefined;
-    },
-  },
-  {
     id: "malformed item", kind: "cut", apis: APIS,
     why: "issue 13 (docs/guarantees.md): a stream item whose fields have the wrong type or are missing ends ours with one error naming the item and the field; pi-ai skips the item or takes it with made-up fields (a tool call without a name). Only where a mutation damaged an item: at that item, or at a later one the damage made malformed (a Gemini 3 call whose `willContinue` was lost leaves its arguments without a call; a Chat call that never got its name: at the end)",
     find: (list, { mine, touched, entry }) => {
@@ -576,27 +562,6 @@ const RULES = [
     },
   },
   {
-    id: "OpenRouter detail index not filled", kind: "result", apis: ["openai-completions"],
-    why: "REPORTED, a bug of ours (issue 41): merging streamed `reasoning_details` fragments (src/providers/openai_completions.rs append_reasoning_detail) fills a missing `id` and `format` from later fragments but not `index`, which pi-ai fills too (`target.index ??= source.index`)",
-    rewrite(r, { sse }) {
-      // The merged details as pi-ai builds them (consecutive text or summary fragments join), and whether the first
-      // fragment of each had an index.
-      const valid = (d) => isObject(d) && (d.id == null || typeof d.id === "string") && (d.format === undefined || typeof d.format === "string") && (d.index === undefined || typeof d.index === "number")
-        && ((d.type === "reasoning.text" && typeof d.text === "string") || (d.type === "reasoning.summary" && typeof d.summary === "string") || (d.type === "reasoning.encrypted" && typeof d.data === "string"));
-      const runs = [];
-      for (const d of payloadsOf(sse).flatMap((p) => p.choices?.[0]?.delta?.reasoning_details ?? []).filter(valid)) {
-        if (d.type !== "reasoning.encrypted" && runs.at(-1)?.type === d.type) continue;
-        runs.push({ type: d.type, indexed: d.index != null });
-      }
-      for (const block of r.message.content.filter((b) => b.type === "thinking" && b.thinkingSignature?.startsWith("["))) {
-        const details = JSON.parse(block.thinkingSignature);
-        details.forEach((d, k) => runs[k] && !runs[k].indexed && delete d.index);
-        block.thinkingSignature = JSON.stringify(details);
-      }
-      return r;
-    },
-  },
-  {
     id: "engine JSON.parse wording", kind: "result", engine: true, apis: APIS,
     why: "ours words an argument parse error as V8 on Node 22 does (src/providers/repair.rs), on every engine; before Node 22 the reference's are its engine's own (no `(line … column …)`, and an unexpected token where a `:` is missing): there the first line of a parse error is not compared (the corpus' `engine-parse-message`, for every message)",
     normalize(r) {
@@ -682,16 +647,6 @@ const RULES = [
     },
   },
   {
-    id: "Google unknown finish reason", kind: "text", apis: ["google-generative-ai"],
-    reference: "Unhandled stop reason: <finishReason>",
-    ours: "Provider stopped with: <finishReason>",
-    why: "REPORTED (issue 41, for the lead: the spec's choice or ours to fix): §6.10 says `Google other → Provider stopped with: <REASON>`; pi-ai says so for the finish reasons it knows and throws `Unhandled stop reason` for others, as it does for Anthropic's (where ours follows it)",
-    rewrite: (r) => {
-      const reason = /^Unhandled stop reason: (.*)$/s.exec(r.message.errorMessage ?? "")?.[1];
-      return reason === undefined ? r : setError(r, `Unhandled stop reason: ${reason}`, `Provider stopped with: ${reason}`);
-    },
-  },
-  {
     id: "Anthropic stream without message_start", kind: "text", apis: ["anthropic-messages"],
     reference: "Anthropic stream ended without a stop reason",
     ours: "Anthropic stream ended before message_stop",
@@ -721,6 +676,7 @@ const EQUAL = [
   { id: "§6.10 Anthropic refusal without explanation", text: /^The model refused to complete the request$/ },
   { id: "§6.9 no finish reason", text: /^Google stream ended without a finish reason$/ },
   { id: "§6.10 Google known finish reason", text: /^Provider stopped with: SAFETY$/ },
+  { id: "§6.10 Google unknown finish reason", text: /^Unhandled stop reason: STOPPED$/ },
   { id: "§6.9 error chunk", text: /^got status: RESOURCE_EXHAUSTED\. \{"error":\{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"\}\}$/ },
 ];
 
@@ -753,21 +709,18 @@ const PINNED = [
   pinned("Responses item by its id", "azure-text", first('"output_index":0,"content_index":0,"delta"', '"content_index":0,"delta"')),
   pinned("Google unterminated last event", "gemini-text", first(/\r\n\r\n$/, "")),
   pinned("P-6.1.8 split CRLF", "anthropic-text", (text) => text.replace(/\n/g, "\r\n"), { cutCrlf: true }),
-  pinned("Anthropic unread event with bad JSON", "anthropic-text", first('data: {"type":"ping"}', 'data: {"type":"ping"')),
   pinned("malformed item", "anthropic-text", first('"index":0,"delta"', '"i}dex":0,"delta"')),
   pinned("Google event that is not data:", "gemini-text", (text) => `${text}data`),
   pinned("open blocks end", "anthropic-text", dropRecord(/^event: content_block_stop$/)),
   pinned("Responses deltas", "azure-text", first('"type":"response.output_text.delta"', '"type":"response.output_text.d}lta"')),
   pinned("Chat call without id", "groq-tool-call", first('"id":"tk85n1k4m",', "")),
   pinned("Responses call id without item id", "openrouter-responses-claude45", dropRecord(/"type":"response\.output_item\.added"/)),
-  pinned("OpenRouter detail index not filled", "openrouter-claude45-2", first('"format":"anthropic-claude-v1","index":0', '"format":"anthropic-claude-v1"')),
   pinned("openai SDK invalid JSON", "openai-text", (text) => text.slice(0, text.indexOf("\n\n", 300) - 40)),
   pinned("pi-ai Anthropic invalid JSON", "anthropic-text", (text) => text.slice(0, text.indexOf('"text":"! I') + 10)),
   pinned("@google/genai invalid JSON", "gemini-text", first('"candidates":', '"candidates"')),
   pinned("Responses error event", "openai-error", first('"code":"insufficient_quota",', "")),
   pinned("Responses failed or cancelled status", "azure-text", first(/("type":"response\.completed".*?)"status":"completed"/, '$1"status":"failed"')),
   pinned("arguments not an object", "groq-tool-call", first('"arguments":"{}"', '"arguments":"[]"')),
-  pinned("Google unknown finish reason", "gemini-text", first('"finishReason":"STOP"', '"finishReason":"STOPPED"')),
   pinned("Anthropic stream without message_start", "anthropic-text", () => ""),
   pinned("§6.6 no finish_reason", "openai-text", before(/^data: /, 3)),
   pinned("§6.10 Chat finish reason", "openai-text", first('"finish_reason":"stop"', '"finish_reason":"weird"')),
@@ -784,6 +737,7 @@ const PINNED = [
   pinned("§6.10 Anthropic refusal without explanation", "anthropic-refusal", first(/"explanation":"[^"]*",/, "")),
   pinned("§6.9 no finish reason", "gemini-text", first(/,"finishReason":"STOP"/, "")),
   pinned("§6.10 Google known finish reason", "gemini-text", first('"finishReason":"STOP"', '"finishReason":"SAFETY"')),
+  pinned("§6.10 Google unknown finish reason", "gemini-text", first('"finishReason":"STOP"', '"finishReason":"STOPPED"')),
   pinned("§6.9 error chunk", "gemini-text", first(/^data: .*$/m, 'data: {"error":{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"}}')),
 ];
 

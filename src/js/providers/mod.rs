@@ -650,11 +650,7 @@ impl Driver {
                     let data = match parse_data(text) {
                         Some(data) => data,
                         None => {
-                            mapper.on_text(event.event, text, asm);
-                            if !asm.finished() && !is_terminator(text) {
-                                let head: String = text.chars().take(200).collect();
-                                asm.fail(format!("Invalid JSON in provider stream: {head}"), None);
-                            }
+                            crate::providers::on_unparsed(mapper, event.event, text, asm);
                             if per_event {
                                 self.apply_all(asm)?;
                             }
@@ -729,10 +725,6 @@ impl Driver {
 /// openai-completions keeps text and thinking blocks open until the end (P-6.1.4).
 fn input_keeps_open(model: &Value) -> bool {
     model.get("api").and_then(Value::as_str) == Some("openai-completions")
-}
-
-fn is_terminator(data: &str) -> bool {
-    data.trim() == "[DONE]"
 }
 
 /// 500 ms · 2^attempt ± 20 % (P-6.2.6).

@@ -272,8 +272,25 @@ fn s_6_8_missing_message_stop_is_an_error() {
     assert_eq!(events, names(&["start", "text_start", "text_delta", "text_end", "error"]));
     assert_eq!(message["errorMessage"], "Anthropic stream ended before message_stop");
     assert_eq!(message["content"], json!([{"type": "text", "text": "Cut"}]));
+    assert_eq!(message["rawStopReason"], "end_turn", "message_delta's stop reason stays");
     let (message, _) = stream("");
     assert_eq!(message["errorMessage"], "Anthropic stream ended before message_stop");
+    assert_eq!(message.get("rawStopReason"), None);
+}
+
+/// A `ping` whose data is not JSON is a ping: skipped, as pi-ai skips it (the mapper decides every Anthropic event;
+/// `on_unparsed` adds its invalid-JSON failure only where a mapper does not).
+#[test]
+fn p_6_3_2_a_ping_that_is_not_json_is_skipped() {
+    let fixture = include_str!("fixtures/text.sse").replacen(
+        "event: message_start",
+        "event: ping\ndata: {\"type\":\"ping\"\n\nevent: message_start",
+        1,
+    );
+    assert!(fixture.contains("data: {\"type\":\"ping\"\n"));
+    let (message, events) = stream(&fixture);
+    assert_eq!(events, names(&["start", "text_start", "text_delta", "text_delta", "text_end", "done"]));
+    assert_eq!(message["content"], json!([{"type": "text", "text": "Hello, wörld 🌍!"}]));
 }
 
 #[test]
@@ -424,7 +441,7 @@ fn map_deltas(datas: &[String], shortcut: bool) -> (Vec<crate::providers::Messag
         }
         match crate::providers::json::parse_data(&data) {
             Some(json) => mapper.on_event(Some("content_block_delta"), &json, &mut asm),
-            None => mapper.on_text(Some("content_block_delta"), &data, &mut asm),
+            None => crate::providers::on_unparsed(mapper.as_mut(), Some("content_block_delta"), &data, &mut asm),
         }
     }
     (asm.drain().collect(), taken)

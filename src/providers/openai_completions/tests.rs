@@ -487,4 +487,14 @@ fn issue_33_reasoning_details_merge_keep_the_signature_and_close_into_the_thinki
         json!([{"type": "reasoning.text", "text": "Thinking.", "format": fmt, "index": 0, "signature": "SIG"},
                {"type": "reasoning.encrypted", "data": "opaque", "id": "r1"}])
     );
+    // `index ??= …`, as `id`: a first fragment without one takes the next fragment's, at the end of its keys.
+    let sse = [
+        chunk(json!([{"type": "reasoning.text", "text": "A", "format": fmt}])),
+        chunk(json!([{"type": "reasoning.text", "text": "B", "format": fmt, "index": 0}])),
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n".into(),
+    ]
+    .concat();
+    let (message, _) = stream(&model(), &sse);
+    let signature = message["content"][0]["thinkingSignature"].as_str().unwrap();
+    assert_eq!(signature, r#"[{"type":"reasoning.text","text":"AB","format":"anthropic-claude-v1","index":0}]"#);
 }
