@@ -5,6 +5,7 @@ import { getDefaultStreamFn } from "./api.js";
 import { failureMessage } from "./ending.js";
 import { events, transcriptReplaced } from "./journal.js";
 import { codedError } from "./errors.js";
+import { copyUsage } from "./usage.js";
 
 /**
  * The state object of one agent, kept in `internals` and handed to every core call. Its fields are defined once,
@@ -192,23 +193,14 @@ function createStateView(st) {
     /** Issue 30: the tool calls waiting for a decision, in request order. */
     get pendingApprovals() { return st.pendingApprovals; },
     /** Issue 32: the agent's usage totals over its life (kept by snapshots and checkpoints), a fresh object. */
-    get totalUsage() { return copyTotals(st.totalUsage); },
+    get totalUsage() { return copyUsage(st.totalUsage); },
     /** Issue 32: the usage totals of the run in progress, else of the last run, a fresh object. */
-    get runUsage() { return copyTotals(st.runUsage); },
+    get runUsage() { return copyUsage(st.runUsage); },
     /** Issue 32: the limit that stopped the last run, `{limit, scope, max, value, message}`, else undefined. */
     get limitReached() { return st.limitReached; },
   };
 }
 
-/** A copy of a totals object (zero totals for none): callers get a value, never the agent's own. */
-function copyTotals(t) {
-  const c = t?.cost;
-  return {
-    input: t?.input ?? 0, output: t?.output ?? 0, cacheRead: t?.cacheRead ?? 0, cacheWrite: t?.cacheWrite ?? 0,
-    totalTokens: t?.totalTokens ?? 0,
-    cost: { input: c?.input ?? 0, output: c?.output ?? 0, cacheRead: c?.cacheRead ?? 0, cacheWrite: c?.cacheWrite ?? 0, total: c?.total ?? 0 },
-  };
-}
 
 /** Issue 32: options from `withTelemetry` of agent-loop-wasm/otel trace the agent made with them (see api.js). */
 const RUN_HOOKS = Symbol.for("agent-loop-wasm.runHooks");

@@ -10,6 +10,15 @@ export function zeroUsage() {
   return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 }
 
+/** A copy of a usage record, its fields in their order, each absent one 0 (zero usage for none). */
+export function copyUsage(usage) {
+  const out = {};
+  for (const f of USAGE_FIELDS) out[f] = usage?.[f] ?? 0;
+  out.cost = {};
+  for (const f of COST_FIELDS) out.cost[f] = usage?.cost?.[f] ?? 0;
+  return out;
+}
+
 const finite = (v) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 const isRecord = (v) => (typeof v === "object" && v !== null) || typeof v === "function";
 

@@ -1,6 +1,7 @@
 //! The assistant messages the loop writes itself: an empty one for a model (P-6.1.3, and with a text block the D1.2
 //! failure shape), a zero usage, and the `thinkingLevel` every final message is stamped with.
 
+use crate::core::budget::{COST_FIELDS, USAGE_FIELDS};
 use crate::core::fast::FastPaths;
 use crate::core::run::Run;
 
@@ -56,24 +57,13 @@ pub fn failure_message<H: FastPaths>(run: &Run<'_, H>, stop_reason: &H::V, error
     empty_assistant(h, &model, true, stop_reason, Some(error_message))
 }
 
-/// S-2.1.2.
+/// S-2.1.2: zero usage, the fields of `core::budget`'s usage record in its order.
 pub fn zero_usage<H: FastPaths>(h: &H) -> H::V {
-    let zero = || h.number(0.0);
-    let cost = h.object(&[
-        ("input", zero()),
-        ("output", zero()),
-        ("cacheRead", zero()),
-        ("cacheWrite", zero()),
-        ("total", zero()),
-    ]);
-    h.object(&[
-        ("input", zero()),
-        ("output", zero()),
-        ("cacheRead", zero()),
-        ("cacheWrite", zero()),
-        ("totalTokens", zero()),
-        ("cost", cost),
-    ])
+    let zeros = |fields: &[&'static str]| fields.iter().map(|f| (*f, h.number(0.0))).collect::<Vec<_>>();
+    let cost = h.object(&zeros(&COST_FIELDS));
+    let mut usage = zeros(&USAGE_FIELDS);
+    usage.push(("cost", cost));
+    h.object(&usage)
 }
 
 /// `array[index]`, if it can be read.
