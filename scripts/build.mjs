@@ -3,7 +3,8 @@
 // and the built-in providers, `agent_loop_providers`, loaded on first use; see MODULES), each one cargo compile and
 // two wasm-bindgen glues (wasm-pack `--target web` and `--target nodejs`, release, --weak-refs), wasm-opt from the
 // binaryen npm package with the arguments of Cargo.toml's wasm-pack metadata (once when both targets' .wasm are
-// identical), the glue's hashed import names shortened in each wasm and both its glues (short-imports.mjs), then the
+// identical), the glue's hashed import names shortened in each wasm and both its glues (short-imports.mjs), the
+// glue's imports that may throw catching in place (inline-catch.mjs), then the
 // JS entries from pkg-template/:
 //
 //   dist/node/  CommonJS (own package.json {"type":"commonjs"}): nodejs glues, which read their .wasm beside them
@@ -30,6 +31,7 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import ts from "typescript";
 import { packageReadme } from "./package-readme.mjs";
+import { inlineCatch } from "./inline-catch.mjs";
 import { shortenImports } from "./short-imports.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -116,6 +118,8 @@ if (!dev) {
 for (const m of MODULES) {
   const targets = ["web", "nodejs"].map((t) => built(t, m));
   shortenImports(targets.map((d) => join(d, wasmOf(m))), targets.map((d) => join(d, glueOf(m))), `./${m.name}_bg.js`);
+  // The imports that may throw catch in place instead of through `handleError` (scripts/inline-catch.mjs).
+  inlineCatch(targets.map((d) => join(d, glueOf(m))));
 }
 
 /** A module's glue, its snippet imports pointing at its own copy of the snippets (`m.snippets`). */
