@@ -203,14 +203,28 @@ impl Drop for Cancellable {
 #[derive(Clone, Copy, Default)]
 pub struct JsHost;
 
-type KeyCache = FxMap<(usize, usize), (Box<str>, Rc<JsValue>)>;
+/// A cached JS string for a property key or constant, with the text it was made from.
+struct CachedKey {
+    address: usize,
+    text: Box<str>,
+    value: JsValue,
+}
 
-/// Cached JS strings for property keys and constants (almost always string literals, found by
-/// address; the text is compared too, so a reused address never returns a wrong key).
-const KEY_CACHE_LIMIT: usize = 4096;
+impl std::ops::Deref for CachedKey {
+    type Target = JsValue;
+    fn deref(&self) -> &JsValue {
+        &self.value
+    }
+}
+
+/// Cached JS strings for property keys and constants, almost always string literals: each is kept in one of the two
+/// slots of a set chosen by its address, found without hashing its text (a turn reads a few hundred keys). The text is
+/// compared too, so a reused address never returns a wrong key. A new key takes the set's first slot and moves the
+/// one there to the second: the last two keys of a set stay (checked: no key of an Agent turn is made twice).
+const KEY_SETS: usize = 1024;
 
 thread_local! {
-    static KEYS: RefCell<KeyCache> = RefCell::new(FxMap::default());
+    static KEYS: RefCell<Vec<Option<Rc<CachedKey>>>> = RefCell::new(vec![None; 2 * KEY_SETS]);
 }
 
 /// A JS string from Rust text, lone surrogates (as `wtf` stand-ins) restored.
@@ -269,21 +283,24 @@ pub fn loop_args_look_valid(
 }
 
 /// The cached JS string for `k`, shared (an `Rc` clone costs no externref table slot).
-fn key(k: &str) -> Rc<JsValue> {
-    let slot = (k.as_ptr() as usize, k.len());
-    let cached = KEYS.with(|keys| keys.borrow().get(&slot).filter(|(text, _)| &**text == k).map(|(_, v)| v.clone()));
-    if let Some(value) = cached {
-        return value;
-    }
-    let value = Rc::new(js_string(k));
-    KEYS.with(|keys| {
-        let mut keys = keys.borrow_mut();
-        if keys.len() >= KEY_CACHE_LIMIT {
-            keys.clear();
-        }
-        keys.insert(slot, (k.into(), value.clone()));
+fn key(k: &str) -> Rc<CachedKey> {
+    let address = k.as_ptr() as usize;
+    // Fibonacci hashing of the address: literals sit a few bytes apart, the high bits spread them.
+    let first = 2 * ((address.wrapping_mul(0x9E37_79B9) >> 22) % KEY_SETS);
+    let same = |slot: &Option<Rc<CachedKey>>| slot.as_ref().is_some_and(|c| c.address == address && &*c.text == k);
+    let found = KEYS.with(|keys| {
+        let keys = keys.borrow();
+        keys.get(first..first + 2).and_then(|set| set.iter().find(|slot| same(slot)).cloned().flatten())
     });
-    value
+    found.unwrap_or_else(|| {
+        let made = Rc::new(CachedKey { address, text: k.into(), value: js_string(k) });
+        KEYS.with(|keys| {
+            if let Some([a, b]) = keys.borrow_mut().get_mut(first..first + 2) {
+                *b = a.replace(made.clone());
+            }
+        });
+        made
+    })
 }
 
 /// The hottest shapes (one per tool call or more) as JS object literals: V8 builds a literal from
@@ -329,7 +346,7 @@ impl Host for JsHost {
         js_string(s)
     }
     fn constant(&self, s: &'static str) -> JsValue {
-        (*key(s)).clone()
+        key(s).value.clone()
     }
     fn object(&self, entries: &[(&str, JsValue)]) -> JsValue {
         if let Some(object) = literal(entries) {
@@ -353,7 +370,7 @@ impl Host for JsHost {
         }
         let mut pairs = Vec::with_capacity(entries.len() * 2);
         for (k, v) in entries {
-            pairs.push((*key(k)).clone());
+            pairs.push(key(k).value.clone());
             pairs.push(v.clone());
         }
         object_n(pairs)

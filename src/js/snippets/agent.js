@@ -33,26 +33,27 @@ function toolCallIdOf(record) {
 
 /** `FastPaths::reduce_agent_event`: the Agent's reducer (A-5.2.2), the core's `agent_state::reducer::reduce` read for read
  *  and write for write, in one crossing per event. `true` at a durable point of an agent that writes
- *  checkpoints. A getter's or setter's throw throws through. */
+ *  checkpoints. A getter's or setter's throw throws through. `st` is the agent's own record and `event` one the run
+ *  made: their fields are read and written directly (a property access, several times faster than `Reflect`'s). */
 export function reduceAgentEvent(st, event) {
-  const type = Reflect.get(event, "type");
-  const durable = isObjectLike(Reflect.get(st, "ck"));
+  const type = event.type;
+  const durable = isObjectLike(st.ck);
   switch (typeof type === "string" ? type : "") {
     case "message_start":
     case "message_update":
-      Reflect.set(st, "streamingMessage", Reflect.get(event, "message"));
+      st.streamingMessage = event.message;
       break;
     case "message_end": {
-      Reflect.set(st, "streamingMessage", undefined);
-      const message = Reflect.get(event, "message");
-      push(Reflect.get(st, "messages"), message);
+      st.streamingMessage = undefined;
+      const message = event.message;
+      push(st.messages, message);
       const role = roleOf(message);
       // A-5.9.1: a model reply's usage adds to the agent's totals and the run's (none while it adds nothing).
       if (role === "assistant") {
         const figures = readUsage(Reflect.get(message, "usage"));
         if (figures !== undefined) {
-          Reflect.set(st, "totalUsage", addFigures(Reflect.get(st, "totalUsage"), figures));
-          Reflect.set(st, "runUsage", addFigures(Reflect.get(st, "runUsage"), figures));
+          st.totalUsage = addFigures(st.totalUsage, figures);
+          st.runUsage = addFigures(st.runUsage, figures);
         }
       }
       if (!durable) break;
@@ -66,37 +67,37 @@ export function reduceAgentEvent(st, event) {
     }
     case "tool_execution_start":
     case "tool_execution_end": {
-      const id = Reflect.get(event, "toolCallId");
-      const ids = [...Reflect.get(st, "pendingToolCalls")].filter((x) => !Object.is(x, id));
+      const id = event.toolCallId;
+      const ids = [...st.pendingToolCalls].filter((x) => !Object.is(x, id));
       if (type === "tool_execution_start") ids.push(id);
-      Reflect.set(st, "pendingToolCalls", new Set(ids));
+      st.pendingToolCalls = new Set(ids);
       if (!durable || type !== "tool_execution_end") break;
       // Ended, but its result message may come later (a parallel batch emits them at its end).
       const record = {
         toolCallId: id,
-        toolName: Reflect.get(event, "toolName"),
-        result: Reflect.get(event, "result"),
-        isError: Reflect.get(event, "isError"),
+        toolName: event.toolName,
+        result: event.result,
+        isError: event.isError,
       };
-      push(Reflect.get(st, "completedTools"), record);
-      push(Reflect.get(st, "endedTools"), record);
+      push(st.completedTools, record);
+      push(st.endedTools, record);
       return true;
     }
     case "turn_end": {
-      const message = Reflect.get(event, "message");
+      const message = event.message;
       if (roleOf(message) === "assistant") {
         const error = Reflect.get(message, "errorMessage");
-        if (error) Reflect.set(st, "errorMessage", error);
+        if (error) st.errorMessage = error;
       }
       break;
     }
     case "agent_end": {
-      Reflect.set(st, "streamingMessage", undefined);
+      st.streamingMessage = undefined;
       // Issue 32: a limit stopped the run.
-      const reached = Reflect.get(event, "limitReached");
+      const reached = event.limitReached;
       if (isObjectLike(reached)) {
-        Reflect.set(st, "limitReached", reached);
-        Reflect.set(st, "errorMessage", Reflect.get(reached, "message"));
+        st.limitReached = reached;
+        st.errorMessage = Reflect.get(reached, "message");
       }
       break;
     }
