@@ -39,8 +39,26 @@ import { copyUsage } from "./usage.js";
  * @property {object} totalUsage the agent's usage totals over its life (issue 32), all zero until a reply reports usage
  * @property {object} runUsage the usage totals of the current or last run (issue 32), all zero until a reply reports usage
  * @property {object | undefined} limitReached the limit that stopped the last run (issue 32): {limit, scope, max, value, message}
- * @property {object} view the agent.state object the facade hands out (set by pkg-template/agent.js)
+ * @property {object | undefined} view the agent.state object the facade hands out (made by pkg-template/agent.js on its first read)
  */
+
+/**
+ * A new state object: every field of `AgentStateObject` (KEYS' order), undefined until `agentInit` fills it. Made as
+ * one literal so V8 gives it one fixed shape: the core's 28 keyed stores into an empty object turned it into a
+ * dictionary (issue 43: ~2 KB and ~4 µs per Agent). tests/js/agent-state-keys.test.mjs holds it to KEYS.
+ * @returns {AgentStateObject}
+ */
+function newStateObject() {
+  return {
+    model: undefined, thinkingLevel: undefined, tools: undefined, messages: undefined, isStreaming: undefined,
+    streamingMessage: undefined, pendingToolCalls: undefined, errorMessage: undefined, steering: undefined,
+    followUp: undefined, steeringMode: undefined, followUpMode: undefined, steeringLeftByAbort: undefined,
+    listeners: undefined, active: undefined, agent: undefined, onCheckpoint: undefined, ck: undefined,
+    transitSteering: undefined, transitFollowUp: undefined, completedTools: undefined, endedTools: undefined,
+    interrupted: undefined, approvals: undefined, pendingApprovals: undefined, totalUsage: undefined,
+    runUsage: undefined, limitReached: undefined, view: undefined,
+  };
+}
 
 /** @type {WeakMap<Agent, AgentStateObject>} */
 const internals = new WeakMap();
@@ -170,35 +188,58 @@ function armApprovalTimer(st) {
   }, wait));
 }
 
-function createStateView(st) {
-  return {
-    get systemPrompt() { return core.agentSystemPrompt(st); },
-    get model() { return st.model; },
-    set model(model) { st.model = model; changed(st); },
-    get thinkingLevel() { return st.thinkingLevel; },
-    set thinkingLevel(level) { st.thinkingLevel = level; changed(st); },
-    get tools() { return st.tools; },
-    set tools(tools) { core.agentCheckArray(tools, "state.tools"); st.tools = tools.slice(); changed(st); },
-    get messages() { return st.messages; },
-    set messages(messages) {
+/** The state object behind an `agent.state` view, in a slot of the view that is not enumerable. */
+const VIEW_STATE = Symbol("agent-loop-wasm.state");
+
+/**
+ * The accessors of `agent.state`, in its key order: own, enumerable and configurable properties of each view, as an
+ * object literal's would be (spread and `JSON.stringify` see them), but one set of functions for every agent, each
+ * finding its state object through the view. Defined one by one (`VIEW_ACCESSORS`), the view keeps V8's fast shape;
+ * a literal with accessors is a dictionary with a closure per accessor: ~2.1 KB per Agent instead of ~70 B (issue 43).
+ */
+const VIEW_ACCESSORS = Object.entries({
+  systemPrompt: { get() { return core.agentSystemPrompt(this[VIEW_STATE]); } },
+  model: {
+    get() { return this[VIEW_STATE].model; },
+    set(model) { const st = this[VIEW_STATE]; st.model = model; changed(st); },
+  },
+  thinkingLevel: {
+    get() { return this[VIEW_STATE].thinkingLevel; },
+    set(level) { const st = this[VIEW_STATE]; st.thinkingLevel = level; changed(st); },
+  },
+  tools: {
+    get() { return this[VIEW_STATE].tools; },
+    set(tools) { const st = this[VIEW_STATE]; core.agentCheckArray(tools, "state.tools"); st.tools = tools.slice(); changed(st); },
+  },
+  messages: {
+    get() { return this[VIEW_STATE].messages; },
+    set(messages) {
+      const st = this[VIEW_STATE];
       core.agentCheckArray(messages, "state.messages");
       st.messages = messages.slice();
       changed(st);
       transcriptReplaced(st);
     },
-    get isStreaming() { return st.isStreaming; },
-    get streamingMessage() { return st.streamingMessage; },
-    get pendingToolCalls() { return st.pendingToolCalls; },
-    get errorMessage() { return st.errorMessage; },
-    /** Issue 30: the tool calls waiting for a decision, in request order. */
-    get pendingApprovals() { return st.pendingApprovals; },
-    /** Issue 32: the agent's usage totals over its life (kept by snapshots and checkpoints), a fresh object. */
-    get totalUsage() { return copyUsage(st.totalUsage); },
-    /** Issue 32: the usage totals of the run in progress, else of the last run, a fresh object. */
-    get runUsage() { return copyUsage(st.runUsage); },
-    /** Issue 32: the limit that stopped the last run, `{limit, scope, max, value, message}`, else undefined. */
-    get limitReached() { return st.limitReached; },
-  };
+  },
+  isStreaming: { get() { return this[VIEW_STATE].isStreaming; } },
+  streamingMessage: { get() { return this[VIEW_STATE].streamingMessage; } },
+  pendingToolCalls: { get() { return this[VIEW_STATE].pendingToolCalls; } },
+  errorMessage: { get() { return this[VIEW_STATE].errorMessage; } },
+  /** Issue 30: the tool calls waiting for a decision, in request order. */
+  pendingApprovals: { get() { return this[VIEW_STATE].pendingApprovals; } },
+  /** Issue 32: the agent's usage totals over its life (kept by snapshots and checkpoints), a fresh object. */
+  totalUsage: { get() { return copyUsage(this[VIEW_STATE].totalUsage); } },
+  /** Issue 32: the usage totals of the run in progress, else of the last run, a fresh object. */
+  runUsage: { get() { return copyUsage(this[VIEW_STATE].runUsage); } },
+  /** Issue 32: the limit that stopped the last run, `{limit, scope, max, value, message}`, else undefined. */
+  limitReached: { get() { return this[VIEW_STATE].limitReached; } },
+}).map(([name, accessors]) => [name, { set: undefined, ...accessors, enumerable: true, configurable: true }]);
+
+function createStateView(st) {
+  const view = {};
+  Object.defineProperty(view, VIEW_STATE, { value: st });
+  for (const [name, descriptor] of VIEW_ACCESSORS) Object.defineProperty(view, name, descriptor);
+  return view;
 }
 
 
@@ -211,15 +252,26 @@ function traceIfAsked(agent, options) {
 }
 
 export class Agent {
+  // The public fields `agentInit` sets (FIELDS of src/core/agent/options.rs, in order, then `streamFunction`), declared
+  // so that each Agent has one fixed shape: set one by one from the core they made it a dictionary (issue 43).
+  // tests/js/agent-state-keys.test.mjs holds this list to FIELDS.
+  convertToLlm; transformContext; getApiKey; onPayload; onResponse; onProviderStreamEvent; beforeToolCall;
+  afterToolCall; finishTurn; prepareRequest; prepareNextTurn; prepareNextTurnWithContext; sessionId; thinkingBudgets;
+  transport; maxRetryDelayMs; toolExecution; identity; toolTimeoutMs; streamIdleTimeoutMs; abortGraceMs;
+  maxParallelTools; apiKey; maxTokens; temperature; headers; fetch; streamFunction;
+
   constructor(options) {
-    const st = {};
+    const st = newStateObject();
     core.agentInit(this, st, options, getDefaultStreamFn());
-    st.view = createStateView(st);
     internals.set(this, st);
     traceIfAsked(this, options);
   }
 
-  get state() { return stateOf(this).view; }
+  /** Made on the first read (an Agent whose state is never read costs no view). */
+  get state() {
+    const st = stateOf(this);
+    return (st.view ??= createStateView(st));
+  }
 
   subscribe(listener) { return core.agentSubscribe(stateOf(this), listener); }
 

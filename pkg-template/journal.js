@@ -131,16 +131,15 @@ class Journal {
   /** The agent's state as one item: what a reader that cannot be replayed starts from. */
   sync() {
     const st = this.st;
-    const view = st.view;
     const event = {
       type: "agent_sync",
-      messages: view.messages.slice(),
-      isStreaming: view.isStreaming,
-      streamingMessage: view.streamingMessage,
-      pendingToolCalls: [...view.pendingToolCalls],
-      errorMessage: view.errorMessage,
+      messages: st.messages.slice(),
+      isStreaming: st.isStreaming,
+      streamingMessage: st.streamingMessage,
+      pendingToolCalls: [...st.pendingToolCalls],
+      errorMessage: st.errorMessage,
     };
-    if (Array.isArray(view.pendingApprovals)) event.pendingApprovals = view.pendingApprovals.slice();
+    if (Array.isArray(st.pendingApprovals)) event.pendingApprovals = st.pendingApprovals.slice();
     return { seq: this.last, event, replay: true };
   }
 
@@ -175,7 +174,7 @@ class Reader {
     }
     // A reader that only wants the run catching up on an idle agent: the replay is all there is. (Without `after`,
     // it waits for the next run's agent_end.)
-    if (untilIdle && (after !== undefined || fromRunStart) && !journal.st.view.isStreaming) this.finishAfterBuffer = true;
+    if (untilIdle && (after !== undefined || fromRunStart) && !journal.st.isStreaming) this.finishAfterBuffer = true;
   }
 
   push(item) {

@@ -68,3 +68,28 @@ test("every key the facade and the JS twins use on a state object is in agent_st
     assert.ok(seen.has(key), `no use of ${key} found: the reader is broken`);
   }
 });
+
+/** The keys of `newStateObject`'s literal in pkg-template/agent.js, in order. */
+function literalKeys() {
+  const agent = read("pkg-template/agent.js");
+  const start = agent.indexOf("function newStateObject()");
+  assert.ok(start > 0, "pkg-template/agent.js has no newStateObject");
+  const body = agent.slice(agent.indexOf("return {", start), agent.indexOf("};", start));
+  return [...body.matchAll(/(\w+): undefined/g)].map((m) => m[1]);
+}
+
+test("issue 43: a new state object is one literal of exactly agent_state::KEYS, in order (one fixed shape)", () => {
+  assert.deepEqual(literalKeys(), definedKeys());
+});
+
+test("issue 43: the Agent class declares exactly the public fields agentInit sets: FIELDS in order, then streamFunction", () => {
+  const options = read("src/core/agent/options.rs");
+  const block = options.slice(options.indexOf("const FIELDS"), options.indexOf("];", options.indexOf("const FIELDS")));
+  const fields = [...block.matchAll(/"(\w+)"/g)].map((m) => m[1]);
+  assert.ok(fields.length >= 20, `read ${fields.length} fields from options.rs`);
+  assert.ok(options.includes('h.set(agent, "streamFunction"'), "options.rs sets streamFunction last");
+  const agent = read("pkg-template/agent.js");
+  const start = agent.indexOf("export class Agent {");
+  const declared = agent.slice(agent.indexOf("\n", agent.indexOf("// tests/js/agent-state-keys", start)), agent.indexOf("constructor(", start));
+  assert.deepEqual([...declared.matchAll(/(\w+);/g)].map((m) => m[1]), [...fields, "streamFunction"]);
+});

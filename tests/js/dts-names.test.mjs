@@ -286,8 +286,11 @@ test("A-5.5.2 every field core::agent forwards into a run's config, and every ho
 test("A-5.2 AgentState's keys are the state view's, and the core keeps each (systemPrompt is computed)", () => {
   const declared = dtsMembers("export interface AgentState {").fields;
   const js = read("pkg-template/agent.js");
-  const view = js.slice(js.indexOf("function createStateView("), js.indexOf("export class Agent {"));
-  same(declared, [...view.matchAll(/\bget ([\w$]+)\(/g)].map((m) => m[1]), "index.d.ts AgentState vs createStateView");
+  // The view's accessors: the entries of VIEW_ACCESSORS, each `name: { get() …`.
+  const view = js.slice(js.indexOf("const VIEW_ACCESSORS"), js.indexOf("function createStateView("));
+  const viewed = [...view.matchAll(/^ {2}([\w$]+): \{/gm)].map((m) => m[1]);
+  assert.ok(viewed.length > 10, `VIEW_ACCESSORS read as ${viewed}`);
+  same(declared, viewed, "index.d.ts AgentState vs VIEW_ACCESSORS");
   const init = rustFnBody(CORE, "pub fn init<");
   // The state's fields by their constants (`key::MODEL`), each read as the string `agent_state::key` gives it.
   const keyRs = read("src/core/agent_state/mod.rs");

@@ -4,7 +4,7 @@ use crate::core::agent_state::key;
 use crate::core::agent_state::{MODES, get};
 use crate::core::args::{ArgError, CONFIG_HOOKS, Checker};
 use crate::core::checkpoint;
-use crate::core::declare::tools::{declaration, role};
+use crate::core::declare::tools::{declaration_value, role};
 use crate::core::fast::FastPaths;
 use crate::core::host::Kind;
 
@@ -162,7 +162,7 @@ pub fn init<H: FastPaths>(
         if !tools.is_empty() {
             let mut declarations = Vec::with_capacity(tools.len());
             for tool in &tools {
-                declarations.push(declaration(h, tool)?.value);
+                declarations.push(declaration_value(h, tool)?);
             }
             entries.push(("toolsAdded", h.array(&declarations)));
         }

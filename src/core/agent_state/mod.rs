@@ -84,7 +84,7 @@ pub const KEYS: [(&str, &str); 29] = [
     (key::TOTAL_USAGE, "the agent's usage totals over its life (issue 32), all zero until a reply reports usage"),
     (key::RUN_USAGE, "the usage totals of the current or last run (issue 32), all zero until a reply reports usage"),
     (key::LIMIT_REACHED, "the limit that stopped the last run (issue 32): `{limit, scope, max, value, message}`"),
-    (key::VIEW, "the `agent.state` object the facade hands out (set by `pkg-template/agent.js`)"),
+    (key::VIEW, "the `agent.state` object the facade hands out (made by `pkg-template/agent.js` on its first read)"),
 ];
 
 /// The two queue modes: what `steeringMode` and `followUpMode` may hold, in options, snapshots and checkpoints.

@@ -45,6 +45,19 @@ fn name_of<H: Host>(h: &H, tool: &H::V) -> Result<String, H::V> {
 /// `{name, description, parameters: JSON round-trip, constrainedSampling? }` (L-3.4.1); the parameters of a Standard
 /// Schema are its converter's JSON Schema (T-4.3.8).
 pub fn declaration<H: Host>(h: &H, tool: &H::V) -> Result<Declaration<H::V>, H::V> {
+    let (name_value, value) = declared(h, tool)?;
+    let text = h.json_stringify(&value, false)?.unwrap_or_default();
+    let name = h.as_string(&name_value).unwrap_or_else(|| h.error_message(&name_value));
+    Ok(Declaration { name, value, text })
+}
+
+/// A tool's declaration value alone (`declaration` without its name and text).
+pub fn declaration_value<H: Host>(h: &H, tool: &H::V) -> Result<H::V, H::V> {
+    Ok(declared(h, tool)?.1)
+}
+
+/// The tool's `name` as read, and its declaration value.
+fn declared<H: Host>(h: &H, tool: &H::V) -> Result<(H::V, H::V), H::V> {
     let name_value = h.get(tool, "name")?;
     let description = h.get(tool, "description")?;
     let parameters = h.get(tool, "parameters")?;
@@ -66,10 +79,7 @@ pub fn declaration<H: Host>(h: &H, tool: &H::V) -> Result<Declaration<H::V>, H::
     if h.kind(&constrained) != Kind::Undefined {
         entries.push(("constrainedSampling", constrained));
     }
-    let value = h.object(&entries);
-    let text = h.json_stringify(&value, false)?.unwrap_or_default();
-    let name = h.as_string(&name_value).unwrap_or_else(|| h.error_message(&name_value));
-    Ok(Declaration { name, value, text })
+    Ok((name_value, h.object(&entries)))
 }
 
 pub fn role<H: Host>(h: &H, message: &H::V) -> Result<Option<String>, H::V> {
@@ -131,7 +141,7 @@ pub fn tool_changes<H: Host>(h: &H, messages: &H::V, extra: &[(H::V, H::V)], too
     let mut added = Vec::new();
     for (name, text, tool) in &executable {
         if declared_by_name.get(name.as_str()) != Some(&text.as_str()) {
-            added.push(declaration(h, tool)?.value);
+            added.push(declaration_value(h, tool)?);
         }
     }
     let removed = declared_texts
