@@ -34,7 +34,8 @@ pub enum SinkMode {
 }
 
 /// A sink written in Rust (the `Agent`'s reducer and listeners): awaited like a barrier sink.
-pub type NativeSink<V> = Rc<dyn Fn(V) -> LocalBoxFuture<'static, Result<(), V>>>;
+/// A sink of the core's own: each event with its `type`, known where it was made (no read of the event to learn it).
+pub type NativeSink<V> = Rc<dyn Fn(&'static str, V) -> LocalBoxFuture<'static, Result<(), V>>>;
 
 enum Sink<H: FastPaths> {
     Js(H::V, SinkMode),
@@ -92,7 +93,8 @@ impl<H: FastPaths> Emitter<H> {
         self.failure.borrow().clone()
     }
 
-    pub async fn emit(&self, h: &H, event: H::V) -> Result<(), Stop> {
+    /// Delivers `event`, whose `type` is `kind`.
+    pub async fn emit(&self, h: &H, kind: &'static str, event: H::V) -> Result<(), Stop> {
         if self.failed() {
             return Err(Stop::EmitFailed);
         }
@@ -111,7 +113,7 @@ impl<H: FastPaths> Emitter<H> {
                 if self.failed() {
                     return Err(Stop::EmitFailed);
                 }
-                sink(event).await
+                sink(kind, event).await
             }
         };
         outcome.map_err(|e| {
@@ -315,8 +317,9 @@ impl<'h, H: FastPaths> Run<'h, H> {
 
     // ---- events
 
-    pub async fn emit(&self, event: H::V) -> Result<(), Stop> {
-        self.emitter.emit(self.h, event).await
+    /// Emits `event`, whose `type` is `kind`.
+    pub async fn emit(&self, kind: &'static str, event: H::V) -> Result<(), Stop> {
+        self.emitter.emit(self.h, kind, event).await
     }
 
     pub async fn emit_type(&self, kind: &'static str) -> Result<(), Stop> {
@@ -328,13 +331,13 @@ impl<'h, H: FastPaths> Run<'h, H> {
         // The event is bound first: a temporary of the awaited expression would be held across the await, in every
         // future that awaits this one (issue 34).
         let event = h.object(&[("type", h.constant(kind))]);
-        self.emit(event).await
+        self.emit(kind, event).await
     }
 
     pub async fn emit_message(&self, kind: &'static str, message: &H::V) -> Result<(), Stop> {
         let h = self.h;
         let event = h.object(&[("type", h.constant(kind)), ("message", message.clone())]);
-        self.emit(event).await
+        self.emit(kind, event).await
     }
 
     /// `turn_end` with the turn's `toolResults` array itself (the one finishTurn saw), not a copy.
@@ -346,13 +349,13 @@ impl<'h, H: FastPaths> Run<'h, H> {
             ("message", message.clone()),
             ("toolResults", tool_results.clone()),
         ]);
-        self.emit(event).await
+        self.emit("turn_end", event).await
     }
 
     pub async fn emit_agent_end(&self) -> Result<(), Stop> {
         let h = self.h;
         let event = h.object(&[("type", h.constant("agent_end")), ("messages", self.new_messages.clone())]);
-        self.emit(event).await
+        self.emit("agent_end", event).await
     }
 
     /// Issue 32: `agent_end` of a run a limit stopped, with `limitReached: {limit, scope, max, value, message}`.
@@ -363,7 +366,7 @@ impl<'h, H: FastPaths> Run<'h, H> {
             ("messages", self.new_messages.clone()),
             ("limitReached", reached.to_value(h)),
         ]);
-        self.emit(event).await
+        self.emit("agent_end", event).await
     }
 
     /// Issue 30: `agent_end` of a run that pauses for approvals, with `approvals: {requests, completedTools}`.
@@ -375,7 +378,7 @@ impl<'h, H: FastPaths> Run<'h, H> {
             ("messages", self.new_messages.clone()),
             ("approvals", approvals),
         ]);
-        self.emit(event).await
+        self.emit("agent_end", event).await
     }
 
     /// `message_start` + `message_end` for a message, then appends it to the context and newMessages.

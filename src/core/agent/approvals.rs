@@ -168,11 +168,11 @@ fn check_edited<H: FastPaths>(h: &H, st: &H::V, request: &H::V, args: &H::V, nam
     }
 }
 
-/// What a run's event changes in `st.approvals` (before the reducer): a `turn_end` ends a decided pause (its batch is
-/// complete, every result in the transcript); `agent_end.approvals` is a new pause. `true` at a durable point.
-pub fn on_event<H: FastPaths>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H::V> {
-    let kind = get(h, event, "type")?;
-    if h.same(&kind, &h.constant("turn_end")) {
+/// What a run's event (of type `kind`) changes in `st.approvals` (before the reducer): a `turn_end` ends a decided
+/// pause (its batch is complete, every result in the transcript); `agent_end.approvals` is a new pause. `true` at a
+/// durable point.
+pub fn on_event<H: FastPaths>(h: &H, st: &H::V, kind: &str, event: &H::V) -> Result<bool, H::V> {
+    if kind == "turn_end" {
         if let Some(approvals) = held(h, st)?
             && undecided(h, &approvals)?.is_empty()
         {
@@ -180,7 +180,7 @@ pub fn on_event<H: FastPaths>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H:
         }
         return Ok(false);
     }
-    if !h.same(&kind, &h.constant("agent_end")) {
+    if kind != "agent_end" {
         return Ok(false);
     }
     let pause = get(h, event, "approvals")?;

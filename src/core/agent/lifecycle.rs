@@ -511,10 +511,10 @@ fn start_run<H: FastPaths>(
 /// The reducer then every listener, awaited in subscription order.
 fn event_sink<H: FastPaths>(h: &H, st: &H::V, signal: &H::V) -> NativeSink<H::V> {
     let (h, st, signal) = (h.clone(), st.clone(), signal.clone());
-    Rc::new(move |event: H::V| {
+    Rc::new(move |kind: &'static str, event: H::V| {
         let (h, st, signal) = (h.clone(), st.clone(), signal.clone());
         async move {
-            if approvals::on_event(&h, &st, &event)? {
+            if approvals::on_event(&h, &st, kind, &event)? {
                 let agent = get(&h, &st, key::AGENT)?;
                 checkpoint::flush(&h, &agent, &st).await?;
             }

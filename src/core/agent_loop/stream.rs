@@ -247,7 +247,7 @@ async fn read_stream<H: FastPaths>(
         let (code, event) = match pumped {
             Pumped::Delivered | Pumped::Empty => continue,
             Pumped::Update(update) => {
-                run.emit(update).await?;
+                run.emit("message_update", update).await?;
                 continue;
             }
             Pumped::SinkFailed(thrown) => return Err(run.emitter.record_failure(thrown)),

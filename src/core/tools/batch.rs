@@ -33,7 +33,7 @@ impl<'h, H: FastPaths> Run<'h, H> {
             ("toolName", call.name_value.clone()),
             ("args", call.args.clone()),
         ]);
-        self.emit(event).await
+        self.emit("tool_execution_start", event).await
     }
 
     async fn emit_tool_end(&self, outcome: &Outcome<H::V>) -> Result<(), Stop> {
@@ -50,7 +50,7 @@ impl<'h, H: FastPaths> Run<'h, H> {
         }
         let event = h.object(&entries);
         drop(entries);
-        self.emit(event).await
+        self.emit("tool_execution_end", event).await
     }
 
     async fn emit_result_message(&self, outcome: &Outcome<H::V>) -> Result<H::V, Stop> {
@@ -74,7 +74,7 @@ impl<'h, H: FastPaths> Run<'h, H> {
             ]);
             async move {
                 // A failing sink is remembered by the emitter; the tool keeps running (L-3.10.4).
-                let _ = self.emit(event).await;
+                let _ = self.emit("tool_execution_update", event).await;
             }
             .boxed_local()
         }
@@ -161,7 +161,7 @@ impl<'h, H: FastPaths> Run<'h, H> {
     /// Issue 30: announces a call that waits for approval.
     async fn emit_approval_request(&self, request: &H::V) -> Result<(), Stop> {
         let event = request_event(self.h, request).map_err(|e| self.fail(&e))?;
-        self.emit(event).await
+        self.emit("tool_approval_request", event).await
     }
 
     /// A parallel batch up to its outcomes (every `tool_execution_end` emitted), in source order; a call that asks
