@@ -586,10 +586,7 @@ impl Host for JsHost {
     }
 
     fn signal_aborted(&self, signal: &JsValue) -> bool {
-        if signal.is_undefined() || signal.is_null() {
-            return false;
-        }
-        Reflect::get(signal, &key("aborted")).map(|v| v.is_truthy()).unwrap_or(false)
+        signal_aborted(signal)
     }
     fn wait_abort(&self, signal: &JsValue) -> HostFuture<()> {
         if signal.is_undefined() || signal.is_null() {
@@ -722,20 +719,18 @@ impl FastPaths for JsHost {
         b: &JsValue,
     ) -> Result<Option<JsValue>, JsValue> {
         let from = cursor.take().unwrap_or(JsValue::UNDEFINED);
-        let it = match checked(|| call_listeners(listeners, &from, a, b)) {
-            Ok(it) => it,
+        match checked(|| call_listeners(listeners, &from, a, b)) {
+            Ok(false) => Ok(None),
+            Ok(true) => {
+                *cursor = take_cursor();
+                Ok(Some(take_listened()))
+            }
             Err(e) => {
                 // A listener threw: the helper left the iterator to go on with after it.
-                let rest = take_listened();
-                *cursor = (!rest.is_undefined()).then_some(rest);
-                return Err(e);
+                *cursor = take_cursor();
+                Err(e)
             }
-        };
-        if it.is_undefined() {
-            return Ok(None);
         }
-        *cursor = Some(it);
-        Ok(Some(take_listened()))
     }
     fn json_copy(&self, v: &JsValue) -> Result<(Option<String>, JsValue), JsValue> {
         let text = json_copy(v)?;

@@ -183,9 +183,11 @@ extern "C" {
     #[wasm_bindgen(js_name = defaultConvertToLlm)]
     pub(super) fn default_convert_to_llm() -> JsValue;
     #[wasm_bindgen(js_name = callListeners)]
-    pub(super) fn call_listeners(listeners: &JsValue, cursor: &JsValue, a: &JsValue, b: &JsValue) -> JsValue;
+    pub(super) fn call_listeners(listeners: &JsValue, cursor: &JsValue, a: &JsValue, b: &JsValue) -> bool;
     #[wasm_bindgen(js_name = takeListened)]
     pub(super) fn take_listened() -> JsValue;
+    #[wasm_bindgen(js_name = takeCursor)]
+    pub(super) fn take_cursor() -> Option<JsValue>;
 }
 
 /// L-3.4 tool-declaration changes in one crossing.
@@ -235,6 +237,8 @@ extern "C" {
 #[wasm_bindgen(module = "/src/js/snippets/waits.js")]
 extern "C" {
     pub(super) fn timer(ms: f64) -> JsValue;
+    #[wasm_bindgen(js_name = signalAborted)]
+    pub(super) fn signal_aborted(signal: &JsValue) -> bool;
     #[wasm_bindgen(js_name = watchAbort)]
     pub(super) fn watch_abort(signal: &JsValue, slot: f64) -> bool;
     #[wasm_bindgen(js_name = unwatchAbort)]

@@ -203,40 +203,44 @@ export function defaultConvertToLlm() {
 }
 
 // `FastPaths::call_listeners`: `for (const f of listeners) await f(a, b)` a stretch at a time. `cursor` is undefined at
-// first (the iterator is made here, live over the Set as `for … of` is) and then the iterator this returned. Calls
-// until one returns a thenable, which waits for `takeListened`; returns the iterator to go on with, or undefined
-// when every listener was called. A throw sets the failure flag; when a listener threw, `takeListened` gives the
-// iterator (to go on after it), when the list itself failed, undefined.
+// first (the iterator is made here, live over the Set as `for … of` is) and then the one `takeCursor` gave. Calls
+// until one returns a thenable: answers true, and `takeListened` gives the thenable, `takeCursor` the iterator to go on
+// with; false when every listener was called (a boolean, so the common case costs one crossing). A throw sets the
+// failure flag; when a listener threw, `takeCursor` gives the iterator (to go on after it), when the list itself
+// failed, undefined.
 let listened;
+let listenCursor;
 
 export function callListeners(listeners, cursor, a, b) {
   listened = undefined;
+  listenCursor = undefined;
   let it;
   try {
     it = cursor === undefined ? listeners[Symbol.iterator]() : cursor;
   } catch (e) {
     failed(e);
-    return undefined;
+    return false;
   }
   for (;;) {
     let step;
     try {
       step = it.next();
-      if (step.done) return undefined;
+      if (step.done) return false;
     } catch (e) {
       failed(e);
-      return undefined;
+      return false;
     }
     try {
       const r = Reflect.apply(step.value, undefined, [a, b]);
       if (r !== null && (typeof r === "object" || typeof r === "function") && typeof r.then === "function") {
         listened = r;
-        return it;
+        listenCursor = it;
+        return true;
       }
     } catch (e) {
-      listened = it;
+      listenCursor = it;
       failed(e);
-      return undefined;
+      return false;
     }
   }
 }
@@ -244,5 +248,11 @@ export function callListeners(listeners, cursor, a, b) {
 export function takeListened() {
   const v = listened;
   listened = undefined;
+  return v;
+}
+
+export function takeCursor() {
+  const v = listenCursor;
+  listenCursor = undefined;
   return v;
 }

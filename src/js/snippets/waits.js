@@ -29,6 +29,16 @@ export function timer(ms) {
  */
 const abortWatches = new WeakMap();
 
+/** `Host::signal_aborted` in one crossing: `signal.aborted` as a boolean; false for no signal, or when it cannot be read. */
+export function signalAborted(signal) {
+  if (signal === undefined || signal === null) return false;
+  try {
+    return Boolean(Reflect.get(signal, "aborted"));
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Settles `slot` (`FULFILLED`) in a microtask once `signal` aborts, or right away if it has; answers true. Answers
  * false when the wait can never end (not an event target), and then keeps nothing. A throwing `aborted` getter counts
