@@ -106,11 +106,13 @@ async function bundleWorker(side, { run = true } = {}) {
     logLevel: "silent",
   });
   const modules = ['(name = "worker.mjs", esModule = embed "worker.mjs")'];
-  if (side === "ours") {
-    cpSync(join(PKG, "dist/web/agent_loop_wasm_bg.wasm"), join(dir, "agent_loop_wasm_bg.wasm"));
-    modules.push('(name = "agent_loop_wasm_bg.wasm", wasm = embed "agent_loop_wasm_bg.wasm")');
+  // The workerd entry imports both wasm modules (the loop's, and the providers' it compiles on first use: issue 43).
+  const wasms = side === "ours" ? ["agent_loop_wasm_bg.wasm", "agent_loop_providers_bg.wasm"] : [];
+  for (const file of wasms) {
+    cpSync(join(PKG, "dist/web", file), join(dir, file));
+    modules.push(`(name = "${file}", wasm = embed "${file}")`);
   }
-  const bytes = statSync(join(dir, "worker.mjs")).size + (side === "ours" ? statSync(join(dir, "agent_loop_wasm_bg.wasm")).size : 0);
+  const bytes = statSync(join(dir, "worker.mjs")).size + wasms.reduce((n, file) => n + statSync(join(dir, file)).size, 0);
   return { dir, modules, bytes };
 }
 
