@@ -23,7 +23,8 @@
 //   models      agent-loop-wasm/models (no wasm): dist/web/models.js + models-data.js, dist/node/models.cjs + .mjs +
 //               models-data.js (CJS), dist/deno/models.js.
 //
-// Usage: node scripts/build.mjs [--dev]   (--dev: unoptimised, faster to compile)
+// Usage: node scripts/build.mjs [--dev] [--names]   (--dev: unoptimised, faster to compile; --names: a release build
+// whose wasm keeps its function names, for CPU profiles: larger, never to ship)
 import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -36,6 +37,7 @@ import { shortenImports } from "./short-imports.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dev = process.argv.includes("--dev");
+const names = process.argv.includes("--names");
 const out = join(root, "pkg");
 const template = join(root, "pkg-template");
 const env = { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` };
@@ -101,7 +103,7 @@ for (const m of MODULES) {
 }
 if (!dev) {
   const t = Date.now();
-  const optimise = (file) => run("wasm-opt", [file, "-o", file, ...wasmOptArgs()]);
+  const optimise = (file) => run("wasm-opt", [file, "-o", file, ...wasmOptArgs(), ...(names ? ["-g"] : [])]);
   for (const m of MODULES) {
     const [webWasm, nodeWasm] = [join(built("web", m), wasmOf(m)), join(built("nodejs", m), wasmOf(m))];
     if (readFileSync(webWasm).equals(readFileSync(nodeWasm))) {
@@ -361,6 +363,6 @@ try {
 
 const kib = (n) => `${(n / 1024).toFixed(0)} KiB`;
 console.log(
-  `built pkg/ (${dev ? "dev" : "release"}, wasm ${kib(wasmBytes.length)} web, ${kib(statSync(join(node, WASM)).size)} node) ` +
+  `built pkg/ (${dev ? "dev" : "release"}${names ? ", with function names" : ""}, wasm ${kib(wasmBytes.length)} web, ${kib(statSync(join(node, WASM)).size)} node) ` +
     `in ${((Date.now() - started) / 1000).toFixed(1)} s`,
 );
