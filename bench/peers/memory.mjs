@@ -28,8 +28,10 @@ async function sample() {
 }
 
 // Warm-up: JIT code, feedback and caches of every code path the batch uses, on small batches, so
-// what remains afterwards is what the 1,000 runs themselves left behind.
-for (let i = 0; i < 5; i++) await batch(20, `w${i}_`);
+// what remains afterwards is what the 1,000 runs themselves left behind. Forty: with five, V8 was still optimizing
+// during the measured batch (code space grew 48–303 KB there, varying by build and run: Dec 7); with forty it grows
+// ~40 KB and the wasm memory still starts from a 20-run peak.
+for (let i = 0; i < 40; i++) await batch(20, `w${i}_`);
 const before = await sample();
 let peak = 0;
 const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 5);

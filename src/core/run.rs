@@ -34,8 +34,28 @@ pub enum SinkMode {
 }
 
 /// A sink written in Rust (the `Agent`'s reducer and listeners): awaited like a barrier sink.
-/// A sink of the core's own: each event with its `type`, known where it was made (no read of the event to learn it).
-pub type NativeSink<V> = Rc<dyn Fn(&'static str, V) -> LocalBoxFuture<'static, Result<(), V>>>;
+/// Whether an event ends a turn or the run, known where it was made: what the Agent's sink must tell apart without
+/// reading the event's `type` back. One byte, so carrying it costs the run's future nothing (issue 34).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Boundary {
+    None,
+    TurnEnd,
+    AgentEnd,
+}
+
+impl Boundary {
+    /// The boundary an event of type `kind` is.
+    pub fn of(kind: &str) -> Boundary {
+        match kind {
+            "turn_end" => Boundary::TurnEnd,
+            "agent_end" => Boundary::AgentEnd,
+            _ => Boundary::None,
+        }
+    }
+}
+
+/// A sink of the core's own: each event with its `Boundary`.
+pub type NativeSink<V> = Rc<dyn Fn(Boundary, V) -> LocalBoxFuture<'static, Result<(), V>>>;
 
 enum Sink<H: FastPaths> {
     Js(H::V, SinkMode),
@@ -93,8 +113,8 @@ impl<H: FastPaths> Emitter<H> {
         self.failure.borrow().clone()
     }
 
-    /// Delivers `event`, whose `type` is `kind`.
-    pub async fn emit(&self, h: &H, kind: &'static str, event: H::V) -> Result<(), Stop> {
+    /// Delivers `event`, which is a `boundary`.
+    pub async fn emit(&self, h: &H, boundary: Boundary, event: H::V) -> Result<(), Stop> {
         if self.failed() {
             return Err(Stop::EmitFailed);
         }
@@ -113,7 +133,7 @@ impl<H: FastPaths> Emitter<H> {
                 if self.failed() {
                     return Err(Stop::EmitFailed);
                 }
-                sink(kind, event).await
+                sink(boundary, event).await
             }
         };
         outcome.map_err(|e| {
@@ -318,8 +338,9 @@ impl<'h, H: FastPaths> Run<'h, H> {
     // ---- events
 
     /// Emits `event`, whose `type` is `kind`.
-    pub async fn emit(&self, kind: &'static str, event: H::V) -> Result<(), Stop> {
-        self.emitter.emit(self.h, kind, event).await
+    /// Not an `async fn`: its arguments would stay in every run future that awaits it (issue 34).
+    pub fn emit(&self, kind: &'static str, event: H::V) -> impl Future<Output = Result<(), Stop>> + use<'_, 'h, H> {
+        self.emitter.emit(self.h, Boundary::of(kind), event)
     }
 
     pub async fn emit_type(&self, kind: &'static str) -> Result<(), Stop> {

@@ -10,6 +10,7 @@ use crate::core::checkpoint;
 use crate::core::errors;
 use crate::core::fast::FastPaths;
 use crate::core::host::Kind;
+use crate::core::run::Boundary;
 use crate::core::validate_call::validate_tool_call_now;
 
 fn id_of<H: FastPaths>(h: &H, v: &H::V) -> H::V {
@@ -168,11 +169,11 @@ fn check_edited<H: FastPaths>(h: &H, st: &H::V, request: &H::V, args: &H::V, nam
     }
 }
 
-/// What a run's event (of type `kind`) changes in `st.approvals` (before the reducer): a `turn_end` ends a decided
+/// What a run's event (a `boundary`) changes in `st.approvals` (before the reducer): a `turn_end` ends a decided
 /// pause (its batch is complete, every result in the transcript); `agent_end.approvals` is a new pause. `true` at a
 /// durable point.
-pub fn on_event<H: FastPaths>(h: &H, st: &H::V, kind: &str, event: &H::V) -> Result<bool, H::V> {
-    if kind == "turn_end" {
+pub fn on_event<H: FastPaths>(h: &H, st: &H::V, boundary: Boundary, event: &H::V) -> Result<bool, H::V> {
+    if boundary == Boundary::TurnEnd {
         if let Some(approvals) = held(h, st)?
             && undecided(h, &approvals)?.is_empty()
         {
@@ -180,7 +181,7 @@ pub fn on_event<H: FastPaths>(h: &H, st: &H::V, kind: &str, event: &H::V) -> Res
         }
         return Ok(false);
     }
-    if kind != "agent_end" {
+    if boundary != Boundary::AgentEnd {
         return Ok(false);
     }
     let pause = get(h, event, "approvals")?;

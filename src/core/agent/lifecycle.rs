@@ -19,7 +19,7 @@ use crate::core::declare::tools::role;
 use crate::core::errors;
 use crate::core::fast::FastPaths;
 use crate::core::host::Kind;
-use crate::core::run::{Emitter, NativeSink, Run};
+use crate::core::run::{Boundary, Emitter, NativeSink, Run};
 use crate::core::tools::Resumed;
 use crate::core::transcript::current_system_message;
 use futures::FutureExt;
@@ -511,10 +511,10 @@ fn start_run<H: FastPaths>(
 /// The reducer then every listener, awaited in subscription order.
 fn event_sink<H: FastPaths>(h: &H, st: &H::V, signal: &H::V) -> NativeSink<H::V> {
     let (h, st, signal) = (h.clone(), st.clone(), signal.clone());
-    Rc::new(move |kind: &'static str, event: H::V| {
+    Rc::new(move |boundary: Boundary, event: H::V| {
         let (h, st, signal) = (h.clone(), st.clone(), signal.clone());
         async move {
-            if approvals::on_event(&h, &st, kind, &event)? {
+            if approvals::on_event(&h, &st, boundary, &event)? {
                 let agent = get(&h, &st, key::AGENT)?;
                 checkpoint::flush(&h, &agent, &st).await?;
             }

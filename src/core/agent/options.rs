@@ -115,7 +115,11 @@ pub fn init<H: FastPaths>(
         if hook == "getSteeringMessages" || hook == "getFollowUpMessages" {
             continue;
         }
-        c.optional_function(&get(h, &options, hook)?, &format!("options.{hook}"))?;
+        // The path is written only for a value to check (most hooks are absent).
+        let value = get(h, &options, hook)?;
+        if !h.kind(&value).is_nullish() {
+            c.function(&value, &format!("options.{hook}"))?;
+        }
     }
     c.limits(&options, "options")?;
     c.budgets(&options, "options", true)?;
@@ -183,8 +187,8 @@ pub fn init<H: FastPaths>(
         (key::STEERING, h.array(&[])),
         (key::FOLLOW_UP, h.array(&[])),
         (key::STEERING_LEFT_BY_ABORT, h.array(&[])),
-        (key::STEERING_MODE, h.string(modes.first().map_or("one-at-a-time", |m| m.as_str()))),
-        (key::FOLLOW_UP_MODE, h.string(modes.get(1).map_or("one-at-a-time", |m| m.as_str()))),
+        (key::STEERING_MODE, mode_value(h, modes.first())),
+        (key::FOLLOW_UP_MODE, mode_value(h, modes.get(1))),
         (key::LISTENERS, h.new_set(&[])),
         (key::ACTIVE, h.undefined()),
         // Durability (checkpoint.rs): drained messages and ended tool calls not yet in the
@@ -231,6 +235,15 @@ pub fn init<H: FastPaths>(
     let stream_fn = if h.kind(&stream_fn).is_nullish() { default_stream_fn.clone() } else { stream_fn };
     h.set(agent, "streamFunction", &stream_fn)?;
     Ok(())
+}
+
+/// A checked queue mode as a JS string: one of `MODES`, the default when none was given.
+fn mode_value<H: FastPaths>(h: &H, mode: Option<&String>) -> H::V {
+    let mode = mode.map_or("one-at-a-time", String::as_str);
+    match MODES.iter().find(|m| **m == mode) {
+        Some(known) => h.constant(known),
+        None => h.string(mode),
+    }
 }
 
 /// A-5.1.3's default model.

@@ -11,8 +11,9 @@ use crate::core::agent_loop::{drive, drive_start};
 use crate::core::run::{Emitter, Run, SinkMode};
 
 /// When the budget was set (scripted host, 64-bit, the test profile): `drive` 776 bytes, `drive_start` 736; room for
-/// a few fields more.
-const DRIVE_BUDGET: usize = 832;
+/// a few fields more. Dec 7: 736 / 696 since `Run::emit` hands back its emitter's future instead of wrapping it in an
+/// `async fn` (whose arguments every awaiting future kept), and the budget came down with it.
+const DRIVE_BUDGET: usize = 784;
 
 #[test]
 fn a_run_future_stays_sized_for_the_stream_reading() {
