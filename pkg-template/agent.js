@@ -209,7 +209,12 @@ const VIEW_ACCESSORS = Object.entries({
   },
   tools: {
     get() { return this[VIEW_STATE].tools; },
-    set(tools) { const st = this[VIEW_STATE]; core.agentCheckArray(tools, "state.tools"); st.tools = tools.slice(); changed(st); },
+    set(tools) {
+      const st = this[VIEW_STATE];
+      core.agentCheckArray(tools, "state.tools");
+      st.tools = tools.slice();
+      changed(st);
+    },
   },
   messages: {
     get() { return this[VIEW_STATE].messages; },
@@ -241,7 +246,6 @@ function createStateView(st) {
   for (const [name, descriptor] of VIEW_ACCESSORS) Object.defineProperty(view, name, descriptor);
   return view;
 }
-
 
 /** Issue 32: options from `withTelemetry` of agent-loop-wasm/otel trace the agent made with them (see api.js). */
 const RUN_HOOKS = Symbol.for("agent-loop-wasm.runHooks");

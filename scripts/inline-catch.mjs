@@ -7,7 +7,8 @@
 // undefined. Throws when the glue is not the shape this was written for, so a wasm-bindgen update cannot slip past.
 import { readFileSync, writeFileSync } from "node:fs";
 
-const HANDLE_ERROR = `function handleError(f, args) {
+/** wasm-bindgen's `handleError`, as this rewrite knows it (exported for its test). */
+export const HANDLE_ERROR = `function handleError(f, args) {
     try {
         return f.apply(this, args);
     } catch (e) {

@@ -33,7 +33,6 @@ pub enum SinkMode {
     Barrier,
 }
 
-/// A sink written in Rust (the `Agent`'s reducer and listeners): awaited like a barrier sink.
 /// Whether an event ends a turn or the run, known where it was made: what the Agent's sink must tell apart without
 /// reading the event's `type` back. One byte, so carrying it costs the run's future nothing (issue 34).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -54,7 +53,8 @@ impl Boundary {
     }
 }
 
-/// A sink of the core's own: each event with its `Boundary`.
+/// A sink written in Rust (the `Agent`'s reducer and listeners), awaited like a barrier sink: each event with its
+/// `Boundary`.
 pub type NativeSink<V> = Rc<dyn Fn(Boundary, V) -> LocalBoxFuture<'static, Result<(), V>>>;
 
 enum Sink<H: FastPaths> {

@@ -4,21 +4,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { inlineCatchText } from "../../scripts/inline-catch.mjs";
+import { HANDLE_ERROR, inlineCatchText } from "../../scripts/inline-catch.mjs";
 import { IS_REFERENCE } from "./impl.mjs";
 
 const PKG_NODE = new URL("../../pkg/dist/node", import.meta.url).pathname;
 const PKG_WEB = new URL("../../pkg/dist/web", import.meta.url).pathname;
 const skip = IS_REFERENCE && "ours only: a build step of our package";
-
-const HANDLE_ERROR = `function handleError(f, args) {
-    try {
-        return f.apply(this, args);
-    } catch (e) {
-        const idx = addToExternrefTable0(e);
-        wasm.__wbindgen_exn_store(idx);
-    }
-}`;
 
 const glue = (imports) => `${HANDLE_ERROR}\nconst imports = {\n${imports}\n};\n`;
 const wrapped = (params, body) => `        $1: function() { return handleError(function (${params}) {\n${body}\n        }, arguments); },`;
