@@ -5,14 +5,10 @@
 // agents. No assertions; not a test.
 //
 //   node --expose-gc bench/agents.mjs [--agents 1000] [--rounds 5]
-import { gc, median, now, settle } from "./harness.mjs";
+import { gc, median, now, numberArg as arg, settle } from "./harness.mjs";
 import { loadOurs } from "./impl.mjs";
 import { textReplyStreamFn } from "./faux.mjs";
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
 const AGENTS = arg("agents", 1000);
 const ROUNDS = arg("rounds", 5);
 if (typeof globalThis.gc !== "function") throw new Error("run with node --expose-gc");
@@ -34,13 +30,14 @@ const tool = {
 };
 const PIECES = ["a reply ", "of a few ", "words, as ", "a model ", "would give"];
 
-/** Heap in use plus external memory (ours: the wasm memory is external), after a full GC. */
+/** Heap in use plus external memory (ours: the wasm memory is external; `arrayBuffers` is part of `external`), after
+ *  a full GC. */
 async function footprint() {
   await settle();
   gc();
   gc();
   const m = process.memoryUsage();
-  return m.heapUsed + m.external + m.arrayBuffers;
+  return m.heapUsed + m.external;
 }
 
 /** One round of a side: [ms to make the agents, ms for their runs, bytes they keep]. */

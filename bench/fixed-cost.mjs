@@ -5,11 +5,10 @@
 //   agentLoop   one bare `agentLoop` run (fresh context with one tool, default-like convertToLlm) of the same reply.
 // Prints the median µs per turn / run over the rounds and ours / pi.
 //   node bench/fixed-cost.mjs [--rounds 5] [--count 2000]
-import { median } from "./harness.mjs";
+import { median, numberArg as arg } from "./harness.mjs";
 import { loadOurs } from "./impl.mjs";
 import { textReplyStreamFn } from "./faux.mjs";
 
-const arg = (name, fallback) => (process.argv.includes(`--${name}`) ? Number(process.argv[process.argv.indexOf(`--${name}`) + 1]) : fallback);
 const ROUNDS = arg("rounds", 5);
 const COUNT = arg("count", 2000);
 

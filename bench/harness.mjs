@@ -25,6 +25,12 @@ export function writeBlock(file, begin, end, block, heading = "") {
   writeFileSync(file, next);
 }
 
+/** The number after `--name` on the command line, else `fallback`. */
+export function numberArg(name, fallback) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
 export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   const n = s.length;

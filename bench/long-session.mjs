@@ -4,14 +4,10 @@
 // growth t(10,000) / t(100) per side and ours/pi at every N. No assertions; not a test.
 //
 //   node --expose-gc bench/long-session.mjs [--turns 60] [--rounds 3]
-import { median, now, settle } from "./harness.mjs";
+import { median, now, numberArg as arg, settle } from "./harness.mjs";
 import { loadOurs } from "./impl.mjs";
 import { textReplyStreamFn } from "./faux.mjs";
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
 const TURNS = arg("turns", 60); // timed turns per agent and round (after 5 untimed ones)
 const ROUNDS = arg("rounds", 3);
 const SIZES = [100, 1_000, 10_000];
