@@ -22,6 +22,8 @@
 //   otel        agent-loop-wasm/otel (no wasm), the same way: dist/web/otel.js, dist/node/otel.cjs + .mjs, dist/deno/otel.js.
 //   models      agent-loop-wasm/models (no wasm): dist/web/models.js + models-data.js, dist/node/models.cjs + .mjs +
 //               models-data.js (CJS), dist/deno/models.js.
+// And, outside pkg/, target/parity/: the loop module with the test-only `__fastPath` export (PARITY below), for
+// tests/js/parity.test.mjs.
 //
 // Usage: node scripts/build.mjs [--dev] [--names]   (--dev: unoptimised, faster to compile; --names: a release build
 // whose wasm keeps its function names, for CPU profiles: larger, never to ship)
@@ -69,6 +71,12 @@ const MODULES = [
   { feature: "loop", name: "agent_loop_wasm", snippets: "snippets" },
   { feature: "providers", name: "agent_loop_providers", snippets: "providers-snippets" },
 ];
+/**
+ * Test-only, never in pkg/: the loop module with the `parity` feature, whose hidden `__fastPath` export runs each fast
+ * path as its Rust reference or its JS twin (tests/js/parity.test.mjs). Built for Node alone, not optimised (the
+ * release profile, so its limits are the package's), into target/parity/ as dist/node lays a module out.
+ */
+const PARITY = { feature: "parity", name: "agent_loop_wasm", snippets: "snippets" };
 const wasmOf = (m) => `${m.name}_bg.wasm`;
 const glueOf = (m) => `${m.name}.js`;
 const [LOOP, PROVIDERS] = MODULES;
@@ -101,6 +109,7 @@ for (const m of MODULES) {
   await wasmPack("web", m);
   await wasmPack("nodejs", m);
 }
+await wasmPack("nodejs", PARITY);
 if (!dev) {
   const t = Date.now();
   const optimise = (file) => run("wasm-opt", [file, "-o", file, ...wasmOptArgs(), ...(names ? ["-g"] : [])]);
@@ -117,8 +126,8 @@ if (!dev) {
 }
 
 // The glue's own imports renamed `$0`, `$1`, … in each module's wasm and both glues (scripts/short-imports.mjs).
-for (const m of MODULES) {
-  const targets = ["web", "nodejs"].map((t) => built(t, m));
+for (const m of [...MODULES, PARITY]) {
+  const targets = (m === PARITY ? ["nodejs"] : ["web", "nodejs"]).map((t) => built(t, m));
   shortenImports(targets.map((d) => join(d, wasmOf(m))), targets.map((d) => join(d, glueOf(m))), `./${m.name}_bg.js`);
   // The imports that may throw catch in place instead of through `handleError` (scripts/inline-catch.mjs).
   inlineCatch(targets.map((d) => join(d, glueOf(m))));
@@ -180,17 +189,24 @@ cpSync(join(template, "web-workerd.js"), join(web, "workerd.js"));
 cpSync(join(template, "web-slim.js"), join(web, "slim.js"));
 
 // dist/node: CommonJS throughout.
-writeFileSync(join(node, "package.json"), `${JSON.stringify({ type: "commonjs" }, null, 2)}\n`);
-for (const m of MODULES) {
-  writeFileSync(join(node, glueOf(m)), glueText("nodejs", m));
-  cpSync(join(built("nodejs", m), wasmOf(m)), join(node, wasmOf(m)));
+/** A module as CommonJS in `dir`: its nodejs glue, its wasm, its snippets transpiled. */
+function writeNodeModule(dir, m) {
+  writeFileSync(join(dir, glueOf(m)), glueText("nodejs", m));
+  cpSync(join(built("nodejs", m), wasmOf(m)), join(dir, wasmOf(m)));
   const snippets = join(built("nodejs", m), "snippets");
   for (const file of walk(snippets)) {
-    const target = join(node, m.snippets, relative(snippets, file));
+    const target = join(dir, m.snippets, relative(snippets, file));
     mkdirSync(dirname(target), { recursive: true });
     writeFileSync(target, file.endsWith(".js") ? toCommonJs(readFileSync(file, "utf8"), file) : readFileSync(file));
   }
 }
+writeFileSync(join(node, "package.json"), `${JSON.stringify({ type: "commonjs" }, null, 2)}\n`);
+for (const m of MODULES) writeNodeModule(node, m);
+const parityDir = join(root, "target", "parity");
+rmSync(parityDir, { recursive: true, force: true });
+mkdirSync(parityDir, { recursive: true });
+writeFileSync(join(parityDir, "package.json"), `${JSON.stringify({ type: "commonjs" }, null, 2)}\n`);
+writeNodeModule(parityDir, PARITY);
 for (const f of SHARED) writeFileSync(join(node, f), toCommonJs(readFileSync(join(template, f), "utf8"), f));
 writeFileSync(join(node, "index.cjs"), toCommonJs(readFileSync(join(template, "index.js"), "utf8"), "index.js"));
 cpSync(join(template, "node-core.cjs"), join(node, "core.js"));

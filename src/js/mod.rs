@@ -1,6 +1,7 @@
 //! The wasm-bindgen binding: the only place that names `JsValue`. One crate, two wasm modules (issue 43): the
-//! `loop` feature is the loop's exports (`api`, `agent`, `parity`), the `providers` feature the built-in wire
-//! formats' (`streamBuiltin`); the package builds each alone, and loads the second on the first built-in request.
+//! `loop` feature is the loop's exports (`api`, `agent`), the `providers` feature the built-in wire formats'
+//! (`streamBuiltin`); the package builds each alone, and loads the second on the first built-in request. The
+//! test-only `parity` feature adds `parity` (`__fastPath`) to the loop's: never in the package.
 //! The npm wrapper (`pkg-template/api.js`) gives the exports their public names and arities.
 
 #[cfg(feature = "loop")]
@@ -9,7 +10,7 @@ mod agent;
 mod api;
 mod executor;
 mod host;
-#[cfg(feature = "loop")]
+#[cfg(feature = "parity")]
 mod parity;
 mod protocol;
 #[cfg(feature = "providers")]

@@ -1,7 +1,7 @@
 //! The fast paths' references, callable from JS, for `tests/js/parity.test.mjs`: each fast path of `core::fast` runs
 //! either as its Rust reference or as its JS twin, on the real engine (`JsHost`) and the same values, so the test
-//! can require the same results and the same reads and writes in the same order. Not part of the public API: the
-//! package does not re-export it.
+//! can require the same results and the same reads and writes in the same order. Compiled only with the test-only
+//! `parity` feature (scripts/build.mjs: `target/parity/`), never into the package's wasm.
 
 use super::host::JsHost;
 use crate::core::agent::Queue;

@@ -1,9 +1,10 @@
 // The fast paths (src/core/fast): each has a Rust reference, which `cargo test` runs on the scripted host, and a
-// JS twin (src/js/snippets/*.js), which the package runs. Here both run in the built package on the real engine
-// (`__fastPath(name, reference, args)`, a hidden export of the glue) on the same inputs, and must agree exactly:
-// the same result, the same state afterwards, the same error, and the same reads and writes of the caller's objects
-// in the same order (recorded through proxies). Inputs: seeded random values with hostile getters (PARITY_SEED=<n>
-// reruns one seed; every run also takes the fixed seeds below) and the events of recorded Agent runs.
+// JS twin (src/js/snippets/*.js), which the package runs. Here both run on the real engine, in the loop module as the
+// package builds it plus the test-only export `__fastPath(name, reference, args)` (target/parity/), on the same
+// inputs, and must agree exactly: the same result, the same state afterwards, the same error, and the same reads and
+// writes of the caller's objects in the same order (recorded through proxies). Inputs: seeded random values with
+// hostile getters (PARITY_SEED=<n> reruns one seed; every run also takes the fixed seeds below) and the events of
+// recorded Agent runs.
 //
 // Where the twin differs from its reference by design, the case is left out and the reason stated:
 // - `pump` with no event: only the JS host can take an event already queued in one of our own streams.
@@ -30,7 +31,9 @@ import { IS_REFERENCE } from "./impl.mjs";
 import { createFaux, assistant, toolCall, text, model as fauxModel, config as fauxConfig, tool as fauxTool, okResult, userMessage } from "./faux.mjs";
 
 const require = createRequire(import.meta.url);
-const glue = IS_REFERENCE ? null : require("../../pkg/dist/node/agent_loop_wasm.js");
+// The loop module built with the test-only `parity` feature (scripts/build.mjs writes it to target/parity/): the
+// package's own wasm does not carry `__fastPath` or the references it calls.
+const glue = IS_REFERENCE ? null : require("../../target/parity/agent_loop_wasm.js");
 const facade = IS_REFERENCE ? null : require("../../pkg/dist/node/agent.js");
 const pkg = IS_REFERENCE ? null : require("../../pkg/dist/node/index.cjs");
 const skip = IS_REFERENCE ? "the fast paths are this package's own" : false;

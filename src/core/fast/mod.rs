@@ -24,8 +24,9 @@
 //! | `default_convert_to_llm` | `agent_state::convert::default_convert_to_llm` | `agent.js`: `defaultConvertToLlm` |
 //! | `json_text_kept`, `json_parse_kept` | `fast::view::json_text_kept`, `json_parse_kept` (nothing kept) | `view.js`: `jsonTextKept`, `parseKept` |
 //!
-//! `tests/js/parity.test.mjs` runs both on the same inputs in the built package (the reference on
-//! `JsHost` through the hidden `__fastPathReference` export) and requires the same results and the
+//! `tests/js/parity.test.mjs` runs both on the same inputs in the loop module built with the test-only `parity`
+//! feature (the reference on `JsHost` through its `__fastPath` export, which the package's wasm lacks, so a
+//! reference a twin replaces is not shipped) and requires the same results and the
 //! same reads and writes in the same order. To add a fast path: write the reference here (or in the
 //! domain module it belongs to, as long as that module does not call the fast path itself), add the
 //! method with its default, override it on `JsHost` with the twin, and add a parity case.
