@@ -1,12 +1,14 @@
 //! Agent snapshots (D8): the versioned, JSON-compatible picture of an agent, its step-by-step
 //! migrations, and the checks `Agent.restore` applies before anything is changed. Building the
-//! snapshot from live values and applying it are in `agent`; this module is pure JSON.
+//! snapshot from live values and applying it are in `agent`; this module works on a fresh plain copy
+//! of a snapshot (`JSON.parse` of its text), reading its structure through the host: the loop's wasm
+//! carries no JSON tree of its own for it (issue 43).
 
 use super::agent_state::MODES;
 use super::approvals;
-use super::text::wtf::drop_deep;
+use super::fast::FastPaths;
+use super::host::{Host, Kind};
 use super::validate::js_number_to_string;
-use serde_json::{Map, Value};
 
 pub const FORMAT: &str = "agent-loop-wasm/agent-snapshot";
 pub const VERSION: u64 = 1;
@@ -55,12 +57,15 @@ pub const FIELDS: [&str; 16] = [
     field::USAGE,
 ];
 
-/// One migration step: a snapshot of version `v` in, the same snapshot at version `v + 1` out.
-type Migration = fn(Map<String, Value>) -> Result<Map<String, Value>, String>;
+/// One migration step: a snapshot of version `v` (a fresh plain value the step may change in place) made the same
+/// snapshot at version `v + 1`.
+type Migration<H> = fn(&H, &<H as Host>::V) -> Result<(), String>;
 
-/// `MIGRATIONS[i]` turns version `i + 1` into version `i + 2`. Version 1 is the first format, so
-/// there is nothing to migrate yet; a format change appends its step here (with fixtures).
-const MIGRATIONS: [Migration; 0] = [];
+/// `migrations()[i]` turns version `i + 1` into version `i + 2`. Version 1 is the first format, so there is nothing
+/// to migrate yet; a format change appends its step here (with fixtures).
+fn migrations<H: FastPaths>() -> [Migration<H>; 0] {
+    []
+}
 
 fn restore_error(detail: &str) -> String {
     format!("Agent.restore: {detail}")
@@ -70,35 +75,20 @@ fn invalid(path: &str, problem: &str) -> String {
     restore_error(&format!("invalid snapshot: {path}: {problem}"))
 }
 
-/// Checks the envelope, migrates to `VERSION` and checks every field. `Err` is the exact message
-/// of the `Error` `Agent.restore` throws; nothing has been applied at that point.
-pub fn migrate(mut value: Value) -> Result<Map<String, Value>, String> {
-    // Checked in place, so a rejected snapshot (of any depth) is dropped without recursion.
-    let outcome = match &mut value {
-        Value::Object(snapshot) => migrate_map(snapshot),
-        _ => Err(restore_error("not an agent-loop-wasm snapshot")),
-    };
-    match (outcome, value) {
-        (Ok(()), Value::Object(snapshot)) => Ok(snapshot),
-        (Ok(()), other) => {
-            drop_deep(other);
-            Err(restore_error("not an agent-loop-wasm snapshot"))
-        }
-        (Err(e), other) => {
-            drop_deep(other);
-            Err(e)
-        }
+/// Checks the envelope of `snapshot` (a fresh plain value: `JSON.parse` of a snapshot's text), migrates it in place
+/// to `VERSION` and checks every field. `Err` is the exact message of the `Error` `Agent.restore` throws; nothing has
+/// been applied at that point. Reads only the structure: the messages' contents are never visited.
+pub fn migrate<H: FastPaths>(h: &H, snapshot: &H::V) -> Result<(), String> {
+    let not_ours = || restore_error("not an agent-loop-wasm snapshot");
+    let get = |key: &str| h.get(snapshot, key).map_err(|e| h.error_message(&e));
+    if h.kind(snapshot) != Kind::Object || h.as_string(&get(field::FORMAT)?).as_deref() != Some(FORMAT) {
+        return Err(not_ours());
     }
-}
-
-fn migrate_map(snapshot: &mut Map<String, Value>) -> Result<(), String> {
-    if snapshot.get(field::FORMAT).and_then(Value::as_str) != Some(FORMAT) {
-        return Err(restore_error("not an agent-loop-wasm snapshot"));
-    }
-    let version = match snapshot.get(field::VERSION) {
-        Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
-        Some(other) => return Err(restore_error(&format!("unknown snapshot version {}", describe(other)))),
-        None => return Err(restore_error("unknown snapshot version undefined")),
+    let version = get(field::VERSION)?;
+    let version = match h.kind(&version) {
+        Kind::Number => h.as_number(&version).unwrap_or(f64::NAN),
+        Kind::Undefined => return Err(restore_error("unknown snapshot version undefined")),
+        _ => return Err(restore_error(&format!("unknown snapshot version {}", describe(h, &version)))),
     };
     let max = VERSION as f64;
     if version.fract() == 0.0 && version > max {
@@ -112,128 +102,143 @@ fn migrate_map(snapshot: &mut Map<String, Value>) -> Result<(), String> {
     }
     let mut current = version as usize;
     while current < VERSION as usize {
-        let Some(step) = MIGRATIONS.get(current - 1) else {
+        let Some(step) = migrations::<H>().get(current - 1).copied() else {
             return Err(restore_error(&format!("unknown snapshot version {current}")));
         };
-        *snapshot = step(std::mem::take(snapshot))?;
+        step(h, snapshot)?;
         current += 1;
-        snapshot.insert(field::VERSION.into(), Value::from(current));
+        h.set(snapshot, field::VERSION, &h.number(current as f64)).map_err(|e| h.error_message(&e))?;
     }
-    check(snapshot)
+    check(h, snapshot).map_err(|e| match e {
+        Problem::Invalid(message) => message,
+        Problem::Thrown(thrown) => h.error_message(&thrown),
+    })
 }
 
-fn describe(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => super::text::json::js_json_stringify(other),
-    }
+/// What `check` found: the D8.3 message, or a value a read threw (never, on a fresh plain value).
+enum Problem<V> {
+    Invalid(String),
+    Thrown(V),
 }
 
-fn kind_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+impl<V> From<V> for Problem<V> {
+    fn from(thrown: V) -> Self {
+        Problem::Thrown(thrown)
     }
 }
 
-fn expect_messages(snapshot: &Map<String, Value>, key: &str) -> Result<(), String> {
-    let Some(Value::Array(messages)) = snapshot.get(key) else {
-        let got = snapshot.get(key).map_or("undefined", kind_name);
-        return Err(invalid(key, &format!("expected an array, got {got}")));
-    };
-    for (i, message) in messages.iter().enumerate() {
-        let Value::Object(fields) = message else {
-            return Err(invalid(&format!("{key}[{i}]"), "expected an object"));
-        };
-        if !matches!(fields.get("role"), Some(Value::String(_))) {
-            return Err(invalid(&format!("{key}[{i}].role"), "expected a string"));
-        }
+fn describe<H: Host>(h: &H, v: &H::V) -> String {
+    h.as_string(v).or_else(|| h.json_stringify(v, false).ok().flatten()).unwrap_or_default()
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Undefined => "undefined",
+        Kind::Null => "null",
+        Kind::Bool => "a boolean",
+        Kind::Number => "a number",
+        Kind::String => "a string",
+        Kind::Array => "an array",
+        Kind::Object | Kind::Function | Kind::Other => "an object",
     }
-    Ok(())
+}
+
+fn expect_messages<H: FastPaths>(h: &H, snapshot: &H::V, key: &str) -> Result<(), Problem<H::V>> {
+    let list = h.get(snapshot, key)?;
+    let kind = h.kind(&list);
+    if kind != Kind::Array {
+        return Err(Problem::Invalid(invalid(key, &format!("expected an array, got {}", kind_name(kind)))));
+    }
+    match h.first_bad_message(&list)? {
+        None => Ok(()),
+        Some((i, true)) => Err(Problem::Invalid(invalid(&format!("{key}[{i}]"), "expected an object"))),
+        Some((i, false)) => Err(Problem::Invalid(invalid(&format!("{key}[{i}].role"), "expected a string"))),
+    }
 }
 
 /// The fields of a current-version snapshot (D8.1).
-fn check(snapshot: &Map<String, Value>) -> Result<(), String> {
-    if !matches!(snapshot.get(field::MODEL), Some(Value::Object(_))) {
-        return Err(invalid(field::MODEL, "expected an object"));
+fn check<H: FastPaths>(h: &H, snapshot: &H::V) -> Result<(), Problem<H::V>> {
+    let fail = |path: &str, problem: &str| Err(Problem::Invalid(invalid(path, problem)));
+    let kind = |key: &str| -> Result<(H::V, Kind), Problem<H::V>> {
+        let v = h.get(snapshot, key)?;
+        let k = h.kind(&v);
+        Ok((v, k))
+    };
+    let non_negative =
+        |v: &H::V, integer: bool| h.as_number(v).is_some_and(|n| n >= 0.0 && (!integer || n.fract() == 0.0));
+    if kind(field::MODEL)?.1 != Kind::Object {
+        return fail(field::MODEL, "expected an object");
     }
-    if !matches!(snapshot.get(field::THINKING_LEVEL), Some(Value::String(_))) {
-        return Err(invalid(field::THINKING_LEVEL, "expected a string"));
+    if kind(field::THINKING_LEVEL)?.1 != Kind::String {
+        return fail(field::THINKING_LEVEL, "expected a string");
     }
-    expect_messages(snapshot, field::MESSAGES)?;
-    expect_messages(snapshot, field::STEERING_QUEUE)?;
-    expect_messages(snapshot, field::FOLLOW_UP_QUEUE)?;
+    expect_messages(h, snapshot, field::MESSAGES)?;
+    expect_messages(h, snapshot, field::STEERING_QUEUE)?;
+    expect_messages(h, snapshot, field::FOLLOW_UP_QUEUE)?;
     for key in [field::STEERING_MODE, field::FOLLOW_UP_MODE] {
-        match snapshot.get(key).and_then(Value::as_str) {
-            Some(mode) if MODES.contains(&mode) => {}
-            _ => return Err(invalid(key, "expected \"all\" or \"one-at-a-time\"")),
+        let (mode, _) = kind(key)?;
+        if !h.as_string(&mode).is_some_and(|mode| MODES.contains(&mode.as_str())) {
+            return fail(key, "expected \"all\" or \"one-at-a-time\"");
         }
     }
-    match snapshot.get(field::SESSION_ID) {
-        None | Some(Value::String(_)) => {}
-        Some(_) => return Err(invalid(field::SESSION_ID, "expected a string")),
+    if !matches!(kind(field::SESSION_ID)?.1, Kind::Undefined | Kind::String) {
+        return fail(field::SESSION_ID, "expected a string");
     }
-    match snapshot.get(field::TOOL_NAMES) {
-        None => {}
-        Some(Value::Array(names)) => {
-            for (i, name) in names.iter().enumerate() {
-                if !name.is_string() {
-                    return Err(invalid(&format!("{}[{i}]", field::TOOL_NAMES), "expected a string"));
+    match kind(field::TOOL_NAMES)? {
+        (_, Kind::Undefined) => {}
+        (names, Kind::Array) => {
+            for (i, name) in h.array_items(&names)?.iter().enumerate() {
+                if h.kind(name) != Kind::String {
+                    return fail(&format!("{}[{i}]", field::TOOL_NAMES), "expected a string");
                 }
             }
         }
-        Some(_) => return Err(invalid(field::TOOL_NAMES, "expected an array")),
+        _ => return fail(field::TOOL_NAMES, "expected an array"),
     }
     // Durability fields (optional): the last checkpoint stored, a run to resume.
-    match snapshot.get(field::CHECKPOINT_SEQ) {
-        None => {}
-        Some(Value::Number(n)) if n.as_f64().is_some_and(|n| n >= 0.0 && n.fract() == 0.0) => {}
-        Some(_) => return Err(invalid(field::CHECKPOINT_SEQ, "expected a non-negative integer")),
+    match kind(field::CHECKPOINT_SEQ)? {
+        (_, Kind::Undefined) => {}
+        (seq, Kind::Number) if non_negative(&seq, true) => {}
+        _ => return fail(field::CHECKPOINT_SEQ, "expected a non-negative integer"),
     }
-    match snapshot.get(field::RUNNING) {
-        None | Some(Value::Bool(_)) => {}
-        Some(_) => return Err(invalid(field::RUNNING, "expected a boolean")),
+    if !matches!(kind(field::RUNNING)?.1, Kind::Undefined | Kind::Bool) {
+        return fail(field::RUNNING, "expected a boolean");
     }
-    match snapshot.get(field::COMPLETED_TOOLS) {
-        None | Some(Value::Array(_)) => {}
-        Some(_) => return Err(invalid(field::COMPLETED_TOOLS, "expected an array")),
+    if !matches!(kind(field::COMPLETED_TOOLS)?.1, Kind::Undefined | Kind::Array) {
+        return fail(field::COMPLETED_TOOLS, "expected an array");
     }
     // Issue 30: tool calls waiting for a person.
-    match snapshot.get(field::APPROVALS) {
-        None => {}
-        Some(Value::Object(pause)) => {
+    match kind(field::APPROVALS)? {
+        (_, Kind::Undefined) => {}
+        (pause, Kind::Object) => {
             for key in approvals::FIELDS {
-                if !matches!(pause.get(key), Some(Value::Array(_))) {
-                    return Err(invalid(&format!("{}.{key}", field::APPROVALS), "expected an array"));
+                if h.kind(&h.get(&pause, key)?) != Kind::Array {
+                    return fail(&format!("{}.{key}", field::APPROVALS), "expected an array");
                 }
             }
         }
-        Some(_) => return Err(invalid(field::APPROVALS, "expected an object")),
+        _ => return fail(field::APPROVALS, "expected an object"),
     }
     // Issue 32: the agent's usage totals.
-    match snapshot.get(field::USAGE) {
-        None => {}
-        Some(Value::Object(usage)) => {
-            let number = |v: Option<&Value>| v.and_then(Value::as_f64).is_some_and(|n| n >= 0.0);
+    match kind(field::USAGE)? {
+        (_, Kind::Undefined) => {}
+        (usage, Kind::Object) => {
             for key in crate::core::budget::USAGE_FIELDS {
-                if !number(usage.get(key)) {
-                    return Err(invalid(&format!("{}.{key}", field::USAGE), "expected a non-negative number"));
+                if !non_negative(&h.get(&usage, key)?, false) {
+                    return fail(&format!("{}.{key}", field::USAGE), "expected a non-negative number");
                 }
             }
-            let Some(Value::Object(cost)) = usage.get("cost") else {
-                return Err(invalid(&format!("{}.cost", field::USAGE), "expected an object"));
-            };
+            let cost = h.get(&usage, "cost")?;
+            if h.kind(&cost) != Kind::Object {
+                return fail(&format!("{}.cost", field::USAGE), "expected an object");
+            }
             for key in crate::core::budget::COST_FIELDS {
-                if !number(cost.get(key)) {
-                    return Err(invalid(&format!("{}.cost.{key}", field::USAGE), "expected a non-negative number"));
+                if !non_negative(&h.get(&cost, key)?, false) {
+                    return fail(&format!("{}.cost.{key}", field::USAGE), "expected a non-negative number");
                 }
             }
         }
-        Some(_) => return Err(invalid(field::USAGE, "expected an object")),
+        _ => return fail(field::USAGE, "expected an object"),
     }
     Ok(())
 }
@@ -242,7 +247,8 @@ fn check(snapshot: &Map<String, Value>) -> Result<(), String> {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::core::test_host::{TV, TestHost};
+    use serde_json::{Value, json};
 
     fn fixture() -> Value {
         json!({
@@ -256,6 +262,13 @@ mod tests {
         })
     }
 
+    /// `migrate` on the host's copy of `v`: the copy as it is afterwards, or the message.
+    fn run(v: &Value) -> Result<Value, String> {
+        let h = TestHost::new();
+        let snapshot = TV::from_json(v);
+        migrate(&h, &snapshot).map(|()| snapshot.to_json())
+    }
+
     /// `check` reads every field of `FIELDS`: a snapshot with any one of them `null` is refused, and the error names it
     /// (the envelope's two have errors of their own).
     #[test]
@@ -263,7 +276,7 @@ mod tests {
         for key in FIELDS {
             let mut v = fixture();
             v[key] = Value::Null;
-            let error = migrate(v).unwrap_err();
+            let error = run(&v).unwrap_err();
             match key {
                 field::FORMAT => assert_eq!(error, "Agent.restore: not an agent-loop-wasm snapshot"),
                 field::VERSION => assert_eq!(error, "Agent.restore: unknown snapshot version null"),
@@ -274,71 +287,83 @@ mod tests {
 
     #[test]
     fn d8_3_current_version_passes_unchanged() {
-        let migrated = migrate(fixture()).unwrap();
-        assert_eq!(Value::Object(migrated), fixture());
-    }
-
-    /// Issue 13: a snapshot holding lone surrogates (stand-ins) and values of any depth migrates and prints back
-    /// exactly; a rejected one of any depth is dropped without recursion.
-    #[test]
-    fn d8_3_deep_values_and_lone_surrogates_survive() {
-        use crate::core::text::{json::js_json_stringify, wtf};
-        let deep = format!("{}1{}", "[".repeat(200_000), "]".repeat(200_000));
-        let mut text = js_json_stringify(&fixture());
-        text = text.replacen(r#""content":"hi""#, &format!(r#""content":"h\ud800","details":{deep}"#), 1);
-        assert!(text.contains(r#""content":"h\ud800","details":[[["#));
-        let migrated = migrate(wtf::parse(&text).unwrap()).unwrap();
-        let migrated = Value::Object(migrated);
-        assert_eq!(js_json_stringify(&migrated), text);
-        wtf::drop_deep(migrated);
-        assert_eq!(migrate(wtf::parse(&deep).unwrap()).unwrap_err(), "Agent.restore: not an agent-loop-wasm snapshot");
-        let bad = text.replacen(r#""thinkingLevel":"off""#, r#""thinkingLevel":1"#, 1);
-        assert_eq!(
-            migrate(wtf::parse(&bad).unwrap()).unwrap_err(),
-            "Agent.restore: invalid snapshot: thinkingLevel: expected a string"
-        );
+        assert_eq!(run(&fixture()).unwrap(), fixture());
     }
 
     #[test]
     fn d8_3_envelope_errors_are_exact() {
-        assert_eq!(migrate(json!([])).unwrap_err(), "Agent.restore: not an agent-loop-wasm snapshot");
-        assert_eq!(migrate(json!({"format": "x"})).unwrap_err(), "Agent.restore: not an agent-loop-wasm snapshot");
-        let mut v = fixture();
-        v["version"] = json!(2);
+        assert_eq!(run(&json!([])).unwrap_err(), "Agent.restore: not an agent-loop-wasm snapshot");
+        assert_eq!(run(&json!("x")).unwrap_err(), "Agent.restore: not an agent-loop-wasm snapshot");
+        assert_eq!(run(&json!({"format": "x"})).unwrap_err(), "Agent.restore: not an agent-loop-wasm snapshot");
+        let with = |key: &str, value: Value| {
+            let mut v = fixture();
+            v[key] = value;
+            run(&v).unwrap_err()
+        };
         assert_eq!(
-            migrate(v).unwrap_err(),
+            with("version", json!(2)),
             "Agent.restore: snapshot version 2 is newer than this library supports (1)"
         );
+        assert_eq!(with("version", json!(0)), "Agent.restore: unknown snapshot version 0");
+        assert_eq!(with("version", json!(1.5)), "Agent.restore: unknown snapshot version 1.5");
+        assert_eq!(with("version", json!("1")), "Agent.restore: unknown snapshot version 1");
+        assert_eq!(with("version", json!([1])), "Agent.restore: unknown snapshot version [1]");
         let mut v = fixture();
-        v["version"] = json!(0);
-        assert_eq!(migrate(v).unwrap_err(), "Agent.restore: unknown snapshot version 0");
-        let mut v = fixture();
-        v["version"] = json!(1.5);
-        assert_eq!(migrate(v).unwrap_err(), "Agent.restore: unknown snapshot version 1.5");
-        let mut v = fixture();
-        v["version"] = json!("1");
-        assert_eq!(migrate(v).unwrap_err(), "Agent.restore: unknown snapshot version 1");
+        v.as_object_mut().unwrap().remove("version");
+        assert_eq!(run(&v).unwrap_err(), "Agent.restore: unknown snapshot version undefined");
     }
 
     #[test]
     fn d8_3_field_errors_name_the_path() {
-        let mut v = fixture();
-        v["messages"] = json!([{"role": "user"}, {"role": "assistant"}, {"role": 3}]);
-        assert_eq!(migrate(v).unwrap_err(), "Agent.restore: invalid snapshot: messages[2].role: expected a string");
-        let mut v = fixture();
-        v["followUpQueue"] = json!([1]);
-        assert_eq!(migrate(v).unwrap_err(), "Agent.restore: invalid snapshot: followUpQueue[0]: expected an object");
-        let mut v = fixture();
-        v["steeringMode"] = json!("some");
+        let with = |key: &str, value: Value| {
+            let mut v = fixture();
+            v[key] = value;
+            run(&v).unwrap_err()
+        };
         assert_eq!(
-            migrate(v).unwrap_err(),
+            with("messages", json!([{"role": "user"}, {"role": "assistant"}, {"role": 3}])),
+            "Agent.restore: invalid snapshot: messages[2].role: expected a string"
+        );
+        assert_eq!(
+            with("followUpQueue", json!([1])),
+            "Agent.restore: invalid snapshot: followUpQueue[0]: expected an object"
+        );
+        assert_eq!(
+            with("steeringQueue", json!([[]])),
+            "Agent.restore: invalid snapshot: steeringQueue[0]: expected an object"
+        );
+        assert_eq!(
+            with("steeringMode", json!("some")),
             "Agent.restore: invalid snapshot: steeringMode: expected \"all\" or \"one-at-a-time\""
+        );
+        assert_eq!(
+            with("messages", json!({})),
+            "Agent.restore: invalid snapshot: messages: expected an array, got an object"
+        );
+        assert_eq!(
+            with("toolNames", json!(["a", 2])),
+            "Agent.restore: invalid snapshot: toolNames[1]: expected a string"
+        );
+        assert_eq!(
+            with("checkpointSeq", json!(1.5)),
+            "Agent.restore: invalid snapshot: checkpointSeq: expected a non-negative integer"
+        );
+        assert_eq!(
+            with("approvals", json!({})),
+            format!("Agent.restore: invalid snapshot: approvals.{}: expected an array", approvals::FIELDS[0])
+        );
+        let usage = json!({"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": -1}});
+        assert_eq!(
+            with("usage", usage),
+            "Agent.restore: invalid snapshot: usage.cost.total: expected a non-negative number"
+        );
+        assert_eq!(
+            with("usage", json!({"input": "1"})),
+            "Agent.restore: invalid snapshot: usage.input: expected a non-negative number"
         );
         let mut v = fixture();
         v.as_object_mut().unwrap().remove("messages");
-        assert_eq!(
-            migrate(v).unwrap_err(),
-            "Agent.restore: invalid snapshot: messages: expected an array, got undefined"
-        );
+        assert_eq!(run(&v).unwrap_err(), "Agent.restore: invalid snapshot: messages: expected an array, got undefined");
     }
 }

@@ -240,10 +240,7 @@ pub fn rust_string(v: &JsValue) -> Option<String> {
         return Some(s);
     }
     let text = js_sys::JSON::stringify(v).ok().and_then(|t| t.as_string());
-    match text.map(|t| wtf::parse(&t)) {
-        Some(Ok(serde_json::Value::String(exact))) => Some(exact),
-        _ => Some(s),
-    }
+    Some(text.and_then(|t| wtf::parse_string(&t)).unwrap_or(s))
 }
 
 thread_local! {
@@ -559,12 +556,9 @@ impl Host for JsHost {
     }
     fn json_parse(&self, text: &str) -> Result<JsValue, JsValue> {
         if wtf::has_stand_in(text) {
-            // Raw stand-ins (from text read with `as_string`) are lone surrogates: escape them first.
-            if let Ok(value) = wtf::parse(text) {
-                let escaped = crate::core::text::json::js_json_stringify(&value);
-                wtf::drop_deep(value);
-                return js_sys::JSON::parse(&escaped);
-            }
+            // Raw stand-ins (from text read with `as_string`) are lone surrogates: the engine's text holds them as
+            // such, where JSON.parse takes them inside a string as they are.
+            return parse_text(&js_string(text));
         }
         js_sys::JSON::parse(text)
     }
