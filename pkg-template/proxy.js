@@ -43,8 +43,7 @@ function emptyPartial(model) {
 
 /** The live arguments of `text` (an object; `{}` until one shows), from the core's tolerant parser. */
 function partialArguments(text) {
-  const value = JSON.parse(core.partialToolArguments(text));
-  return value !== null && typeof value === "object" && !Array.isArray(value) ? value : {};
+  return core.partialToolArguments(text);
 }
 
 /**

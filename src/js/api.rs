@@ -349,8 +349,8 @@ pub fn get_default_stream_fn() -> JsValue {
 /// The live arguments of a streaming tool call's text so far, as JSON (P-6.4.2), for `streamProxy`
 /// (`pkg-template/proxy.js`), which rebuilds tool calls from a proxy server's deltas.
 #[wasm_bindgen(js_name = partialToolArguments)]
-pub fn partial_tool_arguments(text: &str) -> String {
-    crate::core::text::json::js_json_stringify_verbatim(&crate::providers::partial_json::parse_partial(text))
+pub fn partial_tool_arguments(text: &str) -> Result<JsValue, JsValue> {
+    crate::providers::partial_json::partial_arguments(&JsHost, text)
 }
 
 #[wasm_bindgen(js_name = defaultAgentIdentity)]

@@ -8,7 +8,7 @@
 
 use super::assemble::{Assembler, BlockKind, StopReason, Usage};
 use super::json::Json;
-use super::partial_json::{self, Patch, PatchOp, PathSeg};
+use super::partial_json::{self, Patch, PatchOp, PathSeg, Scalar};
 use super::request::{self, GOOGLE_BASE_URL, object, put};
 use super::strict;
 use super::transcript::{self, is_same_model};
@@ -495,12 +495,12 @@ impl GoogleMapper {
                 } else {
                     PatchOp::SetString(text.to_string())
                 }
-            } else if let Some(n) = fragment.get("numberValue").filter(|n| matches!(n, Json::Number(_))) {
-                PatchOp::SetValue(n.to_value())
-            } else if let Some(b) = fragment.get("boolValue").filter(|b| matches!(b, Json::Bool(_))) {
-                PatchOp::SetValue(b.to_value())
+            } else if let Some(Json::Number(n)) = fragment.get("numberValue") {
+                PatchOp::SetValue(Scalar::number(n))
+            } else if let Some(Json::Bool(b)) = fragment.get("boolValue") {
+                PatchOp::SetValue(Scalar::Bool(*b))
             } else if fragment.get("nullValue").is_some() {
-                PatchOp::SetValue(Value::Null)
+                PatchOp::SetValue(Scalar::Null)
             } else {
                 continue;
             };
@@ -569,7 +569,7 @@ fn ensure_containers(root: &mut Value, path: &[PathSeg], patches: &mut Vec<Patch
                 if let Some(PathSeg::Index(last)) = filler.last_mut() {
                     *last = list.len();
                 }
-                patches.push(Patch { path: filler, op: PatchOp::SetValue(Value::Null) });
+                patches.push(Patch { path: filler, op: PatchOp::SetValue(Scalar::Null) });
                 list.push(Value::Null);
             }
         }
@@ -611,7 +611,7 @@ fn ensure_containers(root: &mut Value, path: &[PathSeg], patches: &mut Vec<Patch
             if let Some(PathSeg::Index(last)) = filler.last_mut() {
                 *last = list.len();
             }
-            patches.push(Patch { path: filler, op: PatchOp::SetValue(Value::Null) });
+            patches.push(Patch { path: filler, op: PatchOp::SetValue(Scalar::Null) });
             list.push(Value::Null);
         }
     }

@@ -25,8 +25,10 @@
 
 use serde_json::{Map, Value};
 
+use crate::core::host::{Host, Kind};
+
 use super::marker::push_lone_surrogate;
-use super::repair::{MAX_DEPTH, combine_surrogates, hex_value, json_number};
+use super::repair::{MAX_DEPTH, combine_surrogates, hex_value};
 
 /// The most key bytes the path of a live value may hold; a longer path freezes the live value.
 pub const MAX_PATH_KEY_BYTES: usize = 1024;
@@ -38,6 +40,36 @@ pub enum PathSeg {
     Index(usize),
 }
 
+/// A complete number, `true`, `false` or `null`: what `JSON.parse` gives for it (a number past the range of a double
+/// is `Null`, as the final parse's repair makes it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    Null,
+    Bool(bool),
+    Number(f64),
+}
+
+impl Scalar {
+    /// The scalar of a JSON number literal (`Null` past the range of a double).
+    pub fn number(text: &str) -> Scalar {
+        crate::core::text::number::json_number_f64(text).map_or(Scalar::Null, Scalar::Number)
+    }
+
+    pub fn to_value(self) -> Value {
+        match self {
+            Scalar::Null => Value::Null,
+            Scalar::Bool(b) => Value::Bool(b),
+            // Integers as serde_json reads them (so native fixtures compare with `json!`), -0 a float as there.
+            Scalar::Number(x)
+                if x.fract() == 0.0 && x.abs() <= 9_007_199_254_740_992.0 && (x != 0.0 || x.is_sign_positive()) =>
+            {
+                Value::from(x as i64)
+            }
+            Scalar::Number(x) => serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number),
+        }
+    }
+}
+
 /// What a patch does at its path (the last segment names the slot in its parent container).
 #[derive(Clone, Debug, PartialEq)]
 pub enum PatchOp {
@@ -46,7 +78,7 @@ pub enum PatchOp {
     /// A new empty array.
     SetArray,
     /// A complete number, `true`, `false` or `null`.
-    SetValue(Value),
+    SetValue(Scalar),
     /// A string starts: its decoded text so far (maybe empty).
     SetString(String),
     /// Decoded text appended to the string at the path.
@@ -312,12 +344,12 @@ impl PartialJson {
     /// A number or literal met its delimiter.
     fn finish_scalar(&mut self, out: &mut Vec<Patch>) {
         let value = match self.scalar.as_str() {
-            "true" => Value::Bool(true),
-            "false" => Value::Bool(false),
-            "null" => Value::Null,
+            "true" => Scalar::Bool(true),
+            "false" => Scalar::Bool(false),
+            "null" => Scalar::Null,
             s if is_json_number(s) => {
-                let value = json_number(s);
-                self.lossy |= value.is_null();
+                let value = Scalar::number(s);
+                self.lossy |= value == Scalar::Null;
                 value
             }
             _ => return self.freeze(),
@@ -599,9 +631,70 @@ fn new_value(op: &PatchOp) -> Value {
     match op {
         PatchOp::SetObject => Value::Object(Map::new()),
         PatchOp::SetArray => Value::Array(Vec::new()),
-        PatchOp::SetValue(v) => v.clone(),
+        PatchOp::SetValue(v) => v.to_value(),
         PatchOp::SetString(s) | PatchOp::AppendString(s) => Value::String(s.clone()),
     }
+}
+
+/// Applies one patch to `root`, an object of the host, exactly as `apply` does to a `Value` (a patch whose parent does
+/// not exist is ignored). Errors are values a caller's getter threw: none on the objects `partial_arguments` makes.
+pub fn apply_on_host<H: Host>(h: &H, root: &H::V, patch: &Patch) -> Result<(), H::V> {
+    // The root is always the object the caller made: a patch of the root itself changes nothing (as `apply` on `{}`
+    // would only for a non-object root, which the parser never patches into place).
+    let Some((last, parents)) = patch.path.split_last() else { return Ok(()) };
+    let slot = |node: &H::V, seg: &PathSeg| -> Result<Option<H::V>, H::V> {
+        Ok(match (seg, h.kind(node)) {
+            (PathSeg::Key(k), Kind::Object) => Some(h.get(node, k)?).filter(|v| h.kind(v) != Kind::Undefined),
+            (PathSeg::Index(i), Kind::Array) if *i < h.array_len(node)? => Some(h.array_get(node, *i)?),
+            _ => None,
+        })
+    };
+    let mut node = root.clone();
+    for seg in parents {
+        match slot(&node, seg)? {
+            Some(next) => node = next,
+            None => return Ok(()),
+        }
+    }
+    let value = match &patch.op {
+        PatchOp::AppendString(s) => match slot(&node, last)?.and_then(|v| h.as_string(&v)) {
+            Some(text) => h.string(&(text + s)),
+            None => return Ok(()),
+        },
+        PatchOp::SetObject => h.object(&[]),
+        PatchOp::SetArray => h.array(&[]),
+        PatchOp::SetString(s) => h.string(s),
+        PatchOp::SetValue(Scalar::Null) => h.null(),
+        PatchOp::SetValue(Scalar::Bool(b)) => h.boolean(*b),
+        PatchOp::SetValue(Scalar::Number(x)) => h.number(*x),
+    };
+    match (last, h.kind(&node)) {
+        (PathSeg::Key(k), Kind::Object) => h.set(&node, k, &value),
+        (PathSeg::Index(i), Kind::Array) => {
+            let len = h.array_len(&node)?;
+            if *i < len {
+                h.array_set(&node, *i, &value)
+            } else if *i == len {
+                h.array_push(&node, &value)
+            } else {
+                Ok(())
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The live arguments after all of `text` as an object of the host (`parse_partial`, built in the engine): what the
+/// loop's `partialToolArguments` answers `streamProxy` (P-6.4.2).
+pub fn partial_arguments<H: Host>(h: &H, text: &str) -> Result<H::V, H::V> {
+    let mut parser = PartialJson::new();
+    let mut patches = Vec::new();
+    parser.push(text, &mut patches);
+    let root = h.object(&[]);
+    for patch in &patches {
+        apply_on_host(h, &root, patch)?;
+    }
+    Ok(root)
 }
 
 /// Feeds all of `text` at once and applies the patches to `{}`: the live value after `text`.
@@ -622,8 +715,28 @@ mod tests {
     #![allow(clippy::arithmetic_side_effects)]
 
     use super::*;
+    use crate::core::test_host::TestHost;
+    use crate::core::text::json::js_json_stringify;
     use proptest::prelude::*;
     use serde_json::json;
+
+    /// The patches of `pieces` fed one by one, applied by both appliers (`apply` on a `Value`, `apply_on_host` on an
+    /// object of the host, as the loop's `partialToolArguments` does), each as JS would print it.
+    fn both_appliers(pieces: &[&str]) -> (String, String) {
+        let mut parser = PartialJson::new();
+        let mut patches = Vec::new();
+        for piece in pieces {
+            parser.push(piece, &mut patches);
+        }
+        let h = TestHost::new();
+        let root = h.object(&[]);
+        let mut value = json!({});
+        for patch in &patches {
+            apply_on_host(&h, &root, patch).unwrap();
+            apply(&mut value, patch);
+        }
+        (js_json_stringify(&root.to_json()), js_json_stringify(&value))
+    }
 
     fn key(k: &str) -> PathSeg {
         PathSeg::Key(k.to_string())
@@ -683,8 +796,8 @@ mod tests {
                 Patch { path: ab(), op: PatchOp::SetArray },
                 Patch { path: ab0(), op: PatchOp::SetString("hi".into()) },
                 Patch { path: ab0(), op: PatchOp::AppendString(" there".into()) },
-                Patch { path: vec![key("a"), key("b"), PathSeg::Index(1)], op: PatchOp::SetValue(json!(1.5)) },
-                Patch { path: vec![key("a"), key("b"), PathSeg::Index(2)], op: PatchOp::SetValue(Value::Null) },
+                Patch { path: vec![key("a"), key("b"), PathSeg::Index(1)], op: PatchOp::SetValue(Scalar::Number(1.5)) },
+                Patch { path: vec![key("a"), key("b"), PathSeg::Index(2)], op: PatchOp::SetValue(Scalar::Null) },
             ]
         );
     }
@@ -713,7 +826,9 @@ mod tests {
     #[test]
     fn p_6_4_2_scalars_appear_only_when_terminated() {
         assert_eq!(parse_partial(r#"{"a": -12.5e3"#), json!({}));
-        assert_eq!(parse_partial(r#"{"a": -12.5e3}"#), json!({"a": -12500.0}));
+        // What JS reads: the number's double (an integral one is an integer `Value`).
+        assert_eq!(parse_partial(r#"{"a": -12.5e3}"#), json!({"a": -12500}));
+        assert_eq!(parse_partial(r#"{"a": -0.5e0 }"#), json!({"a": -0.5}));
         assert_eq!(parse_partial(r#"{"a": [1, 2"#), json!({"a": [1]}));
         assert_eq!(parse_partial(r#"{"a": [1, 2]"#), json!({"a": [1, 2]}));
         assert_eq!(parse_partial(r#"{"a": tru"#), json!({}));
@@ -722,7 +837,12 @@ mod tests {
         assert_eq!(parse_partial(r#"{"a": false,"b":null}"#), json!({"a": false, "b": null}));
         // Out of f64 range: JSON.parse gives ±Infinity, not representable here → null.
         assert_eq!(parse_partial(r#"{"a": 1e400, "b": -1e400}"#), json!({"a": null, "b": null}));
-        assert_eq!(parse_partial(r#"{"a": 12345678901234567890}"#), json!({"a": 12345678901234567890u64}));
+        // Past 2^53 the double JS reads (12345678901234567168).
+        assert_eq!(parse_partial(r#"{"a": 12345678901234567890}"#), json!({"a": 12345678901234567890.0}));
+        assert_eq!(
+            js_json_stringify(&parse_partial(r#"{"a": 12345678901234567890}"#)),
+            r#"{"a":12345678901234567000}"#
+        );
     }
 
     #[test]
@@ -865,7 +985,10 @@ mod tests {
         assert_eq!(root, json!({"a": [1]}));
         apply(&mut root, &Patch { path: vec![key("a"), PathSeg::Index(1)], op: PatchOp::SetString("s".into()) });
         apply(&mut root, &Patch { path: vec![key("a"), PathSeg::Index(1)], op: PatchOp::AppendString("t".into()) });
-        apply(&mut root, &Patch { path: vec![key("a"), PathSeg::Index(0)], op: PatchOp::SetValue(json!(2)) });
+        apply(
+            &mut root,
+            &Patch { path: vec![key("a"), PathSeg::Index(0)], op: PatchOp::SetValue(Scalar::Number(2.0)) },
+        );
         assert_eq!(root, json!({"a": [2, "st"]}));
         apply(&mut root, &Patch { path: vec![], op: PatchOp::SetObject });
         assert_eq!(root, json!({}));
@@ -1029,9 +1152,32 @@ mod tests {
             cuts in proptest::collection::vec(any::<usize>(), 0..24),
         ) {
             let text = if pretty { serde_json::to_string_pretty(&value).unwrap() } else { value.to_string() };
-            let expected: Value = serde_json::from_str(&text).unwrap();
-            prop_assert_eq!(&feed_owned(&fragments(&text, &cuts)), &expected);
-            prop_assert_eq!(&charwise(&text), &expected);
+            // Compared as JS reads them (`JSON.stringify` of the doubles): serde_json keeps integers past 2^53 exact.
+            let expected = js_json_stringify(&serde_json::from_str(&text).unwrap());
+            prop_assert_eq!(js_json_stringify(&feed_owned(&fragments(&text, &cuts))), expected.clone());
+            prop_assert_eq!(js_json_stringify(&charwise(&text)), expected);
+        }
+
+        /// The two appliers of the patches (`apply` on a `Value`, `apply_on_host` on the engine's objects) give the
+        /// same live value, for a valid document and for junk, fed whole (as `partial_arguments` does) and in
+        /// fragments (string appends).
+        #[test]
+        fn p_6_4_2_the_host_applier_equals_the_value_applier(
+            value in arb_object(),
+            junk in jsonish(),
+            cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        ) {
+            for text in [value.to_string(), junk] {
+                let pieces = fragments(&text, &cuts);
+                let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+                for feed in [vec![text.as_str()], pieces] {
+                    let (host, value) = both_appliers(&feed);
+                    prop_assert_eq!(host, value, "{:?}", feed);
+                }
+            }
+            let h = TestHost::new();
+            let text = r#"{"a": [1, {"b": "c\u00e9"}], "n": -0.5e1, "t": true }"#;
+            prop_assert_eq!(js_json_stringify(&partial_arguments(&h, text).unwrap().to_json()), js_json_stringify(&parse_partial(text)));
         }
 
         #[test]

@@ -105,8 +105,17 @@ pub fn as_f64(n: &Number) -> f64 {
     n.as_f64().unwrap_or(f64::NAN)
 }
 
-/// The value of `text` if it is exactly one JSON number literal (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`).
-pub fn json_number(text: &str) -> Option<Value> {
+/// The number `JSON.parse` reads from `text` if it is exactly one JSON number literal, and finite: `json_number`'s
+/// value as a float, without a `serde_json` value (the loop's module carries none, issue 43).
+pub fn json_number_f64(text: &str) -> Option<f64> {
+    number_literal(text)?;
+    let x = literal_value(text);
+    x.is_finite().then_some(x)
+}
+
+/// Whether `text` is exactly one JSON number literal (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`): `Some(true)`
+/// for an integer (no fraction, no exponent), `Some(false)` for another number, `None` for anything else.
+fn number_literal(text: &str) -> Option<bool> {
     let bytes = text.as_bytes();
     let digits =
         |from: usize| bytes.get(from..).map_or(0, |rest| rest.iter().take_while(|b| b.is_ascii_digit()).count());
@@ -138,9 +147,13 @@ pub fn json_number(text: &str) -> Option<Value> {
         at += exponent;
         integer = false;
     }
-    if at != bytes.len() {
-        return None;
-    }
+    (at == bytes.len()).then_some(integer)
+}
+
+/// The value of `text` if it is exactly one JSON number literal (see `number_literal`).
+pub fn json_number(text: &str) -> Option<Value> {
+    let integer = number_literal(text)?;
+    let negative = text.starts_with('-');
     if integer {
         let magnitude = text.get(usize::from(negative)..).and_then(|m| m.parse::<u64>().ok());
         match (magnitude, negative) {
@@ -206,9 +219,13 @@ mod tests {
             let want = f64::from_bits(u64::from_str_radix(bits, 16).unwrap());
             let got = json_number(text).map(|v| as_f64(v.as_number().unwrap()).to_bits());
             assert_eq!(got, want.is_finite().then_some(want.to_bits()), "{text}");
+            assert_eq!(json_number_f64(text).map(f64::to_bits), got, "{text}: json_number_f64");
             checked += 1;
         }
         assert_eq!(checked, 1024);
+        for text in ["", "-", "01", "1.", ".5", "1e", "+1", "1 ", "0x10", "1e400", "-1e400"] {
+            assert_eq!(json_number_f64(text), None, "{text:?}");
+        }
     }
 
     #[test]

@@ -182,12 +182,21 @@ impl Driver {
     }
 }
 
+/// A scalar of a patch as JS.
+fn scalar(v: Scalar) -> JsValue {
+    match v {
+        Scalar::Null => JsValue::NULL,
+        Scalar::Bool(b) => JsValue::from_bool(b),
+        Scalar::Number(x) => JsValue::from_f64(x),
+    }
+}
+
 /// A patch's `patch_op` code and value for the `patch` snippet.
 fn encode_patch(op: &PatchOp, texts: &mut Texts) -> (u8, JsValue) {
     match op {
         PatchOp::SetObject => (patch_op::SET_OBJECT, JsValue::UNDEFINED),
         PatchOp::SetArray => (patch_op::SET_ARRAY, JsValue::UNDEFINED),
-        PatchOp::SetValue(v) => (patch_op::SET_VALUE, js(v)),
+        PatchOp::SetValue(v) => (patch_op::SET_VALUE, scalar(*v)),
         PatchOp::SetString(s) => (patch_op::SET_STRING, texts.next(s)),
         PatchOp::AppendString(s) => (patch_op::APPEND_STRING, texts.next(s)),
     }

@@ -23,7 +23,7 @@ use crate::core::validate::js_number_to_string;
 use crate::providers::assemble::{HostStrings, final_arguments};
 use crate::providers::json::parse_data;
 use crate::providers::marker;
-use crate::providers::partial_json::{Patch, PatchOp, PathSeg};
+use crate::providers::partial_json::{Patch, PatchOp, PathSeg, Scalar};
 use crate::providers::repair::parse_json;
 use crate::providers::sse::{DEFAULT_MAX_EVENT_BYTES, SseDecoder, SseError, SseEvents};
 use crate::providers::{
