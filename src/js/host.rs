@@ -233,14 +233,13 @@ pub fn js_string(s: &str) -> JsValue {
 }
 
 /// A JS string as Rust text without loss: wasm-bindgen turns a lone surrogate into U+FFFD, so a string showing one is
-/// read again through `JSON.stringify`, which escapes lone surrogates (they become `wtf` stand-ins).
+/// read again as its UTF-16 units (a lone surrogate becomes its `wtf` stand-in).
 pub fn rust_string(v: &JsValue) -> Option<String> {
     let s = v.as_string()?;
     if !s.contains('\u{FFFD}') {
         return Some(s);
     }
-    let text = js_sys::JSON::stringify(v).ok().and_then(|t| t.as_string());
-    Some(text.and_then(|t| wtf::parse_string(&t)).unwrap_or(s))
+    Some(wtf::from_utf16(&code_units(v)))
 }
 
 thread_local! {

@@ -25,6 +25,8 @@ extern "C" {
 /// Values: object shapes, copies, sets, ids, `kindOf`, error texts, the clock.
 #[wasm_bindgen(module = "/src/js/snippets/values.js")]
 extern "C" {
+    #[wasm_bindgen(js_name = codeUnits)]
+    pub(super) fn code_units(s: &JsValue) -> Vec<u16>;
     #[wasm_bindgen(catch, js_name = copyFields)]
     pub(super) fn copy_fields(from: &JsValue, to: &JsValue, keys: &JsValue) -> Result<(), JsValue>;
     #[wasm_bindgen(catch, js_name = setAdd)]

@@ -171,18 +171,6 @@ pub fn parse(text: &str) -> Result<Value, String> {
     }
 }
 
-/// The string a JSON string literal (`"…"`, as `JSON.stringify` writes a string) stands for, escaped lone surrogates
-/// as stand-ins; `None` for any other text. Reads no other JSON value, so a caller needing only this does not carry
-/// `parse` and its tree.
-pub fn parse_string(text: &str) -> Option<String> {
-    let mut r = Reader { text, at: 0 };
-    if r.peek() != Some(b'"') {
-        return None;
-    }
-    let s = r.string().ok()?;
-    (r.at == text.len()).then_some(s)
-}
-
 impl Reader<'_> {
     fn peek(&self) -> Option<u8> {
         self.text.as_bytes().get(self.at).copied()

@@ -251,3 +251,11 @@ export function brandError(error, code) {
   Object.defineProperty(error, "code", { value: code, writable: true, configurable: true });
   return error;
 }
+
+/** `rust_string`'s way to a string holding a lone surrogate (which wasm-bindgen's UTF-8 copy turns into U+FFFD): its
+ *  UTF-16 units, in one crossing. */
+export function codeUnits(s) {
+  const units = new Uint16Array(s.length);
+  for (let i = 0; i < s.length; i++) units[i] = s.charCodeAt(i);
+  return units;
+}
