@@ -7,6 +7,7 @@ use super::protocol::{bad_message, call_flag, kind_code, pump, settled};
 // The free functions this file calls and does not define: the JS snippets, declared in snippets.rs.
 use super::snippets::*;
 use crate::core::agent::Queue;
+use crate::core::agent_state::init::Initial;
 use crate::core::args;
 use crate::core::fast::{EventCode, FastPaths, Pumped, ToolChanges};
 use crate::core::fxhash::FxMap;
@@ -674,6 +675,19 @@ impl FastPaths for JsHost {
     }
     fn agent_state_valid(&self, agent: &JsValue, st: &JsValue) -> Result<bool, JsValue> {
         agent_state_valid(agent, st, &key_list(&crate::core::agent::AGENT_HOOKS), &key_list(&args::TIMERS))
+    }
+    fn init_state(&self, st: &JsValue, i: &Initial<JsValue>) -> Result<(), JsValue> {
+        init_state(
+            st,
+            &i.model,
+            &i.thinking_level,
+            &i.tools,
+            &i.messages,
+            &i.steering_mode,
+            &i.follow_up_mode,
+            &i.on_checkpoint,
+            &i.agent,
+        )
     }
     fn reduce_agent_event(&self, st: &JsValue, event: &JsValue) -> Result<bool, JsValue> {
         reduce_agent_event(st, event)

@@ -5,6 +5,7 @@
 
 use super::host::JsHost;
 use crate::core::agent::Queue;
+use crate::core::agent_state::init::Initial;
 use crate::core::args::ArgError;
 use crate::core::fast::{self, EventCode, FastPaths, Pumped};
 use crate::core::host::Host;
@@ -43,6 +44,26 @@ pub fn fast_path(name: &str, reference: bool, args: Array) -> Result<JsValue, Js
                 h.reduce_agent_event(&st, &event)?
             };
             Ok(JsValue::from_bool(durable))
+        }
+        "initState" => {
+            let (st, values) = (arg(&args, 0), arg(&args, 1));
+            let v = |i: u32| values.unchecked_ref::<Array>().get(i);
+            let initial = Initial {
+                model: v(0),
+                thinking_level: v(1),
+                tools: v(2),
+                messages: v(3),
+                steering_mode: v(4),
+                follow_up_mode: v(5),
+                on_checkpoint: v(6),
+                agent: v(7),
+            };
+            if reference {
+                crate::core::agent_state::init::init_state(&h, &st, &initial)?;
+            } else {
+                h.init_state(&st, &initial)?;
+            }
+            Ok(JsValue::UNDEFINED)
         }
         "queuePoller" => {
             let st = arg(&args, 0);

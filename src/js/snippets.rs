@@ -180,6 +180,19 @@ extern "C" {
 extern "C" {
     #[wasm_bindgen(catch, js_name = reduceAgentEvent)]
     pub(super) fn reduce_agent_event(st: &JsValue, event: &JsValue) -> Result<bool, JsValue>;
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(catch, js_name = initState)]
+    pub(super) fn init_state(
+        st: &JsValue,
+        model: &JsValue,
+        thinking_level: &JsValue,
+        tools: &JsValue,
+        messages: &JsValue,
+        steering_mode: &JsValue,
+        follow_up_mode: &JsValue,
+        on_checkpoint: &JsValue,
+        agent: &JsValue,
+    ) -> Result<(), JsValue>;
     #[wasm_bindgen(js_name = queuePoller)]
     pub(super) fn queue_poller(st: &JsValue, list: &JsValue, mode: &JsValue, transit: &JsValue, skip: bool) -> JsValue;
     #[wasm_bindgen(js_name = defaultConvertToLlm)]

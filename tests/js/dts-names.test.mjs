@@ -291,13 +291,15 @@ test("A-5.2 AgentState's keys are the state view's, and the core keeps each (sys
   const viewed = [...view.matchAll(/^ {2}([\w$]+): \{/gm)].map((m) => m[1]);
   assert.ok(viewed.length > 10, `VIEW_ACCESSORS read as ${viewed}`);
   same(declared, viewed, "index.d.ts AgentState vs VIEW_ACCESSORS");
-  const init = rustFnBody(CORE, "pub fn init<");
+  // A new Agent's state: core::agent_state::init (the reference of the `init_state` fast path, which core::agent's
+  // `init` calls).
+  const init = rustFnBody(CORE, "pub fn init_state<");
   // The state's fields by their constants (`key::MODEL`), each read as the string `agent_state::key` gives it.
   const keyRs = read("src/core/agent_state/mod.rs");
   const keyOf = new Map([...keyRs.matchAll(/^\s+pub const (\w+): &str = "(\w+)";/gm)].map((m) => [m[1], m[2]]));
   const kept = [...init.slice(init.indexOf("let state = [")).matchAll(/\(key::(\w+),/g)].map((m) => keyOf.get(m[1]));
-  assert.ok(kept.length > 20 && !kept.includes(undefined), `init's state list read as ${kept}`);
-  subset([...declared].filter((k) => k !== "systemPrompt"), kept, "an AgentState key core::agent::init does not set");
+  assert.ok(kept.length > 20 && !kept.includes(undefined), `init_state's state list read as ${kept}`);
+  subset([...declared].filter((k) => k !== "systemPrompt"), kept, "an AgentState key agent_state::init does not set");
 });
 
 /**

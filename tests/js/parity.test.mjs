@@ -379,6 +379,47 @@ test("reduceAgentEvent: recorded Agent runs replay to the same state through bot
   }
 });
 
+test("initState: a new Agent's state as agent_state::init writes it, each empty list and set a fresh one", { skip }, () => {
+  const FIELDS = ["model", "thinkingLevel", "tools", "messages", "isStreaming", "streamingMessage", "pendingToolCalls",
+    "errorMessage", "steering", "followUp", "steeringLeftByAbort", "steeringMode", "followUpMode", "listeners",
+    "active", "onCheckpoint", "agent", "transitSteering", "transitFollowUp", "completedTools", "endedTools",
+    "interrupted", "approvals", "pendingApprovals", "totalUsage", "runUsage", "limitReached"];
+  for (const seed of SEEDS) {
+    for (let i = 0; i < CASES_PER_SEED; i++) {
+      same(`seed ${seed} case ${i}`, (rec) => {
+        const r = rng(seed * 15485863 + i);
+        // The facade's object (every field present, undefined), or a bare one; now and then a setter that throws.
+        const st = r.chance(0.5) ? Object.fromEntries(FIELDS.map((k) => [k, undefined])) : {};
+        if (r.chance(0.1)) {
+          Object.defineProperty(st, r.pick(FIELDS), { set() { throw new Error(`setter ${seed}`); }, configurable: true });
+        }
+        const values = [
+          r.chance(0.8) ? { id: `m${r.int(3)}`, api: "faux" } : undefined,
+          r.pick(["off", "high"]),
+          Array.from({ length: r.int(3) }, (_, n) => tool(r, n, { schemas: false })),
+          Array.from({ length: r.int(4) }, (_, n) => message(r, n)),
+          r.pick(["all", "one-at-a-time"]),
+          r.pick(["all", "one-at-a-time"]),
+          r.chance(0.5) ? function onCheckpoint() {} : undefined,
+          { name: "agent" },
+        ];
+        return { raw: st, st: rec.wrap(st), values };
+      }, (reference, input) => fastPath("initState", reference, input.st, input.values));
+    }
+  }
+  // Fresh each time: two agents never share a queue, a set or a list.
+  const made = [1, 2].map(() => {
+    const st = {};
+    fastPath("initState", false, st, [undefined, "off", [], [], "all", "all", undefined, {}]);
+    return st;
+  });
+  for (const key of FIELDS) {
+    const [a, b] = made.map((st) => st[key]);
+    if (a !== null && typeof a === "object") assert.notEqual(a, b, `${key} is a fresh value`);
+  }
+  assert.deepEqual(Object.keys(made[0]), FIELDS);
+});
+
 test("queuePoller: the poller's twin drains as agent_state::drain does", { skip }, () => {
   for (const seed of SEEDS) {
     for (let i = 0; i < CASES_PER_SEED; i++) {

@@ -1,6 +1,6 @@
 //! `new Agent(options)`: the options a run reads, their checks and defaults, and the initial state.
 
-use crate::core::agent_state::key;
+use crate::core::agent_state::init::Initial;
 use crate::core::agent_state::{MODES, get};
 use crate::core::args::{ArgError, CONFIG_HOOKS, Checker};
 use crate::core::checkpoint;
@@ -175,54 +175,28 @@ pub fn init<H: FastPaths>(
     }
     let model = if h.kind(&model).is_nullish() { default_model(h) } else { model };
     let level = if h.kind(&level).is_nullish() { h.constant("off") } else { level };
-    let state = [
-        (key::MODEL, model),
-        (key::THINKING_LEVEL, level),
-        (key::TOOLS, h.array(&tools)),
-        (key::MESSAGES, h.array(&messages)),
-        (key::IS_STREAMING, h.boolean(false)),
-        (key::STREAMING_MESSAGE, h.undefined()),
-        (key::PENDING_TOOL_CALLS, h.new_set(&[])),
-        (key::ERROR_MESSAGE, h.undefined()),
-        (key::STEERING, h.array(&[])),
-        (key::FOLLOW_UP, h.array(&[])),
-        (key::STEERING_LEFT_BY_ABORT, h.array(&[])),
-        (key::STEERING_MODE, mode_value(h, modes.first())),
-        (key::FOLLOW_UP_MODE, mode_value(h, modes.get(1))),
-        (key::LISTENERS, h.new_set(&[])),
-        (key::ACTIVE, h.undefined()),
-        // Durability (checkpoint.rs): drained messages and ended tool calls not yet in the
-        // transcript, and whether a restored agent was interrupted mid-run.
-        (key::ON_CHECKPOINT, on_checkpoint.clone()),
-        (key::AGENT, agent.clone()),
-        (key::TRANSIT_STEERING, h.array(&[])),
-        (key::TRANSIT_FOLLOW_UP, h.array(&[])),
-        (key::COMPLETED_TOOLS, h.array(&[])),
-        (key::ENDED_TOOLS, h.array(&[])),
-        (key::INTERRUPTED, h.boolean(false)),
-        (key::APPROVALS, h.undefined()),
-        (key::PENDING_APPROVALS, h.array(&[])),
-        (key::TOTAL_USAGE, h.undefined()),
-        (key::RUN_USAGE, h.undefined()),
-        (key::LIMIT_REACHED, h.undefined()),
-    ];
-    for (key, value) in &state {
-        h.set(st, key, value)?;
-    }
+    let initial = Initial {
+        model,
+        thinking_level: level,
+        tools: h.array(&tools),
+        messages: h.array(&messages),
+        steering_mode: mode_value(h, modes.first()),
+        follow_up_mode: mode_value(h, modes.get(1)),
+        on_checkpoint: on_checkpoint.clone(),
+        agent: agent.clone(),
+    };
+    h.init_state(st, &initial)?;
     if h.kind(&on_checkpoint) == Kind::Function {
         checkpoint::init(h, st, 0.0)?;
     }
 
-    // Public fields.
-    for field in FIELDS {
-        let value = get(h, &options, field)?;
-        let value = match (field, h.kind(&value)) {
-            ("convertToLlm", k) if k.is_nullish() => h.default_convert_to_llm(),
-            ("transport", k) if k.is_nullish() => h.constant("auto"),
-            ("toolExecution", k) if k.is_nullish() => h.constant("parallel"),
-            _ => value,
-        };
-        h.set(agent, field, &value)?;
+    // Public fields: copied in one pass (one crossing on a JS host), then the three with defaults.
+    h.copy_fields(&options, agent, &FIELDS)?;
+    for (field, default) in [("convertToLlm", None), ("transport", Some("auto")), ("toolExecution", Some("parallel"))] {
+        if h.kind(&h.get(agent, field)?).is_nullish() {
+            let value = default.map_or_else(|| h.default_convert_to_llm(), |text| h.constant(text));
+            h.set(agent, field, &value)?;
+        }
     }
     // Issue 32: public fields too, but only when given, so that an agent without limits has the reference's fields.
     for field in OPTIONAL_FIELDS {

@@ -1,12 +1,13 @@
 //! The Agent's state object (`st`): the plain JS object the facade (`pkg-template/agent.js`) keeps per agent and
 //! hands to every call, so nothing on the Rust side holds a JS value between calls. `KEYS` is the one definition of
 //! its fields; the JS twins and the facade's typedef are checked against it (`tests/js/agent-state-keys.test.mjs`).
-//! With it, the references of the fast paths the Agent's runs take: `reducer`, `drain` (the queue polls,
-//! ) and `convert` (the default `convertToLlm`, A-5.1.2). Nothing here names the fast-path layer, which names
+//! With it, the references of the fast paths the Agent takes: `init` (the state a new agent starts with, A-5.1.3),
+//! `reducer`, `drain` (the queue polls, A-5.5.1) and `convert` (the default `convertToLlm`, A-5.1.2). Nothing here names the fast-path layer, which names
 //! these (`core::fast`); the Agent's operations that call it are `core::agent`.
 
 pub mod convert;
 pub mod drain;
+pub mod init;
 pub mod reducer;
 
 use crate::core::host::{Host, Kind};

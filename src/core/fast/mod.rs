@@ -19,6 +19,7 @@
 //! | `first_bad_message` | `fast::args::first_bad_message` | `args.js`: `firstBadMessage` |
 //! | `agent_state_valid` | `false` (always check in full) | `args.js`: `agentStateValid` |
 //! | `tool_changes` | `declare::tools::tool_changes` | `declare.js`: `toolChanges` |
+//! | `init_state` | `agent_state::init::init_state` | `agent.js`: `initState` |
 //! | `reduce_agent_event` | `agent_state::reducer::reduce` | `agent.js`: `reduceAgentEvent` |
 //! | `queue_poller` | `agent_state::drain::native_queue_poller` | `agent.js`: `queuePoller` |
 //! | `default_convert_to_llm` | `agent_state::convert::default_convert_to_llm` | `agent.js`: `defaultConvertToLlm` |
@@ -129,6 +130,12 @@ pub trait FastPaths: Host {
     /// transcript when it can tell its prefix is unchanged.)
     fn tool_changes(&self, messages: &Self::V, extra: &[(Self::V, Self::V)], tools: &Self::V) -> ToolChanges<Self::V> {
         super::declare::tools::tool_changes(self, messages, extra, tools)
+    }
+
+    /// The state a new Agent starts with: `initial`'s values and a fresh empty value for every other field,
+    /// written to `st` in `agent_state::init::init_state`'s order.
+    fn init_state(&self, st: &Self::V, initial: &super::agent_state::init::Initial<Self::V>) -> Result<(), Self::V> {
+        super::agent_state::init::init_state(self, st, initial)
     }
 
     /// The Agent's reducer on one event: `true` at a durable point.

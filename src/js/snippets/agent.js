@@ -31,6 +31,38 @@ function toolCallIdOf(record) {
   }
 }
 
+/** `FastPaths::init_state` (A-5.1.3): the state a new Agent starts with, in one crossing. Twin of
+ *  `agent_state::init::init_state`: the same fields in the same order, each empty list and set a fresh one. */
+export function initState(st, model, thinkingLevel, tools, messages, steeringMode, followUpMode, onCheckpoint, agent) {
+  st.model = model;
+  st.thinkingLevel = thinkingLevel;
+  st.tools = tools;
+  st.messages = messages;
+  st.isStreaming = false;
+  st.streamingMessage = undefined;
+  st.pendingToolCalls = new Set();
+  st.errorMessage = undefined;
+  st.steering = [];
+  st.followUp = [];
+  st.steeringLeftByAbort = [];
+  st.steeringMode = steeringMode;
+  st.followUpMode = followUpMode;
+  st.listeners = new Set();
+  st.active = undefined;
+  st.onCheckpoint = onCheckpoint;
+  st.agent = agent;
+  st.transitSteering = [];
+  st.transitFollowUp = [];
+  st.completedTools = [];
+  st.endedTools = [];
+  st.interrupted = false;
+  st.approvals = undefined;
+  st.pendingApprovals = [];
+  st.totalUsage = undefined;
+  st.runUsage = undefined;
+  st.limitReached = undefined;
+}
+
 /** `FastPaths::reduce_agent_event`: the Agent's reducer (A-5.2.2), the core's `agent_state::reducer::reduce` read for read
  *  and write for write, in one crossing per event. `true` at a durable point of an agent that writes
  *  checkpoints. A getter's or setter's throw throws through. `st` is the agent's own record and `event` one the run
