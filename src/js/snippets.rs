@@ -233,6 +233,15 @@ extern "C" {
     pub(super) fn patch_copy(copy: &JsValue, patches: &str) -> Result<JsValue, JsValue>;
 }
 
+/// Tool-argument validation (`FastPaths::check_tool_call`): a `checked` code, its value waiting for `takeChecked`.
+#[wasm_bindgen(module = "/src/js/snippets/validate.js")]
+extern "C" {
+    #[wasm_bindgen(catch, js_name = checkToolCall)]
+    pub(super) fn check_tool_call(tool: &JsValue, call: &JsValue, args: &JsValue) -> Result<u8, JsValue>;
+    #[wasm_bindgen(js_name = takeChecked)]
+    pub(super) fn take_checked() -> JsValue;
+}
+
 /// Promises, timers, abort signals and iterators, awaited through numbered slots (`Awaited` in host.rs).
 #[wasm_bindgen(module = "/src/js/snippets/waits.js")]
 extern "C" {

@@ -33,13 +33,7 @@ const VIEW_LONG = 1024;
 let viewRefs = null;
 
 export function jsonCopy(v) {
-  let clone;
-  try {
-    clone = structuredClone(v);
-  } catch (e) {
-    if (!(e instanceof RangeError)) throw e;
-    clone = cloneDeep(v);
-  }
+  const clone = cloneArgs(v);
   copied = clone;
   viewRefs = null;
   let text;
@@ -53,10 +47,23 @@ export function jsonCopy(v) {
   return text !== undefined && isJsonData(clone) ? text : VIEW_MARK + viewText(clone);
 }
 
-/** Whether `root` (a clone JSON.stringify wrote, so without cycles) is exactly what its JSON text says. */
-function isJsonData(root) {
+/** The validator's copy of a tool call's arguments: a `structuredClone` (its errors thrown), without recursion where
+ *  the engine's clone overflows (also the copy of `checkToolCall` in validate.js). */
+export function cloneArgs(v) {
+  try {
+    return structuredClone(v);
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+    return cloneDeep(v);
+  }
+}
+
+/** Whether `root` is exactly what its JSON text says. A clone JSON.stringify wrote has no cycles; on any other, past
+ *  `limit` containers the walk stops and answers `undefined`. */
+export function isJsonData(root, limit = Infinity) {
   const stack = [root];
   while (stack.length > 0) {
+    if (limit-- < 0) return undefined;
     const v = stack.pop();
     if (typeof v !== "object" || v === null) {
       if (!isJsonScalar(v)) return false;
@@ -94,8 +101,11 @@ function isJsonScalar(v) {
 }
 
 /** The view of `root`: JSON with a marker for each value JSON cannot hold; iterative, any depth. */
-/** Past this many characters of strings and keys written, a cycle met again is no longer written out. */
-const VIEW_CYCLE_CHARS = 8 << 20;
+/** Past this many characters of strings and keys written, this many containers, or this deep, a cycle met again is
+ *  no longer written out (also the rule of `viewTree` in validate.js). */
+export const VIEW_CYCLE_CHARS = 8 << 20;
+export const VIEW_CYCLE_CONTAINERS = 20000;
+export const VIEW_CYCLE_DEPTH = 64;
 
 function viewText(root) {
   const refs = [];
@@ -135,7 +145,7 @@ function viewText(root) {
           // Its bytes too: pi-schema's coercion may copy a Uint8Array's members into a plain object.
           return void out.push(marker(VIEW_KIND.BYTES + (refs.push(v) - 1) + (v.length > 0 ? "," + v.join(",") : "")));
         }
-        if (onPath.has(v) && (stack.length >= 64 || containers >= 20000 || chars >= VIEW_CYCLE_CHARS)) {
+        if (onPath.has(v) && (stack.length >= VIEW_CYCLE_DEPTH || containers >= VIEW_CYCLE_CONTAINERS || chars >= VIEW_CYCLE_CHARS)) {
           return void out.push(marker(VIEW_KIND.CYCLE + (refs.push(v) - 1)));
         }
         onPath.set(v, (onPath.get(v) ?? 0) + 1);
@@ -194,7 +204,11 @@ function viewText(root) {
  * shared reference elsewhere still sees the value before coercion.
  */
 export function patchCopy(copy, text) {
-  const patches = parseView(text);
+  return applyPatches(copy, parseView(text));
+}
+
+/** `patchCopy` of patches already parsed, their values the values they stand for (also `checkToolCall`'s, validate.js). */
+export function applyPatches(copy, patches) {
   let root = copy;
   const fresh = new Set();
   const own = (holder, key, node) => {
