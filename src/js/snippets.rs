@@ -208,7 +208,7 @@ extern "C" {
     pub(super) fn take_pumped() -> JsValue;
 }
 
-/// The validator's value view (`Host::json_copy`, `patch_copy`) and `JSON.stringify` at any depth.
+/// The reference validator's value view (`ViewPaths::json_copy`, `patch_copy`) and `JSON.stringify` at any depth.
 #[wasm_bindgen(module = "/src/js/snippets/view.js")]
 extern "C" {
     #[wasm_bindgen(catch, js_name = jsonCopy)]

@@ -16,6 +16,8 @@
 //   messages' roles; the reference reads every field through `JSON.stringify`.
 // - `callListeners` with a listener removed and added again during the dispatch: the twin follows the `Set`'s
 //   iterator (which calls it again, as `for … of` does), the reference does not.
+// - `checkToolCall`: outcomes are compared (the arguments `execute` gets, or the error), reads are not: the reference
+//   reads the schema and the arguments through `JSON.stringify` and its view, the twin reads the values (see there).
 //
 // The failure ending of a run is written twice for the Agent, in Rust (`agent::lifecycle::handle_run_failure`, when a
 // listener throws) and in the facade (`failRun` in pkg-template/agent.js, when the instance traps), and twice for the

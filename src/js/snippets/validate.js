@@ -75,7 +75,7 @@ const put = (o, key, v) =>
 const lower = (s, word) => s.toLowerCase() === word;
 const joinElement = (v) => [v].join();
 
-// ---- the call (validate_call.rs, check_call.rs)
+// ---- the call (src/core/fast/check_call.rs)
 
 export function checkToolCall(tool, call, args) {
   if (isObjectLike(call)) {
@@ -210,7 +210,7 @@ function viewTree(root) {
   return tree;
 }
 
-/** What coercion changed from `old` to `next` (validate_call.rs `patches`), for `applyPatches`: `[path, value]`,
+/** What coercion changed from `old` to `next` (check_call.rs `patches`), for `applyPatches`: `[path, value]`,
  *  `[path]` to delete, `[path, 0, 0]` to wrap. Unchanged parts are the same values (copy-on-write): not walked. */
 function patches(old, next) {
   const out = [];

@@ -1,6 +1,6 @@
-// The validator's value view: `FastPaths::json_copy`, `FastPaths::patch_copy` (references: src/core/fast/view.rs) and `Host::json_stringify` of src/js/host.rs,
-// the JS side of `core::validate` (src/core/validate/special.rs reads the markers written here, and
-// src/core/validate_call.rs writes the `z` one). Copies and writes values of any depth without recursion (issue 13).
+// The validator's value view: `ViewPaths::json_copy`, `ViewPaths::patch_copy` (references: src/core/fast/view.rs) and `Host::json_stringify` of src/js/host.rs,
+// the JS side of the reference validator `core::validate` (src/core/validate/special.rs reads the markers written here, and
+// src/core/fast/check_call.rs writes the `z` one; validate.js, the validator's twin, validates the same view as values). Copies and writes values of any depth without recursion (issue 13).
 // Runs no caller code but `toJSON` (in `stringify`) and what `structuredClone` reads. No loop logic.
 
 import { MARK, MARK_END } from "./values.js";
@@ -20,7 +20,7 @@ let copied = null;
  *  outside the lone-surrogate stand-ins of src/core/text/wtf.rs). */
 export const VIEW_MARK = "\u{10F7FE}";
 /** The letter after `VIEW_MARK`: twins of the arms of `special` in src/core/validate/special.rs, except `NEG_ZERO`,
- *  which only Rust writes (src/core/validate_call.rs) and `revive` reads. */
+ *  which only Rust writes (src/core/fast/check_call.rs) and `revive` reads. */
 export const VIEW_KIND = Object.freeze({
   NAN: "n", INFINITY: "+", NEG_INFINITY: "-", UNDEFINED: "u", BIGINT: "b", BYTES: "y", CYCLE: "c", NEG_ZERO: "z",
   LONG: "l",
