@@ -30,7 +30,8 @@ const JSON_WALK = 1 << 16;
 const TYPE_NAMES = ["string", "number", "integer", "boolean", "null", "array", "object", "bytes", "bigint", "undefined"];
 const NEUTRAL = ["$schema", "$comment", "title", "description", "default", "examples", "deprecated", "readOnly",
   "writeOnly", "$defs", "definitions", "contentEncoding", "contentMediaType", "minContains", "maxContains", "$vocabulary"];
-const ANNOTATIONS = ["description", "title", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly"];
+/** The annotations a node of the `plain` shortcut may hold. */
+const ANNOTATIONS = NEUTRAL.slice(1, 9);
 const NUMBER_KEYWORDS = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
 
 /** "Nothing": a value unchanged by coercion, a member absent. */
@@ -108,6 +109,7 @@ export function checkToolCall(tool, call, args) {
     // A value JSON cannot hold is validated as the reference's view of it, and what coercion changed is written back.
     const value = json ? copy : viewTree(copy);
     result = deeper(value, MAX_VALUE_DEPTH) ? tooDeep() : coerceThenCheck(schema, value);
+    forget();
     if (result === FAILED) {
       if (failures.length === 1 && failures[0][0] === "root" && failures[0][1] === TOO_DEEP) throw new RangeError(TOO_DEEP);
       if (args === undefined) {
@@ -285,6 +287,11 @@ function coerceThenCheck(schema, args) {
   return FAILED;
 }
 
+/** Lets go of the last validation's schema and values. */
+function forget() {
+  root = resolver = entered = convertMemo = checkMemo = explainMemo = undefined;
+}
+
 // The walks below recurse as deep as the schema (`MAX_DEPTH` levels), more than the engine's stack takes of JS
 // frames: each is a generator whose `yield f(…)` is a call, run by `run` on a stack of its own.
 
@@ -354,15 +361,26 @@ function hasType(name, v) {
 
 const typeMatches = (t, v) => (typeof t === "string" ? hasType(t, v) : isArray(t) && t.some((n) => typeof n === "string" && hasType(n, v)));
 
-/** JSON equality as `const`, `enum` and `uniqueItems` compare. */
+/** JSON equality as `const`, `enum` and `uniqueItems` compare; no recursion. */
 function jsonEqual(a, b) {
-  if (isArray(a)) return isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  if (isMap(a)) {
-    if (!isMap(b)) return false;
-    const ka = keys(a);
-    return ka.length === keys(b).length && ka.every((k) => hasOwn(b, k) && jsonEqual(a[k], b[k]));
+  if (typeof a !== "object" || a === null) return same(a, b);
+  const stack = [a, b];
+  while (stack.length > 0) {
+    const y = stack.pop();
+    const x = stack.pop();
+    if (isArray(x)) {
+      if (!isArray(y) || x.length !== y.length) return false;
+      for (let i = 0; i < x.length; i++) stack.push(x[i], y[i]);
+    } else if (isMap(x)) {
+      const kx = keys(x);
+      if (!isMap(y) || kx.length !== keys(y).length) return false;
+      for (const k of kx) {
+        if (!hasOwn(y, k)) return false;
+        stack.push(x[k], y[k]);
+      }
+    } else if (x instanceof Held || !same(x, y)) return false;
   }
-  return !(a instanceof Held) && same(a, b);
+  return true;
 }
 
 const matches = (pattern, s) => regexTest(pattern, s) === true;
@@ -1490,29 +1508,36 @@ class Resolver {
     return typeof id === "string" ? this.intern(documentOf(resolveUri(id, this.uri(base)))) : base;
   }
 
-  index(node, base) {
-    if (!isObject(node) || this.baseOf.has(node)) return;
-    let b = base;
-    const id = kw(node, "$id");
-    if (typeof id === "string") {
-      const uri = resolveUri(id, this.uri(base));
-      const doc = documentOf(uri);
-      b = this.intern(doc);
-      // As pi-schema: even a fragment-only `$id` ("#foo") registers its node as the document's resource.
-      this.resources.set(doc, node);
-      if (uri.length > doc.length + 1) this.anchors.set(uri, node);
-    }
-    this.baseOf.set(node, b);
-    const doc = this.uri(b);
-    for (const key of ["$anchor", "$dynamicAnchor"]) {
-      const anchor = kw(node, key);
-      if (typeof anchor === "string") this.anchors.set(`${doc}#${anchor}`, node);
-    }
-    for (const key of SCHEMA_KEYWORDS) if (hasOwn(node, key)) this.index(node[key], b);
-    for (const key of MAP_KEYWORDS) for (const [, child] of entries(kw(node, key))) this.index(child, b);
-    for (const key of ARRAY_KEYWORDS) {
-      const list = kw(node, key);
-      if (isArray(list)) for (const child of list) this.index(child, b);
+  /** Indexes the schema depth first, subschemas in keyword order; no recursion. */
+  index(root, base) {
+    const stack = [[root, base]];
+    while (stack.length > 0) {
+      const [node, parent] = stack.pop();
+      if (!isObject(node) || this.baseOf.has(node)) continue;
+      let b = parent;
+      const id = kw(node, "$id");
+      if (typeof id === "string") {
+        const uri = resolveUri(id, this.uri(parent));
+        const doc = documentOf(uri);
+        b = this.intern(doc);
+        // As pi-schema: even a fragment-only `$id` ("#foo") registers its node as the document's resource.
+        this.resources.set(doc, node);
+        if (uri.length > doc.length + 1) this.anchors.set(uri, node);
+      }
+      this.baseOf.set(node, b);
+      const doc = this.uri(b);
+      for (const key of ["$anchor", "$dynamicAnchor"]) {
+        const anchor = kw(node, key);
+        if (typeof anchor === "string") this.anchors.set(`${doc}#${anchor}`, node);
+      }
+      const children = [];
+      for (const key of SCHEMA_KEYWORDS) if (hasOwn(node, key)) children.push(node[key]);
+      for (const key of MAP_KEYWORDS) for (const [, child] of entries(kw(node, key))) children.push(child);
+      for (const key of ARRAY_KEYWORDS) {
+        const list = kw(node, key);
+        if (isArray(list)) children.push(...list);
+      }
+      for (let i = children.length - 1; i >= 0; i--) stack.push([children[i], b]);
     }
   }
 
