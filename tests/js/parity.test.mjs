@@ -862,7 +862,7 @@ function shaped(fn) {
   }
 }
 
-test("checkToolCall: the cases of the validator's Rust tests agree, with calls, limits, Standard Schemas and bad schemas", { skip }, () => {
+test("checkToolCall: the cases of the validator's Rust tests agree, with calls, limits, Standard Schemas and bad schemas", { skip }, (t) => {
   const table = rustTableCases();
   assert.ok(table.length > 150, `read ${table.length} table lines`);
   const cases = table.map(([name, schema, args]) => [name, toolOf(schema), callOf(args), args]);
@@ -976,8 +976,11 @@ test("checkToolCall: the cases of the validator's Rust tests agree, with calls, 
     o.self = o;
     return o;
   })());
+  // A `--dev` build's reference stops at 300 levels (`MAX_DEPTH` of a debug build); the twin has the release limits.
+  const debugBuild = shaped(() => checkToolCall(true, toolOf(typed(301)), callOf(null), arrays(301, "7"))).startsWith("RangeError");
+  if (debugBuild) t.diagnostic("a --dev build: the depth limits are compared on a release build only");
   const differ = [];
-  for (const [name, schema, args] of deep) {
+  for (const [name, schema, args] of debugBuild ? [] : deep) {
     const [want, got] = bothChecked(toolOf(schema), callOf(null), args, shaped);
     if (got !== want) differ.push(`${name}: reference ${want.slice(0, 300)}, twin ${got.slice(0, 300)}`);
   }

@@ -40,7 +40,7 @@ const NO = Symbol();
 const STANDARD = {};
 const UNREADABLE = {};
 /** The prepared form of each `parameters` object: `{ s: its JSON copy, p: its problem }`, `STANDARD`, `UNREADABLE`.
- *  Weak, as the reference's validator cache: it needs no bound. */
+ *  Weak, as pi-ai's validator cache: it needs no bound (an entry goes with its object). */
 const schemas = new WeakMap();
 
 let taken;
@@ -116,9 +116,9 @@ export function checkToolCall(tool, call, args) {
         // JSON has no undefined: where the coerced value is null, the message names what was given.
         for (const f of failures) if (f[0] === "root" && f[1].endsWith(", got null")) f[1] = f[1].slice(0, -4) + "undefined";
       }
-      const errors = failures;
+      const lines = failures.map(([path, message]) => `  - ${path}: ${message}`).join("\n");
       const received = JSON.stringify(args, null, 2) ?? "undefined";
-      throw new Error(`Validation failed for tool "${callName(call)}":\n${errors.map(([path, message]) => `  - ${path}: ${message}`).join("\n")}\n\nReceived arguments:\n${received}`);
+      throw new Error(`Validation failed for tool "${callName(call)}":\n${lines}\n\nReceived arguments:\n${received}`);
     }
     if (result !== NO && !json) result = applyPatches(copy, patches(value, result));
   }
