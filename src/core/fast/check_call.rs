@@ -42,7 +42,7 @@ fn to_json<H: ViewPaths>(h: &H, v: &H::V) -> Result<serde_json::Value, H::V> {
 // so that a 20 MB file a tool writes is not copied into wasm memory to be validated. Where the schema asks of it only
 // that it be a string (a `properties`/`items` path of plain object and array schemas down to `{"type": "string"}`
 // with annotations), the validator reads the marker as the string it stands for: a string, nothing of its text read,
-// nothing coerced. Anywhere else its text is fetched from the host (`FastPaths::view_string`) before validating.
+// nothing coerced. Anywhere else its text is fetched from the host (`ViewPaths::view_string`) before validating.
 
 /// One step of a path into the arguments.
 enum Step {
@@ -400,7 +400,7 @@ fn call_name<H: Host>(h: &H, call: &H::V) -> Result<String, H::V> {
 pub enum Checked<V> {
     /// The arguments `execute` gets (JSON Schema: the coerced copy).
     Args(V),
-    /// What a Standard Schema's `validate` returned, maybe a promise (T-4.3.8): see `standard_outcome`.
+    /// What a Standard Schema's `validate` returned, maybe a promise (T-4.3.8): see `validate_call::standard_outcome`.
     Standard(V),
 }
 
