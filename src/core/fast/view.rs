@@ -32,7 +32,7 @@ pub trait ViewPaths: Host {
     }
 }
 
-/// The reference of `FastPaths::json_copy`: the text, and a fresh `JSON.parse` of it (`null` when
+/// The reference of `ViewPaths::json_copy`: the text, and a fresh `JSON.parse` of it (`null` when
 /// the text is undefined).
 pub fn json_copy<H: Host>(h: &H, v: &H::V) -> Result<(Option<String>, H::V), H::V> {
     let text = h.json_stringify(v, false)?;
@@ -43,7 +43,7 @@ pub fn json_copy<H: Host>(h: &H, v: &H::V) -> Result<(Option<String>, H::V), H::
     Ok((text, copy))
 }
 
-/// The reference of `FastPaths::patch_copy`: reads and writes through `get`/`set`/`delete`.
+/// The reference of `ViewPaths::patch_copy`: reads and writes through `get`/`set`/`delete`.
 pub fn patch_copy<H: Host>(h: &H, copy: &H::V, patches: &str) -> Result<H::V, H::V> {
     use serde_json::Value;
     let parsed = text::wtf::parse(patches).map_err(|e| h.error(&e, false))?;

@@ -5,7 +5,7 @@
 
 import { MARK, MARK_END } from "./values.js";
 
-// `FastPaths::json_copy`: the text goes to Rust, the copy waits here for `takeCopy` (the next call of
+// `ViewPaths::json_copy`: the text goes to Rust, the copy waits here for `takeCopy` (the next call of
 // the binding), so it never crosses as text. The copy is a `structuredClone`, as the reference's
 // `validateToolArguments` makes it (T-4.3): what it cannot clone (a promise, a function) throws
 // the reference's own `DataCloneError`. Nesting too deep for the engine's recursive clone and
@@ -197,7 +197,7 @@ function viewText(root) {
 }
 
 /**
- * `FastPaths::patch_copy`: `copy` with the coercion's patches applied (`[path, value]` sets, `[path]`
+ * `ViewPaths::patch_copy`: `copy` with the coercion's patches applied (`[path, value]` sets, `[path]`
  * deletes, `[path, 0, 0]` wraps the value into a one-item array),
  * copy-on-write as pi-schema's coercion is: every container on a changed path is replaced by a
  * copy (`slice()`, or `{ ...value }`, which makes a Date or a Map a plain object), so a cycle or a
@@ -333,7 +333,7 @@ export function parseText(text) {
   return JSON.parse(text);
 }
 
-/** `FastPaths::view_string`: the JSON text of the string a `LONG` marker of the last view stands for (JSON, so that
+/** `ViewPaths::view_string`: the JSON text of the string a `LONG` marker of the last view stands for (JSON, so that
  *  a lone surrogate reaches Rust as the escape the view would have written). */
 export function viewString(index) {
   const v = viewRefs?.[index];
