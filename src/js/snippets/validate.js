@@ -266,7 +266,7 @@ function tooDeep() {
 
 function coerceThenCheck(schema, args) {
   root = schema;
-  resolver = new Resolver(schema);
+  resolver = resolverOf(schema);
   depth = 0;
   tooDeepSeen = false;
   entered = [];
@@ -1388,7 +1388,7 @@ function accepts(schema, value, d) {
 // ---- schema problems (problems.rs): what pi-schema's `compile` throws, the first in its order
 
 function problemOf(schema) {
-  const finder = new Resolver(schema);
+  const finder = resolverOf(schema);
   const seen = new Set();
   let d = 0;
   const pattern = (p) => (regexTest(p, "") === undefined ? `Invalid regular expression: /${p}/` : undefined);
@@ -1463,72 +1463,46 @@ const SCHEMA_KEYWORDS = ["additionalProperties", "propertyNames", "contains", "n
 const MAP_KEYWORDS = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"];
 const ARRAY_KEYWORDS = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
 
-/** The identifiers of one schema, indexed when first needed; bases are interned, identified by index (0: the root's). */
-class Resolver {
-  constructor(schema) {
-    this.root = schema;
-    this.indexed = false;
-    this.bases = [];
-    this.ids = new Map();
-    this.baseOf = new Map();
-    this.resources = new Map();
-    this.anchors = new Map();
-  }
-
-  ensureIndexed() {
-    if (this.indexed) return;
-    this.indexed = true;
-    const base = this.intern(DEFAULT_BASE);
-    this.resources.set(DEFAULT_BASE, this.root);
-    this.index(this.root, base);
-  }
-
-  intern(uri) {
-    let id = this.ids.get(uri);
-    if (id === undefined) {
-      id = this.bases.push(uri) - 1;
-      this.ids.set(uri, id);
-    }
+/** The identifiers of `root`, indexed when first needed (a schema without `$id` and `$ref` never is); bases are
+ *  interned URIs, identified by index (0: the root's). `baseFor(node, base)`: the base of `node` whose parent has
+ *  `base`; `resolve(reference, base)`: what `reference` names, `[value, base]`, or `undefined`. */
+function resolverOf(root) {
+  let indexed = false;
+  const bases = [];
+  const ids = new Map();
+  const baseOf = new Map();
+  const resources = new Map();
+  const anchors = new Map();
+  const intern = (uri) => {
+    let id = ids.get(uri);
+    if (id === undefined) ids.set(uri, (id = bases.push(uri) - 1));
     return id;
-  }
-
-  uri(id) {
-    return this.bases[id] ?? DEFAULT_BASE;
-  }
-
-  /** The base of `node` whose parent has `base`. */
-  baseFor(node, base) {
-    const id = isObject(node) ? kw(node, "$id") : undefined;
-    if (!this.indexed) {
-      if (typeof id !== "string") return base;
-      this.ensureIndexed();
-    }
-    const known = this.baseOf.get(node);
-    if (known !== undefined) return known;
-    return typeof id === "string" ? this.intern(documentOf(resolveUri(id, this.uri(base)))) : base;
-  }
-
-  /** Indexes the schema depth first, subschemas in keyword order; no recursion. */
-  index(root, base) {
-    const stack = [[root, base]];
+  };
+  const uriOf = (id) => bases[id] ?? DEFAULT_BASE;
+  const ensureIndexed = () => {
+    if (indexed) return;
+    indexed = true;
+    resources.set(DEFAULT_BASE, root);
+    // Depth first, subschemas in keyword order; no recursion.
+    const stack = [[root, intern(DEFAULT_BASE)]];
     while (stack.length > 0) {
       const [node, parent] = stack.pop();
-      if (!isObject(node) || this.baseOf.has(node)) continue;
+      if (!isObject(node) || baseOf.has(node)) continue;
       let b = parent;
       const id = kw(node, "$id");
       if (typeof id === "string") {
-        const uri = resolveUri(id, this.uri(parent));
+        const uri = resolveUri(id, uriOf(parent));
         const doc = documentOf(uri);
-        b = this.intern(doc);
+        b = intern(doc);
         // As pi-schema: even a fragment-only `$id` ("#foo") registers its node as the document's resource.
-        this.resources.set(doc, node);
-        if (uri.length > doc.length + 1) this.anchors.set(uri, node);
+        resources.set(doc, node);
+        if (uri.length > doc.length + 1) anchors.set(uri, node);
       }
-      this.baseOf.set(node, b);
-      const doc = this.uri(b);
+      baseOf.set(node, b);
+      const doc = uriOf(b);
       for (const key of ["$anchor", "$dynamicAnchor"]) {
         const anchor = kw(node, key);
-        if (typeof anchor === "string") this.anchors.set(`${doc}#${anchor}`, node);
+        if (typeof anchor === "string") anchors.set(`${doc}#${anchor}`, node);
       }
       const children = [];
       for (const key of SCHEMA_KEYWORDS) if (hasOwn(node, key)) children.push(node[key]);
@@ -1539,39 +1513,49 @@ class Resolver {
       }
       for (let i = children.length - 1; i >= 0; i--) stack.push([children[i], b]);
     }
-  }
-
-  /** What `reference`, written where the base is `base`, names: `[value, base]`, or `undefined`. */
-  resolve(reference, base) {
-    this.ensureIndexed();
-    const uri = resolveUri(reference, this.uri(base));
-    const doc = documentOf(uri);
-    let fragment = uri.slice(doc.length);
-    if (fragment.startsWith("#")) fragment = fragment.slice(1);
-    try {
-      fragment = decodeURIComponent(fragment);
-    } catch {
-      return undefined;
-    }
-    const found = this.resources.get(doc);
-    if (found === undefined) return undefined;
-    const docId = this.intern(doc);
-    if (fragment === "") return [found, docId];
-    if (fragment.startsWith("/")) {
-      let node = found;
-      let b = docId;
-      for (const raw of fragment.split("/").slice(1)) {
-        const key = raw.replaceAll("~1", "/").replaceAll("~0", "~");
-        if (isArray(node)) node = /^(0|[1-9]\d*)$/.test(key) ? node[Number(key)] : undefined;
-        else node = isObject(node) ? kw(node, key) : undefined;
-        if (node === undefined) return undefined;
-        b = this.baseOf.get(node) ?? b;
+  };
+  return {
+    baseFor(node, base) {
+      const id = isObject(node) ? kw(node, "$id") : undefined;
+      if (!indexed) {
+        if (typeof id !== "string") return base;
+        ensureIndexed();
       }
-      return [node, b];
-    }
-    const target = this.anchors.get(`${doc}#${fragment}`);
-    return target === undefined ? undefined : [target, this.baseOf.get(target) ?? docId];
-  }
+      const known = baseOf.get(node);
+      if (known !== undefined) return known;
+      return typeof id === "string" ? intern(documentOf(resolveUri(id, uriOf(base)))) : base;
+    },
+    resolve(reference, base) {
+      ensureIndexed();
+      const uri = resolveUri(reference, uriOf(base));
+      const doc = documentOf(uri);
+      let fragment = uri.slice(doc.length);
+      if (fragment.startsWith("#")) fragment = fragment.slice(1);
+      try {
+        fragment = decodeURIComponent(fragment);
+      } catch {
+        return undefined;
+      }
+      const found = resources.get(doc);
+      if (found === undefined) return undefined;
+      const docId = intern(doc);
+      if (fragment === "") return [found, docId];
+      if (fragment.startsWith("/")) {
+        let node = found;
+        let b = docId;
+        for (const raw of fragment.split("/").slice(1)) {
+          const key = raw.replaceAll("~1", "/").replaceAll("~0", "~");
+          if (isArray(node)) node = /^(0|[1-9]\d*)$/.test(key) ? node[Number(key)] : undefined;
+          else node = isObject(node) ? kw(node, key) : undefined;
+          if (node === undefined) return undefined;
+          b = baseOf.get(node) ?? b;
+        }
+        return [node, b];
+      }
+      const target = anchors.get(`${doc}#${fragment}`);
+      return target === undefined ? undefined : [target, baseOf.get(target) ?? docId];
+    },
+  };
 }
 
 const documentOf = (uri) => {
