@@ -940,6 +940,13 @@ test("checkToolCall: the cases of the validator's Rust tests agree, with calls, 
   add("a schema with a BigInt", { type: "object", minimum: 1n }, {});
   add("a schema with toJSON", { toJSON: () => ({ type: "string" }) }, 5);
   add("a promise in the arguments", { type: "object" }, { p: Promise.resolve(1) });
+  // Caller code on the way: getters that throw, in the arguments, the schema and the call.
+  const throwing = (o, key) => hostile(o, key, "validate");
+  add("a getter in the arguments throws", { type: "object" }, throwing({ a: 1 }, "b"));
+  add("a getter in the schema throws", throwing({ type: "object" }, "properties"), {});
+  add("the call's name getter throws", { type: "number" }, "x", toolOf({ type: "number" }), throwing({ arguments: "x" }, "name"));
+  add("the call's argumentsError getter throws", { type: "number" }, 1, toolOf({ type: "number" }), throwing({ arguments: 1 }, "argumentsError"));
+  add("a Standard Schema's validate getter throws", undefined, {}, toolOf({ "~standard": throwing({ version: 1, vendor: "t", jsonSchema: { input: () => ({}) } }, "validate") }));
   expectSameChecks(cases, "");
 
   // The depth limits (E-8.4.1), at and past them; described by their shape. Within the limit the comparisons stay at
