@@ -1344,6 +1344,7 @@ fn non_object(op: &str) -> TV {
     TV::type_error(&format!("Reflect.{op} called on non-object"))
 }
 
+impl crate::core::fast::ViewPaths for TestHost {}
 impl crate::core::fast::FastPaths for TestHost {}
 
 impl Host for TestHost {

@@ -59,17 +59,24 @@ pub fn classify<H: Host>(h: &H, parameters: &H::V) -> Result<ToolSchema<H::V>, H
     if kind == Kind::Object && h.plain_object(parameters)? {
         return Ok(ToolSchema::Json);
     }
-    Ok(ToolSchema::Unreadable(
-        "is neither JSON Schema (a plain object) nor a Standard Schema (an object with ~standard): pass JSON Schema, \
-         a TypeBox schema, or a Standard Schema with a JSON Schema converter (zod 4, ArkType, Valibot through \
-         toStandardJsonSchema)"
-            .to_string(),
-    ))
+    Ok(ToolSchema::Unreadable(NOT_A_SCHEMA.to_string()))
 }
+
+/// Why an object that is no Standard Schema and no plain object is refused.
+pub const NOT_A_SCHEMA: &str = "is neither JSON Schema (a plain object) nor a Standard Schema (an object with \
+                                ~standard): pass JSON Schema, a TypeBox schema, or a Standard Schema with a JSON \
+                                Schema converter (zod 4, ArkType, Valibot through toStandardJsonSchema)";
 
 /// `Tool "<name>": parameters <reason>`, the message of the `TypeError` for an unreadable schema inside a run.
 pub fn unreadable_message(tool_name: &str, reason: &str) -> String {
     format!("Tool \"{tool_name}\": parameters {reason}")
+}
+
+/// The `TypeError` for an unreadable schema of `tool` inside a run (`unreadable_message`, the tool's name read).
+pub fn unreadable_error<H: Host>(h: &H, tool: &H::V, reason: &str) -> Result<H::V, H::V> {
+    let name = h.get(tool, "name")?;
+    let name = h.as_string(&name).unwrap_or_else(|| h.error_message(&name));
+    Ok(h.error(&unreadable_message(&name, reason), true))
 }
 
 /// The JSON Schema a Standard Schema's converter writes for its input (`jsonSchema.input({ target: "draft-07" })`),

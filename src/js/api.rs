@@ -325,12 +325,6 @@ pub fn validate_tool_arguments(tool: JsValue, tool_call: JsValue) -> Result<JsVa
     }
 }
 
-/// How many schemas the validator cache holds (tests: it forgets collected `parameters` objects).
-#[wasm_bindgen(js_name = schemaCacheEntries)]
-pub fn schema_cache_entries() -> u32 {
-    u32::try_from(crate::core::validate_call::schema_cache_len()).unwrap_or(u32::MAX)
-}
-
 #[wasm_bindgen(js_name = setDefaultStreamFn)]
 pub fn set_default_stream_fn(stream_fn: JsValue) -> Result<(), JsValue> {
     let c = Checker::new(&JsHost, "setDefaultStreamFn");

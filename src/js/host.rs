@@ -3,17 +3,18 @@
 //! the stream pump) reporting the throw itself through `checked` or a `protocol` code, so a throwing
 //! getter or proxy becomes `Err`, never an unwind or a trap.
 
-use super::protocol::{bad_message, call_flag, kind_code, pump, settled};
+use super::protocol::{bad_message, call_flag, checked, kind_code, pump, settled};
 // The free functions this file calls and does not define: the JS snippets, declared in snippets.rs.
 use super::snippets::*;
 use crate::core::agent::Queue;
 use crate::core::agent_state::init::Initial;
 use crate::core::args;
-use crate::core::fast::{EventCode, FastPaths, Pumped, ToolChanges};
+use crate::core::fast::{Checked, EventCode, FastPaths, Pumped, ToolChanges, ViewPaths};
 use crate::core::fxhash::FxMap;
 use crate::core::host::{Host, HostFuture, Kind, NativeFn};
 use crate::core::places::{Key, Places};
 use crate::core::text::wtf;
+use crate::core::tool_schema::{self, ToolSchema};
 use futures::FutureExt;
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};
@@ -739,6 +740,27 @@ impl FastPaths for JsHost {
             }
         }
     }
+    fn check_tool_call(&self, tool: &JsValue, call: &JsValue, args: &JsValue) -> Result<Checked<JsValue>, JsValue> {
+        match check_tool_call(tool, call, args)? {
+            checked::STANDARD => Ok(Checked::Standard(take_checked())),
+            checked::UNREADABLE => {
+                // The reasons are `tool_schema`'s, so the schema is classified again for its words.
+                let parameters = self.get(tool, "parameters")?;
+                let reason = match tool_schema::classify(self, &parameters)? {
+                    ToolSchema::Unreadable(reason) => reason,
+                    // A getter that answered otherwise the second time.
+                    _ => tool_schema::NOT_A_SCHEMA.to_string(),
+                };
+                Err(tool_schema::unreadable_error(self, tool, &reason)?)
+            }
+            _ => Ok(Checked::Args(take_checked())), // checked::ARGS
+        }
+    }
+}
+
+/// The validator's view (the fast paths the reference of `check_tool_call` runs on): only the parity test's reference
+/// reaches them in the wasm build, whose own validation is `checkToolCall`.
+impl ViewPaths for JsHost {
     fn json_copy(&self, v: &JsValue) -> Result<(Option<String>, JsValue), JsValue> {
         let text = json_copy(v)?;
         Ok((text, take_copy()))

@@ -7,7 +7,7 @@ use super::host::JsHost;
 use crate::core::agent::Queue;
 use crate::core::agent_state::init::Initial;
 use crate::core::args::ArgError;
-use crate::core::fast::{self, EventCode, FastPaths, Pumped};
+use crate::core::fast::{self, Checked, EventCode, FastPaths, Pumped, ViewPaths};
 use crate::core::host::Host;
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
@@ -204,6 +204,19 @@ pub fn fast_path(name: &str, reference: bool, args: Array) -> Result<JsValue, Js
         "patchCopy" => {
             let (copy, patches) = (arg(&args, 0), arg(&args, 1).as_string().unwrap_or_default());
             if reference { fast::view::patch_copy(&h, &copy, &patches) } else { h.patch_copy(&copy, &patches) }
+        }
+        "checkToolCall" => {
+            // [code, value]: "args" and the arguments `execute` gets, or "standard" and what `validate` returned.
+            let (tool, call, call_args) = (arg(&args, 0), arg(&args, 1), arg(&args, 2));
+            let checked = if reference {
+                fast::check_call::check_tool_call(&h, &tool, &call, &call_args)?
+            } else {
+                h.check_tool_call(&tool, &call, &call_args)?
+            };
+            Ok(match checked {
+                Checked::Args(v) => pair(h.constant("args"), v),
+                Checked::Standard(v) => pair(h.constant("standard"), v),
+            })
         }
         _ => Err(JsValue::from(js_sys::Error::new(&format!("__fastPath: no fast path named {name}")))),
     }

@@ -62,6 +62,17 @@ pub mod bad_message {
     pub const NO_ROLE: usize = 1;
 }
 
+/// What `checkToolCall` (snippets/validate.js) answers for `FastPaths::check_tool_call`; the value of `ARGS` and
+/// `STANDARD` waits for `takeChecked`.
+pub mod checked {
+    /// The arguments `execute` gets.
+    pub const ARGS: u8 = 0;
+    /// What a Standard Schema's `validate` returned (T-4.3.8).
+    pub const STANDARD: u8 = 1;
+    /// `parameters` is neither JSON Schema nor a Standard Schema with a converter: the binding writes the error.
+    pub const UNREADABLE: u8 = 2;
+}
+
 /// The word a checked call (snippets/calls.js) writes into wasm memory: `THREW` when the call threw.
 pub mod call_flag {
     pub const CLEAR: i32 = 0;

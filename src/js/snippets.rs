@@ -223,7 +223,7 @@ extern "C" {
     pub(super) fn take_pumped() -> JsValue;
 }
 
-/// The validator's value view (`Host::json_copy`, `patch_copy`) and `JSON.stringify` at any depth.
+/// The reference validator's value view (`ViewPaths::json_copy`, `patch_copy`) and `JSON.stringify` at any depth.
 #[wasm_bindgen(module = "/src/js/snippets/view.js")]
 extern "C" {
     #[wasm_bindgen(catch, js_name = jsonCopy)]
@@ -246,6 +246,15 @@ extern "C" {
     pub(super) fn take_copy() -> JsValue;
     #[wasm_bindgen(catch, js_name = patchCopy)]
     pub(super) fn patch_copy(copy: &JsValue, patches: &str) -> Result<JsValue, JsValue>;
+}
+
+/// Tool-argument validation (`FastPaths::check_tool_call`): a `checked` code, its value waiting for `takeChecked`.
+#[wasm_bindgen(module = "/src/js/snippets/validate.js")]
+extern "C" {
+    #[wasm_bindgen(catch, js_name = checkToolCall)]
+    pub(super) fn check_tool_call(tool: &JsValue, call: &JsValue, args: &JsValue) -> Result<u8, JsValue>;
+    #[wasm_bindgen(js_name = takeChecked)]
+    pub(super) fn take_checked() -> JsValue;
 }
 
 /// Promises, timers, abort signals and iterators, awaited through numbered slots (`Awaited` in host.rs).

@@ -185,10 +185,12 @@ const echoTool = {
   execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }),
 };
 
-/** `echoTool` whose schema reads the text (`minLength`): the validator then fetches the string's text into wasm
- *  (issue 34 keeps a long string in JS only where the schema asks no more than a string), so 40 MiB of it is an
- *  allocation the capped memory cannot give: the real trap the E-8.4.2 scenarios need. */
-const readingTool = { ...echoTool, parameters: { type: "object", properties: { text: { type: "string", minLength: 1 } } } };
+/** `echoTool` whose `prepareArguments` throws an error of `size` characters: the core reads the message whole into
+ *  wasm for the call's error result (E-8.3.1), an allocation the capped memory cannot give: the real trap the E-8.4.2
+ *  scenarios need. (Argument validation itself runs in JS, snippets/validate.js, and copies nothing into wasm.) */
+const throwingTool = (size) => ({ ...echoTool, prepareArguments: () => {
+  throw new Error("y".repeat(size));
+} });
 
 const scenarios = {
   /** One line over the limit (default or `limit`), then a normal request on the same instance. */
@@ -256,19 +258,24 @@ const scenarios = {
     return { marks };
   },
 
-  /** Schemas of `parameters` objects JS dropped are forgotten (FinalizationRegistry → the cache). */
+  /** Schemas of `parameters` objects JS dropped are forgotten: the validator's cache (a WeakMap in snippets/validate.js)
+   *  keeps none of them alive. Counted by a FinalizationRegistry of our own on each `parameters` object. */
   async "collected-schemas"({ count }) {
     const call = { type: "toolCall", id: "c", name: "t", arguments: {} };
-    const validate = () => validateToolArguments({ name: "t", parameters: { type: "object", properties: {} } }, call);
+    let collected = 0;
+    const registry = new FinalizationRegistry(() => collected++);
+    const validate = () => {
+      const parameters = { type: "object", properties: {} };
+      registry.register(parameters, 0);
+      validateToolArguments({ name: "t", parameters }, call);
+    };
     for (let i = 0; i < count; i++) validate();
-    const filled = glue.schemaCacheEntries();
-    // Collect the dropped objects and let the registry's callbacks run, then one more miss prunes.
+    // Collect the dropped objects and let the registry's callbacks run.
     for (let i = 0; i < 5; i++) {
       gc();
       await new Promise((r) => setTimeout(r, 20));
     }
-    validate();
-    return { filled, after: glue.schemaCacheEntries() };
+    return { validated: count, alive: count - collected };
   },
 
   /** Every task of finished runs is gone from the executor. */
@@ -307,10 +314,10 @@ const scenarios = {
     return { events: events.filter((e) => e.type !== "message_update"), updates: events.filter((e) => e.type === "message_update").length, result, next: nextCallError() };
   },
 
-  /** A trap inside a run (an infallible allocation fails while the run copies huge tool arguments). */
+  /** A trap inside a run (an infallible allocation fails while the run reads a huge error message of a tool's). */
   async "trap-in-run"({ size, mode }) {
     const config = { model: model("http://127.0.0.1:9/v1"), convertToLlm: (m) => m };
-    const ctx = { messages: [], tools: [readingTool] };
+    const ctx = { messages: [], tools: [throwingTool(size)] };
     const prompt = [{ role: "user", content: "hi", timestamp: 1 }];
     const events = [];
     let result;
@@ -322,7 +329,7 @@ const scenarios = {
       const messages = await runAgentLoop(prompt, ctx, config, async (e) => events.push(summary(e)), undefined, hugeArgumentsStreamFn(size));
       result = messages.map((m) => m.role);
     } else {
-      const agent = new Agent({ initialState: { model: config.model, tools: [readingTool] }, streamFn: hugeArgumentsStreamFn(size) });
+      const agent = new Agent({ initialState: { model: config.model, tools: [throwingTool(size)] }, streamFn: hugeArgumentsStreamFn(size) });
       agent.subscribe((e) => events.push(summary(e)));
       const outcome = await agent.prompt("hi").then(() => "resolved", (e) => `rejected: ${e.message}`);
       const s = agent.state;

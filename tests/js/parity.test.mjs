@@ -17,6 +17,8 @@
 //   messages' roles; the reference reads every field through `JSON.stringify`.
 // - `callListeners` with a listener removed and added again during the dispatch: the twin follows the `Set`'s
 //   iterator (which calls it again, as `for … of` does), the reference does not.
+// - `checkToolCall`: outcomes are compared (the arguments `execute` gets, or the error), reads are not: the reference
+//   reads the schema and the arguments through `JSON.stringify` and its view, the twin reads the values (see there).
 //
 // The failure ending of a run is written twice for the Agent, in Rust (`agent::lifecycle::handle_run_failure`, when a
 // listener throws) and in the facade (`failRun` in pkg-template/agent.js, when the instance traps), and twice for the
@@ -29,6 +31,9 @@ import { createRequire } from "node:module";
 import { Agent, runAgentLoop } from "./impl.mjs";
 import { IS_REFERENCE } from "./impl.mjs";
 import { createFaux, assistant, toolCall, text, model as fauxModel, config as fauxConfig, tool as fauxTool, okResult, userMessage } from "./faux.mjs";
+import { readFileSync } from "node:fs";
+import { generator } from "../validate/schemas.mjs";
+import { CASES as VALUE_CASES, describe as describeValue } from "../validate/values.mjs";
 
 const require = createRequire(import.meta.url);
 // The loop module built with the test-only `parity` feature (scripts/build.mjs writes it to target/parity/): the
@@ -739,6 +744,314 @@ test("jsonTextKept and jsonParseKept: each round-trips what Rust reads of a snap
       assert.ok(twin.text.length < ref.text.length - 1024, "the text is smaller by the kept strings");
     }
   }
+});
+
+// ---- checkToolCall (T-4.3): the validator's twin (snippets/validate.js) against core::fast::check_call
+//
+// Compared: the outcome, the arguments `execute` gets described structurally (-0, NaN, BigInts, holes, Dates, Maps,
+// typed arrays, cycles by their place) or the thrown error's class and message, or for a Standard Schema what its
+// `validate` returned. Not compared: reads and writes, as the reference reads the schema and the arguments through
+// JSON.stringify and structuredClone while the twin reads the clone's values directly (both read the caller's
+// objects only through those engine operations, `toJSON`, getters and a Standard Schema's own members). A case whose
+// arguments or schema holds a string made of the view's marker character reads differently by design (the reference
+// takes it for a marker, README's one collision): no input here holds one.
+
+const VALIDATE_CASES_PER_SEED = Number(process.env.VALIDATE_PARITY_CASES ?? 3000);
+
+/** `fn()`'s outcome as text: `args …`/`standard …` with the value described, or the thrown class and message. */
+function validated(fn) {
+  try {
+    const [code, v] = fn();
+    return `${code} ${describeValue(v)}`;
+  } catch (e) {
+    return `${e?.constructor?.name}: ${e?.message}`;
+  }
+}
+
+const checkToolCall = (reference, tool, call, args) => fastPath("checkToolCall", reference, tool, call, args);
+
+/** Both sides on one input: the reference's outcome and the twin's. */
+function bothChecked(tool, call, args, describeWith = validated) {
+  return [true, false].map((reference) => describeWith(() => checkToolCall(reference, tool, call, args)));
+}
+
+const toolOf = (parameters, name = "t") => ({ name, parameters });
+const callOf = (args, name = "t") => ({ type: "toolCall", id: "c", name, arguments: args });
+
+function expectSameChecks(cases, label) {
+  const differ = [];
+  for (const [name, tool, call, args] of cases) {
+    const [want, got] = bothChecked(tool, call, args);
+    if (got !== want) differ.push(`${label} ${name}\nschema ${JSON.stringify(tool.parameters)?.slice(0, 400)}\nargs ${describeValue(args).slice(0, 400)}\nreference ${want.slice(0, 600)}\ntwin      ${got.slice(0, 600)}`);
+  }
+  assert.deepEqual(differ.slice(0, 5), [], `${differ.length} of ${cases.length} differ`);
+}
+
+/** A random (schema, arguments) pair as tests/validate/gen.mjs makes them (with `specials`: as validate-values does). */
+function randomValidation(g, specials) {
+  const { pick, chance, value, schema, KEYS } = g;
+  const defs = [];
+  const $defs = {};
+  if (!specials && chance(0.3)) {
+    $defs.d1 = schema(2, ["#"]);
+    defs.push("#/$defs/d1");
+    if (chance(0.3)) defs.push("#/$defs/missing");
+  }
+  let root = schema(3, defs);
+  if (chance(0.7)) {
+    root = { type: "object", properties: { a: schema(2, defs), b: schema(2, defs), n: schema(1, defs) }, required: chance(0.5) ? ["a"] : [],
+      ...(chance(0.3) ? { additionalProperties: false } : {}) };
+  }
+  if (defs.length > 0 && typeof root === "object") root.$defs = $defs;
+  let args = chance(0.8) ? {} : value(2);
+  if (typeof args === "object" && args !== null && Object.getPrototypeOf(args) === Object.prototype) {
+    for (const k of ["a", "b", "n", pick(KEYS)]) if (chance(0.6)) args[k] = value(2);
+  }
+  return [root, args];
+}
+
+test("checkToolCall: the validator's twin agrees with check_call on random schemas and arguments (tests/validate/schemas.mjs)", { skip }, (t) => {
+  for (const seed of SEEDS) {
+    const cases = [];
+    for (const specials of [false, true]) {
+      const g = generator(seed, { specials });
+      const n = specials ? VALIDATE_CASES_PER_SEED / 3 : VALIDATE_CASES_PER_SEED;
+      for (let i = 0; i < n; i++) {
+        const [root, args] = randomValidation(g, specials);
+        cases.push([`seed ${seed}${specials ? " (specials)" : ""} case ${i}`, toolOf(root), callOf(args), args]);
+      }
+    }
+    expectSameChecks(cases, "");
+    t.diagnostic(`seed ${seed}: ${cases.length} validations compared (PARITY_SEED=${seed} reruns it)`);
+  }
+});
+
+test("checkToolCall: the non-JSON argument shapes of validate-values give the reference's outcome", { skip }, () => {
+  const cases = VALUE_CASES.map(([name, parameters, args]) => [name, toolOf(parameters), callOf(args), args]);
+  // A cycle through a long string, whose view is cut by its size, valid, coerced and failing; long strings where the
+  // schema asks only for a string, and where it reads or coerces them.
+  const big = "x".repeat(1 << 20);
+  const looped = (n) => {
+    const o = { n, s: big, list: [1] };
+    o.self = o;
+    o.list.push({ back: o });
+    return o;
+  };
+  const number = { type: "object", properties: { n: { type: "number" }, self: { $ref: "#" } } };
+  for (const n of ["not a number", "7", 7]) cases.push([`looped ${n}`, toolOf(number), callOf(null), looped(n)]);
+  const twice = { a: 1 };
+  twice.x = twice;
+  twice.y = twice;
+  twice.z = { w: twice, q: "1" };
+  // The view unrolls `x` and `y` until 20,000 containers are written; `z.w`, written after, is cut at once, so its
+  // `a` is not coerced.
+  const late = { type: "object", properties: { a: { type: "string" }, z: { properties: { q: { type: "number" }, w: { properties: { a: { type: "string" } } } } } } };
+  cases.push(["a cycle unrolled past 20,000 containers", toolOf(late), callOf(null), twice]);
+  const cut = checkToolCall(false, toolOf(late), callOf(null), twice)[1];
+  assert.deepEqual([cut.a, cut.z.q, cut.z.w.a], ["1", 1, 1], "the twin cut the cycle where the view does");
+  const long = "1".repeat(1500);
+  for (const [name, schema, args] of [
+    ["long plain string", { type: "object", properties: { s: { type: "string" } }, required: ["s"] }, { s: long, n: NaN }],
+    ["long string coerced", { type: "object", properties: { s: { type: "number" } } }, { s: long }],
+    ["long string maxLength", { type: "object", properties: { s: { type: "string", maxLength: 10 } } }, { s: long, u: undefined }],
+    ["long string pattern", { type: "array", items: { type: "string", pattern: "^1+$" } }, [long, "x".repeat(2000)]],
+    ["long string in an enum", { enum: [long] }, long],
+    ["long string wrapped", { type: "object", properties: { s: { type: "array", items: { type: "string" } } } }, { s: long }],
+  ]) cases.push([name, toolOf(schema), callOf(args), args]);
+  expectSameChecks(cases, "");
+});
+
+/** The `[schema, arguments, expected]` lines of the validator's Rust tables (`expect_all` in src/core/validate/). */
+function rustTableCases() {
+  const cases = [];
+  for (const file of ["tests_coerce.rs", "tests_errors.rs", "tests.rs"]) {
+    const text = readFileSync(new URL(`../../src/core/validate/${file}`, import.meta.url), "utf8");
+    for (const line of text.split("\n")) {
+      if (!/^\[.*"\]$/.test(line)) continue;
+      let parsed;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        continue; // Rust code, not a table line
+      }
+      if (Array.isArray(parsed) && parsed.length === 3) cases.push([`${file}: ${line.slice(0, 80)}`, parsed[0], parsed[1]]);
+    }
+  }
+  return cases;
+}
+
+/** `depth` levels of `wrap` around `leaf`. */
+function nested(depth, leaf, wrap) {
+  let v = leaf;
+  for (let i = 0; i < depth; i++) v = wrap(v);
+  return v;
+}
+
+/** A value's nesting and its innermost leaf, without recursion (for values too deep to describe). */
+function shape(v) {
+  let depth = 0;
+  while (Array.isArray(v) || (v !== null && typeof v === "object" && Object.keys(v).length === 1)) {
+    v = Array.isArray(v) ? v[0] : Object.values(v)[0];
+    depth++;
+  }
+  return `${depth} levels of ${typeof v} ${String(v)}`;
+}
+
+function shaped(fn) {
+  try {
+    const [code, v] = fn();
+    return `${code} ${shape(v)}`;
+  } catch (e) {
+    return `${e?.constructor?.name}: ${e?.message}`;
+  }
+}
+
+test("checkToolCall: the cases of the validator's Rust tests agree, with calls, limits, Standard Schemas and bad schemas", { skip }, (t) => {
+  const table = rustTableCases();
+  assert.ok(table.length > 150, `read ${table.length} table lines`);
+  const cases = table.map(([name, schema, args]) => [name, toolOf(schema), callOf(args), args]);
+  const prop = (schema, arg) => ({ type: "object", properties: { v: schema }, required: ["v"] });
+  const add = (name, schema, args, tool = toolOf(schema), call = callOf(args)) => cases.push([name, tool, call, args]);
+  // tests.rs: measured conversions, type arrays, numbers in messages, formats, unions, recursion.
+  for (const [types, arg] of [[["integer", "null"], "5"], [["integer", "null"], ""], [["integer", "null"], "null"], [["number", "string"], true],
+    [["string", "number"], true], [["string", "boolean"], null], [["boolean", "string"], null], [["integer", "boolean"], "true"]]) {
+    add(`type array ${types} ${arg}`, prop({ type: types }), { v: arg });
+  }
+  for (const arg of ["", " 12 ", "0x10", "1e3", "Infinity", "tRuE", "12n", "9007199254740993n", "-0", "1e400"]) add(`number ${arg}`, prop({ type: "number" }), { v: arg });
+  add("enum null 0", prop({ enum: [null, 0] }), { v: "null" });
+  add("numbers in messages", prop({ enum: [1.0, 2e21, -0.0] }), { v: 3 });
+  add("minimum 1.5", prop({ type: "number", minimum: 1.5 }), { v: 1 });
+  add("multipleOf decimals", { type: "array", items: { multipleOf: 0.0001 } }, [0.0075, 0.00751, 1e-8, 123456789.123]);
+  for (const format of ["idn-email", "iri", "x", "url", "regex", "uri", "hostname"]) {
+    for (const s of ["%% not anything %%", "https://a.com:8080/x?y#z", "mailto:a@b", "https://", "http://a b", "http://a.com:99999", "a\\-b", "(", "xn--nxasmq6b.com", "xn--a.com"]) {
+      add(`format ${format} ${s}`, { type: "string", format }, s);
+    }
+  }
+  add("lone surrogate key ranks as one unit", { oneOf: [{ properties: { "é": {} }, required: ["é"], additionalProperties: false },
+    { properties: { "\udfff": {} }, required: ["\udfff"], additionalProperties: false }] }, { x: 1 });
+  add("a check past the limit inside coercion", { type: "object", properties: { a: { anyOf: [{ $ref: "#anc", exclusiveMaximum: 100, $anchor: "anc" }], type: "null", minimum: 1 } } }, { a: "text" });
+  add("a self-referencing union overflows", { type: "object", properties: { a: { anyOf: [{ $ref: "#anc", $anchor: "anc" }] } } }, { a: 5 });
+  for (const b of [null, 0, "5"]) add(`bare type branches first ${b}`, { type: "object", properties: { b: { anyOf: [{ $ref: "#anc" }, { type: "integer" }], $anchor: "anc" } } }, { b });
+  const recursiveUnion = { $defs: { n: { anyOf: [
+    { type: "object", properties: { a: { $ref: "#/$defs/n" } }, required: ["a"] },
+    { type: "object", properties: { a: { $ref: "#/$defs/n" }, b: { type: "string" } }, required: ["b"] },
+    { type: "array", items: { $ref: "#/$defs/n" } }] } }, $ref: "#/$defs/n" };
+  add("recursive unions", recursiveUnion, nested(8, 5, (v) => ({ a: v })));
+  for (const schema of [{ $ref: "#" }, { $ref: "#/$defs/a", $defs: { a: { $ref: "#/$defs/b" }, b: { $ref: "#/$defs/a" } } },
+    { anyOf: [{ $ref: "#" }, { type: "string" }] }, { allOf: [{ $ref: "#" }], properties: { a: { type: "integer" } } },
+    { not: { $ref: "#" } }, { type: "array", items: { $ref: "#" } }]) {
+    for (const args of [1, "x", { a: "1" }, [[["1"]]], null]) add(`$ref cycle ${JSON.stringify(schema)} ${JSON.stringify(args)}`, schema, args);
+  }
+  const tree = { $defs: { t: { type: "object", properties: { v: { type: "integer" }, kids: { type: "array", items: { $ref: "#/$defs/t" } } } } }, $ref: "#/$defs/t" };
+  add("recursive tree", tree, nested(40, { v: "1" }, (v) => ({ v: "2", kids: [v] })));
+  add("$id and anchors", { $id: "http://x.com/root.json", $defs: { a: { $id: "a.json", type: "integer" }, b: { $anchor: "bee", type: "string" } },
+    properties: { a: { $ref: "a.json" }, b: { $ref: "#bee" }, c: { $ref: "http://x.com/a.json" }, d: { $ref: "#/$defs/a%20b" }, e: { $ref: "other.json" } } },
+  { a: "5", b: 5, c: "x", d: 1, e: 1 });
+  // check_call.rs: patches, wraps, deletes, -0, a lone surrogate.
+  add("patches", { type: "object", properties: { a: { type: "number" }, b: { type: "object", properties: { c: { type: "array", items: { type: "integer" } }, d: { type: "string" } } },
+    e: { type: "array", items: { type: "string" } }, z: { type: "integer" } } }, { a: "1", b: { c: [1, "2"], d: null }, e: "x", keep: { deep: [true] }, z: "-0.5", "\ud800": "x" });
+  add("a wrap at the root", { type: "array", items: { type: "object", properties: { n: { type: "number" } } } }, { n: "5" });
+  add("a wrap of a value with NaN beside", { type: "object", properties: { a: { type: "array", items: { type: "number" } }, z: {} } }, { a: "-0", z: NaN });
+  add("__proto__ key", { type: "object", properties: { ["__proto__"]: { type: "number" } } }, JSON.parse('{"__proto__": "1", "x": 2}'));
+  // Schema problems, boolean schemas, unreadable `parameters`, calls.
+  for (const schema of [{ properties: { a: 5 } }, { items: "x" }, { not: null }, { anyOf: [{}, [1, { a: 2 }]] }, { properties: { a: { $ref: "#/properties/a/minimum" } } },
+    { properties: { a: { minimum: 5, $ref: "#/properties/a/minimum" } } }, { type: "string", pattern: "(" }, { patternProperties: { "[": {} } }, true, false,
+    { $defs: { unused: 5 }, type: "object" }, { anyOf: [{ const: 1 }, { const: "a" }] }, { if: 5 }, { $ref: "#/$defs/missing" }, { pattern: "\\p{L}" }, { pattern: "\\-" },
+    null, 5, "schema", []]) {
+    add(`schema ${JSON.stringify(schema)}`, schema, { a: "x" });
+  }
+  add("parameters undefined", undefined, {});
+  class Params {}
+  add("a class instance", new Params(), {});
+  add("a function", () => {}, {});
+  add("a Standard Schema without a converter", { "~standard": { version: 1, vendor: "v", validate: () => ({ value: 1 }) } }, {});
+  add("a Standard Schema without a converter, no vendor", { "~standard": { version: 1, validate: () => ({ value: 1 }) } }, {}, { name: 5, parameters: { "~standard": { version: 1, validate: () => ({}) } } });
+  const standard = (validate) => ({ "~standard": { version: 1, vendor: "t", validate, jsonSchema: { input: () => ({ type: "object" }) } } });
+  add("a Standard Schema's answer", undefined, { n: "1", d: new Date(0) }, toolOf(standard((input) => ({ value: { got: input } }))));
+  add("a Standard Schema's issues", undefined, { n: "1" }, toolOf(standard(() => ({ issues: [{ message: "no", path: ["n"] }] }))));
+  add("a Standard Schema's promise", undefined, { n: 1 }, toolOf(standard(async (input) => ({ value: input }))));
+  add("a Standard Schema's validate throws", undefined, { n: 1 }, toolOf(standard(() => { throw new TypeError("boom"); })));
+  add("argumentsError", { type: "object" }, {}, toolOf({ type: "object" }), { name: "t", argumentsError: "bad json", arguments: {} });
+  add("argumentsError not a string", { type: "object" }, {}, toolOf({ type: "object" }), { name: 7, argumentsError: new Error("oops"), arguments: {} });
+  add("a call without a name", { type: "number" }, "x", toolOf({ type: "number" }), { arguments: "x" });
+  add("no call at all", { type: "number" }, "x", toolOf({ type: "number" }), undefined);
+  add("undefined arguments", { allOf: [{ type: "integer" }], type: "null" }, undefined);
+  add("undefined arguments to an object", { type: "object" }, undefined);
+  add("received text of a BigInt", { type: "object", properties: { n: { type: "string", minLength: 5 } } }, { n: 5n });
+  const cyclicSchema = { type: "object" };
+  cyclicSchema.properties = { self: cyclicSchema };
+  add("a schema with a cycle", cyclicSchema, {});
+  add("a schema with a BigInt", { type: "object", minimum: 1n }, {});
+  add("a schema with toJSON", { toJSON: () => ({ type: "string" }) }, 5);
+  add("a promise in the arguments", { type: "object" }, { p: Promise.resolve(1) });
+  // Caller code on the way: getters that throw, in the arguments, the schema and the call.
+  const throwing = (o, key) => hostile(o, key, "validate");
+  add("a getter in the arguments throws", { type: "object" }, throwing({ a: 1 }, "b"));
+  add("a getter in the schema throws", throwing({ type: "object" }, "properties"), {});
+  add("the call's name getter throws", { type: "number" }, "x", toolOf({ type: "number" }), throwing({ arguments: "x" }, "name"));
+  add("the call's argumentsError getter throws", { type: "number" }, 1, toolOf({ type: "number" }), throwing({ arguments: 1 }, "argumentsError"));
+  add("a Standard Schema's validate getter throws", undefined, {}, toolOf({ "~standard": throwing({ version: 1, vendor: "t", jsonSchema: { input: () => ({}) } }, "validate") }));
+  expectSameChecks(cases, "");
+
+  // The depth limits (E-8.4.1), at and past them; described by their shape. Within the limit the comparisons stay at
+  // 600 levels: the reference's recursion (wasm frames on the engine's stack) overflows that stack from 900 levels on
+  // once the engine has optimised it (measured on Node 20: the first call passes 1,300 levels, the next ones throw),
+  // and an overflow inside wasm leaves the instance's own stack pointer behind. The twin's walks run on a stack of
+  // their own: it is held to the limit itself by the spot checks below.
+  const MAX_DEPTH = 1400;
+  const WITHIN = 600;
+  const MAX_VALUE_DEPTH = 10000;
+  const deep = [];
+  const addDeep = (name, schema, args) => deep.push([name, schema, args]);
+  const arrays = (n, leaf = 1) => nested(n, leaf, (v) => [v]);
+  const typed = (n) => nested(n, { type: "integer" }, (s) => ({ type: "array", items: s }));
+  addDeep("any depth takes the shortcut", {}, arrays(100000));
+  addDeep("any depth takes the shortcut (array)", { type: "array" }, arrays(100000));
+  addDeep("past the value limit", { minItems: 1 }, arrays(MAX_VALUE_DEPTH));
+  addDeep("at the value limit", { minItems: 1 }, arrays(MAX_VALUE_DEPTH - 1));
+  addDeep("past the value limit with a long string", {}, arrays(MAX_VALUE_DEPTH, "x".repeat(1024)));
+  addDeep("a deep value with NaN", { minItems: 1 }, arrays(MAX_VALUE_DEPTH - 1, NaN));
+  addDeep("past the schema limit", nested(2 * MAX_DEPTH + 8, {}, (s) => ({ items: s })), []);
+  addDeep("within the schema limit", nested(WITHIN, {}, (s) => ({ items: s })), arrays(WITHIN));
+  addDeep("typed past the limit", typed(MAX_DEPTH + 5), arrays(MAX_DEPTH + 5, "7"));
+  addDeep("typed within the limit", typed(WITHIN), arrays(WITHIN, "7"));
+  addDeep("typed within the limit, wrapped level by level", typed(WITHIN), "7");
+  addDeep("typed 150", typed(150), arrays(150, "7"));
+  addDeep("properties within the limit", nested(WITHIN, { type: "integer" }, (s) => ({ type: "object", properties: { a: s } })), nested(WITHIN, "7", (v) => ({ a: v })));
+  addDeep("properties past the limit", nested(MAX_DEPTH + 5, { type: "integer" }, (s) => ({ type: "object", properties: { a: s } })), nested(MAX_DEPTH + 5, "7", (v) => ({ a: v })));
+  addDeep("anyOf within the limit", nested(WITHIN / 2, { type: "integer" }, (s) => ({ anyOf: [{ type: "array", items: s }] })), "7");
+  addDeep("anyOf past the limit", nested(MAX_DEPTH / 2 + 5, { type: "integer" }, (s) => ({ anyOf: [{ type: "array", items: s }] })), "7");
+  addDeep("$ref walk to the limit", { type: "array", items: { $ref: "#" } }, arrays(MAX_DEPTH + 10, "x"));
+  addDeep("a deep cycle", { $ref: "#/$defs/n", $defs: { n: { type: "object", properties: { self: { $ref: "#/$defs/n" }, n: { type: "number" } }, required: ["n"] } } }, (() => {
+    const o = { n: "1" };
+    o.self = o;
+    return o;
+  })());
+  // A `--dev` build's reference stops at 300 levels (`MAX_DEPTH` of a debug build); the twin has the release limits.
+  const debugBuild = shaped(() => checkToolCall(true, toolOf(typed(301)), callOf(null), arrays(301, "7"))).startsWith("RangeError");
+  if (debugBuild) t.diagnostic("a --dev build: the depth limits are compared on a release build only");
+  const differ = [];
+  for (const [name, schema, args] of debugBuild ? [] : deep) {
+    const [want, got] = bothChecked(toolOf(schema), callOf(null), args, shaped);
+    if (got !== want) differ.push(`${name}: reference ${want.slice(0, 300)}, twin ${got.slice(0, 300)}`);
+  }
+  assert.deepEqual(differ, []);
+  // Spot checks, so that the comparisons cannot pass on two equal wrong answers.
+  const twin = (schema, args, call = callOf(args)) => validated(() => checkToolCall(false, toolOf(schema), call, args));
+  assert.equal(twin({ type: "object", properties: { n: { type: "integer" }, tags: { type: "array", items: { type: "string" } }, opt: { type: "string" }, b: { type: "boolean" } }, required: ["n", "tags", "b"] },
+    { n: "42.7", tags: "one", opt: null, b: "true" }), 'args {"n":42,"tags":["one"],"b":true}');
+  assert.equal(twin({ type: "object", properties: { n: { type: "integer" }, tags: { type: "array", items: { type: "string" } }, b: { type: "boolean" } }, required: ["n", "tags", "b"] }, { n: "ten", extra: 1 }),
+    'Error: Validation failed for tool "t":\n  - tags: missing\n  - b: missing\n  - n: expected integer, got string\n\nReceived arguments:\n{\n  "n": "ten",\n  "extra": 1\n}');
+  assert.equal(twin(true, {}), "TypeError: Invalid value used as weak map key");
+  // The twin at the limit exactly, from a deep stack: 1,399 levels of wrapping pass, 1,400 stop.
+  const nest = (n, f) => (n === 0 ? f() : nest(n - 1, f));
+  const atLimit = (n, args) => shaped(() => nest(3000, () => checkToolCall(false, toolOf(typed(n)), callOf(null), args)));
+  assert.equal(atLimit(MAX_DEPTH - 1, "7"), `args ${MAX_DEPTH - 1} levels of number 7`);
+  assert.equal(atLimit(MAX_DEPTH - 1, arrays(MAX_DEPTH - 1, "7")), `args ${MAX_DEPTH - 1} levels of number 7`);
+  assert.equal(atLimit(MAX_DEPTH, "7"), "RangeError: Maximum call stack size exceeded");
+  const objects = (n) => nested(n, { type: "integer" }, (s) => ({ type: "object", properties: { a: s } }));
+  assert.equal(shaped(() => nest(3000, () => checkToolCall(false, toolOf(objects(MAX_DEPTH - 1)), callOf(null), nested(MAX_DEPTH - 1, "7", (v) => ({ a: v }))))),
+    `args ${MAX_DEPTH - 1} levels of number 7`);
 });
 
 test("totalUsage (pkg-template/usage.js) sums a reply's usage as the core's reducer does (core::budget::read_usage)", { skip }, () => {

@@ -30,6 +30,7 @@ const TWINS = {
   kind_code: "values",
   bad_message: "args",
   call_flag: "calls",
+  checked: "validate",
   patch_op: "providers",
   delta_kind: "providers",
 };
@@ -58,14 +59,14 @@ test("the validator's view mark and kind letters (snippets/view.js) are core::te
   const { VIEW_MARK, VIEW_KIND } = await snippet("view");
   assert.equal(VIEW_MARK, rustChar(rust("src/core/text/mod.rs"), "VIEW_MARK"));
   assert.match(special, /pub const MARK: char = crate::core::text::VIEW_MARK;/);
-  // The letters special() reads, each an arm `'x' =>` or `'x' if …`; NEG_ZERO is written by validate_call.rs, and
+  // The letters special() reads, each an arm `'x' =>` or `'x' if …`; NEG_ZERO is written by fast/check_call.rs, and
   // LONG (issue 34) read there.
   const { NEG_ZERO, LONG, ...read } = VIEW_KIND;
-  assert.ok(rust("src/core/validate_call.rs").includes(`.strip_prefix('${LONG}')`), "VIEW_KIND.LONG");
+  assert.ok(rust("src/core/fast/check_call.rs").includes(`.strip_prefix('${LONG}')`), "VIEW_KIND.LONG");
   for (const [name, letter] of Object.entries(read)) {
     assert.match(special, new RegExp(`^\\s*'${letter.replace(/[+-]/, "\\$&")}' (?:if|=>)`, "m"), `VIEW_KIND.${name}`);
   }
-  assert.ok(rust("src/core/validate_call.rs").includes(`format!("{MARK}${NEG_ZERO}")`), "VIEW_KIND.NEG_ZERO");
+  assert.ok(rust("src/core/fast/check_call.rs").includes(`format!("{MARK}${NEG_ZERO}")`), "VIEW_KIND.NEG_ZERO");
 });
 
 test("the projection markers (snippets/providers.js) are core::text's PROJECTION_START and PROJECTION_END", async () => {

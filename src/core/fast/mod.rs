@@ -13,9 +13,10 @@
 //! | --- | --- | --- |
 //! | `pump` | `fast::pump::pump` | `pump.js`: `pumpEvent`, `pumpQueued` |
 //! | `call_listeners` | `fast::listeners::call_listeners` | `agent.js`: `callListeners` |
-//! | `json_copy` | `fast::view::json_copy` | `view.js`: `jsonCopy` |
-//! | `patch_copy` | `fast::view::patch_copy` | `view.js`: `patchCopy` |
-//! | `view_string` | `None` (the reference writes no long-string markers) | `view.js`: `viewString` |
+//! | `check_tool_call` | `fast::check_call::check_tool_call` (the validator of `core::validate`) | `validate.js`: `checkToolCall` |
+//! | `json_copy` (`ViewPaths`) | `fast::view::json_copy` | `view.js`: `jsonCopy` |
+//! | `patch_copy` (`ViewPaths`) | `fast::view::patch_copy` | `view.js`: `patchCopy` |
+//! | `view_string` (`ViewPaths`) | `None` (the reference writes no long-string markers) | `view.js`: `viewString` |
 //! | `first_bad_message` | `fast::args::first_bad_message` | `args.js`: `firstBadMessage` |
 //! | `agent_state_valid` | `false` (always check in full) | `args.js`: `agentStateValid` |
 //! | `tool_changes` | `declare::tools::tool_changes` | `declare.js`: `toolChanges` |
@@ -33,22 +34,26 @@
 //! method with its default, override it on `JsHost` with the twin, and add a parity case.
 //!
 //! Layering: this module depends on `host` and on the modules holding references (`agent_state::reducer`,
-//! `agent_state::drain`, `agent_state::convert`, `declare::tools`, `text`); the modules that *call* fast paths
+//! `agent_state::drain`, `agent_state::convert`, `declare::tools`, `text`, and for `check_call` `validate` and
+//! `tool_schema`); `check_call` itself calls the view's fast paths, so those are the trait `ViewPaths` of `view`,
+//! below `FastPaths`, which `check_call` names instead of this module. The modules that *call* fast paths
 //! (`args`, `validate_call`, `agent_loop` with its `declare`, `agent::lifecycle`) depend on it. Nothing
 //! below it imports it.
 
 pub mod args;
+pub mod check_call;
 pub mod listeners;
 pub mod pump;
 pub mod view;
 
 use super::agent_state::Queue;
 pub use super::declare::tools::ToolChanges;
-use super::host::Host;
+pub use check_call::Checked;
 pub use pump::{EventCode, Pumped};
+pub use view::ViewPaths;
 
 /// The fused operations, each with its reference as the default method (see the module docs).
-pub trait FastPaths: Host {
+pub trait FastPaths: ViewPaths {
     /// One step of L-3.6.2 for `event`, or with `None` for the next event already queued in
     /// `source` when that is one of this library's own streams (taken synchronously; the reference
     /// sees none, so the loop awaits the iterator). A block event while the partial sits at
@@ -86,25 +91,13 @@ pub trait FastPaths: Host {
         listeners::call_listeners(self, listeners, cursor, a, b)
     }
 
-    /// A copy of `v` and its `JSON.stringify` text, reading `v` once. The JS twin copies with
-    /// `structuredClone` as the reference loop does (throwing its errors) and writes the clone; the
-    /// reference makes a fresh `JSON.parse` of the text (`null` when the text is undefined).
-    fn json_copy(&self, v: &Self::V) -> Result<(Option<String>, Self::V), Self::V> {
-        view::json_copy(self, v)
-    }
-
-    /// The JSON text of the long string that the `l<index>` marker of the last `json_copy` view stands for (issue
-    /// 34). The reference writes no such markers: `None`.
-    fn view_string(&self, _index: usize) -> Option<String> {
-        None
-    }
-
-    /// The validated arguments: `copy` (the clone `json_copy` made) with `patches` applied. `patches` is the JSON
-    /// text of a list of `[path, value]` (set), `[path]` (delete) and `[path, 0, 0]` (wrap into a one-item array)
-    /// entries; a path is a list of keys and indices, and the empty path is the whole copy. Values may hold markers
-    /// (`validate::special`), which the JS twin turns back into the values they stand for.
-    fn patch_copy(&self, copy: &Self::V, patches: &str) -> Result<Self::V, Self::V> {
-        view::patch_copy(self, copy, patches)
+    /// T-4.3: validates `args` (the possibly prepared arguments of `call`) against `tool.parameters` up to a
+    /// Standard Schema's answer: the arguments `execute` gets (JSON Schema: the coerced copy), or what the schema's
+    /// `validate` returned (maybe a promise, T-4.3.8); throws (as `Err`) the error of T-4.3.1 or T-4.3.5 with its exact
+    /// text and class. The JS twin validates on the JS values themselves (reads in its own order: the reference reads
+    /// the schema through `JSON.stringify`), so the loop's download carries no validator (issue 43).
+    fn check_tool_call(&self, tool: &Self::V, call: &Self::V, args: &Self::V) -> Result<Checked<Self::V>, Self::V> {
+        check_call::check_tool_call(self, tool, call, args)
     }
 
     /// E-8.1 over a list of messages (an array): the index of the first entry that is not a

@@ -1,12 +1,38 @@
-//! The references of `FastPaths::json_copy` and `FastPaths::patch_copy`: the validator's copy of a
-//! tool call's arguments, and the coerced values written back into it. The JS twins are `jsonCopy`
-//! and `patchCopy` in `src/js/snippets/view.js`, which copy with `structuredClone` and write values
-//! JSON cannot hold as markers (`validate::special`).
+//! The validator's view of a tool call's arguments (`ViewPaths`: `json_copy`, `view_string`, `patch_copy`), the fast
+//! paths the reference of `FastPaths::check_tool_call` (`check_call.rs`) runs on: the copy of the arguments, and the
+//! coerced values written back into it. The JS twins are `jsonCopy`, `viewString` and `patchCopy` in
+//! `src/js/snippets/view.js`, which copy with `structuredClone` and write values JSON cannot hold as markers
+//! (`validate::special`). A trait of its own under `FastPaths`, so that `check_call.rs` names it and not the layer
+//! that names `check_call.rs`.
 
 use crate::core::host::Host;
 use crate::core::text;
 
-/// The reference of `FastPaths::json_copy`: the text, and a fresh `JSON.parse` of it (`null` when
+/// The view's fast paths, each with its reference as the default method (see `core::fast`).
+pub trait ViewPaths: Host {
+    /// A copy of `v` and its `JSON.stringify` text, reading `v` once. The JS twin copies with
+    /// `structuredClone` as the reference loop does (throwing its errors) and writes the clone; the
+    /// reference makes a fresh `JSON.parse` of the text (`null` when the text is undefined).
+    fn json_copy(&self, v: &Self::V) -> Result<(Option<String>, Self::V), Self::V> {
+        json_copy(self, v)
+    }
+
+    /// The JSON text of the long string that the `l<index>` marker of the last `json_copy` view stands for (issue
+    /// 34). The reference writes no such markers: `None`.
+    fn view_string(&self, _index: usize) -> Option<String> {
+        None
+    }
+
+    /// The validated arguments: `copy` (the clone `json_copy` made) with `patches` applied. `patches` is the JSON
+    /// text of a list of `[path, value]` (set), `[path]` (delete) and `[path, 0, 0]` (wrap into a one-item array)
+    /// entries; a path is a list of keys and indices, and the empty path is the whole copy. Values may hold markers
+    /// (`validate::special`), which the JS twin turns back into the values they stand for.
+    fn patch_copy(&self, copy: &Self::V, patches: &str) -> Result<Self::V, Self::V> {
+        patch_copy(self, copy, patches)
+    }
+}
+
+/// The reference of `ViewPaths::json_copy`: the text, and a fresh `JSON.parse` of it (`null` when
 /// the text is undefined).
 pub fn json_copy<H: Host>(h: &H, v: &H::V) -> Result<(Option<String>, H::V), H::V> {
     let text = h.json_stringify(v, false)?;
@@ -17,7 +43,7 @@ pub fn json_copy<H: Host>(h: &H, v: &H::V) -> Result<(Option<String>, H::V), H::
     Ok((text, copy))
 }
 
-/// The reference of `FastPaths::patch_copy`: reads and writes through `get`/`set`/`delete`.
+/// The reference of `ViewPaths::patch_copy`: reads and writes through `get`/`set`/`delete`.
 pub fn patch_copy<H: Host>(h: &H, copy: &H::V, patches: &str) -> Result<H::V, H::V> {
     use serde_json::Value;
     let parsed = text::wtf::parse(patches).map_err(|e| h.error(&e, false))?;

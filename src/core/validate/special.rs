@@ -6,7 +6,8 @@
 //! coercion put into its result back into the values they stand for.
 //!
 //! `MARK` is a private-use code point outside the stand-ins of lone surrogates (`wtf.rs`): a caller string made of
-//! `MARK` and one of these forms would read as a marker, which the README names as the one collision.
+//! `MARK` and one of these forms would read as a marker here. (The package validates with the JS twin,
+//! `snippets/validate.js`, which reads the values themselves: the collision is this reference's alone.)
 
 use serde_json::{Map, Value};
 

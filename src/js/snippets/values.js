@@ -179,10 +179,22 @@ export function variadic(f) {
   };
 }
 
+/** Compiled patterns (`null`: not a regular expression with the `u` flag), forgotten all at once past 256. */
+const regexes = new Map();
+
+/** `Host::regex_test` and the validator's twin (validate.js): `new RegExp(pattern, "u").test(text)`, `undefined` for a
+ *  pattern that does not compile (or a match that throws). */
 export function regexTest(pattern, text) {
+  let re = regexes.get(pattern);
   try {
-    return new RegExp(pattern, "u").test(text);
+    if (re === undefined) {
+      if (regexes.size >= 256) regexes.clear();
+      re = null;
+      regexes.set(pattern, (re = new RegExp(pattern, "u")));
+    }
+    return re === null ? undefined : re.test(text);
   } catch {
+    if (re === null) regexes.set(pattern, null);
     return undefined;
   }
 }

@@ -1,11 +1,11 @@
-// The validator's value view: `FastPaths::json_copy`, `FastPaths::patch_copy` (references: src/core/fast/view.rs) and `Host::json_stringify` of src/js/host.rs,
-// the JS side of `core::validate` (src/core/validate/special.rs reads the markers written here, and
-// src/core/validate_call.rs writes the `z` one). Copies and writes values of any depth without recursion (issue 13).
+// The validator's value view: `ViewPaths::json_copy`, `ViewPaths::patch_copy` (references: src/core/fast/view.rs) and `Host::json_stringify` of src/js/host.rs,
+// the JS side of the reference validator `core::validate` (src/core/validate/special.rs reads the markers written here, and
+// src/core/fast/check_call.rs writes the `z` one; validate.js, the validator's twin, validates the same view as values). Copies and writes values of any depth without recursion (issue 13).
 // Runs no caller code but `toJSON` (in `stringify`) and what `structuredClone` reads. No loop logic.
 
 import { MARK, MARK_END } from "./values.js";
 
-// `FastPaths::json_copy`: the text goes to Rust, the copy waits here for `takeCopy` (the next call of
+// `ViewPaths::json_copy`: the text goes to Rust, the copy waits here for `takeCopy` (the next call of
 // the binding), so it never crosses as text. The copy is a `structuredClone`, as the reference's
 // `validateToolArguments` makes it (T-4.3): what it cannot clone (a promise, a function) throws
 // the reference's own `DataCloneError`. Nesting too deep for the engine's recursive clone and
@@ -20,7 +20,7 @@ let copied = null;
  *  outside the lone-surrogate stand-ins of src/core/text/wtf.rs). */
 export const VIEW_MARK = "\u{10F7FE}";
 /** The letter after `VIEW_MARK`: twins of the arms of `special` in src/core/validate/special.rs, except `NEG_ZERO`,
- *  which only Rust writes (src/core/validate_call.rs) and `revive` reads. */
+ *  which only Rust writes (src/core/fast/check_call.rs) and `revive` reads. */
 export const VIEW_KIND = Object.freeze({
   NAN: "n", INFINITY: "+", NEG_INFINITY: "-", UNDEFINED: "u", BIGINT: "b", BYTES: "y", CYCLE: "c", NEG_ZERO: "z",
   LONG: "l",
@@ -33,13 +33,7 @@ const VIEW_LONG = 1024;
 let viewRefs = null;
 
 export function jsonCopy(v) {
-  let clone;
-  try {
-    clone = structuredClone(v);
-  } catch (e) {
-    if (!(e instanceof RangeError)) throw e;
-    clone = cloneDeep(v);
-  }
+  const clone = cloneArgs(v);
   copied = clone;
   viewRefs = null;
   let text;
@@ -53,10 +47,23 @@ export function jsonCopy(v) {
   return text !== undefined && isJsonData(clone) ? text : VIEW_MARK + viewText(clone);
 }
 
-/** Whether `root` (a clone JSON.stringify wrote, so without cycles) is exactly what its JSON text says. */
-function isJsonData(root) {
+/** The validator's copy of a tool call's arguments: a `structuredClone` (its errors thrown), without recursion where
+ *  the engine's clone overflows (also the copy of `checkToolCall` in validate.js). */
+export function cloneArgs(v) {
+  try {
+    return structuredClone(v);
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+    return cloneDeep(v);
+  }
+}
+
+/** Whether `root` is exactly what its JSON text says. A clone JSON.stringify wrote has no cycles; on any other, past
+ *  `limit` containers the walk stops and answers `undefined`. */
+export function isJsonData(root, limit = Infinity) {
   const stack = [root];
   while (stack.length > 0) {
+    if (limit-- < 0) return undefined;
     const v = stack.pop();
     if (typeof v !== "object" || v === null) {
       if (!isJsonScalar(v)) return false;
@@ -94,8 +101,11 @@ function isJsonScalar(v) {
 }
 
 /** The view of `root`: JSON with a marker for each value JSON cannot hold; iterative, any depth. */
-/** Past this many characters of strings and keys written, a cycle met again is no longer written out. */
-const VIEW_CYCLE_CHARS = 8 << 20;
+/** Past this many characters of strings and keys written, this many containers, or this deep, a cycle met again is
+ *  no longer written out (also the rule of `viewTree` in validate.js). */
+export const VIEW_CYCLE_CHARS = 8 << 20;
+export const VIEW_CYCLE_CONTAINERS = 20000;
+export const VIEW_CYCLE_DEPTH = 64;
 
 function viewText(root) {
   const refs = [];
@@ -135,7 +145,7 @@ function viewText(root) {
           // Its bytes too: pi-schema's coercion may copy a Uint8Array's members into a plain object.
           return void out.push(marker(VIEW_KIND.BYTES + (refs.push(v) - 1) + (v.length > 0 ? "," + v.join(",") : "")));
         }
-        if (onPath.has(v) && (stack.length >= 64 || containers >= 20000 || chars >= VIEW_CYCLE_CHARS)) {
+        if (onPath.has(v) && (stack.length >= VIEW_CYCLE_DEPTH || containers >= VIEW_CYCLE_CONTAINERS || chars >= VIEW_CYCLE_CHARS)) {
           return void out.push(marker(VIEW_KIND.CYCLE + (refs.push(v) - 1)));
         }
         onPath.set(v, (onPath.get(v) ?? 0) + 1);
@@ -187,14 +197,18 @@ function viewText(root) {
 }
 
 /**
- * `FastPaths::patch_copy`: `copy` with the coercion's patches applied (`[path, value]` sets, `[path]`
+ * `ViewPaths::patch_copy`: `copy` with the coercion's patches applied (`[path, value]` sets, `[path]`
  * deletes, `[path, 0, 0]` wraps the value into a one-item array),
  * copy-on-write as pi-schema's coercion is: every container on a changed path is replaced by a
  * copy (`slice()`, or `{ ...value }`, which makes a Date or a Map a plain object), so a cycle or a
  * shared reference elsewhere still sees the value before coercion.
  */
 export function patchCopy(copy, text) {
-  const patches = parseView(text);
+  return applyPatches(copy, parseView(text));
+}
+
+/** `patchCopy` of patches already parsed, their values the values they stand for (also `checkToolCall`'s, validate.js). */
+export function applyPatches(copy, patches) {
   let root = copy;
   const fresh = new Set();
   const own = (holder, key, node) => {
@@ -319,7 +333,7 @@ export function parseText(text) {
   return JSON.parse(text);
 }
 
-/** `FastPaths::view_string`: the JSON text of the string a `LONG` marker of the last view stands for (JSON, so that
+/** `ViewPaths::view_string`: the JSON text of the string a `LONG` marker of the last view stands for (JSON, so that
  *  a lone surrogate reaches Rust as the escape the view would have written). */
 export function viewString(index) {
   const v = viewRefs?.[index];
