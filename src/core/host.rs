@@ -85,6 +85,10 @@ pub trait Host: Clone + 'static {
     fn range_error(&self, message: &str) -> Self::V {
         self.error(message, false)
     }
+    /// A JS `SyntaxError` with this message: what `new RegExp` throws for a schema's pattern.
+    fn syntax_error(&self, message: &str) -> Self::V {
+        self.error(message, false)
+    }
 
     // ---- inspecting values
     fn kind(&self, v: &Self::V) -> Kind;
@@ -178,8 +182,22 @@ pub trait Host: Clone + 'static {
             None => Ok(self.undefined()),
         }
     }
-    /// `new RegExp(pattern, "u").test(text)`; `None` when the pattern is invalid.
+    /// `RegExp.prototype.test` of `pattern` compiled as pi-schema's `sharedRegex` compiles it: with the `u` flag, else
+    /// (older schemas escape characters `u` rejects, as `\\-`) without it; `None` when neither compiles.
     fn regex_test(&self, pattern: &str, text: &str) -> Option<bool>;
+    /// The message `new RegExp(pattern)` throws for a pattern `regex_test` rejects (`None`: the host cannot say).
+    fn regex_error(&self, _pattern: &str) -> Option<String> {
+        None
+    }
+    /// Format `regex`: whether `new RegExp(text, "u")` compiles. The default asks `regex_test`, which also accepts
+    /// patterns valid only without the flag.
+    fn regex_unicode(&self, text: &str) -> bool {
+        self.regex_test(text, "").is_some()
+    }
+    /// Format `url`: `URL.canParse(text)`; `None` when the host has no URL parser (the validator approximates it).
+    fn url_can_parse(&self, _text: &str) -> Option<bool> {
+        None
+    }
 
     // ---- time
     /// Monotonic milliseconds (`performance.now()`).

@@ -1384,6 +1384,9 @@ impl Host for TestHost {
     fn error(&self, message: &str, type_error: bool) -> TV {
         if type_error { TV::type_error(message) } else { TV::error(message) }
     }
+    fn syntax_error(&self, message: &str) -> TV {
+        TV::error_named("SyntaxError", message)
+    }
 
     fn kind(&self, v: &TV) -> Kind {
         v.kind()

@@ -402,6 +402,9 @@ impl Host for JsHost {
     fn range_error(&self, message: &str) -> JsValue {
         js_sys::RangeError::new(message).into()
     }
+    fn syntax_error(&self, message: &str) -> JsValue {
+        js_sys::SyntaxError::new(message).into()
+    }
     fn error(&self, message: &str, type_error: bool) -> JsValue {
         let error: JsValue =
             if type_error { js_sys::TypeError::new(message).into() } else { js_sys::Error::new(message).into() };
@@ -568,6 +571,15 @@ impl Host for JsHost {
             return regex_test_values(&js_string(pattern), &js_string(text)).as_bool();
         }
         regex_test(pattern, text).as_bool()
+    }
+    fn regex_error(&self, pattern: &str) -> Option<String> {
+        regex_error(&js_string(pattern))
+    }
+    fn regex_unicode(&self, text: &str) -> bool {
+        regex_unicode(&js_string(text))
+    }
+    fn url_can_parse(&self, text: &str) -> Option<bool> {
+        Some(url_can_parse(&js_string(text)))
     }
 
     fn now(&self) -> f64 {

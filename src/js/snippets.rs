@@ -142,6 +142,12 @@ extern "C" {
     pub(super) fn variadic(f: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = regexTest)]
     pub(super) fn regex_test(pattern: &str, text: &str) -> JsValue;
+    #[wasm_bindgen(js_name = regexError)]
+    pub(super) fn regex_error(pattern: &JsValue) -> Option<String>;
+    #[wasm_bindgen(js_name = regexUnicode)]
+    pub(super) fn regex_unicode(text: &JsValue) -> bool;
+    #[wasm_bindgen(js_name = urlCanParse)]
+    pub(super) fn url_can_parse(text: &JsValue) -> bool;
     #[wasm_bindgen(js_name = regexTest)]
     pub(super) fn regex_test_values(pattern: &JsValue, text: &JsValue) -> JsValue;
     pub(super) fn now() -> f64;

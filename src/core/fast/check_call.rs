@@ -10,8 +10,9 @@ use crate::core::text::json::js_json_stringify;
 use crate::core::text::wtf;
 use crate::core::tool_schema::{self, ToolSchema};
 use crate::core::validate::{
-    MARK, MAX_SCHEMA_DEPTH, PatternMatcher, SchemaError, TOO_DEEP, WEAK_MAP_KEY, coerce_and_validate_changes,
-    coerce_and_validate_view, depth_exceeds, format_validation_error, is_too_deep, schema_problem,
+    INVALID_REGEX, MARK, MAX_SCHEMA_DEPTH, PatternMatcher, SchemaError, TOO_DEEP, WEAK_MAP_KEY,
+    coerce_and_validate_changes, coerce_and_validate_view, depth_exceeds, format_validation_error, is_too_deep,
+    schema_problem,
 };
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -22,6 +23,15 @@ struct HostPatterns<'a, H: Host>(&'a H);
 impl<H: Host> PatternMatcher for HostPatterns<'_, H> {
     fn is_match(&self, pattern: &str, text: &str) -> Option<bool> {
         self.0.regex_test(pattern, text)
+    }
+    fn pattern_error(&self, pattern: &str) -> Option<String> {
+        self.0.regex_error(pattern)
+    }
+    fn is_regex(&self, text: &str) -> bool {
+        self.0.regex_unicode(text)
+    }
+    fn url_can_parse(&self, text: &str) -> Option<bool> {
+        self.0.url_can_parse(text)
     }
 }
 
@@ -436,11 +446,13 @@ pub fn check_tool_call<H: ViewPaths>(h: &H, tool: &H::V, call: &H::V, args: &H::
         }
     };
     if let Some(problem) = problem {
-        // The reference's stack overflow (in pi-schema's `compile`) is a RangeError; every other problem an Error.
-        // pi-ai's validator cache, a WeakMap, throws V8's TypeError for a boolean schema (`schema_problem`).
+        // The reference's stack overflow (in pi-schema's `compile`) is a RangeError, a pattern `new RegExp` rejects its
+        // SyntaxError (told by V8's words, which `regex_error` gives); every other problem an Error. pi-ai's validator
+        // cache, a WeakMap, throws V8's TypeError for a boolean schema (`schema_problem`).
         return Err(match problem.as_str() {
             TOO_DEEP => h.range_error(problem),
             WEAK_MAP_KEY => h.error(problem, true),
+            p if p.starts_with(INVALID_REGEX) => h.syntax_error(problem),
             _ => h.error(problem, false),
         });
     }

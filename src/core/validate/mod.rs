@@ -61,6 +61,10 @@ pub const MAX_VALUE_DEPTH: usize = if cfg!(debug_assertions) { 300 } else { 10_0
 /// throws for a depth it cannot take (V8's stack overflow, from `structuredClone` or pi-schema's `compile`).
 pub const TOO_DEEP: &str = "Maximum call stack size exceeded";
 
+/// How V8 begins the message of the `SyntaxError` `new RegExp` throws (and the validator's own text when the host
+/// cannot give the engine's).
+pub const INVALID_REGEX: &str = "Invalid regular expression: ";
+
 /// What pi-ai's validator cache (a `WeakMap`) throws, as a TypeError, for a schema that is a boolean (V8's words).
 pub const WEAK_MAP_KEY: &str = "Invalid value used as weak map key";
 

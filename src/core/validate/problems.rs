@@ -8,7 +8,7 @@ use crate::core::text::json::Kw;
 use serde_json::{Map, Value};
 
 use super::resolve::{BaseId, Resolver, Target, address};
-use super::{MAX_DEPTH, PatternMatcher, TOO_DEEP};
+use super::{INVALID_REGEX, MAX_DEPTH, PatternMatcher, TOO_DEEP};
 use crate::core::text::json::{js_entries, js_json_stringify};
 
 /// Keywords that never affect a check: a schema with only these and `type` compiles to a type test.
@@ -72,7 +72,7 @@ impl<'a> Finder<'a> {
         if self.re.is_match(pattern, "").is_some() {
             return Ok(());
         }
-        Err(self.re.pattern_error(pattern).unwrap_or_else(|| format!("Invalid regular expression: /{pattern}/")))
+        Err(self.re.pattern_error(pattern).unwrap_or_else(|| format!("{INVALID_REGEX}/{pattern}/")))
     }
 
     fn keywords(&mut self, o: &'a Map<String, Value>, b: BaseId) -> Found {

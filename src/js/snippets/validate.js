@@ -6,7 +6,9 @@
 // what `structuredClone` reads, `toJSON` of a schema, a Standard Schema's `validate` and `JSON.stringify` of the
 // arguments for an error. `tests/js/parity.test.mjs` holds it to the reference.
 
-import { classifySchema, errorMessage, isObjectLike, regexTest, SCHEMA_KIND } from "./values.js";
+import {
+  classifySchema, errorMessage, isObjectLike, regexError, regexTest, regexUnicode, SCHEMA_KIND, urlCanParse,
+} from "./values.js";
 import {
   VIEW_CYCLE_CHARS, VIEW_CYCLE_CONTAINERS, VIEW_CYCLE_DEPTH, applyPatches, cloneArgs, isJsonData, jsonClone, stringify,
 } from "./view.js";
@@ -33,6 +35,13 @@ const NEUTRAL = ["$schema", "$comment", "title", "description", "default", "exam
 /** The annotations a node of the `plain` shortcut may hold. */
 const ANNOTATIONS = NEUTRAL.slice(1, 9);
 const NUMBER_KEYWORDS = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
+
+/** A schema's pattern that compiles neither way: thrown as the `SyntaxError` `new RegExp` throws, its words `m`. */
+class Pattern {
+  constructor(m) {
+    this.m = m;
+  }
+}
 
 /** "Nothing": a value unchanged by coercion, a member absent. */
 const NO = Symbol();
@@ -99,6 +108,7 @@ export function checkToolCall(tool, call, args) {
   if (prepared === UNREADABLE) return CHECKED.UNREADABLE;
   const { s: schema, p: problem } = prepared;
   if (problem !== undefined) {
+    if (problem instanceof Pattern) throw new SyntaxError(problem.m);
     throw problem === TOO_DEEP ? new RangeError(problem) : problem === WEAK_MAP_KEY ? new TypeError(problem) : new Error(problem);
   }
   const copy = cloneArgs(args);
@@ -1391,7 +1401,10 @@ function problemOf(schema) {
   const finder = resolverOf(schema);
   const seen = new Set();
   let d = 0;
-  const pattern = (p) => (regexTest(p, "") === undefined ? `Invalid regular expression: /${p}/` : undefined);
+  const pattern = (p) => {
+    const m = regexError(p);
+    return m === undefined ? undefined : new Pattern(m);
+  };
   /** The subschemas of `o` in the order pi-schema compiles them, a pattern's check (a function) in its place. */
   const parts = (o) => {
     const list = [];
@@ -1673,11 +1686,11 @@ function format(name, s) {
     case "uri-reference":
       return isUri(s) || isRelativeRef(s);
     case "url":
-      return isUrl(s);
+      return urlCanParse(s);
     case "uuid":
       return /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(s);
     case "regex":
-      return regexTest(s, "") !== undefined;
+      return regexUnicode(s);
     case "json-pointer":
       return /^(\/([^~/]|~[01])*)*$/.test(s);
   }
@@ -1922,29 +1935,3 @@ function isRelativeRef(s) {
   return part !== undefined && isPart(part, NO_COLON_CHARS);
 }
 
-/** An approximation of `URL.canParse`: a scheme, and for the special schemes a host. */
-function isUrl(s) {
-  s = s.replace(/^[\0- ]+|[\0- ]+$/g, "").replace(/[\t\n\r]/g, "");
-  const colon = schemeLength(s);
-  if (colon === undefined) return false;
-  if (!["http", "https", "ws", "wss", "ftp"].includes(s.slice(0, colon).toLowerCase())) return true;
-  const after = s.slice(colon + 1).replace(/^[/\\]+/, "");
-  const authority = after.slice(0, after.search(/[/\\?#]|$/));
-  const hostport = authority.slice(authority.lastIndexOf("@") + 1);
-  let host;
-  let port;
-  if (hostport.startsWith("[")) {
-    const close = hostport.indexOf("]");
-    if (close < 0) return false;
-    host = hostport.slice(1, close);
-    const rest = hostport.slice(close + 1);
-    port = rest.startsWith(":") ? rest.slice(1) : undefined;
-    if (!isIpv6(host)) return false;
-  } else {
-    const colon = hostport.lastIndexOf(":");
-    host = colon < 0 ? hostport : hostport.slice(0, colon);
-    port = colon < 0 ? undefined : hostport.slice(colon + 1);
-    if (host === "" || /[\0- #%/:<>?@[\\\]^|]/.test(host)) return false;
-  }
-  return port === undefined || port === "" || (/^\d+$/.test(port) && Number(port) <= 65535);
-}

@@ -179,23 +179,59 @@ export function variadic(f) {
   };
 }
 
-/** Compiled patterns (`null`: not a regular expression with the `u` flag), forgotten all at once past 256. */
+/** Compiled patterns (`null`: a pattern that compiles neither way), forgotten all at once past 256. */
 const regexes = new Map();
 
-/** `Host::regex_test` and the validator's twin (validate.js): `new RegExp(pattern, "u").test(text)`, `undefined` for a
- *  pattern that does not compile (or a match that throws). */
+/** `Host::regex_test` (pi-schema's `sharedRegex`): `pattern` compiled with the `u` flag, else (older schemas escape
+ *  characters `u` rejects, as `\\-`) without it, then `RegExp.prototype.test`; `undefined` when neither compiles (or
+ *  the match throws). */
 export function regexTest(pattern, text) {
   let re = regexes.get(pattern);
+  if (re === undefined) {
+    if (regexes.size >= 256) regexes.clear();
+    re = compiled(pattern, "u") ?? compiled(pattern, "") ?? null;
+    regexes.set(pattern, re);
+  }
   try {
-    if (re === undefined) {
-      if (regexes.size >= 256) regexes.clear();
-      re = null;
-      regexes.set(pattern, (re = new RegExp(pattern, "u")));
-    }
     return re === null ? undefined : re.test(text);
   } catch {
-    if (re === null) regexes.set(pattern, null);
     return undefined;
+  }
+}
+
+function compiled(pattern, flags) {
+  try {
+    return new RegExp(pattern, flags);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `Host::regex_error`: the message `new RegExp(pattern)` throws for a pattern `regexTest` rejects (what pi-schema's
+ *  `compile` throws), else `undefined`. */
+export function regexError(pattern) {
+  if (regexTest(pattern, "") !== undefined) return undefined;
+  try {
+    new RegExp(pattern);
+  } catch (e) {
+    return e.message;
+  }
+  return undefined;
+}
+
+/** `Host::regex_unicode`, format `regex`: whether `new RegExp(text, "u")` compiles. */
+export function regexUnicode(text) {
+  return compiled(text, "u") !== undefined;
+}
+
+/** `Host::url_can_parse`, format `url`: `URL.canParse` (a `new URL` that does not throw where the engine lacks it). */
+export function urlCanParse(text) {
+  if (typeof URL.canParse === "function") return URL.canParse(text);
+  try {
+    new URL(text);
+    return true;
+  } catch {
+    return false;
   }
 }
 
