@@ -1,9 +1,8 @@
 // T-4.3.4 `pattern`, `patternProperties` and the formats the engine decides, with the exact answers of the reference
 // (pi-ai's validateToolArguments on Node): a pattern compiles with the `u` flag, else without it (older schemas
 // escape characters `u` rejects, as `\-`); one that compiles neither way is the schema's error, the SyntaxError
-// `new RegExp` throws; the
-// format `regex` is the `u` flag's grammar; the format `url` is `URL.canParse`. Runs on both implementations
-// (AGENT_LOOP_IMPL=reference).
+// `new RegExp` throws; the format `regex` is the `u` flag's grammar; the format `url` is `URL.canParse`. Runs on both
+// implementations (AGENT_LOOP_IMPL=reference).
 import test from "node:test";
 import assert from "node:assert/strict";
 import { validateToolArguments } from "./impl.mjs";
