@@ -702,6 +702,12 @@ impl FastPaths for JsHost {
             &i.agent,
         )
     }
+    fn begin_run_state(&self, st: &JsValue, active: &JsValue) -> Result<(), JsValue> {
+        begin_run_state(st, active)
+    }
+    fn end_run_state(&self, st: &JsValue) -> Result<(), JsValue> {
+        end_run_state(st)
+    }
     fn reduce_agent_event(&self, st: &JsValue, event: &JsValue) -> Result<bool, JsValue> {
         reduce_agent_event(st, event)
     }

@@ -65,6 +65,24 @@ pub fn fast_path(name: &str, reference: bool, args: Array) -> Result<JsValue, Js
             }
             Ok(JsValue::UNDEFINED)
         }
+        "beginRunState" => {
+            let (st, active) = (arg(&args, 0), arg(&args, 1));
+            if reference {
+                crate::core::agent_state::init::begin_run_state(&h, &st, &active)?;
+            } else {
+                h.begin_run_state(&st, &active)?;
+            }
+            Ok(JsValue::UNDEFINED)
+        }
+        "endRunState" => {
+            let st = arg(&args, 0);
+            if reference {
+                crate::core::agent_state::init::end_run_state(&h, &st)?;
+            } else {
+                h.end_run_state(&st)?;
+            }
+            Ok(JsValue::UNDEFINED)
+        }
         "queuePoller" => {
             let st = arg(&args, 0);
             let queue = if arg(&args, 1).as_string().as_deref() == Some("followUp") {

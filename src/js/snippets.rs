@@ -186,6 +186,10 @@ extern "C" {
 extern "C" {
     #[wasm_bindgen(catch, js_name = reduceAgentEvent)]
     pub(super) fn reduce_agent_event(st: &JsValue, event: &JsValue) -> Result<bool, JsValue>;
+    #[wasm_bindgen(catch, js_name = beginRunState)]
+    pub(super) fn begin_run_state(st: &JsValue, active: &JsValue) -> Result<(), JsValue>;
+    #[wasm_bindgen(catch, js_name = endRunState)]
+    pub(super) fn end_run_state(st: &JsValue) -> Result<(), JsValue>;
     #[allow(clippy::too_many_arguments)]
     #[wasm_bindgen(catch, js_name = initState)]
     pub(super) fn init_state(

@@ -425,6 +425,38 @@ test("initState: a new Agent's state as agent_state::init writes it, each empty 
   assert.deepEqual(Object.keys(made[0]), FIELDS);
 });
 
+test("beginRunState / endRunState: a run's start and end write the state as agent_state::init does", { skip }, () => {
+  for (const seed of SEEDS) {
+    for (let i = 0; i < CASES_PER_SEED; i++) {
+      const build = (rec) => {
+        const r = rng(seed * 32452843 + i);
+        const st = agentState(r, seed);
+        // The state is the library's own object, of data properties (a getter without a setter, which Reflect.set
+        // refuses quietly and an assignment loudly, is not one of its shapes); now and then a setter that throws:
+        // both stop at the same write.
+        for (const key of Object.keys(st)) if (Object.getOwnPropertyDescriptor(st, key).get) delete st[key];
+        if (r.chance(0.1)) {
+          const key = r.pick(["active", "isStreaming", "errorMessage", "limitReached", "transitFollowUp", "pendingToolCalls"]);
+          Object.defineProperty(st, key, { set() { throw new Error(`setter ${seed}`); }, configurable: true });
+        }
+        return { raw: st, st: rec.wrap(st), active: { controller: "c", signal: "s", promise: "p", resolve: "r" } };
+      };
+      same(`begin: seed ${seed} case ${i}`, build, (reference, input) => fastPath("beginRunState", reference, input.st, input.active));
+      same(`end: seed ${seed} case ${i}`, build, (reference, input) => fastPath("endRunState", reference, input.st));
+    }
+  }
+  // Fresh each time: two runs never share a list or a set.
+  const ended = [1, 2].map(() => {
+    const st = {};
+    fastPath("endRunState", false, st);
+    fastPath("beginRunState", false, st, {});
+    return st;
+  });
+  for (const key of ["transitSteering", "transitFollowUp", "completedTools", "endedTools", "pendingToolCalls", "steeringLeftByAbort"]) {
+    assert.notEqual(ended[0][key], ended[1][key], `${key} is a fresh value`);
+  }
+});
+
 test("queuePoller: the poller's twin drains as agent_state::drain does", { skip }, () => {
   for (const seed of SEEDS) {
     for (let i = 0; i < CASES_PER_SEED; i++) {

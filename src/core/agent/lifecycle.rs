@@ -458,14 +458,7 @@ fn start_run<H: FastPaths>(
     let active =
         h.object(&[("controller", controller), ("signal", signal.clone()), ("promise", promise), ("resolve", resolve)]);
     let setup = (|| -> Result<Prepared<H::V>, H::V> {
-        h.set(st, key::ACTIVE, &active)?;
-        h.set(st, key::STEERING_LEFT_BY_ABORT, &h.array(&[]))?;
-        h.set(st, key::IS_STREAMING, &h.boolean(true))?;
-        h.set(st, key::STREAMING_MESSAGE, &h.undefined())?;
-        h.set(st, key::ERROR_MESSAGE, &h.undefined())?;
-        h.set(st, key::INTERRUPTED, &h.boolean(false))?;
-        h.set(st, key::RUN_USAGE, &h.undefined())?;
-        h.set(st, key::LIMIT_REACHED, &h.undefined())?;
+        h.begin_run_state(st, &active)?;
         let budget = agent_budget(h, agent, st);
         // Each `start_*` makes the working copy of the transcript (D6) in one host call, so the
         // transcript itself goes in here: no crossing per message (issue 17).
@@ -584,14 +577,9 @@ async fn handle_run_failure<H: FastPaths>(h: &H, st: &H::V, signal: &H::V, throw
 
 /// Clears the runtime state and resolves `waitForIdle()`.
 fn finish_run<H: FastPaths>(h: &H, st: &H::V) {
-    // What the run drained or ended without committing is gone from the live agent too.
-    let _ = h.set(st, key::TRANSIT_STEERING, &h.array(&[]));
-    let _ = h.set(st, key::TRANSIT_FOLLOW_UP, &h.array(&[]));
-    let _ = h.set(st, key::COMPLETED_TOOLS, &h.array(&[]));
-    let _ = h.set(st, key::ENDED_TOOLS, &h.array(&[]));
-    let _ = h.set(st, key::IS_STREAMING, &h.boolean(false));
-    let _ = h.set(st, key::STREAMING_MESSAGE, &h.undefined());
-    let _ = h.set(st, key::PENDING_TOOL_CALLS, &h.new_set(&[]));
+    // What the run drained or ended without committing is gone from the live agent too (the state is the library's
+    // own object: no write of it throws).
+    let _ = h.end_run_state(st);
     // A decided pause is over once the run that carried it out ended, however it ended (a listener failure too).
     if let Ok(Some(held)) = approvals::held(h, st)
         && approvals::undecided(h, &held).is_ok_and(|waiting| waiting.is_empty())

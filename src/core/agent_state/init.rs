@@ -1,5 +1,7 @@
-//! The reference of `FastPaths::init_state`: the state a new `Agent` starts with. The JS twin is
-//! `initState` in `src/js/snippets/agent.js`.
+//! The state's writes in bulk, the references of three fast paths: what a new Agent starts with (A-5.1.3,
+//! `FastPaths::init_state`), and what a run sets when it starts and clears when it ends (A-5.5,
+//! `FastPaths::begin_run_state`, `FastPaths::end_run_state`). The JS twins are `initState`, `beginRunState` and
+//! `endRunState` in `src/js/snippets/agent.js`.
 
 use super::key;
 use crate::core::host::Host;
@@ -52,6 +54,43 @@ pub fn init_state<H: Host>(h: &H, st: &H::V, initial: &Initial<H::V>) -> Result<
         (key::TOTAL_USAGE, h.undefined()),
         (key::RUN_USAGE, h.undefined()),
         (key::LIMIT_REACHED, h.undefined()),
+    ];
+    for (key, value) in &state {
+        h.set(st, key, value)?;
+    }
+    Ok(())
+}
+
+/// The reference of `FastPaths::begin_run_state`: a run starts (`active` is its `{controller, signal, promise,
+/// resolve}`): streaming, nothing of the last run's error, interruption, usage or limit left.
+pub fn begin_run_state<H: Host>(h: &H, st: &H::V, active: &H::V) -> Result<(), H::V> {
+    let state = [
+        (key::ACTIVE, active.clone()),
+        (key::STEERING_LEFT_BY_ABORT, h.array(&[])),
+        (key::IS_STREAMING, h.boolean(true)),
+        (key::STREAMING_MESSAGE, h.undefined()),
+        (key::ERROR_MESSAGE, h.undefined()),
+        (key::INTERRUPTED, h.boolean(false)),
+        (key::RUN_USAGE, h.undefined()),
+        (key::LIMIT_REACHED, h.undefined()),
+    ];
+    for (key, value) in &state {
+        h.set(st, key, value)?;
+    }
+    Ok(())
+}
+
+/// The reference of `FastPaths::end_run_state`: a run ended. What it drained or ended without committing is gone
+/// from the live agent too; nothing streams, no tool call is pending.
+pub fn end_run_state<H: Host>(h: &H, st: &H::V) -> Result<(), H::V> {
+    let state = [
+        (key::TRANSIT_STEERING, h.array(&[])),
+        (key::TRANSIT_FOLLOW_UP, h.array(&[])),
+        (key::COMPLETED_TOOLS, h.array(&[])),
+        (key::ENDED_TOOLS, h.array(&[])),
+        (key::IS_STREAMING, h.boolean(false)),
+        (key::STREAMING_MESSAGE, h.undefined()),
+        (key::PENDING_TOOL_CALLS, h.new_set(&[])),
     ];
     for (key, value) in &state {
         h.set(st, key, value)?;

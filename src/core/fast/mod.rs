@@ -21,6 +21,8 @@
 //! | `agent_state_valid` | `false` (always check in full) | `args.js`: `agentStateValid` |
 //! | `tool_changes` | `declare::tools::tool_changes` | `declare.js`: `toolChanges` |
 //! | `init_state` | `agent_state::init::init_state` | `agent.js`: `initState` |
+//! | `begin_run_state` | `agent_state::init::begin_run_state` | `agent.js`: `beginRunState` |
+//! | `end_run_state` | `agent_state::init::end_run_state` | `agent.js`: `endRunState` |
 //! | `reduce_agent_event` | `agent_state::reducer::reduce` | `agent.js`: `reduceAgentEvent` |
 //! | `queue_poller` | `agent_state::drain::native_queue_poller` | `agent.js`: `queuePoller` |
 //! | `default_convert_to_llm` | `agent_state::convert::default_convert_to_llm` | `agent.js`: `defaultConvertToLlm` |
@@ -129,6 +131,16 @@ pub trait FastPaths: ViewPaths {
     /// written to `st` in `agent_state::init::init_state`'s order.
     fn init_state(&self, st: &Self::V, initial: &super::agent_state::init::Initial<Self::V>) -> Result<(), Self::V> {
         super::agent_state::init::init_state(self, st, initial)
+    }
+
+    /// A run starts: `active` and the fields a run resets, in `agent_state::init::begin_run_state`'s order.
+    fn begin_run_state(&self, st: &Self::V, active: &Self::V) -> Result<(), Self::V> {
+        super::agent_state::init::begin_run_state(self, st, active)
+    }
+
+    /// A run ended: the fields it clears, in `agent_state::init::end_run_state`'s order.
+    fn end_run_state(&self, st: &Self::V) -> Result<(), Self::V> {
+        super::agent_state::init::end_run_state(self, st)
     }
 
     /// The Agent's reducer on one event: `true` at a durable point.

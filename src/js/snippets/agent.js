@@ -63,6 +63,29 @@ export function initState(st, model, thinkingLevel, tools, messages, steeringMod
   st.limitReached = undefined;
 }
 
+/** `FastPaths::begin_run_state` (A-5.5): a run starts. Twin of `agent_state::init::begin_run_state`. */
+export function beginRunState(st, active) {
+  st.active = active;
+  st.steeringLeftByAbort = [];
+  st.isStreaming = true;
+  st.streamingMessage = undefined;
+  st.errorMessage = undefined;
+  st.interrupted = false;
+  st.runUsage = undefined;
+  st.limitReached = undefined;
+}
+
+/** `FastPaths::end_run_state` (A-5.5): a run ended. Twin of `agent_state::init::end_run_state`. */
+export function endRunState(st) {
+  st.transitSteering = [];
+  st.transitFollowUp = [];
+  st.completedTools = [];
+  st.endedTools = [];
+  st.isStreaming = false;
+  st.streamingMessage = undefined;
+  st.pendingToolCalls = new Set();
+}
+
 /** `FastPaths::reduce_agent_event`: the Agent's reducer (A-5.2.2), the core's `agent_state::reducer::reduce` read for read
  *  and write for write, in one crossing per event. `true` at a durable point of an agent that writes
  *  checkpoints. A getter's or setter's throw throws through. `st` is the agent's own record and `event` one the run
