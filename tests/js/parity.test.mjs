@@ -819,29 +819,6 @@ function expectSameChecks(cases, label) {
   assert.deepEqual(differ.slice(0, 5), [], `${differ.length} of ${cases.length} differ`);
 }
 
-/** A random (schema, arguments) pair as tests/validate/gen.mjs makes them (with `specials`: as validate-values does). */
-function randomValidation(g, specials) {
-  const { pick, chance, value, schema, KEYS } = g;
-  const defs = [];
-  const $defs = {};
-  if (!specials && chance(0.3)) {
-    $defs.d1 = schema(2, ["#"]);
-    defs.push("#/$defs/d1");
-    if (chance(0.3)) defs.push("#/$defs/missing");
-  }
-  let root = schema(3, defs);
-  if (chance(0.7)) {
-    root = { type: "object", properties: { a: schema(2, defs), b: schema(2, defs), n: schema(1, defs) }, required: chance(0.5) ? ["a"] : [],
-      ...(chance(0.3) ? { additionalProperties: false } : {}) };
-  }
-  if (defs.length > 0 && typeof root === "object") root.$defs = $defs;
-  let args = chance(0.8) ? {} : value(2);
-  if (typeof args === "object" && args !== null && Object.getPrototypeOf(args) === Object.prototype) {
-    for (const k of ["a", "b", "n", pick(KEYS)]) if (chance(0.6)) args[k] = value(2);
-  }
-  return [root, args];
-}
-
 test("checkToolCall: the validator's twin agrees with check_call on random schemas and arguments (tests/validate/schemas.mjs)", { skip }, (t) => {
   for (const seed of SEEDS) {
     const cases = [];
@@ -849,7 +826,7 @@ test("checkToolCall: the validator's twin agrees with check_call on random schem
       const g = generator(seed, { specials });
       const n = specials ? VALIDATE_CASES_PER_SEED / 3 : VALIDATE_CASES_PER_SEED;
       for (let i = 0; i < n; i++) {
-        const [root, args] = randomValidation(g, specials);
+        const [root, args] = g.pair();
         cases.push([`seed ${seed}${specials ? " (specials)" : ""} case ${i}`, toolOf(root), callOf(args), args]);
       }
     }

@@ -26,30 +26,14 @@ const nest = (n, f) => (n === 0 ? f() : nest(n - 1, f));
 /** Ours against the reference on `N` random (schema, arguments) pairs of `generator(seed, { specials })`: with
  *  `specials`, the arguments holding a non-JSON value; without, tests/validate/gen.mjs's pairs (`$defs`, recursion). */
 function differential(t, seed, specials) {
-  const { chance, pick, value, schema, KEYS } = generator(seed, { specials });
+  const { pair } = generator(seed, { specials });
   const failures = [];
   const N = 3000;
   let special = 0;
   let referenceOverflowed = 0;
   let oursLimited = 0;
   for (let i = 0; i < N; i++) {
-    const defs = [];
-    const $defs = {};
-    if (!specials && chance(0.3)) {
-      $defs.d1 = schema(2, ["#"]);
-      defs.push("#/$defs/d1");
-      if (chance(0.3)) defs.push("#/$defs/missing");
-    }
-    let root = schema(3, defs);
-    if (chance(0.7)) {
-      root = { type: "object", properties: { a: schema(2, defs), b: schema(2, defs), n: schema(1, defs) }, required: chance(0.5) ? ["a"] : [],
-        ...(!specials && chance(0.3) ? { additionalProperties: false } : {}) };
-    }
-    if (defs.length > 0 && typeof root === "object") root.$defs = $defs;
-    let args = chance(0.8) ? {} : value(2);
-    if (typeof args === "object" && args !== null && Object.getPrototypeOf(args) === Object.prototype) {
-      for (const k of ["a", "b", "n", pick(KEYS)]) if (chance(0.6)) args[k] = value(2);
-    }
+    const [root, args] = pair();
     const text = describe(args);
     if (specials && !/NaN|Infinity|-0|\dn\b|undefined|hole|Date|Map|Set|Array\(|String\{|RegExp|Error|cycle/.test(text)) continue;
     // pi-schema copies a container holding NaN wherever its coercion walks it (`NaN !== NaN` reads as a change),

@@ -111,5 +111,27 @@ export function generator(seed, { specials = false } = {}) {
     if (chance(0.04)) { s.if = schema(d - 1, defs); s.then = schema(d - 1, defs); if (chance(0.5)) s.else = schema(d - 1, defs); }
     return s;
   }
-  return { rnd, pick, chance, prim, value, schema, KEYS, TYPES };
+  /** A random (schema, arguments) pair: a schema, often an object of three properties, sometimes with `$defs` (none
+   *  with `specials`), and arguments that mostly fill it. gen.mjs, validate-values and the parity test draw theirs here. */
+  function pair() {
+    const defs = [];
+    const $defs = {};
+    if (!specials && chance(0.3)) {
+      $defs.d1 = schema(2, ["#"]);
+      defs.push("#/$defs/d1");
+      if (chance(0.3)) defs.push("#/$defs/missing");
+    }
+    let root = schema(3, defs);
+    if (chance(0.7)) {
+      root = { type: "object", properties: { a: schema(2, defs), b: schema(2, defs), n: schema(1, defs) }, required: chance(0.5) ? ["a"] : [],
+        ...(!specials && chance(0.3) ? { additionalProperties: false } : {}) };
+    }
+    if (defs.length > 0 && typeof root === "object") root.$defs = $defs;
+    let args = chance(0.8) ? {} : value(2);
+    if (typeof args === "object" && args !== null && Object.getPrototypeOf(args) === Object.prototype) {
+      for (const k of ["a", "b", "n", pick(KEYS)]) if (chance(0.6)) args[k] = value(2);
+    }
+    return [root, args];
+  }
+  return { rnd, pick, chance, prim, value, schema, pair, KEYS, TYPES };
 }
