@@ -55,10 +55,7 @@ pub fn init_state<H: Host>(h: &H, st: &H::V, initial: &Initial<H::V>) -> Result<
         (key::RUN_USAGE, h.undefined()),
         (key::LIMIT_REACHED, h.undefined()),
     ];
-    for (key, value) in &state {
-        h.set(st, key, value)?;
-    }
-    Ok(())
+    write(h, st, &state)
 }
 
 /// The reference of `FastPaths::begin_run_state`: a run starts (`active` is its `{controller, signal, promise,
@@ -74,10 +71,7 @@ pub fn begin_run_state<H: Host>(h: &H, st: &H::V, active: &H::V) -> Result<(), H
         (key::RUN_USAGE, h.undefined()),
         (key::LIMIT_REACHED, h.undefined()),
     ];
-    for (key, value) in &state {
-        h.set(st, key, value)?;
-    }
-    Ok(())
+    write(h, st, &state)
 }
 
 /// The reference of `FastPaths::end_run_state`: a run ended. What it drained or ended without committing is gone
@@ -92,7 +86,12 @@ pub fn end_run_state<H: Host>(h: &H, st: &H::V) -> Result<(), H::V> {
         (key::STREAMING_MESSAGE, h.undefined()),
         (key::PENDING_TOOL_CALLS, h.new_set(&[])),
     ];
-    for (key, value) in &state {
+    write(h, st, &state)
+}
+
+/// Writes `fields` to `st` in order; the first write that throws ends it.
+fn write<H: Host>(h: &H, st: &H::V, fields: &[(&str, H::V)]) -> Result<(), H::V> {
+    for (key, value) in fields {
         h.set(st, key, value)?;
     }
     Ok(())

@@ -925,16 +925,23 @@ function* dropNullsInObject(o, b, m) {
   }
   // Values of pattern and additional properties are walked for their own optional nulls; their keys stay.
   if (patterns.length > 0 || additional !== undefined) {
-    for (const key of keys(m)) {
-      let matched = properties !== undefined && hasOwn(properties, key);
-      for (const [p, item] of patterns) {
-        if (!matches(p, key)) continue;
-        matched = true;
-        const from = out === NO ? m : out;
-        if (hasOwn(from, key)) out = set(out, m, key, (yield dropNulls(from[key], item, b)));
-      }
-      if (!matched && additional !== undefined && hasOwn(m, key)) out = set(out, m, key, (yield dropNulls(m[key], additional, b)));
+    out = (yield patternMembers(m, out, properties, patterns, additional, (v, s) => dropNulls(v, s, b)));
+  }
+  return out;
+}
+
+/** The members of `m` that `patterns` or `additional` reach (one of `properties` only through a pattern), each passed
+ *  through `step(value, schema)` into `out`: both coercion passes walk them alike. */
+function* patternMembers(m, out, properties, patterns, additional, step) {
+  for (const key of keys(m)) {
+    let matched = properties !== undefined && hasOwn(properties, key);
+    for (const [p, item] of patterns) {
+      if (!matches(p, key)) continue;
+      matched = true;
+      const from = out === NO ? m : out;
+      if (hasOwn(from, key)) out = set(out, m, key, (yield step(from[key], item)));
     }
+    if (!matched && additional !== undefined && hasOwn(m, key)) out = set(out, m, key, (yield step(m[key], additional)));
   }
   return out;
 }
@@ -1001,17 +1008,7 @@ function* coerceProperties(m, o, b) {
   const additional = objectKw(o, "additionalProperties");
   let out = NO;
   for (const [key, property] of entries(properties)) if (hasOwn(m, key)) out = set(out, m, key, (yield coerceTypes(m[key], property, b)));
-  for (const key of keys(m)) {
-    let matched = properties !== undefined && hasOwn(properties, key);
-    for (const [p, item] of patterns) {
-      if (!matches(p, key)) continue;
-      matched = true;
-      const from = out === NO ? m : out;
-      if (hasOwn(from, key)) out = set(out, m, key, (yield coerceTypes(from[key], item, b)));
-    }
-    if (!matched && additional !== undefined && hasOwn(m, key)) out = set(out, m, key, (yield coerceTypes(m[key], additional, b)));
-  }
-  return out;
+  return (yield patternMembers(m, out, properties, patterns, additional, (v, s) => coerceTypes(v, s, b)));
 }
 
 function* coerceItems(items, o, b) {
