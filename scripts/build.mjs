@@ -20,6 +20,7 @@
 //   mcp         agent-loop-wasm/mcp (no wasm): dist/web/mcp.js, dist/node/mcp.cjs + mcp.mjs, dist/deno/mcp.js.
 //   ui          agent-loop-wasm/ui (no wasm; its parts ui-*.js and errors.js): dist/web/ui.js, dist/node/ui.cjs + ui.mjs, dist/deno/ui.js.
 //   otel        agent-loop-wasm/otel (no wasm), the same way: dist/web/otel.js, dist/node/otel.cjs + .mjs, dist/deno/otel.js.
+//   testing     agent-loop-wasm/testing (no wasm), as otel: dist/web/testing.js, dist/node/testing.cjs + .mjs, dist/deno/testing.js.
 //   models      agent-loop-wasm/models (no wasm): dist/web/models.js + models-data.js, dist/node/models.cjs + .mjs +
 //               models-data.js (CJS), dist/deno/models.js.
 // And, outside pkg/, target/parity/: the loop module with the test-only `__fastPath` export (PARITY below), for
@@ -314,6 +315,20 @@ writeFileSync(
 writeFileSync(join(deno, "otel.js"), '// `agent-loop-wasm/otel` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/otel.js";\n');
 
 
+// agent-loop-wasm/testing (issue 44): cassettes, plain JS with no wasm and no import, built as the otel entry is.
+const testingSource = readFileSync(join(template, "testing.js"), "utf8");
+const testingNames = [...testingSource.matchAll(/^export (?:async )?(?:function|const|class) (\w+)/gm)].map((m) => m[1]).sort();
+if (testingNames.length === 0) throw new Error("build: pkg-template/testing.js exports nothing");
+if (/^\s*import\b/m.test(testingSource)) throw new Error("build: pkg-template/testing.js must import nothing");
+cpSync(join(template, "testing.js"), join(web, "testing.js"));
+writeFileSync(join(node, "testing.cjs"), toCommonJs(testingSource, "testing.js"));
+writeFileSync(
+  join(node, "testing.mjs"),
+  esmFace("./testing.cjs", testingNames, "// `import \"agent-loop-wasm/testing\"` on Node: the CommonJS entry's exports (one instance for import and require)."),
+);
+writeFileSync(join(deno, "testing.js"), '// `agent-loop-wasm/testing` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/testing.js";\n');
+
+
 // agent-loop-wasm/models (issue 42): the model catalogue, plain JS with no wasm, laid out as ./ui is: ESM in dist/web
 // (Deno re-exports it), CJS in dist/node with an ESM face. Its imports are its data file, copied (ESM) or transpiled
 // (CJS) beside it, and the error classes (errors.js, shared); the main entry imports neither models file.
@@ -343,7 +358,7 @@ writeFileSync(join(deno, "models.js"), '// `agent-loop-wasm/models` on Deno: the
 // The declarations, and their CommonJS twins (`.d.cts`, the same text with `./x.js` specifiers as `./x.cjs`): under
 // "type": "module" a `.d.ts` is an ES module to TypeScript, which a CommonJS consumer (`module: node16`) may not
 // `require`. The exports map gives `require` the `.d.cts` (tests: scripts/pack-test.mjs, the types targets).
-const DECLARATIONS = ["index.d.ts", "ai.d.ts", "tools.d.ts", "web.d.ts", "mcp.d.ts", "ui.d.ts", "otel.d.ts", "models.d.ts"];
+const DECLARATIONS = ["index.d.ts", "ai.d.ts", "tools.d.ts", "web.d.ts", "mcp.d.ts", "ui.d.ts", "otel.d.ts", "models.d.ts", "testing.d.ts"];
 for (const f of DECLARATIONS) {
   const text = readFileSync(join(template, f), "utf8");
   writeFileSync(join(out, f), text);

@@ -509,6 +509,8 @@ const FIXED_CAUSES = ["redirect count exceeded", "unknown scheme", "bad port"];
 export function retryableFailure(e) {
   try {
     if (e === null || typeof e !== "object") return true;
+    // An error that says so is not retried (a cassette's mismatch, issue 44: the same request fails the same way).
+    if (e.retryable === false) return false;
     const name = String(e.name);
     if (name === "SyntaxError" || name === "NotSupportedError" || name === "RangeError") return false;
     if (name !== "TypeError") return true;
