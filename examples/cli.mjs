@@ -25,6 +25,14 @@
 //
 //   node examples/cli.mjs --mcp "npx @modelcontextprotocol/server-everything" "echo hello"
 //
+//   node examples/cli.mjs --record session.json "list the files"    # the run's model traffic and tool results, saved
+//   node examples/cli.mjs --replay session.json "list the files"    # the same run again, offline, tools not run
+//
+// `--record FILE` saves the run as a cassette (agent-loop-wasm/testing: the built-in provider's HTTP bytes, or the
+// offline model's events, and the file tools' results; never a key); `--replay FILE` serves the run from it with the
+// same model flags, offline (no model server needed), and fails with the first differing field when the run drifts
+// from the recording (another prompt, other tools).
+//
 // `--mcp <command>` (repeatable) also starts an MCP server over stdio and adds its tools (prefixed with
 // `<name>_` when two servers are given), kept in sync with the server (agent-loop-wasm/mcp). The entry and
 // @modelcontextprotocol/sdk are loaded from the working directory's node_modules, else from tests/mcp.
@@ -34,6 +42,7 @@ import { createInterface } from "node:readline";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as lib from "../pkg/dist/node/index.mjs";
+import { createCassette, loadCassette } from "../pkg/dist/node/testing.mjs";
 import { OFFLINE_MODEL, offlineModel } from "./offline-model.mjs";
 
 const { Agent, streamBuiltin, VERSION } = lib;
@@ -46,6 +55,19 @@ for (let i = args.indexOf("--mcp"); i >= 0; i = args.indexOf("--mcp")) {
     process.exit(2);
   }
   mcpCommands.push(args.splice(i, 2)[1]);
+}
+/** `--record FILE` / `--replay FILE`: the cassette's path and mode. */
+let cassettePath;
+let cassetteMode;
+for (const flag of ["--record", "--replay"]) {
+  const i = args.indexOf(flag);
+  if (i < 0) continue;
+  if (args[i + 1] === undefined || cassettePath !== undefined) {
+    console.error(`cli: ${flag} needs a file, and only one of --record and --replay may be given`);
+    process.exit(2);
+  }
+  cassettePath = args.splice(i, 2)[1];
+  cassetteMode = flag === "--record" ? "record" : "replay";
 }
 const useLocal = args.includes("--local") || process.env.CLI_MODEL === "local";
 const withDelete = args.includes("--with-delete");
@@ -165,7 +187,7 @@ let baseUrl = process.env.OPENAI_BASE_URL?.trim().replace(/\/+$/, "");
 let model;
 let streamFn;
 if (useLocal) {
-  if (!(await localModelUp())) {
+  if (cassetteMode !== "replay" && !(await localModelUp())) {
     console.error(`cli: the local model is not running at ${LOCAL_LLM}: start it with scripts/local-llm start ` +
       "(or drop --local for the offline scripted model)");
     process.exit(1);
@@ -192,6 +214,18 @@ if (useLocal) {
   streamFn = offlineModel(lib, { chunkDelayMs: Number.isFinite(delay) && delay >= 0 ? delay : 15 });
 }
 
+let cassette;
+if (cassetteMode === "record") cassette = createCassette({ mode: "record" });
+if (cassetteMode === "replay") {
+  try {
+    cassette = await loadCassette(cassettePath);
+  } catch (e) {
+    console.error(`cli: ${e.message}`);
+    process.exit(2);
+  }
+}
+if (cassette !== undefined && streamFn !== streamBuiltin) streamFn = cassette.streamFn(streamFn);
+
 const agent = new Agent({
   initialState: {
     systemPrompt:
@@ -203,10 +237,12 @@ const agent = new Agent({
       "Use the tools to answer; call independent tools together in one response.",
     model,
     thinkingLevel: baseUrl ? "off" : "low",
-    tools,
+    tools: cassette === undefined ? tools : cassette.tools(tools),
   },
   streamFn,
-  apiKey: baseUrl && !useLocal ? process.env.OPENAI_API_KEY || undefined : undefined,
+  ...(cassette === undefined ? {} : { fetch: cassette.fetch }),
+  // A replay sends nothing: no key needed.
+  apiKey: baseUrl && !useLocal ? process.env.OPENAI_API_KEY || (cassetteMode === "replay" ? "replay" : undefined) : undefined,
   toolTimeoutMs: 30_000,
 });
 
@@ -395,5 +431,15 @@ const tokens = u.totalTokens
     (u.cost.total > 0 ? ` · $${u.cost.total.toFixed(4)}` : "")
   : "";
 line(dim(`— ${seconds} s · ${requests} request${requests === 1 ? "" : "s"} · ${toolCalls.size} tool call${toolCalls.size === 1 ? "" : "s"}${tokens}`));
-const failed = !lastAssistant || lastAssistant.stopReason === "error" || lastAssistant.stopReason === "aborted";
+let failed = !lastAssistant || lastAssistant.stopReason === "error" || lastAssistant.stopReason === "aborted";
+if (cassette !== undefined) {
+  try {
+    if (cassetteMode === "record") await cassette.save(cassettePath);
+    await cassette.stop();
+    line(dim(cassetteMode === "record" ? `cassette: saved to ${cassettePath}` : `cassette: replayed ${cassettePath}`));
+  } catch (e) {
+    line(red(e.message));
+    failed = true;
+  }
+}
 process.exitCode = failed ? 1 : 0;

@@ -398,7 +398,7 @@ class Cassette {
 
   // ---- a custom stream function --------------------------------------------------------------------------------
 
-  /** `streamFn` recorded or replayed: the request (model and transcript, without timestamps) and the events it
+  /** `streamFn` recorded or replayed: the request (model and transcript, without the clock's fields) and the events it
    *  produced. For the built-in providers, pass `cassette.fetch` instead: their bytes replay through their decoder. */
   streamFn(streamFn) {
     if (typeof streamFn !== "function") throw typeError(`cassette.streamFn(streamFn): streamFn must be a function, got ${describeType(streamFn)}`);
@@ -511,9 +511,15 @@ function modelKey(model) {
   return { api: model?.api, provider: model?.provider, id: model?.id };
 }
 
+/** The transcript without the clock's fields (a message's `timestamp` and `durationMs`), which differ in every run. */
 function withoutTimestamps(messages) {
   if (!Array.isArray(messages)) return messages;
-  for (const m of messages) if (m !== null && typeof m === "object") delete m.timestamp;
+  for (const m of messages) {
+    if (m !== null && typeof m === "object") {
+      delete m.timestamp;
+      delete m.durationMs;
+    }
+  }
   return messages;
 }
 

@@ -287,3 +287,31 @@ test("issue 30: examples/cli.mjs denies a waiting call when stdin closes unanswe
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("issue 44: examples/cli.mjs --record saves the run as a cassette; --replay runs it again without the model, or names the drift", T, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "cli-cassette-"));
+  try {
+    const file = join(dir, "session.json");
+    const normal = (text) => text.replace(/\[ *\d+ ms\]/g, "").replace(/\d+ ms/g, "N ms").replace(/[\d.]+ s ·/, "N s ·").replace(/^cassette: .*$/m, "");
+    const recorded = await runCli("list the files, then read the README", {}, ["--record", file]);
+    assert.equal(recorded.code, 0, recorded.stdout + recorded.stderr);
+    assert.match(recorded.stdout, new RegExp(`cassette: saved to ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
+    const doc = JSON.parse((await import("node:fs")).readFileSync(file, "utf8"));
+    assert.deepEqual(doc.interactions.map((i) => i.type), ["stream", "tool", "tool", "stream"]);
+
+    const replayed = await runCli("list the files, then read the README", {}, ["--replay", file]);
+    assert.equal(replayed.code, 0, replayed.stdout + replayed.stderr);
+    assert.match(replayed.stdout, /cassette: replayed /);
+    assert.equal(normal(replayed.stdout), normal(recorded.stdout), "the replay shows the recorded run");
+
+    const drifted = await runCli("list the files", {}, ["--replay", file]);
+    assert.equal(drifted.code, 1);
+    assert.match(drifted.stdout, /cassette: stream request 1 \(offline\/offline-demo\) does not match the recording \(interactions\[0\]\): it differs at messages\[1\]\.content\[0\]\.text: recorded "list the files, then read the README", got "list the files"/);
+
+    const missing = await runCli("hi", {}, ["--replay", join(dir, "none.json")]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /^cli: agent-loop-wasm\/testing: cannot read the cassette .*none\.json: ENOENT/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
