@@ -335,3 +335,52 @@ test("R-14.4 bad input: clear TypeErrors naming the argument; other versions ref
   assert.throws(() => createCassette({ mode: "record" }).tools([{ name: "x" }]), { name: "TypeError", message: 'agent-loop-wasm/testing: cassette.tools(tools): tools[0] ("x") has no execute function' });
   assert.throws(() => createCassette({ mode: "record" }).streamFn(1), { name: "TypeError", message: "agent-loop-wasm/testing: cassette.streamFn(streamFn): streamFn must be a function, got number" });
 });
+
+test("R-14.2 a durable Agent on a cassette: SIGKILL at every checkpoint, restore and resume (matched by content) give the uninterrupted transcript", T, async () => {
+  const { spawnSync } = await import("node:child_process");
+  const { writeFileSync } = await import("node:fs");
+  const api = "openai-completions";
+  const r = server.route();
+  r.reply(
+    { sse: wire[api].reply({ calls: [{ id: "call_1", name: "get_weather", args: { city: "Oslo" } }, { id: "call_2", name: "get_weather", args: { city: "Bergen" } }] }) },
+    { sse: wire[api].reply({ text: "Rain in both." }) },
+  );
+  const recorder = createCassette({ mode: "record" });
+  const agent = new lib.Agent({
+    initialState: { systemPrompt: "You are terse.", model: providerModel(api, r.baseUrl), tools: recorder.tools([weather]) },
+    fetch: recorder.fetch,
+    apiKey: KEY,
+  });
+  await agent.prompt("Weather in Oslo and Bergen?");
+  const dir = mkdtempSync(join(work, "durable-"));
+  const cassetteFile = join(dir, "cassette.json");
+  const modelFile = join(dir, "model.json");
+  writeFileSync(cassetteFile, JSON.stringify(recorder.toJSON()));
+  writeFileSync(modelFile, JSON.stringify(providerModel(api, r.baseUrl)));
+  const child = new URL("./durable/cassette-process.mjs", import.meta.url).pathname;
+  const run = (mode, store, crash = "none") => spawnSync(process.execPath, [child, mode, store, cassetteFile, modelFile, crash], { encoding: "utf8", timeout: 20_000 });
+  const expected = clockless(agent.state.messages);
+
+  const wholeStore = join(dir, "whole.jsonl");
+  const whole = run("fresh", wholeStore);
+  assert.equal(whole.status, 0, whole.stderr);
+  assert.equal(clockless(JSON.parse(whole.stdout).messages), expected, "the uninterrupted replay equals the live run");
+  const seqs = readFileSync(wholeStore, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l).seq);
+  assert.ok(seqs.length > 4, `${seqs.length} checkpoints`);
+  for (const seq of seqs) {
+    const store = join(dir, `crash-${seq}.jsonl`);
+    const killed = run("fresh", store, `seq:${seq}`);
+    assert.equal(killed.signal, "SIGKILL", `seq ${seq}: ${killed.stderr}`);
+    const resumed = run("resume", store);
+    assert.equal(resumed.status, 0, `seq ${seq}: ${resumed.stderr}`);
+    const after = JSON.parse(resumed.stdout).messages;
+    const held = readFileSync(store, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    if (!held.some((c) => (c.messages?.append ?? []).some((m) => m.role === "user"))) {
+      // Killed before the prompt was stored: nothing to resume.
+      assert.ok(after.every((m) => m.role === "system"), `seq ${seq}`);
+      continue;
+    }
+    assert.equal(clockless(after), expected, `seq ${seq}`);
+  }
+  assert.equal(r.requests.length, 2, "only the recording reached the server");
+});
