@@ -230,12 +230,13 @@ class Cassette {
     const real = this.#realFetch ?? globalThis.fetch;
     if (typeof real !== "function") throw new TypeError("agent-loop-wasm/testing: no fetch to record with (pass options.fetch)");
     const started = now();
+    // Recorded in call order, as tools are; the response is filled in as it arrives.
+    this.#record(entry);
     let response;
     try {
       response = await real(input, init);
     } catch (e) {
       entry.error = describeError(e);
-      this.#record(entry);
       throw e;
     }
     entry.response = {
@@ -245,7 +246,6 @@ class Cassette {
       delayMs: Math.round(now() - started),
       chunks: [],
     };
-    this.#record(entry);
     if (response.body === null) {
       entry.response.end = "done";
       return response;
@@ -300,6 +300,7 @@ class Cassette {
 
   async #replayResponse(entry, signal) {
     if (entry.error !== undefined) throw rebuildError(entry.error);
+    if (entry.response === undefined) throw new CassetteMismatchError("cassette: this request's response was still awaited when the cassette was saved", { index: -1, path: "response", recorded: undefined, actual: undefined });
     const { response } = entry;
     const realtime = this.#realtime;
     if (realtime) await sleep(response.delayMs ?? 0, signal);
@@ -374,10 +375,13 @@ class Cassette {
         const entry = this.#interactions[found.index];
         for (const update of entry.updates ?? []) onUpdate?.(structuredClone(update));
         if (entry.error !== undefined) throw rebuildError(entry.error);
+        if (!("result" in entry)) throw new CassetteMismatchError(`cassette: the recorded call of ${entry.name} had not ended when the cassette was saved`, { index: n, path: "result", recorded: undefined, actual: undefined });
         return structuredClone(entry.result);
       }
     }
     const entry = { type: "tool", name: tool.name, toolCallId, args: request.args };
+    // Recorded in call order (parallel calls may finish in another), its outcome filled in when it ends.
+    this.#record(entry);
     const updates = [];
     const record = (update) => {
       updates.push(jsonCopy(update));
@@ -392,7 +396,6 @@ class Cassette {
       throw e;
     } finally {
       if (updates.length > 0) entry.updates = updates;
-      this.#record(entry);
     }
   }
 

@@ -24,8 +24,11 @@ import {
 const loadStarted = performance.now();
 let lib;
 let offline;
+let testing;
 try {
-  [lib, offline] = await Promise.all([import("/pkg/dist/web/index.js"), import("/examples/offline-model.mjs")]);
+  [lib, offline, testing] = await Promise.all([
+    import("/pkg/dist/web/index.js"), import("/examples/offline-model.mjs"), import("/pkg/dist/web/testing.js"),
+  ]);
 } catch (error) {
   const fatal = $("fatal");
   fatal.hidden = false;
@@ -279,21 +282,36 @@ const mcpPanel = createMcpPanel({ $, el, toast, onChange: () => { if (!running) 
 // ---------------------------------------------------------------------------------------------------------------
 // The tools as the agent sees them: each execute() call is timed for the timeline (the events mark the
 // preflight and the end of the call; a call may wait for a maxParallelTools slot in between).
+// Issue 44: the session is recorded into a cassette (agent-loop-wasm/testing) as it runs — the offline model's
+// events or a provider's HTTP bytes, and the page's tools' results — which "Save" downloads; "Replay" loads one and
+// serves the next prompts from it (until Reset), tools not run, a drift shown as the run's error.
+let cassette;
+let cassetteStream;
+let cassetteTools;
+function useCassette(next) {
+  cassette = next;
+  cassetteStream = next.streamFn((model, context, options) => offlineStream(model, context, options));
+  cassetteTools = new Map(next.tools(TOOLS).map((t) => [t.name, t]));
+  document.body.dataset.cassette = next.mode;
+}
 const instrumented = TOOLS.map((tool) => ({
   ...tool,
   async execute(toolCallId, params, signal, onUpdate) {
     timelineToolRunning(toolCallId);
     toolCards.get(toolCallId)?.running();
     try {
-      return await tool.execute(toolCallId, params, signal, onUpdate);
+      return await (cassetteTools.get(tool.name) ?? tool).execute(toolCallId, params, signal, onUpdate);
     } finally {
       timelineToolReturned(toolCallId);
     }
   },
 }));
 const offlineStream = offlineModel(lib, { chunkDelayMs: 24 });
+useCassette(testing.createCassette({ mode: "record" }));
 const streamFn = (model, context, options) =>
-  model?.api === OFFLINE_MODEL.api ? offlineStream(model, context, options) : streamBuiltin(model, context, options);
+  model?.api === OFFLINE_MODEL.api
+    ? cassetteStream(model, context, options)
+    : streamBuiltin(model, context, { ...options, fetch: cassette.fetch });
 const agentOptions = () => ({
   streamFn,
   // The key is read from memory at request time; it is never part of the model, the state or a snapshot.
@@ -359,7 +377,10 @@ function refreshButtons() {
   $("reset").disabled = running;
   $("export").disabled = running;
   $("import").disabled = running;
+  $("cassette-save").disabled = running;
+  $("cassette-replay").disabled = running;
   $("import-label").classList.toggle("disabled", running);
+  $("cassette-replay-label").classList.toggle("disabled", running);
   $("composer-hint").textContent = running
     ? "Running — Enter steers · Follow-up waits until the agent would stop"
     : paused
@@ -1198,9 +1219,9 @@ $("abort").addEventListener("click", () => {
   setStatus("aborting", "Aborting…");
 });
 
-$("reset").addEventListener("click", () => {
-  if (running) return;
+function resetConversation() {
   agent.reset();
+  useCassette(testing.createCassette({ mode: "record" }));
   queued.length = 0;
   renderQueue();
   renderTranscript(agent.state.messages);
@@ -1208,7 +1229,51 @@ $("reset").addEventListener("click", () => {
   showIdle();
   $("timeline").replaceChildren(el("div", { class: "timeline-empty", text: "Reset. The next run's timeline appears here." }));
   $("timeline-meta").textContent = "No run yet";
+}
+
+$("reset").addEventListener("click", () => {
+  if (running) return;
+  resetConversation();
   toast("Transcript and queues cleared");
+});
+
+$("cassette-save").addEventListener("click", () => {
+  if (running) return;
+  const doc = cassette.toJSON();
+  const stamp = new Date().toISOString().replace(/[:T]/g, "-").slice(0, 19);
+  const a = el("a", { href: URL.createObjectURL(new Blob([JSON.stringify(doc, null, 2)], { type: "application/json" })), download: `agent-cassette-${stamp}.json` });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+  toast(`Cassette saved: ${doc.interactions.length} recorded interactions (API keys are never included)`);
+});
+
+/** The first prompt a cassette's run was sent, when its first request is the offline model's (a stream request). */
+function firstPrompt(doc) {
+  const first = doc.interactions.find((i) => i.type === "stream");
+  const user = first?.request.messages.find((m) => m.role === "user");
+  if (user === undefined) return undefined;
+  return typeof user.content === "string" ? user.content : user.content.filter((c) => c.type === "text").map((c) => c.text).join("");
+}
+
+$("cassette-replay").addEventListener("change", async (e) => {
+  const file = e.target.files?.[0];
+  e.target.value = "";
+  if (!file || running) return;
+  try {
+    const text = await file.text();
+    const player = testing.createCassette({ cassette: text });
+    resetConversation();
+    useCassette(player);
+    const doc = player.toJSON();
+    const prompt = firstPrompt(doc);
+    if (prompt !== undefined) $("prompt").value = prompt;
+    refreshButtons();
+    toast(`Cassette loaded: ${doc.interactions.length} interactions. Send the recorded prompts to replay them (Reset ends the replay)`);
+  } catch (error) {
+    toast(`Replay failed: ${error.message}`, "error");
+  }
 });
 
 $("export").addEventListener("click", () => {

@@ -22,6 +22,8 @@
 //      prompt, updated as the first reply ends, after Reset and after Export / Import; a limit typed in Settings stops
 //      a run with the library's exact message (maxTurns before a request, maxCostUsd before the tool batch), and the
 //      note's Raise and continue sets the new limit and continues the run (agent.continue()).
+//  10. cassettes (issue 44): a run recorded as it happens, saved (the download is a cassette), replayed from the file
+//      into a new conversation with the same transcript; a prompt the cassette lacks ends with its exact error.
 //
 // Any console message of level warning or error, any page error and any failed request fails the test; the one
 // exception is the line Chromium itself logs for the wrong key's 401 response, asserted exactly in step 3c.
@@ -726,6 +728,37 @@ try {
   assert.equal(await page.inputValue('[data-testid="limit-cost"]'), "");
   assert.equal(await lastAnswer(), `Here is what the tools returned:\n\ncalculate failed: Tool call "calculate" was not executed: ${costStop}`);
   assert.equal(await page.evaluate(() => JSON.stringify(window.demo.agent.limits)), "{}");
+
+  // ----------------------------------------------------------------------------------------------
+  log("10. cassettes: record a run, save it, replay it from the file, a drift shows the cassette's error");
+  await page.click('[data-testid="reset"]');
+  assert.equal(await page.getAttribute("body", "data-cassette"), "record");
+  const TAPED = "list the files, then read the README";
+  await send(TAPED);
+  await waitIdle();
+  const taped = await signature();
+  assert.deepEqual(taped.tools, ["list_files:done", "read_file:done"]);
+  const [tape] = await Promise.all([page.waitForEvent("download"), page.click('[data-testid="cassette-save"]')]);
+  const tapePath = join(artifacts, "demo-cassette.json");
+  await tape.saveAs(tapePath);
+  const tapeDoc = JSON.parse(await readFile(tapePath, "utf8"));
+  assert.equal(tapeDoc.format, "agent-loop-wasm/cassette");
+  assert.deepEqual(tapeDoc.interactions.map((i) => i.type), ["stream", "tool", "tool", "stream"]);
+  await page.setInputFiles('[data-testid="cassette-replay"]', tapePath);
+  await page.waitForSelector('body[data-cassette="replay"]', { state: "attached" });
+  assert.equal(await $$count('[data-testid="user-message"]'), 0, "a replay starts a new conversation");
+  assert.equal(await page.inputValue('[data-testid="prompt"]'), TAPED, "the recorded prompt is ready to send");
+  await page.click('[data-testid="send"]');
+  await waitIdle();
+  assert.deepEqual(await signature(), taped, "the replay shows the recorded run");
+  await send("What time is it?");
+  await waitIdle();
+  assert.equal(
+    (await page.textContent('[data-testid="assistant-error"]')).trim(),
+    "Error. cassette: stream request 3 (offline/offline-demo) was not recorded: the cassette holds 2 requests of this kind, all played",
+  );
+  await page.click('[data-testid="reset"]');
+  assert.equal(await page.getAttribute("body", "data-cassette"), "record", "Reset ends the replay");
 
   assert.deepEqual(pageErrors, [], "no page errors");
   log("all demo e2e checks passed");

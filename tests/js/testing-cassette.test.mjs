@@ -13,7 +13,25 @@ import { cuts, dir, manifest, model as corpusModel, ourContext, replay, run } fr
 import { P, clearKeyEnv, lib } from "./providers-common.mjs";
 
 const testing = await import("../../pkg/dist/node/testing.mjs");
-const { createCassette, loadCassette, CassetteMismatchError, CASSETTE_VERSION } = testing;
+const { CassetteMismatchError, CASSETTE_VERSION } = testing;
+// Every cassette this file makes, searched at the end for every key the tests used (R-14.1.1).
+const made = [];
+const createCassette = (options) => {
+  const cassette = testing.createCassette(options);
+  made.push(cassette);
+  return cassette;
+};
+const loadCassette = async (path, options) => {
+  const cassette = await testing.loadCassette(path, options);
+  made.push(cassette);
+  return cassette;
+};
+after(() => {
+  for (const cassette of made) {
+    const text = JSON.stringify(cassette.toJSON());
+    assert.ok(!text.includes(KEY) && !/SECRET/.test(text), `a cassette holds a key: ${text.slice(0, 300)}`);
+  }
+});
 
 clearKeyEnv();
 const server = await startProviderServer();
@@ -37,6 +55,8 @@ const weather = {
   parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
   async execute(_id, { city }) {
     weatherCalls.push(city);
+    // Oslo's answer comes last: parallel calls end in another order than they were called.
+    if (city === "Oslo") await new Promise((resolve) => setTimeout(resolve, 30));
     return { content: [{ type: "text", text: `${city}: 7°C, rain` }], details: { city } };
   },
 };
