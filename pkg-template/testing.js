@@ -3,7 +3,7 @@
 // boundaries and timing, so a replay goes through exactly the decoder that read them live), for a custom stream
 // function (its request and the events it produced) and for tools (their results), and is one versioned JSON
 // document that never holds a credential. Plain JS, no wasm, imports nothing of the main entry: it works wherever
-// `fetch`, `Response` and `ReadableStream` do (Node 18+, Deno, browsers, workerd). Spec: docs/SPEC.md §14 (R-14.*).
+// `fetch`, `Response` and `ReadableStream` do (Node 18+, Deno, browsers, workerd). Spec: docs/SPEC.md §14 (R-14.1 to R-14.5).
 
 /** The version `toJSON()` writes; `createCassette` reads it and refuses any other with a clear error. */
 export const CASSETTE_VERSION = 1;
