@@ -66,6 +66,8 @@ export interface CassetteStreamInteraction {
   type: "stream";
   request: { model: { api?: string; provider?: string; id?: string }; messages: unknown[] };
   events: Record<string, unknown>[];
+  /** When the stream function threw instead of returning a stream. */
+  error?: { name: string; message: string };
 }
 
 export type CassetteInteraction = CassetteHttpInteraction | CassetteToolInteraction | CassetteStreamInteraction;

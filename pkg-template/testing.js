@@ -416,12 +416,21 @@ class Cassette {
       if (found?.error) return errorSource(model, this.#fail(found.error).message);
       if (found !== undefined) {
         this.#played.add(found.index);
-        return replayEvents(this.#interactions[found.index], options?.signal);
+        const entry = this.#interactions[found.index];
+        if (entry.error !== undefined) throw rebuildError(entry.error);
+        return replayEvents(entry, options?.signal);
       }
     }
     const entry = { type: "stream", request, events: [] };
     this.#record(entry);
-    const source = await inner(model, context, options);
+    let source;
+    try {
+      source = await inner(model, context, options);
+    } catch (e) {
+      // A stream function that throws (the loop ends the run with its message, D1) throws again in the replay.
+      entry.error = describeError(e);
+      throw e;
+    }
     return recordEvents(source, entry);
   }
 }

@@ -336,6 +336,21 @@ test("R-14.1 a custom stream function and its tools recorded and replayed (event
   assert.equal(clockless(replayed.messages), clockless(live.messages));
   await player.stop();
 
+  // A stream function that throws: the replay throws the same, so the run ends the same way.
+  const throwing = () => {
+    throw new RangeError("quota gone");
+  };
+  const endOf = async (cassette) => {
+    const a = new lib.Agent({ initialState: { model }, streamFn: cassette.streamFn(throwing) });
+    await a.prompt("hi");
+    return clockless(a.state.messages);
+  };
+  const thrower = createCassette({ mode: "record" });
+  const thrown = await endOf(thrower);
+  assert.match(thrown, /quota gone/);
+  assert.deepEqual(thrower.toJSON().interactions[0].error, { name: "RangeError", message: "quota gone" });
+  assert.equal(await endOf(createCassette({ cassette: thrower.toJSON() })), thrown);
+
   // A changed prompt: a lone error event naming the field.
   const drifted = createCassette({ cassette: recorder.toJSON() });
   const agent = new lib.Agent({ initialState: { model, tools: drifted.tools([weather]) }, streamFn: drifted.streamFn(streamFn) });
