@@ -171,11 +171,15 @@ const test :Workerd.Worker = (
       return outcome.value;
     }
   } finally {
-    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, "exit");
-      process.kill(child.pid, "SIGKILL");
-      await exited;
-    }
+    await endChild(child);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Ends a child process still running (by its PID) and waits for its exit; nothing when it is gone or undefined. */
+export async function endChild(child) {
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, "exit");
+  process.kill(child.pid, "SIGKILL");
+  await exited;
 }
