@@ -326,14 +326,14 @@ class Cassette {
           const chunk = chunks[i++];
           // Each chunk in a task of its own, as the network delivers them: whatever the run does with one chunk
           // (events, listeners) is done before the next arrives, as it was while recording.
-          if (realtime) await sleep(chunk.delayMs ?? 0, signal).catch(() => {});
+          if (realtime && chunk.delayMs > 0) await sleep(chunk.delayMs, signal).catch(() => {});
           else await nextTask();
           if (signal?.aborted) return controller.error(abortReason(signal));
           controller.enqueue(decodeChunk(chunk));
           return;
         }
         // The end of the body, too, comes in a task of its own.
-        if (!realtime) await nextTask();
+        await nextTask();
         if (signal?.aborted) return controller.error(abortReason(signal));
         signal?.removeEventListener("abort", onAbort);
         const end = response.end ?? "done";
