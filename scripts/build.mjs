@@ -367,6 +367,10 @@ for (const f of DECLARATIONS) {
   writeFileSync(join(out, f.replace(/\.d\.ts$/, ".d.cts")), cjs);
 }
 const pkgManifest = JSON.parse(readFileSync(join(template, "package.json"), "utf8"));
+// Every declaration file ships: npm pack takes only what "files" lists (a missing one fails a user's types only).
+for (const f of DECLARATIONS.flatMap((d) => [d, d.replace(/\.d\.ts$/, ".d.cts")])) {
+  if (!pkgManifest.files.includes(f)) throw new Error(`build: pkg-template/package.json "files" lacks ${f}`);
+}
 writeFileSync(join(out, "README.md"), packageReadme(readFileSync(join(root, "README.md"), "utf8"), pkgManifest.repository));
 
 const cargoVersion = /^version = "([^"]+)"/m.exec(readFileSync(join(root, "Cargo.toml"), "utf8"))[1];

@@ -6,7 +6,8 @@
 // workerd; the agent-loop-wasm/mcp entry (with the SDK from npm) in Node CJS/ESM, Deno, Vite and a plain page; the
 // agent-loop-wasm/ui entry (no dependency) in Node CJS/ESM (18 and current), Deno, Vite and workerd; and the
 // agent-loop-wasm/otel entry (with @opentelemetry/api from npm) in Node CJS/ESM (20 and 18), Deno, Vite and workerd; and
-// the agent-loop-wasm/models entry (no dependency) in Node CJS/ESM (18 and current), Deno, Vite and workerd; and tsc over
+// the agent-loop-wasm/models entry (no dependency) in Node CJS/ESM (18 and current), Deno, Vite and workerd; the
+// agent-loop-wasm/testing entry (no dependency) in Node CJS/ESM (18 and current), Deno, Vite and workerd; and tsc over
 // a consumer of every subpath through the exports map (.cts and .mts under node16 and nodenext, and bundler). Also
 // checks the size limits (release builds). Prints a pass/fail table; exits 1 on any failure.
 //
@@ -229,6 +230,15 @@ const modelsSmokeCjs = (() => {
   return `${modelsSmokeSource.replace(exported, "async function modelsSmoke(")}\nmodule.exports = { modelsSmoke };\n`;
 })();
 
+// agent-loop-wasm/testing (issue 44): the tarball alone (the entry imports nothing); the smoke records a run of the
+// built-in provider through a cassette, replays it from its JSON text, and replays it with another prompt (a mismatch).
+const testingSmokeSource = readFileSync(join(root, "tests", "pack", "testing-smoke.mjs"), "utf8");
+const testingSmokeCjs = (() => {
+  const exported = "export async function testingSmoke(";
+  if (!testingSmokeSource.includes(exported)) throw new Error(`tests/pack/testing-smoke.mjs: expected "${exported}"`);
+  return `${testingSmokeSource.replace(exported, "async function testingSmoke(")}\nmodule.exports = { testingSmoke };\n`;
+})();
+
 // agent-loop-wasm/otel (issue 32): its own consumer projects, with @opentelemetry/api (its optional peer) beside the
 // tarball at the version tests/otel pins; the smoke traces runs with a minimal tracer written on the API (no SDK).
 const otelSmokeSource = readFileSync(join(root, "tests", "pack", "otel-smoke.mjs"), "utf8");
@@ -290,8 +300,11 @@ import { mcpTools } from "agent-loop-wasm/mcp";
 import { toUIMessageStream, toUIMessages } from "agent-loop-wasm/ui";
 import { withTelemetry } from "agent-loop-wasm/otel";
 import { getModel } from "agent-loop-wasm/models";
+import { createCassette, CassetteMismatchError, type CassetteDocument } from "agent-loop-wasm/testing";
 
-const agent = new Agent({ initialState: { model: getModel("openai", "gpt-4o-mini") } });
+const recording: CassetteDocument = { format: "agent-loop-wasm/cassette", version: 1, interactions: [] };
+const cassette = createCassette({ cassette: recording });
+const agent = new Agent({ initialState: { model: getModel("openai", "gpt-4o-mini") }, fetch: cassette.fetch });
 agent.subscribe((event: AgentRunEvent) => {
   if (event.type === "tool_approval_request") console.log(event.toolName);
 });
@@ -301,7 +314,7 @@ const echo = tool({
   name: "echo", label: "Echo", description: "echoes", parameters: { type: "object", properties: { text: { type: "string" } } },
   execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }),
 });
-export const used = [agentLoop, init, mcpTools, toUIMessageStream, toUIMessages, withTelemetry(agent), echo];
+export const used = [agentLoop, init, mcpTools, toUIMessageStream, toUIMessages, withTelemetry(agent), echo, CassetteMismatchError];
 `;
 const tsconfig = (module, resolution, files) =>
   `${JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: "ES2022", lib: ["ES2022", "DOM"], module, moduleResolution: resolution, types: [], skipLibCheck: false }, files }, null, 2)}\n`;
@@ -642,6 +655,78 @@ export default {
 `,
     "models-smoke.mjs": modelsSmokeSource,
   },
+  "testing-node": {
+    // The main entry loads nothing of agent-loop-wasm/testing, and the testing entry loads only itself.
+    "main.cjs": `const assert = require("node:assert");
+const ours = () => Object.keys(require.cache).map((f) => require("node:path").relative(__dirname, f)).filter((f) => f.startsWith("node_modules/agent-loop-wasm/"));
+const lib = require("agent-loop-wasm");
+const before = ours();
+assert.ok(!before.some((f) => /testing/.test(f)), "the main entry loads nothing of agent-loop-wasm/testing");
+const testing = require("agent-loop-wasm/testing");
+assert.deepStrictEqual(ours().filter((f) => !before.includes(f)), ["node_modules/agent-loop-wasm/dist/node/testing.cjs"], "the testing entry loads only itself");
+const { testingSmoke } = require("./testing-smoke.cjs");
+testingSmoke({ lib, testing }).then((summary) => {
+  assert.deepStrictEqual(ours().filter((f) => !f.startsWith("node_modules/agent-loop-wasm/dist/node/")), [], "only dist/node files of the package");
+  console.log(JSON.stringify({ ok: true, node: process.version, entry: require.resolve("agent-loop-wasm/testing"), summary }));
+}, (e) => { console.error(e); process.exit(1); });
+`,
+    "testing-smoke.cjs": testingSmokeCjs,
+    "main.mjs": `import assert from "node:assert";
+import { createRequire } from "node:module";
+import * as lib from "agent-loop-wasm";
+import * as testing from "agent-loop-wasm/testing";
+import { testingSmoke } from "./testing-smoke.mjs";
+const require = createRequire(import.meta.url);
+const required = require("agent-loop-wasm/testing");
+assert.strictEqual(testing.createCassette, required.createCassette, "import and require give one testing module");
+assert.strictEqual(testing.CassetteMismatchError, required.CassetteMismatchError, "import and require give one CassetteMismatchError");
+const summary = await testingSmoke({ lib, testing });
+console.log(JSON.stringify({ ok: true, node: process.version, entry: import.meta.resolve ? import.meta.resolve("agent-loop-wasm/testing") : require.resolve("agent-loop-wasm/testing"), summary }));
+`,
+    "testing-smoke.mjs": testingSmokeSource,
+  },
+  "testing-deno": {
+    "main.mjs": `import * as lib from "agent-loop-wasm";
+import * as testing from "agent-loop-wasm/testing";
+import { testingSmoke } from "./testing-smoke.mjs";
+const entry = import.meta.resolve("agent-loop-wasm/testing");
+if (!/\\/node_modules\\/agent-loop-wasm\\/dist\\/deno\\/testing\\.js$/.test(entry)) throw new Error("resolved " + entry);
+const summary = await testingSmoke({ lib, testing });
+console.log(JSON.stringify({ ok: true, deno: Deno.version.deno, entry, summary }));
+`,
+    "testing-smoke.mjs": testingSmokeSource,
+  },
+  "testing-vite": {
+    "index.html": `<!doctype html>
+<html><head><meta charset="utf-8"><title>vite consumer of agent-loop-wasm/testing</title></head>
+<body><script type="module" src="/main.js"></script></body></html>
+`,
+    "main.js": `import * as lib from "agent-loop-wasm";
+import * as testing from "agent-loop-wasm/testing";
+import { testingSmoke } from "./testing-smoke.mjs";
+testingSmoke({ lib, testing }).then(
+  (summary) => { window.__smoke = { ok: true, summary }; document.title = "pass"; },
+  (e) => { window.__smoke = { ok: false, error: String((e && e.stack) || e) }; document.title = "fail"; },
+);
+`,
+    "testing-smoke.mjs": testingSmokeSource,
+  },
+  "testing-workerd": {
+    "worker.mjs": `import * as lib from "agent-loop-wasm";
+import * as testing from "agent-loop-wasm/testing";
+import { testingSmoke } from "./testing-smoke.mjs";
+export default {
+  async fetch() {
+    try {
+      return Response.json({ ok: true, summary: await testingSmoke({ lib, testing }) });
+    } catch (e) {
+      return Response.json({ ok: false, error: String((e && e.stack) || e) });
+    }
+  },
+};
+`,
+    "testing-smoke.mjs": testingSmokeSource,
+  },
   "otel-node": {
     "main.cjs": `const assert = require("node:assert");
 const lib = require("agent-loop-wasm");
@@ -775,6 +860,16 @@ function checkModelsSummary(result) {
   return result;
 }
 
+/** The summary of tests/pack/testing-smoke.mjs: a recording of 35 chunks (2 of them base64: a "°" cut in two) replayed. */
+function checkTestingSummary(result) {
+  if (!result.ok) throw new Error(result.error ?? JSON.stringify(result));
+  const s = result.summary;
+  if (!s || s.format !== "agent-loop-wasm/cassette" || s.version !== 1 || s.chunks !== 35 || s.base64 !== 2 || s.text !== "It is 18 °C in Oslo." || s.mismatch !== "CassetteMismatchError") {
+    throw new Error(`unexpected testing summary ${JSON.stringify(s)}`);
+  }
+  return result;
+}
+
 /** The summary of tests/pack/otel-smoke.mjs: the exact span tree of an Agent run, and 10 concurrent runs apart. */
 function checkOtelSummary(result) {
   if (!result.ok) throw new Error(result.error ?? JSON.stringify(result));
@@ -900,7 +995,7 @@ async function plainTarget(dir, page, check = checkSummary) {
  * resolves the package's "workerd" export condition from the installed package.json and lists that entry's folder
  * as modules (the .wasm as a compiled `wasm` module), plus a module named after the package that re-exports it.
  */
-async function workerdTarget(dir, { mcp = false, ui = false, otel = false, models = false, check = checkSummary } = {}) {
+async function workerdTarget(dir, { mcp = false, ui = false, otel = false, models = false, testing = false, check = checkSummary } = {}) {
   const pkgDir = join(dir, "node_modules", "agent-loop-wasm");
   const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"));
   const entry = pkg.exports["."].workerd;
@@ -910,7 +1005,7 @@ async function workerdTarget(dir, { mcp = false, ui = false, otel = false, model
   write(join(dir, "package-entry.mjs"), `export * from "./${rel(join(pkgDir, entry))}";\n`);
   const modules = [
     `(name = "worker.mjs", esModule = embed "worker.mjs")`,
-    ...(mcp || otel ? [] : ui ? [`(name = "ui-smoke.mjs", esModule = embed "ui-smoke.mjs")`] : models ? [`(name = "models-smoke.mjs", esModule = embed "models-smoke.mjs")`] : [`(name = "smoke.mjs", esModule = embed "smoke.mjs")`]),
+    ...(mcp || otel ? [] : ui ? [`(name = "ui-smoke.mjs", esModule = embed "ui-smoke.mjs")`] : models ? [`(name = "models-smoke.mjs", esModule = embed "models-smoke.mjs")`] : testing ? [`(name = "testing-smoke.mjs", esModule = embed "testing-smoke.mjs")`] : [`(name = "smoke.mjs", esModule = embed "smoke.mjs")`]),
     ...(otel ? [`(name = "otel-smoke.mjs", esModule = embed "otel-smoke.mjs")`, `(name = "otel-bundle.mjs", esModule = embed "otel-bundle.mjs")`] : []),
     `(name = "agent-loop-wasm", esModule = embed "package-entry.mjs")`,
     ...walk(entryDir).map((f) =>
@@ -932,6 +1027,13 @@ async function workerdTarget(dir, { mcp = false, ui = false, otel = false, model
     const shim = join(dir, "alias-models.mjs");
     write(shim, `export * from "${posix.relative("agent-loop-wasm", rel(join(pkgDir, pkg.exports["./models"].default)))}";\n`);
     modules.push(`(name = "agent-loop-wasm/models", esModule = embed "alias-models.mjs")`);
+  }
+  if (testing) {
+    // agent-loop-wasm/testing: its default condition (dist/web/testing.js, listed above; it imports nothing) under the
+    // bare name, the way wrangler would resolve it.
+    const shim = join(dir, "alias-testing.mjs");
+    write(shim, `export * from "${posix.relative("agent-loop-wasm", rel(join(pkgDir, pkg.exports["./testing"].default)))}";\n`);
+    modules.push(`(name = "agent-loop-wasm/testing", esModule = embed "alias-testing.mjs")`);
   }
   if (otel) {
     // wrangler's part: esbuild resolves agent-loop-wasm/otel through the exports map (no "workerd" condition: its
@@ -1128,6 +1230,31 @@ const targets = [
   },
   { id: "models-vite", name: "agent-loop-wasm/models: Vite build in Chromium", project: "models-vite", browser: true, run: (dir) => viteTarget(dir, checkModelsSummary) },
   { id: "models-workerd", name: "agent-loop-wasm/models: workerd", project: "models-workerd", run: (dir) => workerdTarget(dir, { models: true, check: checkModelsSummary }) },
+  {
+    id: "testing-node-cjs",
+    name: "agent-loop-wasm/testing: Node CJS (require(esm) off)",
+    project: "testing-node",
+    run: (dir) => runNode(process.execPath, dir, "main.cjs", process.allowedNodeEnvironmentFlags.has("--no-experimental-require-module") ? ["--no-experimental-require-module"] : [], checkTestingSummary),
+  },
+  { id: "testing-node18-cjs", name: "agent-loop-wasm/testing: Node 18 CJS", project: "testing-node", node18: true, run: (dir) => runNode(NODE18, dir, "main.cjs", [], checkTestingSummary) },
+  { id: "testing-node-esm", name: "agent-loop-wasm/testing: Node ESM", project: "testing-node", run: (dir) => runNode(process.execPath, dir, "main.mjs", [], checkTestingSummary) },
+  { id: "testing-node18-esm", name: "agent-loop-wasm/testing: Node 18 ESM", project: "testing-node", node18: true, run: (dir) => runNode(NODE18, dir, "main.mjs", [], checkTestingSummary) },
+  {
+    id: "testing-deno",
+    name: "agent-loop-wasm/testing: Deno (no permission flags)",
+    project: "testing-deno",
+    run: async (dir) => {
+      const r = await exec(bin("deno"), ["run", "main.mjs"], {
+        cwd: dir,
+        env: { DENO_NO_PROMPT: "1", DENO_NO_UPDATE_CHECK: "1", DENO_DIR: join(dir, ".deno"), NO_COLOR: "1" },
+      });
+      if (r.code !== 0) throw failure(r);
+      const result = checkTestingSummary(lastJson(r.stdout));
+      return `deno ${result.deno}, ${result.entry.replace(/^.*\/node_modules\//, "")}`;
+    },
+  },
+  { id: "testing-vite", name: "agent-loop-wasm/testing: Vite build in Chromium", project: "testing-vite", browser: true, run: (dir) => viteTarget(dir, checkTestingSummary) },
+  { id: "testing-workerd", name: "agent-loop-wasm/testing: workerd", project: "testing-workerd", run: (dir) => workerdTarget(dir, { testing: true, check: checkTestingSummary }) },
   {
     id: "otel-node-cjs",
     name: "agent-loop-wasm/otel: Node CJS (require(esm) off)",
