@@ -2,7 +2,7 @@
 // loop through the built package's openai-completions provider — then replayed 100 times with no network at all
 // (`globalThis.fetch` refuses every call): each replay's events and transcript equal the recorded run's, byte for
 // byte but for the clock's fields (timestamp, durationMs). The cassette is written to target/local-llm.cassette.json.
-// Then the same cassette is replayed 20 times each in Deno, headless Chromium and workerd (./replay-runtimes.mjs),
+// Then the same cassette is replayed 100 times each in Deno, headless Chromium and workerd (./replay-runtimes.mjs),
 // with the same result. The flow itself (model, `add` tool, prompt) is ./replay-flow.mjs, shared by every runtime.
 //
 //   node --test tests/local-llm/record-replay.test.mjs   # starts the server with scripts/local-llm, stops it after
@@ -57,6 +57,6 @@ test(`R-14.2 a tool loop recorded from the local model replays ${REPLAYS} times 
   assert.deepEqual(here, { replays: REPLAYS, mismatch: null, networkCalls: 0, adds: 1 });
   assert.equal(calls.add, 1, "the tool ran only while recording");
 
-  const elsewhere = await replayElsewhere(doc, live);
-  assert.deepEqual(elsewhere, ["deno", "chromium", "workerd"].map((runtime) => ({ runtime, replays: 20, ok: true })));
+  const elsewhere = await replayElsewhere(doc, live, { replays: REPLAYS });
+  assert.deepEqual(elsewhere, ["deno", "chromium", "workerd"].map((runtime) => ({ runtime, replays: REPLAYS, ok: true })));
 });
