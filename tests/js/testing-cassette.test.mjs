@@ -419,3 +419,25 @@ test("R-14.2 a durable Agent on a cassette: SIGKILL at every checkpoint, restore
   }
   assert.equal(r.requests.length, 2, "only the recording reached the server");
 });
+
+test("R-14.2 agentLoop's config takes the cassette's fetch and tools as the Agent does", T, async () => {
+  const api = "anthropic-messages";
+  const r = script(api);
+  const loop = async (cassette) => {
+    const stream = lib.agentLoop(
+      [{ role: "user", content: "Weather in Oslo?", timestamp: 1 }],
+      { messages: [], tools: cassette.tools([weather]) },
+      { model: providerModel(api, r.baseUrl), convertToLlm: (m) => m, apiKey: KEY, fetch: cassette.fetch },
+    );
+    const types = [];
+    for await (const e of stream) types.push(e.type);
+    return { types, messages: clockless(await stream.result()) };
+  };
+  const recorder = createCassette({ mode: "record" });
+  const live = await loop(recorder);
+  assert.equal(r.requests.length, 2);
+  const player = createCassette({ cassette: recorder.toJSON() });
+  assert.deepEqual(await loop(player), live);
+  await player.stop();
+  assert.equal(r.requests.length, 2);
+});
