@@ -259,19 +259,32 @@ for (const [m, stem, source] of [[LOOP, "wasm", "wasm-source"], [PROVIDERS, "pro
 cpSync(join(template, "deno-index.js"), join(deno, "index.js"));
 cpSync(join(template, "deno-slim.js"), join(deno, "slim.js"));
 
+// A wasm-free companion entry, `agent-loop-wasm/<name>` (mcp, ui, otel, testing, models): the ES module in dist/web
+// (Deno re-exports it), a CommonJS copy in dist/node with an ESM face, so import and require share one module.
+function companionEntry(name, source, names) {
+  cpSync(join(template, `${name}.js`), join(web, `${name}.js`));
+  writeFileSync(join(node, `${name}.cjs`), toCommonJs(source, `${name}.js`));
+  writeFileSync(
+    join(node, `${name}.mjs`),
+    esmFace(`./${name}.cjs`, names, `// \`import "agent-loop-wasm/${name}"\` on Node: the CommonJS entry's exports (one instance for import and require).`),
+  );
+  writeFileSync(join(deno, `${name}.js`), `// \`agent-loop-wasm/${name}\` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/${name}.js";\n`);
+}
+
+/** Requires dist/node/<name>.cjs and checks that it exports exactly `names` (the names read off its source). */
+function checkExports(name, names) {
+  const loaded = createRequire(join(node, `${name}.cjs`))(`./${name}.cjs`);
+  const found = Object.keys(loaded).filter((n) => n !== "__esModule").sort();
+  if (found.join() !== names.join()) throw new Error(`build: dist/node/${name}.cjs exports ${found} but the source lists ${names}`);
+}
+
 // agent-loop-wasm/mcp (issue 18): plain JS over the MCP SDK (a peer dependency), no wasm. ESM in dist/web (Deno
 // re-exports it), CJS in dist/node with an ESM face, so import and require share one module (its registries of
 // synced agents and clients). The export names come from the source: requiring mcp.cjs here would need the SDK.
 const mcpSource = readFileSync(join(template, "mcp.js"), "utf8");
 const mcpNames = [...mcpSource.matchAll(/^export (?:async )?function (\w+)/gm)].map((m) => m[1]).sort();
 if (mcpNames.length === 0) throw new Error("build: pkg-template/mcp.js exports no function");
-cpSync(join(template, "mcp.js"), join(web, "mcp.js"));
-writeFileSync(join(node, "mcp.cjs"), toCommonJs(mcpSource, "mcp.js"));
-writeFileSync(
-  join(node, "mcp.mjs"),
-  esmFace("./mcp.cjs", mcpNames, "// `import \"agent-loop-wasm/mcp\"` on Node: the CommonJS entry's exports (one instance for import and require)."),
-);
-writeFileSync(join(deno, "mcp.js"), '// `agent-loop-wasm/mcp` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/mcp.js";\n');
+companionEntry("mcp", mcpSource, mcpNames);
 
 // agent-loop-wasm/ui (issue 31): plain JS importing only its parts and errors.js (no wasm, no SDK), laid out as ./mcp is: ESM in dist/web
 // (Deno re-exports it), CJS in dist/node with an ESM face, so import and require share one module.
@@ -285,20 +298,13 @@ for (const f of ["ui.js", ...uiParts]) {
   for (const m of text.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+"([^"]+)"/gm)) {
     if (!/^\.\/(errors|usage|ui-[\w-]+)\.js$/.test(m[1])) throw new Error(`build: pkg-template/${f} may import only ./errors.js, ./usage.js and ./ui-*.js (imports ${m[1]})`);
   }
-  cpSync(join(template, f), join(web, f));
-  if (f !== "ui.js") writeFileSync(join(node, f), toCommonJs(text, f));
+  if (f !== "ui.js") {
+    cpSync(join(template, f), join(web, f));
+    writeFileSync(join(node, f), toCommonJs(text, f));
+  }
 }
-writeFileSync(join(node, "ui.cjs"), toCommonJs(uiSource, "ui.js"));
-writeFileSync(
-  join(node, "ui.mjs"),
-  esmFace("./ui.cjs", uiNames, "// `import \"agent-loop-wasm/ui\"` on Node: the CommonJS entry's exports (one instance for import and require)."),
-);
-writeFileSync(join(deno, "ui.js"), '// `agent-loop-wasm/ui` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/ui.js";\n');
-{
-  const loaded = createRequire(join(node, "ui.cjs"))("./ui.cjs");
-  const names = Object.keys(loaded).filter((n) => n !== "__esModule").sort();
-  if (names.join() !== uiNames.join()) throw new Error(`build: dist/node/ui.cjs exports ${names} but the source lists ${uiNames}`);
-}
+companionEntry("ui", uiSource, uiNames);
+checkExports("ui", uiNames);
 
 
 // agent-loop-wasm/otel (issue 32): plain JS over @opentelemetry/api (a peer dependency), no wasm, built as the MCP
@@ -306,13 +312,7 @@ writeFileSync(join(deno, "ui.js"), '// `agent-loop-wasm/ui` on Deno: the ES modu
 const otelSource = readFileSync(join(template, "otel.js"), "utf8");
 const otelNames = [...otelSource.matchAll(/^export (?:async )?function (\w+)/gm)].map((m) => m[1]).sort();
 if (otelNames.length === 0) throw new Error("build: pkg-template/otel.js exports no function");
-cpSync(join(template, "otel.js"), join(web, "otel.js"));
-writeFileSync(join(node, "otel.cjs"), toCommonJs(otelSource, "otel.js"));
-writeFileSync(
-  join(node, "otel.mjs"),
-  esmFace("./otel.cjs", otelNames, "// `import \"agent-loop-wasm/otel\"` on Node: the CommonJS entry's exports (one instance for import and require)."),
-);
-writeFileSync(join(deno, "otel.js"), '// `agent-loop-wasm/otel` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/otel.js";\n');
+companionEntry("otel", otelSource, otelNames);
 
 
 // agent-loop-wasm/testing (issue 44): cassettes, plain JS with no wasm and no import, built as the otel entry is.
@@ -320,13 +320,8 @@ const testingSource = readFileSync(join(template, "testing.js"), "utf8");
 const testingNames = [...testingSource.matchAll(/^export (?:async )?(?:function|const|class) (\w+)/gm)].map((m) => m[1]).sort();
 if (testingNames.length === 0) throw new Error("build: pkg-template/testing.js exports nothing");
 if (/^\s*import\b/m.test(testingSource)) throw new Error("build: pkg-template/testing.js must import nothing");
-cpSync(join(template, "testing.js"), join(web, "testing.js"));
-writeFileSync(join(node, "testing.cjs"), toCommonJs(testingSource, "testing.js"));
-writeFileSync(
-  join(node, "testing.mjs"),
-  esmFace("./testing.cjs", testingNames, "// `import \"agent-loop-wasm/testing\"` on Node: the CommonJS entry's exports (one instance for import and require)."),
-);
-writeFileSync(join(deno, "testing.js"), '// `agent-loop-wasm/testing` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/testing.js";\n');
+companionEntry("testing", testingSource, testingNames);
+checkExports("testing", testingNames);
 
 
 // agent-loop-wasm/models (issue 42): the model catalogue, plain JS with no wasm, laid out as ./ui is: ESM in dist/web
@@ -341,19 +336,10 @@ if (modelsImports.sort().join() !== "./errors.js,./models-data.js") {
 }
 const modelsData = readFileSync(join(template, "models-data.js"), "utf8");
 if (/^\s*import\b/m.test(modelsData)) throw new Error("build: pkg-template/models-data.js must import nothing (it is data)");
-for (const f of ["models.js", "models-data.js"]) cpSync(join(template, f), join(web, f));
-writeFileSync(join(node, "models.cjs"), toCommonJs(modelsSource, "models.js"));
+cpSync(join(template, "models-data.js"), join(web, "models-data.js"));
 writeFileSync(join(node, "models-data.js"), toCommonJs(modelsData, "models-data.js"));
-writeFileSync(
-  join(node, "models.mjs"),
-  esmFace("./models.cjs", modelsNames, "// `import \"agent-loop-wasm/models\"` on Node: the CommonJS entry's exports (one instance for import and require)."),
-);
-writeFileSync(join(deno, "models.js"), '// `agent-loop-wasm/models` on Deno: the ES module of dist/web (it needs no wasm).\nexport * from "../web/models.js";\n');
-{
-  const loaded = createRequire(join(node, "models.cjs"))("./models.cjs");
-  const names = Object.keys(loaded).filter((n) => n !== "__esModule").sort();
-  if (names.join() !== modelsNames.join()) throw new Error(`build: dist/node/models.cjs exports ${names} but the source lists ${modelsNames}`);
-}
+companionEntry("models", modelsSource, modelsNames);
+checkExports("models", modelsNames);
 
 // The declarations, and their CommonJS twins (`.d.cts`, the same text with `./x.js` specifiers as `./x.cjs`): under
 // "type": "module" a `.d.ts` is an ES module to TypeScript, which a CommonJS consumer (`module: node16`) may not
