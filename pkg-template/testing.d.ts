@@ -59,6 +59,8 @@ export interface CassetteToolInteraction {
   updates?: unknown[];
   result?: unknown;
   error?: { name: string; message: string };
+  /** Why the result or an update could not be stored (JSON cannot hold it); replaying it is a CassetteMismatchError. */
+  unstorable?: string;
 }
 
 /** A custom stream function's request (without timestamps) and the events it produced (without `partial`). */
@@ -67,7 +69,8 @@ export interface CassetteStreamInteraction {
   request: { model: { api?: string; provider?: string; id?: string }; messages: unknown[] };
   events: Record<string, unknown>[];
   /** When the stream function threw instead of returning a stream. */
-  error?: { name: string; message: string };
+  error?: { name: string; message: string };  /** Why an event could not be stored (JSON cannot hold it); replaying it is a lone error event. */
+  unstorable?: string;
 }
 
 export type CassetteInteraction = CassetteHttpInteraction | CassetteToolInteraction | CassetteStreamInteraction;

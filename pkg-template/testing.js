@@ -226,7 +226,7 @@ class Cassette {
         return this.#replayResponse(this.#interactions[found.index], signal);
       }
     }
-    const entry = { type: "http", request: { method, url: request.url, headers: cleanHeaders(headers, secrets), ...("body" in request ? { body: request.body } : { bodyText: request.bodyText }) } };
+    const entry = { type: "http", request: { ...request, headers: cleanHeaders(headers, secrets) } };
     const real = this.#realFetch ?? globalThis.fetch;
     if (typeof real !== "function") throw new TypeError("agent-loop-wasm/testing: no fetch to record with (pass options.fetch)");
     const started = now();
@@ -373,6 +373,7 @@ class Cassette {
       if (found !== undefined) {
         this.#played.add(found.index);
         const entry = this.#interactions[found.index];
+        if (entry.unstorable !== undefined) throw this.#fail(unstorableError(found.index, entry));
         for (const update of entry.updates ?? []) onUpdate?.(structuredClone(update));
         if (entry.error !== undefined) throw rebuildError(entry.error);
         if (!("result" in entry)) throw new CassetteMismatchError(`cassette: the recorded call of ${entry.name} had not ended when the cassette was saved`, { index: n, path: "result", recorded: undefined, actual: undefined });
@@ -384,19 +385,26 @@ class Cassette {
     this.#record(entry);
     const updates = [];
     const record = (update) => {
-      updates.push(jsonCopy(update));
+      const stored = storable(update);
+      if ("value" in stored) updates.push(stored.value);
+      else entry.unstorable ??= stored.reason;
       return onUpdate?.(update);
     };
+    let result;
     try {
-      const result = await tool.execute(toolCallId, params, signal, record);
-      entry.result = jsonCopy(result);
-      return result;
+      result = await tool.execute(toolCallId, params, signal, record);
     } catch (e) {
       entry.error = describeError(e);
       throw e;
     } finally {
       if (updates.length > 0) entry.updates = updates;
     }
+    // Recording never changes the live run: a result JSON cannot hold (a cycle, a BigInt) is returned as it is, and
+    // the cassette says why it cannot replay it.
+    const stored = storable(result);
+    if ("value" in stored) entry.result = stored.value;
+    else entry.unstorable ??= stored.reason;
+    return result;
   }
 
   // ---- a custom stream function --------------------------------------------------------------------------------
@@ -417,6 +425,7 @@ class Cassette {
       if (found !== undefined) {
         this.#played.add(found.index);
         const entry = this.#interactions[found.index];
+        if (entry.unstorable !== undefined) return errorSource(model, this.#fail(unstorableError(found.index, entry)).message);
         if (entry.error !== undefined) throw rebuildError(entry.error);
         return replayEvents(entry, options?.signal);
       }
@@ -454,7 +463,14 @@ function recordEvents(source, entry) {
   let result;
   const iterate = async function* () {
     for await (const event of source) {
-      entry.events.push(storedEvent(event));
+      if (entry.unstorable === undefined) {
+        try {
+          entry.events.push(storedEvent(event));
+        } catch (e) {
+          // Recording never changes the live stream (see `storable`).
+          entry.unstorable = storable(undefined, e).reason;
+        }
+      }
       yield event;
     }
     if (typeof source.result === "function") result = await source.result();
@@ -540,8 +556,8 @@ function withoutTimestamps(messages) {
 /** The part of a recorded interaction a request is compared with. */
 function comparable(entry) {
   if (entry.type === "http") {
-    const { method, url } = entry.request;
-    return "body" in entry.request ? { method, url, body: entry.request.body } : { method, url, bodyText: entry.request.bodyText };
+    const { headers: _headers, ...compared } = entry.request;
+    return compared;
   }
   if (entry.type === "tool") return { name: entry.name, args: entry.args };
   return entry.request;
@@ -692,6 +708,26 @@ function rebuildError({ name, message }) {
   else error = new Error(message);
   if (error.name !== name) error.name = name;
   return error;
+}
+
+/** `{ value }`: JSON's copy of `value`; or `{ reason }` when JSON cannot hold it (a cycle, a BigInt, too deep). */
+function storable(value, error) {
+  if (error === undefined) {
+    try {
+      return { value: jsonCopy(value) };
+    } catch (e) {
+      error = e;
+    }
+  }
+  return { reason: `${error?.name ?? "Error"}: ${error?.message ?? error}` };
+}
+
+/** What replaying an interaction recorded with a value JSON cannot hold says. */
+function unstorableError(index, entry) {
+  return new CassetteMismatchError(
+    `cassette: interactions[${index}] (${label(entry)}) could not be recorded (${entry.unstorable}); make its values JSON and record it again`,
+    { index, path: "", recorded: undefined, actual: undefined },
+  );
 }
 
 /** JSON's copy of a value (what a cassette can hold); undefined stays undefined. */

@@ -441,3 +441,20 @@ test("R-14.2 agentLoop's config takes the cassette's fetch and tools as the Agen
   await player.stop();
   assert.equal(r.requests.length, 2);
 });
+
+test("R-14.1 recording never changes the live run: a tool result JSON cannot hold is returned, and its replay says why it cannot be", T, async () => {
+  const cyclic = { name: "cyclic", label: "c", description: "c", parameters: { type: "object", properties: {} },
+    async execute() {
+      const details = { big: 1n };
+      details.self = details;
+      return { content: [{ type: "text", text: "ok" }], details };
+    } };
+  const recorder = createCassette({ mode: "record" });
+  const [tool] = recorder.tools([cyclic]);
+  const result = await tool.execute("c1", {}, undefined, undefined);
+  assert.equal(result.details.self, result.details, "the live result is the tool's own");
+  const [entry] = recorder.toJSON().interactions;
+  assert.match(entry.unstorable, /^TypeError: /);
+  const player = createCassette({ cassette: recorder.toJSON() });
+  await assert.rejects(player.tools([cyclic])[0].execute("c1", {}), (e) => e instanceof CassetteMismatchError && /^cassette: interactions\[0\] \(tool cyclic\) could not be recorded \(TypeError: .*\); make its values JSON and record it again$/.test(e.message));
+});
