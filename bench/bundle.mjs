@@ -124,9 +124,7 @@ async function buildApp(out) {
   const entry = Object.keys(outputs).find((f) => outputs[f].entryPoint !== undefined);
   visit(entry);
   const js = Object.keys(outputs).filter((f) => f.endsWith(".js"));
-  for (const wasm of ["agent_loop_wasm_bg.wasm", "agent_loop_providers_bg.wasm"]) {
-    writeFileSync(join(out, wasm), readFileSync(join(dirname(OUR_WEB_ENTRY), wasm)));
-  }
+  writeFileSync(join(out, "agent_loop_wasm_bg.wasm"), readFileSync(join(dirname(OUR_WEB_ENTRY), "agent_loop_wasm_bg.wasm")));
   return {
     first: js.filter((f) => first.has(f)).map((f) => basename(f)),
     later: js.filter((f) => !first.has(f)).map((f) => basename(f)),
@@ -138,17 +136,16 @@ const sizeOf = (dir, files) => files.reduce((n, f) => n + gz(readFileSync(join(d
 /**
  * What a browser app downloads (issue 43), gzip -9, JS + wasm, from the built package: (a) before a first run with its
  * own stream function, (b) with a built-in provider too, (c) everything the main entry can load (today (b): the four
- * wire formats are one module). The app and its wasm are left in `out` (scripts/size-budget.mjs serves them).
+ * wire formats are one JS chunk). The app and its wasm are left in `out` (scripts/size-budget.mjs serves them).
  */
 export async function ourDownloads(out) {
   const files = await buildApp(out);
   const loopWasm = gz(readFileSync(join(out, "agent_loop_wasm_bg.wasm")));
-  const providersWasm = gz(readFileSync(join(out, "agent_loop_providers_bg.wasm")));
   const firstJs = sizeOf(out, files.first);
   const laterJs = sizeOf(out, files.later);
   const a = firstJs + loopWasm;
-  const b = a + laterJs + providersWasm;
-  return { a, b, c: b, files, firstJs, laterJs, loopWasm, providersWasm };
+  const b = a + laterJs;
+  return { a, b, c: b, files, firstJs, laterJs, loopWasm };
 }
 
 /**
@@ -179,7 +176,7 @@ export async function benchBundle() {
     out.downloads = await ourDownloads(dir);
     const d = out.downloads;
     out.ours = { total: d.c, raw: 0 };
-    for (const f of [...d.files.first, ...d.files.later, "agent_loop_wasm_bg.wasm", "agent_loop_providers_bg.wasm"]) {
+    for (const f of [...d.files.first, ...d.files.later, "agent_loop_wasm_bg.wasm"]) {
       out.ours.raw += readFileSync(join(dir, f)).length;
     }
   } catch (e) {

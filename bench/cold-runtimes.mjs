@@ -106,8 +106,8 @@ async function bundleWorker(side, { run = true } = {}) {
     logLevel: "silent",
   });
   const modules = ['(name = "worker.mjs", esModule = embed "worker.mjs")'];
-  // The workerd entry imports both wasm modules (the loop's, and the providers' it compiles on first use: issue 43).
-  const wasms = side === "ours" ? ["agent_loop_wasm_bg.wasm", "agent_loop_providers_bg.wasm"] : [];
+  // The workerd entry imports the loop's wasm module (the built-in providers are JS, bundled in: issue 43).
+  const wasms = side === "ours" ? ["agent_loop_wasm_bg.wasm"] : [];
   for (const file of wasms) {
     cpSync(join(PKG, "dist/web", file), join(dir, file));
     modules.push(`(name = "${file}", wasm = embed "${file}")`);

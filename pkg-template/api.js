@@ -4,7 +4,7 @@ import core, { track, unlessTrapped } from "./trap.js";
 import { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream } from "./streams.js";
 import { codedError } from "./errors.js";
 import { usageSum } from "./usage.js";
-import { loadProviders, loadedProviders, providersNow } from "./providers.js";
+import { loadProviders, providersNow } from "./providers.js";
 import { RunLedger, failureMessage } from "./ending.js";
 
 export { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream };
@@ -139,9 +139,9 @@ function createAgentStream() {
 }
 
 /**
- * The built-in providers (D7). Their code is a wasm module of its own (issue 43), loaded by the first call: on Node
- * synchronously, elsewhere before this stream's first event. A module that cannot be loaded (offline, blocked) is
- * this request's error event, and the next call tries again.
+ * The built-in providers (D7). Their code is a JS module of its own (issue 43: ./builtin-providers.js), loaded by the
+ * first call: on Node synchronously, elsewhere before this stream's first event. A module that cannot be loaded
+ * (offline, blocked) is this request's error event, and the next call tries again.
  */
 export function streamBuiltin(model, context, options) {
   const stream = new AssistantMessageEventStream();
@@ -240,10 +240,9 @@ export function validateToolArguments(tool, toolCall) {
 }
 
 /** Bytes of this package's WebAssembly memory now (it grows, never shrinks): for watching headroom where an isolate's
- *  memory is capped, as on Cloudflare Workers (issue 34). Both instances: the loop's, and the built-in providers' once
- *  loaded (issue 43). */
+ *  memory is capped, as on Cloudflare Workers (issue 34). The built-in providers are JS (issue 43): they use none. */
 export function wasmMemoryBytes() {
-  return core.wasmMemoryBytes() + (loadedProviders()?.wasmMemoryBytes() ?? 0);
+  return core.wasmMemoryBytes();
 }
 
 export function setDefaultStreamFn(streamFn) {

@@ -6,8 +6,8 @@
 // - Older ones (the SPEC K-9.2.2 floor is 1.40) cannot parse `import source`: that dynamic import fails, and the
 //   wasm comes from ./wasm.js as base64, decoded here and compiled by `initSync`.
 // Either way it shares the instance holder of dist/web/, so `agent-loop-wasm/web` in the same program is this very
-// instance. The built-in providers' wasm (issue 43) comes the same two ways, on their first request.
-import { initSync, setProvidersSource } from "../web/core.js";
+// instance. The built-in providers (issue 43) are plain JS, imported on their first request.
+import { initSync } from "../web/core.js";
 
 export * from "../web/api.js";
 
@@ -24,11 +24,4 @@ try {
 } catch {
   module = decode((await import("./wasm.js")).wasmBase64);
 }
-setProvidersSource(async () => {
-  try {
-    return (await import("./providers-source.js")).wasmModule;
-  } catch {
-    return decode((await import("./providers-wasm.js")).wasmBase64);
-  }
-});
 initSync({ module });

@@ -1,8 +1,8 @@
 // `streamProxy` (issue 14): a stream function for apps whose model calls go through their own server, with the
 // observable behaviour of pi-agent-core 1.6.0's: one POST to `<proxyUrl>/api/stream`, server-sent `data:` lines of
 // proxy events (assistant events without `partial`), the partial message rebuilt here. No loop logic; the live
-// tool-call arguments come from the core's partial-JSON parser (P-6.4.2), the same one the built-in providers use.
-import core from "./trap.js";
+// tool-call arguments come from the partial-JSON parser (P-6.4.2) the built-in providers use.
+import { parsePartial } from "./partial-json.js";
 import { AssistantMessageEventStream } from "./streams.js";
 import { codedError } from "./errors.js";
 import { zeroUsage } from "./usage.js";
@@ -41,10 +41,8 @@ function emptyPartial(model) {
   };
 }
 
-/** The live arguments of `text` (an object; `{}` until one shows), from the core's tolerant parser. */
-function partialArguments(text) {
-  return core.partialToolArguments(text);
-}
+/** The live arguments of `text` (an object; `{}` until one shows), from the tolerant parser. */
+const partialArguments = parsePartial;
 
 /**
  * Applies one proxy event to `partial` and answers the assistant event to push (undefined: push nothing).

@@ -28,25 +28,6 @@ for (const name of names) {
 }
 
 let ready = false;
-/** Where the providers' instance (issue 43, ./providers.js) finds its wasm: `() => input`, set by `init({ providers })`
- *  or an entry; undefined: the file beside the glue. */
-let findProviders;
-
-/** Sets where the built-in providers' wasm comes from (`find()`: any input `init` takes, or a promise of one). */
-export function setProvidersSource(find) {
-  findProviders = find;
-}
-
-export function providersSource() {
-  return findProviders;
-}
-
-function takeProviders(input) {
-  if (!isOptionsObject(input) || input.providers === undefined) return input;
-  const { providers, ...rest } = input;
-  findProviders = () => providers;
-  return rest;
-}
 function activate() {
   if (ready) return;
   for (const name of names) core[name] = glue[name];
@@ -61,20 +42,17 @@ function isOptionsObject(value) {
 
 /**
  * Loads and instantiates the wasm. `input`: a URL, `Request`, `Response`, bytes, `WebAssembly.Module`, a promise of
- * one of these, or `{ module_or_path, providers }`. Without it the file beside the glue is fetched
- * (`new URL("agent_loop_wasm_bg.wasm", import.meta.url)`). Later calls reuse the first instance. `providers`: any of
- * the same for the built-in providers' wasm, loaded only on the first request to a built-in provider.
+ * one of these, or `{ module_or_path }`. Without it the file beside the glue is fetched
+ * (`new URL("agent_loop_wasm_bg.wasm", import.meta.url)`). Later calls reuse the first instance.
  */
 export async function init(input) {
-  input = takeProviders(input);
   if (ready) return;
   await glue.default(input === undefined || isOptionsObject(input) ? input : { module_or_path: input });
   activate();
 }
 
-/** Instantiates the wasm synchronously from its bytes or a compiled `WebAssembly.Module` (or `{ module, providers }`). */
+/** Instantiates the wasm synchronously from its bytes or a compiled `WebAssembly.Module` (or `{ module }`). */
 export function initSync(bytesOrModule) {
-  bytesOrModule = takeProviders(bytesOrModule);
   if (ready) return;
   glue.initSync(isOptionsObject(bytesOrModule) ? bytesOrModule : { module: bytesOrModule });
   activate();

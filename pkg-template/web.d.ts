@@ -23,16 +23,14 @@ export type InitInput = string | URL | GlobalRequest | GlobalResponse | SyncInit
 /**
  * Loads and instantiates the wasm. Without `input` the file is found next to the module
  * (`new URL("agent_loop_wasm_bg.wasm", import.meta.url)`). Safe to call more than once; later calls reuse the first
- * instance. `providers`: where the built-in providers' wasm (`agent_loop_providers_bg.wasm`) is, loaded only on the
- * first request to a built-in provider; without it, the file next to the module.
+ * instance. The built-in providers need no wasm of their own: they are JS, imported on their first request.
  */
 export declare function init(
   input?:
     | InitInput
     | Promise<InitInput>
-    | { module_or_path?: InitInput | Promise<InitInput>; providers?: InitInput | Promise<InitInput> },
+    | { module_or_path?: InitInput | Promise<InitInput> },
 ): Promise<void>;
 
-/** Instantiates the wasm synchronously from its bytes or a compiled module (e.g. Workers' wasm imports); `providers` as
- *  for {@link init}. */
-export declare function initSync(bytesOrModule: SyncInitInput | { module: SyncInitInput; providers?: InitInput | Promise<InitInput> }): void;
+/** Instantiates the wasm synchronously from its bytes or a compiled module (e.g. Workers' wasm imports). */
+export declare function initSync(bytesOrModule: SyncInitInput | { module: SyncInitInput }): void;

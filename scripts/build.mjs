@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// Builds the npm package into pkg/ (SPEC K-9.1, K-9.2): two wasm modules (issue 43: the loop, `agent_loop_wasm`,
-// and the built-in providers, `agent_loop_providers`, loaded on first use; see MODULES), each one cargo compile and
+// Builds the npm package into pkg/ (SPEC K-9.1, K-9.2): the loop's wasm module, `agent_loop_wasm` (one cargo compile and
 // two wasm-bindgen glues (wasm-pack `--target web` and `--target nodejs`, release, --weak-refs), wasm-opt from the
 // binaryen npm package with the arguments of Cargo.toml's wasm-pack metadata (once when both targets' .wasm are
 // identical), the glue's hashed import names shortened in each wasm and both its glues (short-imports.mjs), the
@@ -11,12 +10,12 @@
 //               synchronously; api.js, agent.js, streams.js and the glues' snippets transpiled from the shared ESM
 //               sources to CJS (so Node 18, which has no require(esm), can load every file); index.cjs; index.mjs,
 //               an ESM face over index.cjs (one instance for import and require); slim.cjs/.mjs for ./web;
-//               providers.js (the providers' module, required on first use).
-//   dist/web/   ES modules: web glues, core.js (the instance holder, init/initSync), providers.js (the providers'
-//               instance, loaded on first use), api.js etc. as written; index.js (top-level await init), workerd.js
+//               providers.js + builtin-providers.js (the built-in providers, plain JS, required on first use).
+//   dist/web/   ES modules: web glues, core.js (the instance holder, init/initSync), providers.js + builtin-providers.js
+//               (the built-in providers, plain JS, imported on first use; issue 43), api.js etc. as written; index.js (top-level await init), workerd.js
 //               (.wasm imports + initSync), slim.js (agent-loop-wasm/web).
 //   dist/deno/  index.js (initSync over dist/web/core.js of the .wasm: `import source` where Deno has it, else base64),
-//               wasm-source.js, wasm.js, providers-source.js, providers-wasm.js, slim.js.
+//               wasm-source.js, wasm.js, slim.js.
 //   mcp         agent-loop-wasm/mcp (no wasm): dist/web/mcp.js, dist/node/mcp.cjs + mcp.mjs, dist/deno/mcp.js.
 //   ui          agent-loop-wasm/ui (no wasm; its parts ui-*.js and errors.js): dist/web/ui.js, dist/node/ui.cjs + ui.mjs, dist/deno/ui.js.
 //   otel        agent-loop-wasm/otel (no wasm), the same way: dist/web/otel.js, dist/node/otel.cjs + .mjs, dist/deno/otel.js.
@@ -45,7 +44,7 @@ const out = join(root, "pkg");
 const template = join(root, "pkg-template");
 const env = { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` };
 /** The API files shared by every target; copied as written (ESM) or transpiled (CJS), never forked. */
-const SHARED = ["api.js", "agent.js", "ending.js", "errors.js", "journal.js", "proxy.js", "streams.js", "trap.js", "usage.js"];
+const SHARED = ["api.js", "agent.js", "ending.js", "errors.js", "journal.js", "partial-json.js", "proxy.js", "streams.js", "trap.js", "usage.js"];
 /**
  * Functions api.js calls while it is evaluated (for its constant exports). dist/web/core.js answers them from
  * values read here from this build's wasm, since ES module evaluation runs api.js before any entry initialises.
@@ -63,15 +62,11 @@ function run(cmd, args) {
 }
 
 /**
- * The package's two wasm modules (issue 43), one crate built twice: `loop` (agentLoop, Agent, ...: what every
- * importer downloads) and `providers` (the four built-in wire formats' `streamBuiltin`, loaded on the first request
- * to a built-in provider). Each has its own glue, and its own copy of the snippets it imports: the snippets keep
- * per-instance state (the executor's poller, the flag memory), so the two instances must not share them.
+ * The package's wasm module: the loop (agentLoop, Agent, ...), the crate's `loop` feature. The built-in providers are
+ * not in it (issue 43): they are plain JS (pkg-template/providers/, bundled below into builtin-providers.js), loaded
+ * on the first request to a built-in provider.
  */
-const MODULES = [
-  { feature: "loop", name: "agent_loop_wasm", snippets: "snippets" },
-  { feature: "providers", name: "agent_loop_providers", snippets: "providers-snippets" },
-];
+const MODULES = [{ feature: "loop", name: "agent_loop_wasm", snippets: "snippets" }];
 /**
  * Test-only, never in pkg/: the loop module with the `parity` feature, whose hidden `__fastPath` export runs each fast
  * path as its Rust reference or its JS twin (tests/js/parity.test.mjs). Built for Node alone, not optimised (the
@@ -80,7 +75,7 @@ const MODULES = [
 const PARITY = { feature: "parity", name: "agent_loop_wasm", snippets: "snippets" };
 const wasmOf = (m) => `${m.name}_bg.wasm`;
 const glueOf = (m) => `${m.name}.js`;
-const [LOOP, PROVIDERS] = MODULES;
+const [LOOP] = MODULES;
 const [WASM, GLUE] = [wasmOf(LOOP), glueOf(LOOP)];
 
 function wasmPack(target, m) {
@@ -134,16 +129,37 @@ for (const m of [...MODULES, PARITY]) {
   inlineCatch(targets.map((d) => join(d, glueOf(m))));
 }
 
-/** A module's glue, its snippet imports pointing at its own copy of the snippets (`m.snippets`). */
-function glueText(target, m) {
-  const text = readFileSync(join(built(target, m), glueOf(m)), "utf8");
-  if (m.snippets === "snippets") return text;
-  // `import … from './snippets/…'` (web), `require(String.raw\`./snippets/…\`)` and `require("./snippets/…")`
-  // (nodejs); the wasm's import module names (the keys of the web glue's imports object) stay as they are.
-  const load = /(\bfrom\s*|\brequire\((?:String\.raw)?)(["'`])\.\/snippets\//g;
-  const moved = text.replace(load, `$1$2./${m.snippets}/`);
-  if (moved === text || load.test(moved)) throw new Error(`build: ${glueOf(m)}: its snippet imports were not found or not all moved`);
-  return moved;
+/** A module's glue as wasm-bindgen wrote it (after the two rewrites above). */
+const glueText = (target, m) => readFileSync(join(built(target, m), glueOf(m)), "utf8");
+
+/**
+ * The built-in providers (issue 43): plain JS from pkg-template/providers/ (entry driver.js, `streamBuiltin`), bundled
+ * into one file per format (ES module for dist/web, CommonJS for dist/node), not minified (the app's bundler does),
+ * that the entry's providers.js loads on the first request to a built-in provider, so a page that brings its own stream
+ * function never fetches it. What it imports from the package's shared files (usage.js) stays an import of the file
+ * beside it (one copy in an app); the loop's snippets it uses (src/js/snippets/: pure helpers such as `errorMessage`)
+ * are bundled in; nothing else may be imported.
+ */
+async function bundleProviders(file, format) {
+  const esbuild = createRequire(join(root, "package.json"))("esbuild");
+  const shared = {
+    name: "shared-files",
+    setup(b) {
+      b.onResolve({ filter: /^\.\.\/[\w-]+\.js$/ }, (args) => {
+        const name = args.path.slice(3);
+        if (args.resolveDir !== join(template, "providers") || !SHARED.includes(name)) return undefined;
+        return { path: `./${name}`, external: true };
+      });
+    },
+  };
+  const result = await esbuild.build({
+    entryPoints: [join(template, "providers", "driver.js")],
+    outfile: file, bundle: true, format, platform: "neutral", target: "es2020", write: true, metafile: true,
+    plugins: [shared], legalComments: "none", logLevel: "silent",
+    banner: { js: "// agent-loop-wasm's built-in providers (issue 43), bundled from pkg-template/providers/ by scripts/build.mjs." },
+  });
+  const outside = Object.keys(result.metafile.inputs).filter((f) => !/^(pkg-template\/providers|src\/js\/snippets)\//.test(f));
+  if (outside.length) throw new Error(`build: pkg-template/providers/ imports what it may not: ${outside.join(", ")}`);
 }
 
 function walk(dir) {
@@ -185,6 +201,7 @@ for (const m of MODULES) {
 }
 for (const f of SHARED) cpSync(join(template, f), join(web, f));
 cpSync(join(template, "web-providers.js"), join(web, "providers.js"));
+await bundleProviders(join(web, "builtin-providers.js"), "esm");
 cpSync(join(template, "web-index.js"), join(web, "index.js"));
 cpSync(join(template, "web-workerd.js"), join(web, "workerd.js"));
 cpSync(join(template, "web-slim.js"), join(web, "slim.js"));
@@ -212,6 +229,7 @@ for (const f of SHARED) writeFileSync(join(node, f), toCommonJs(readFileSync(joi
 writeFileSync(join(node, "index.cjs"), toCommonJs(readFileSync(join(template, "index.js"), "utf8"), "index.js"));
 cpSync(join(template, "node-core.cjs"), join(node, "core.js"));
 cpSync(join(template, "node-providers.cjs"), join(node, "providers.js"));
+await bundleProviders(join(node, "builtin-providers.js"), "cjs");
 cpSync(join(template, "node-slim.cjs"), join(node, "slim.cjs"));
 
 // The ESM face of the CJS entry lists its exports explicitly (no reliance on Node's CJS export detection), so
@@ -243,19 +261,14 @@ const marker = /^const PRE_INIT = \{\};.*$/m;
 if (!marker.test(coreTemplate)) throw new Error("build: pkg-template/web-core.js lacks the `const PRE_INIT = {};` line");
 writeFileSync(join(web, "core.js"), coreTemplate.replace(marker, `const PRE_INIT = ${JSON.stringify(preInit)};`));
 
-// dist/deno: each module's wasm as base64 for Deno 1.x (no read permission needed), over dist/web's holder and API,
-// and the newer Deno's way to the same bytes: the source phase of dist/web's .wasm (see pkg-template/deno-index.js).
+// dist/deno: the wasm as base64 for Deno 1.x (no read permission needed), over dist/web's holder and API, and the
+// newer Deno's way to the same bytes: the source phase of dist/web's .wasm (see pkg-template/deno-index.js).
 const wasmBytes = readFileSync(join(web, WASM));
-for (const [m, stem, source] of [[LOOP, "wasm", "wasm-source"], [PROVIDERS, "providers-wasm", "providers-source"]]) {
-  writeFileSync(
-    join(deno, `${stem}.js`),
-    `// ${wasmOf(m)}, base64-encoded by scripts/build.mjs.\nexport const wasmBase64 =\n  "${readFileSync(join(web, wasmOf(m))).toString("base64")}";\n`,
-  );
-  writeFileSync(
-    join(deno, `${source}.js`),
-    `// ${wasmOf(m)} of dist/web as a compiled WebAssembly.Module, for a Deno with source-phase Wasm imports (a syntax\n// error before them: the wasm then comes from ./${stem}.js).\nimport source wasmModule from "../web/${wasmOf(m)}";\nexport { wasmModule };\n`,
-  );
-}
+writeFileSync(join(deno, "wasm.js"), `// ${WASM}, base64-encoded by scripts/build.mjs.\nexport const wasmBase64 =\n  "${wasmBytes.toString("base64")}";\n`);
+writeFileSync(
+  join(deno, "wasm-source.js"),
+  `// ${WASM} of dist/web as a compiled WebAssembly.Module, for a Deno with source-phase Wasm imports (a syntax\n// error before them: the wasm then comes from ./wasm.js).\nimport source wasmModule from "../web/${WASM}";\nexport { wasmModule };\n`,
+);
 cpSync(join(template, "deno-index.js"), join(deno, "index.js"));
 cpSync(join(template, "deno-slim.js"), join(deno, "slim.js"));
 

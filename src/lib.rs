@@ -1,8 +1,8 @@
 //! agent-loop-wasm: an LLM agent loop. `core` is the loop itself and knows no JS types; `js` is the
-//! wasm-bindgen binding, the only place that names `JsValue`.
+//! wasm-bindgen binding, the only place that names `JsValue`. The built-in providers are JS
+//! (`pkg-template/providers/`, issue 43).
 
 pub mod core;
-pub mod providers;
 
 #[cfg(target_arch = "wasm32")]
 mod js;

@@ -37,9 +37,9 @@ try {
     fail(`wrangler deploy --dry-run failed (${error.message.split("\n")[0]})`);
   }
 
-  // The package's two wasm modules (its "./agent_loop_wasm_bg.wasm" and "./agent_loop_providers_bg.wasm" exports: the
-  // loop, and the built-in providers it instantiates on their first request), whatever entry the bundle took.
-  const packageWasms = ["agent_loop_wasm_bg.wasm", "agent_loop_providers_bg.wasm"].map((f) => require.resolve(`agent-loop-wasm/${f}`));
+  // The package's wasm module (its "./agent_loop_wasm_bg.wasm" export: the loop; the built-in providers are JS),
+  // whatever entry the bundle took.
+  const packageWasms = ["agent_loop_wasm_bg.wasm"].map((f) => require.resolve(`agent-loop-wasm/${f}`));
   const wasmOf = (dir) => readdirSync(dir).filter((f) => f.endsWith(".wasm"));
 
   const bundleFile = join(outdir, "worker.js");
@@ -62,7 +62,7 @@ try {
   const sizes = packageWasms.map((f) => `${basename(f)} (${kib(statSync(f).size)})`).join(" and ");
   console.log(
     `check-deploy: wrangler ${wrangler.version} bundled worker.js (${kib(statSync(bundleFile).size)}) with agent-loop-wasm's ` +
-      `workerd entry and its wasm modules ${sizes}, the package's bytes, into ${outdir}`,
+      `workerd entry and its wasm module ${sizes}, the package's bytes, into ${outdir}`,
   );
 } catch (error) {
   if (!(error instanceof CheckFailed)) throw error;

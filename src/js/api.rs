@@ -340,13 +340,6 @@ pub fn get_default_stream_fn() -> JsValue {
     DEFAULT_STREAM_FN.with(|d| d.borrow().clone())
 }
 
-/// The live arguments of a streaming tool call's text so far, as JSON (P-6.4.2), for `streamProxy`
-/// (`pkg-template/proxy.js`), which rebuilds tool calls from a proxy server's deltas.
-#[wasm_bindgen(js_name = partialToolArguments)]
-pub fn partial_tool_arguments(text: &str) -> Result<JsValue, JsValue> {
-    crate::providers::partial_json::partial_arguments(&JsHost, text)
-}
-
 #[wasm_bindgen(js_name = defaultAgentIdentity)]
 pub fn default_agent_identity() -> JsValue {
     let h = JsHost;

@@ -1,7 +1,6 @@
-//! The wasm-bindgen binding: the only place that names `JsValue`. One crate, two wasm modules (issue 43): the
-//! `loop` feature is the loop's exports (`api`, `agent`), the `providers` feature the built-in wire formats'
-//! (`streamBuiltin`); the package builds each alone, and loads the second on the first built-in request. The
-//! test-only `parity` feature adds `parity` (`__fastPath`) to the loop's: never in the package.
+//! The wasm-bindgen binding: the only place that names `JsValue`. The `loop` feature is the loop's exports (`api`,
+//! `agent`); the built-in providers are JS (`pkg-template/providers/`, issue 43). The test-only `parity` feature
+//! adds `parity` (`__fastPath`) to the loop's: never in the package.
 //! The npm wrapper (`pkg-template/api.js`) gives the exports their public names and arities.
 
 #[cfg(feature = "loop")]
@@ -13,8 +12,6 @@ mod host;
 #[cfg(feature = "parity")]
 mod parity;
 mod protocol;
-#[cfg(feature = "providers")]
-mod providers;
 mod snippets;
 
 use wasm_bindgen::prelude::*;
@@ -38,11 +35,4 @@ pub fn wasm_memory_bytes() -> f64 {
 #[wasm_bindgen(js_name = version)]
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
-}
-
-/// Fills `stream` (an `AssistantMessageEventStream`) for a request; never throws (P-6.1.2).
-#[cfg(feature = "providers")]
-#[wasm_bindgen(js_name = streamBuiltin)]
-pub fn stream_builtin(model: JsValue, context: JsValue, options: JsValue, stream: JsValue) {
-    providers::stream_builtin(model, context, options, stream);
 }

@@ -78,23 +78,3 @@ pub mod call_flag {
     pub const CLEAR: i32 = 0;
     pub const THREW: i32 = 1;
 }
-
-/// `patch` / `pushDelta` (snippets/providers.js): one partial-JSON patch of a tool call's arguments (P-6.4.2).
-#[cfg(feature = "providers")]
-pub mod patch_op {
-    pub const SET_OBJECT: u8 = 0;
-    pub const SET_ARRAY: u8 = 1;
-    pub const SET_VALUE: u8 = 2;
-    pub const SET_STRING: u8 = 3;
-    pub const APPEND_STRING: u8 = 4;
-    /// `pushDelta` without a patch.
-    pub const NONE: i32 = -1;
-}
-
-/// `pushDelta`'s block kind (snippets/providers.js): which `<kind>_delta` event and field.
-#[cfg(feature = "providers")]
-pub mod delta_kind {
-    pub const TEXT: u8 = 0;
-    pub const THINKING: u8 = 1;
-    pub const TOOL_CALL: u8 = 2;
-}

@@ -296,69 +296,6 @@ extern "C" {
     pub(super) fn silence(p: &JsValue);
 }
 
-/// The built-in providers' JS half: projection, body restoring, fetch-error texts, deltas on the shared message.
-#[cfg(feature = "providers")]
-#[wasm_bindgen(module = "/src/js/snippets/providers.js")]
-extern "C" {
-    #[wasm_bindgen(catch)]
-    pub(super) fn patch(root: &JsValue, path: &Array, op: u8, value: &JsValue) -> Result<(), JsValue>;
-    #[allow(clippy::too_many_arguments)]
-    #[wasm_bindgen(js_name = pushDelta)]
-    pub(super) fn push_delta(
-        stream: &JsValue,
-        partial: &JsValue,
-        index: u32,
-        kind: u8,
-        delta: &JsValue,
-        path: &JsValue,
-        op: i32,
-        value: &JsValue,
-    );
-    #[wasm_bindgen(js_name = parseArgs)]
-    pub(super) fn parse_args(block: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = takeArgsText)]
-    /// The text as a JSON string literal (lone surrogates escaped).
-    pub(super) fn take_args_text(block: &JsValue) -> String;
-    #[wasm_bindgen(js_name = globalFetch)]
-    pub(super) fn global_fetch() -> JsValue;
-    #[wasm_bindgen(js_name = envVar)]
-    pub(super) fn env_var(name: &str) -> JsValue;
-    #[wasm_bindgen(js_name = headerEntries)]
-    pub(super) fn header_entries(headers: &JsValue) -> Array;
-    pub(super) fn random() -> f64;
-    #[wasm_bindgen(catch, js_name = projectMessages)]
-    pub(super) fn project_messages(
-        messages: &JsValue,
-        model: &JsValue,
-        options: &JsValue,
-        opaque_schemas: bool,
-    ) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = restoreString)]
-    pub(super) fn restore_string(s: &str, table: &JsValue) -> JsValue;
-    #[wasm_bindgen(catch, js_name = restoreAt)]
-    pub(super) fn restore_at(root: &JsValue, path: &Array, s: &str, table: &JsValue) -> Result<(), JsValue>;
-    #[wasm_bindgen(catch, js_name = restoreText)]
-    pub(super) fn restore_text(text: &str, table: &JsValue) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = projectLine)]
-    pub(super) fn project_line(text: &js_sys::JsString, table: &Array) -> JsValue;
-    #[wasm_bindgen(js_name = restoreValue)]
-    pub(super) fn restore_value(v: &JsValue, table: &Array) -> JsValue;
-    #[wasm_bindgen(js_name = setArgsText)]
-    pub(super) fn set_args_text(block: &JsValue, text: &JsValue);
-    #[wasm_bindgen(js_name = failureMessage)]
-    pub(super) fn failure_message(e: &JsValue) -> String;
-    #[wasm_bindgen(js_name = retryableFailure)]
-    pub(super) fn retryable_failure(e: &JsValue) -> bool;
-}
-
-/// `stringify` of view.js for the providers' request body: the text stays in JS, never copied into wasm.
-#[cfg(feature = "providers")]
-#[wasm_bindgen(module = "/src/js/snippets/view.js")]
-extern "C" {
-    #[wasm_bindgen(catch, js_name = stringify)]
-    pub(super) fn stringify_in_js(v: &JsValue) -> Result<JsValue, JsValue>;
-}
-
 /// The executor's wake-ups (src/js/executor.rs).
 #[wasm_bindgen(module = "/src/js/snippets/executor.js")]
 extern "C" {

@@ -221,13 +221,17 @@ test("S-2.7 AssistantMessageEvent's `type`s are exactly the ones core::host::Eve
   same(dtsTypeTags("AssistantMessageEvent"), rust, "index.d.ts AssistantMessageEvent vs EventCode::of");
 });
 
-test("S-2.1/P-6.10 stop reasons: what the providers produce is a `done` reason, and every reason is a StopReason", () => {
-  const asStr = rustFnBody(SRC.filter((f) => /pub enum StopReason\b/.test(f.text)), "impl StopReason {");
-  const produced = [...asStr.matchAll(/=> "(\w+)"/g)].map((m) => m[1]);
-  assert.ok(produced.length >= 3, "providers::assemble::StopReason::as_str not read");
+test("S-2.1/P-6.10 stop reasons: what the providers produce is a `done` reason, and every reason is a StopReason", async () => {
+  const { STOP_REASONS } = await import("../../pkg-template/providers/assemble.js");
+  // Every literal the wire formats finish with is one of STOP_REASONS, and each of those is produced somewhere.
+  const dir = join(ROOT, "pkg-template", "providers");
+  const finished = readdirSync(dir).flatMap((f) => [...read(`pkg-template/providers/${f}`).matchAll(/\.finish\(([^;]*)\);/g)])
+    .flatMap((m) => [...m[1].matchAll(/"(\w+)"/g)].map((s) => s[1]));
+  assert.ok(finished.length >= 6, "no asm.finish(…) read under pkg-template/providers/");
+  same(finished, STOP_REASONS, "the literals of asm.finish(…) vs STOP_REASONS (assemble.js)");
   const events = dtsDecl("export type AssistantMessageEvent =");
   const reasons = (type) => [...new RegExp(`type: "${type}"; reason: ([^;]+);`).exec(events)[1].matchAll(/"(\w+)"/g)].map((m) => m[1]);
-  subset(produced, reasons("done"), "a stop reason the providers produce is not a `done` reason in index.d.ts");
+  subset(STOP_REASONS, reasons("done"), "a stop reason the providers produce is not a `done` reason in index.d.ts");
   subset([...reasons("done"), ...reasons("error")], dtsUnion("StopReason"), "an event reason missing from StopReason");
 });
 
@@ -244,14 +248,20 @@ test("T-4.1 ToolExecutionMode's values are the ones src/core reads", () => {
   assert.equal(dtsUnion("ToolExecutionMode").length, 2);
 });
 
-test("S-2.1 ThinkingLevel is \"off\" plus providers::request::THINKING_LEVELS", () => {
-  same(dtsUnion("ThinkingLevel"), ["off", ...rustStrConst(SRC, "THINKING_LEVELS")], "index.d.ts ThinkingLevel");
+test("S-2.1 ThinkingLevel is \"off\" plus the built-in providers' THINKING_LEVELS (request.js)", async () => {
+  const { THINKING_LEVELS } = await import("../../pkg-template/providers/request.js");
+  same(dtsUnion("ThinkingLevel"), ["off", ...THINKING_LEVELS], "index.d.ts ThinkingLevel");
 });
 
-test("API-1.1/§6 BuiltinApi is core::builtin::BUILTIN_APIS, and each is a KnownApi", () => {
+test("API-1.1/§6 BuiltinApi is core::builtin::BUILTIN_APIS, each is a KnownApi and has a wire format", async () => {
   const rust = rustStrConst(CORE, "BUILTIN_APIS");
   same(dtsUnion("BuiltinApi"), rust, "index.d.ts BuiltinApi vs BUILTIN_APIS");
   subset(rust, dtsUnion("KnownApi"), "a built-in api missing from KnownApi");
+  // The JS providers serve exactly these (pkg-template/providers/index.js).
+  const { wireFormat } = await import("../../pkg-template/providers/index.js");
+  for (const api of rust) assert.equal(typeof wireFormat(api)?.buildRequest, "function", `no wire format for ${api}`);
+  const formats = [...read("pkg-template/providers/index.js").matchAll(/^\s+"([\w-]+)": \w+,$/gm)].map((m) => m[1]);
+  same(formats, rust, "pkg-template/providers/index.js FORMATS vs BUILTIN_APIS");
 });
 
 test("A-5.1 the Agent's public fields and options are core::agent's FIELDS", () => {

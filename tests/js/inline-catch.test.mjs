@@ -34,7 +34,7 @@ test("a glue of another shape is refused, never half rewritten", { skip }, () =>
 });
 
 test("the built glues hold no handleError, and the imports that may throw still pass a throw on", { skip }, async () => {
-  for (const file of [`${PKG_NODE}/agent_loop_wasm.js`, `${PKG_WEB}/agent_loop_wasm.js`, `${PKG_NODE}/agent_loop_providers.js`, `${PKG_WEB}/agent_loop_providers.js`]) {
+  for (const file of [`${PKG_NODE}/agent_loop_wasm.js`, `${PKG_WEB}/agent_loop_wasm.js`]) {
     const text = readFileSync(file, "utf8");
     assert.ok(!text.includes("handleError"), file);
     assert.ok(text.includes("catch (e) { storeError(e); }"), file);

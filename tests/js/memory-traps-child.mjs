@@ -292,26 +292,15 @@ const scenarios = {
   },
 
   /** An allocation the capped memory cannot give, on the fallible SSE path: a clean error, no poison. */
-  async "sse-alloc-failure"({ size, invalid }) {
+  /** An event larger than the capped wasm memory, read by the built-in providers (JS: no wasm memory touched). */
+  async "sse-huge-event"({ size, invalid }) {
     const part = invalid ? { bigInvalid: size } : { bigLines: size };
     const server = await startServer([textReply([part]), textReply([chunkLine({ content: "fine" })])]);
+    const before = wasmBytes();
     const big = await request(server.baseUrl, { maxStreamEventBytes: 2048 * MiB });
     const after = await request(server.baseUrl);
     await server.close();
-    return { big, after, next: nextCallError() };
-  },
-
-  /** A trap inside a provider stream (the request task) while an agentLoop run waits on it. */
-  async "trap-in-provider"({ size }) {
-    const call = chunkLine({ tool_calls: [{ index: 0, id: "call-1", type: "function", function: { name: "echo", arguments: "" } }] });
-    const server = await startServer([textReply([call, { bigLines: size }])]);
-    const config = { model: model(server.baseUrl), convertToLlm: (m) => m, apiKey: "k" };
-    const events = [];
-    const stream = agentLoop([{ role: "user", content: "hi", timestamp: 1 }], { messages: [], tools: [echoTool] }, config);
-    for await (const e of stream) events.push(summary(e));
-    const result = (await stream.result()).map((m) => m.role);
-    await server.close();
-    return { events: events.filter((e) => e.type !== "message_update"), updates: events.filter((e) => e.type === "message_update").length, result, next: nextCallError() };
+    return { big, after, grew: wasmBytes() - before, next: nextCallError() };
   },
 
   /** A trap inside a run (an infallible allocation fails while the run reads a huge error message of a tool's). */

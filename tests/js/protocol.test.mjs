@@ -31,8 +31,6 @@ const TWINS = {
   bad_message: "args",
   call_flag: "calls",
   checked: "validate",
-  patch_op: "providers",
-  delta_kind: "providers",
 };
 
 test("every code of src/js/protocol.rs has the same name and value in its snippet, and no other", async () => {
@@ -69,29 +67,9 @@ test("the validator's view mark and kind letters (snippets/view.js) are core::te
   assert.ok(rust("src/core/fast/check_call.rs").includes(`format!("{MARK}${NEG_ZERO}")`), "VIEW_KIND.NEG_ZERO");
 });
 
-test("the projection markers (snippets/providers.js) are core::text's PROJECTION_START and PROJECTION_END", async () => {
+test("the projection markers (snippets/values.js, written by view.js) are core::text's PROJECTION_START and PROJECTION_END", async () => {
   const text = rust("src/core/text/mod.rs");
-  const { MARK, MARK_END } = await snippet("providers");
+  const { MARK, MARK_END } = await snippet("values");
   assert.equal(MARK, rustChar(text, "PROJECTION_START"));
   assert.equal(MARK_END, rustChar(text, "PROJECTION_END"));
-  const marker = rust("src/providers/marker.rs");
-  assert.match(marker, /pub const START: char = crate::core::text::PROJECTION_START;/);
-  assert.match(marker, /pub const END: char = crate::core::text::PROJECTION_END;/);
-  // The regular expressions spell both characters out: every \uFDDx escape in the file is one of the two.
-  const source = readFileSync(new URL("src/js/snippets/providers.js", root), "utf8");
-  const escapes = new Set();
-  for (const m of source.matchAll(/\\uFDD([0-9A-F])/g)) escapes.add(String.fromCharCode(0xfdd0 + hex(m[1])));
-  assert.deepEqual([...escapes].sort(), [MARK, MARK_END].sort());
-});
-
-test("the lone surrogates snippets/providers.js marks are those src/core/text/wtf.rs keeps as stand-ins", async () => {
-  const wtf = rust("src/core/text/wtf.rs");
-  const { LONE_SURROGATE } = await snippet("providers");
-  const range = /^\[\\u([0-9A-F]{4})-\\u([0-9A-F]{4})\]$/.exec(LONE_SURROGATE.source);
-  assert.ok(range, LONE_SURROGATE.source);
-  const base = /const SURROGATE_BASE: u32 = 0x([0-9A-Fa-f]+);/.exec(wtf);
-  const span = /!\(0x([0-9A-Fa-f]+)\.\.=0x([0-9A-Fa-f]+)\)\.contains\(&unit\)/.exec(wtf);
-  assert.ok(base && span, "wtf.rs: SURROGATE_BASE or stand_in's range not found");
-  assert.equal(hex(range[1]), hex(base[1]));
-  assert.deepEqual([hex(range[1]), hex(range[2])], [hex(span[1]), hex(span[2])]);
 });

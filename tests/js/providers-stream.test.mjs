@@ -177,8 +177,8 @@ test("P-6.4.3 malformed final arguments â†’ {} plus argumentsError; non-object â
   assert.deepEqual(live[0], { a: [1] });
 });
 
-test("issue 34: arguments JSON.parse reads otherwise than the core (a number beyond f64, nesting past 512) are parsed by the core", P, async () => {
-  // The arguments text stays in JS and JSON.parse reads it there only when the core would read it alike.
+test("issue 34: arguments past JSON.parse's reach (nesting past 512, a text cut short) get the P-6.4.3 error; a number beyond f64 is JSON.parse's", P, async () => {
+  // The arguments text is read as the reference reads it (JSON.parse), with the nesting limit and the repair of P-6.4.3.
   const start = (index, id) => event("content_block_start", { type: "content_block_start", index, content_block: { type: "tool_use", id, name: "t", input: {} } });
   const delta = (index, partial_json) => event("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } });
   const stop = (index) => event("content_block_stop", { type: "content_block_stop", index });
@@ -194,7 +194,7 @@ test("issue 34: arguments JSON.parse reads otherwise than the core (a number bey
     event("message_stop", { type: "message_stop" });
   const run = await stream("anthropic-messages", sse);
   const [a, b, c, d] = run.result.content;
-  assert.deepEqual(a.arguments, { n: null, m: 2 }, "beyond the f64 range: null (a Value cannot hold Infinity), as before");
+  assert.deepEqual(a.arguments, { n: Infinity, m: 2 }, "beyond the f64 range: JSON.parse's Infinity, as the reference");
   assert.deepEqual(b.arguments, {});
   assert.match(b.argumentsError, /^Maximum nesting depth \(512\) exceeded in JSON at position \d+/);
   assert.deepEqual(c.arguments, { ok: [1, { x: "\ud83d" }] }, "clean: JSON.parse's reading, a lone surrogate kept");

@@ -563,7 +563,7 @@ const RULES = [
   },
   {
     id: "engine JSON.parse wording", kind: "result", engine: true, apis: APIS,
-    why: "ours words an argument parse error as V8 on Node 22 does (src/providers/repair.rs), on every engine; before Node 22 the reference's are its engine's own (no `(line … column …)`, and an unexpected token where a `:` is missing): there the first line of a parse error is not compared (the corpus' `engine-parse-message`, for every message)",
+    why: "an argument parse error is worded by the engine's JSON.parse, ours (pkg-template/providers/repair.js) as the reference's; before Node 22 V8 words it otherwise than the recorded corpus (no `(line … column …)`, and an unexpected token where a `:` is missing): there the first line of a parse error is not compared (the corpus' `engine-parse-message`, for every message)",
     normalize(r) {
       if (Number(process.versions.node.split(".")[0]) >= 22) return r;
       for (const b of [...r.message.content, ...r.events.map((e) => e.toolCall).filter(Boolean)]) {
@@ -638,7 +638,7 @@ const RULES = [
     id: "arguments not an object", kind: "text", apis: APIS,
     reference: "Tool arguments must be a JSON object\\n\\nReceived arguments:\\n<text> (a tool call's argumentsError)",
     ours: "Tool call arguments must be a JSON object\\n\\nReceived arguments:\\n<text>",
-    why: "P-6.4.3's words (src/providers/repair.rs NOT_AN_OBJECT), for arguments that are JSON but not an object (a `null` too, where the call's tool is not one whose schema takes `{}`)",
+    why: "P-6.4.3's words (pkg-template/providers/repair.js NOT_AN_OBJECT), for arguments that are JSON but not an object (a `null` too, where the call's tool is not one whose schema takes `{}`)",
     rewrite: (r) => {
       for (const b of [...r.message.content, ...r.events.map((e) => e.toolCall).filter(Boolean)]) {
         if (b.argumentsError?.startsWith("Tool arguments must be a JSON object\n")) b.argumentsError = b.argumentsError.replace("Tool arguments", "Tool call arguments");

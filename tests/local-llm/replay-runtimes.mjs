@@ -28,33 +28,20 @@ export function recordedBaseUrl(doc) {
   return http.request.url.replace(/\/chat\/completions(\?.*)?$/, "");
 }
 
-/** The module each runtime runs: its default export resolves replayMany's JSON. Imports by the given specifiers;
- *  `prepare` (module code: imports, then an awaited `prepare()`) runs first, while `globalThis.fetch` is the real one. */
-function mainSource({ lib, testing, flow }, doc, expected, baseUrl, replays, prepare = "const prepare = async () => {};") {
+/** The module each runtime runs: its default export resolves replayMany's JSON. Imports by the given specifiers. */
+function mainSource({ lib, testing, flow }, doc, expected, baseUrl, replays) {
   return `import * as lib from ${JSON.stringify(lib)};
 import * as testing from ${JSON.stringify(testing)};
 import { replayMany } from ${JSON.stringify(flow)};
-${prepare}
 
 const doc = ${JSON.stringify(doc)};
 const expected = ${JSON.stringify(expected)};
 
 export default async function run() {
-  await prepare();
   return replayMany({ lib, testing, doc, expected, baseUrl: ${JSON.stringify(baseUrl)}, replays: ${replays} });
 }
 `;
 }
-
-// A page fetches the built-in providers' wasm (agent_loop_providers_bg.wasm) on the first request to a built-in
-// provider, through `globalThis.fetch` — which the replays refuse. So the page loads it first, as a page that goes
-// offline would: compiled, and handed over by `init({ providers })` of `agent-loop-wasm/web` (the same instance).
-// (Deno's and workerd's entries bring it without a fetch.)
-const PAGE_PREPARE = `import { init } from "/pkg/dist/web/slim.js";
-async function prepare() {
-  const wasm = await WebAssembly.compileStreaming(fetch("/pkg/dist/web/agent_loop_providers_bg.wasm"));
-  await init({ providers: wasm });
-}`;
 
 /** Runs `main` with `deno run` and no permissions; resolves the value of its RESULT line. */
 async function runInDeno(main) {
@@ -120,7 +107,7 @@ export async function replayElsewhere(cassetteDoc, expected, { replays = 20, bas
   for (const r of runtimes) if (!RUNTIMES.includes(r)) throw new TypeError(`replayElsewhere: unknown runtime ${r} (${RUNTIMES.join(", ")})`);
   const flow = readFileSync(FLOW, "utf8");
   const want = { events: expected.events, transcript: expected.transcript };
-  const main = (specifiers, prepare) => mainSource(specifiers, cassetteDoc, want, baseUrl, replays, prepare);
+  const main = (specifiers) => mainSource(specifiers, cassetteDoc, want, baseUrl, replays);
   const neutral = { lib: "agent-loop-wasm", testing: "./testing.mjs", flow: "./replay-flow.mjs" };
   const run = {
     // Deno: the package's Deno entries and the flow file, imported by their file: URLs.
@@ -137,7 +124,7 @@ export async function replayElsewhere(cassetteDoc, expected, { replays = 20, bas
       const { result, problems } = await runInChromium({
         pkgDir: PKG,
         files: { "/testing.mjs": `export * from "/pkg/dist/web/testing.js";\n`, "/replay-flow.mjs": flow },
-        main: main(neutral, PAGE_PREPARE),
+        main: main(neutral),
         timeout: TIMEOUT,
       });
       if (problems.length > 0) throw new Error(`chromium: the page reported errors:\n${problems.join("\n")}`);

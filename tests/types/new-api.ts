@@ -154,11 +154,9 @@ export async function main(): Promise<void> {
   await web.init();
   await web.init(new URL("https://cdn.example/agent_loop_wasm_bg.wasm"));
   await web.init({ module_or_path: fetch("/agent_loop_wasm_bg.wasm") });
-  await web.init({ module_or_path: "/agent_loop_wasm_bg.wasm", providers: new URL("https://cdn.example/agent_loop_providers_bg.wasm") });
-  await web.init({ providers: fetch("/agent_loop_providers_bg.wasm") });
+  await web.init({ module_or_path: "/agent_loop_wasm_bg.wasm" });
   web.initSync(new Uint8Array(8));
   web.initSync({ module: new WebAssembly.Module(new Uint8Array(8)) });
-  web.initSync({ module: new Uint8Array(8), providers: new Uint8Array(8) });
   const webAgent: web.Agent = new web.Agent();
   console.log(webAgent.state.isStreaming, web.VERSION);
 }

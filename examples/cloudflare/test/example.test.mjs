@@ -132,20 +132,19 @@ const NOTE =
 
 // ---- the tests
 
-test("npm run check-deploy: wrangler deploy --dry-run bundles the worker with the package's workerd entry and its two wasm modules", () => {
+test("npm run check-deploy: wrangler deploy --dry-run bundles the worker with the package's workerd entry and its wasm module", () => {
   const outdir = mkdtempSync(join(scratch, "deploy-"));
   const out = execFileSync("npm", ["run", "--silent", "check-deploy", "--", "--outdir", outdir], { cwd: EXAMPLE, encoding: "utf8" });
   const wasm = readdirSync(outdir).filter((f) => f.endsWith(".wasm")).sort();
-  assert.equal(wasm.length, 2, `the bundle's wasm modules: ${wasm}`);
-  assert.match(wasm.join(" "), /^(?=.*\b[0-9a-f]{40}-agent_loop_wasm_bg\.wasm\b)(?=.*\b[0-9a-f]{40}-agent_loop_providers_bg\.wasm\b)/);
-  assert.match(out, /check-deploy: wrangler \d+\.\d+\.\d+ bundled worker\.js \(\d+ KiB\) with agent-loop-wasm's workerd entry and its wasm modules agent_loop_wasm_bg\.wasm \(\d+ KiB\) and agent_loop_providers_bg\.wasm \(\d+ KiB\), the package's bytes/);
+  assert.equal(wasm.length, 1, `the bundle's wasm modules: ${wasm}`);
+  assert.match(wasm[0], /^[0-9a-f]{40}-agent_loop_wasm_bg\.wasm$/);
+  assert.match(out, /check-deploy: wrangler \d+\.\d+\.\d+ bundled worker\.js \(\d+ KiB\) with agent-loop-wasm's workerd entry and its wasm module agent_loop_wasm_bg\.wasm \(\d+ KiB\), the package's bytes/);
   const worker = readFileSync(join(outdir, "worker.js"), "utf8");
-  for (const name of ["agent_loop_wasm_bg.wasm", "agent_loop_providers_bg.wasm"]) {
-    const file = wasm.find((f) => f.endsWith(`-${name}`));
-    const packageWasm = createRequire(join(EXAMPLE, "package.json")).resolve(`agent-loop-wasm/${name}`);
-    assert.ok(readFileSync(join(outdir, file)).equals(readFileSync(packageWasm)), `the bundle's ${name} is the package's`);
-    assert.match(worker, new RegExp(`^import \\w+ from "\\./${file}";$`, "m"));
-  }
+  const packageWasm = createRequire(join(EXAMPLE, "package.json")).resolve("agent-loop-wasm/agent_loop_wasm_bg.wasm");
+  assert.ok(readFileSync(join(outdir, wasm[0])).equals(readFileSync(packageWasm)), "the bundle's agent_loop_wasm_bg.wasm is the package's");
+  assert.match(worker, new RegExp(`^import \\w+ from "\\./${wasm[0]}";$`, "m"));
+  // The built-in providers (issue 43) are JS: wrangler bundles them into the worker (the dynamic import inlined).
+  assert.match(worker, /"https:\/\/api\.anthropic\.com"/);
 });
 
 test("every route answers 401 without the token, with a wrong one, or with it in the URL; nothing reaches an agent", { timeout: 120_000 }, async (t) => {

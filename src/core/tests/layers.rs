@@ -1,4 +1,4 @@
-//! The layering of `src/core` and `src/providers`, read from the source: which file's code names which other file's
+//! The layering of `src/core`, read from the source: which file's code names which other file's
 //! module (`use` paths and inline `crate::…`/`super::…` paths, test modules left out). The rules (ARCHITECTURE.md):
 //! `host.rs` names nothing above it, the fast-path layer is never named by the references it calls, and no two files
 //! name each other through any chain (no import circle), nor do two modules (`core::agent` and its files as one).
@@ -115,18 +115,17 @@ fn named(module: &str, is_mod_rs: bool, code: &str, children: &BTreeSet<String>)
     out
 }
 
-/// A file of `src/core` or `src/providers` (test modules left out): its code and the paths it names.
+/// A file of `src/core` (test modules left out): its code and the paths it names.
 struct Source {
     code: String,
     names: Vec<String>,
 }
 
-/// Every file of `src/core` and `src/providers`, by module path (`core::agent::lifecycle`).
+/// Every file of `src/core`, by module path (`core::agent::lifecycle`).
 fn sources() -> BTreeMap<String, Source> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = BTreeMap::new();
     modules(&src, &src.join("core"), &mut files);
-    modules(&src, &src.join("providers"), &mut files);
     files.retain(|m, _| !m.contains("::tests") && !m.ends_with("test_host") && !m.contains("tests_"));
     let mut sources = BTreeMap::new();
     for (module, path) in &files {
@@ -198,7 +197,7 @@ fn the_graph_is_read() {
     assert!(g["core::agent::lifecycle"].contains("core::fast"), "{:?}", g["core::agent::lifecycle"]);
     assert!(g["core::fast"].contains("core::agent_state::reducer"), "{:?}", g["core::fast"]);
     assert!(g["core::agent"].contains("core::agent::lifecycle"));
-    assert!(g["providers::marker"].contains("core::text"));
+    assert!(g["core::validate::check"].contains("core::text::json"), "{:?}", g["core::validate::check"]);
     assert!(g.len() > 40, "{}", g.len());
 }
 
@@ -214,7 +213,7 @@ fn no_import_circles() {
     assert!(circles.is_empty(), "import circles:\n{}", circles.join("\n"));
 }
 
-/// The graph of modules: each file counted as the module it belongs to, `core::<name>` or `providers::<name>` (so
+/// The graph of modules: each file counted as the module it belongs to, `core::<name>` (so
 /// `core::agent::lifecycle` is `core::agent`), edges within a module left out.
 fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
     let top = |m: &str| m.split("::").take(2).collect::<Vec<_>>().join("::");
@@ -451,7 +450,7 @@ fn every_record_field_is_named_only_by_its_constant() {
 /// What each wasm module would carry again for one call (issue 43: each was measured out of both modules): std's hash
 /// tables (per key and value type; `core::fxhash::FxMap`), core's slice sorts (per element type; `core::sort`), its
 /// float parser (`text::number::json_number`, `validate::parse_f64`) and `serde_json`'s reader and writer
-/// (`repair::parse_json`, `text::json`). Non-test code of every file of the crate.
+/// (`text::json`). Non-test code of every file of the crate.
 #[test]
 fn no_code_the_modules_dropped_comes_back() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -483,7 +482,7 @@ fn no_code_the_modules_dropped_comes_back() {
     // The reader sees what it must: a file with one of them in its tests only.
     assert!(
         files
-            .get("providers::repair")
+            .get("core::text::json")
             .is_some_and(|p| std::fs::read_to_string(p).unwrap().contains("serde_json::from_"))
     );
 }

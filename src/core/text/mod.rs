@@ -6,7 +6,7 @@
 //! | --- | --- | --- | --- | --- |
 //! | lone-surrogate stand-ins | U+10F800–U+10FFFF: surrogate `0xD800 + k` is `STAND_IN_BASE + k` | `wtf::parse`, `wtf::from_utf16`, the JS host's string reads | `wtf`, `json::js_json_stringify` (writes `\udXXX` back) | a Rust `String` cannot hold an unpaired UTF-16 surrogate; one code point per surrogate keeps lengths and equality exact |
 //! | the view mark | `VIEW_MARK` (U+10F7FE) + a kind letter (+ digits or an index) | `view.js` (`viewText`) | `validate::special` | tool arguments that JSON cannot hold (NaN, ±Infinity, BigInt, undefined, bytes, cycles) validated as pi-schema types them |
-//! | projection markers | `PROJECTION_START` (U+FDD0) `s`/`v` index `.` length `PROJECTION_END` (U+FDD1) | `providers.js` (the request projection) | `providers::marker` | strings and forwarded values kept in JS while the wire formats build a request around them |
+//! | projection markers | `PROJECTION_START` (U+FDD0) `s` index `.` length `PROJECTION_END` (U+FDD1) | `view.js` (`jsonTextKept`: a snapshot's long strings, issue 34) | `view.js` (`parseKept`); Rust carries them as text | a snapshot's structure reaches Rust without its long strings |
 //!
 //! The collisions each one accepts (a caller string that really holds one of these private-use characters) are
 //! named in the README's Differences.
@@ -22,7 +22,7 @@ pub mod wtf;
 pub const STAND_IN_BASE: u32 = 0x10_F800;
 /// The first character of every marker in the validator's view of a value.
 pub const VIEW_MARK: char = '\u{10F7FE}';
-/// Starts a marker in a request projection. A caller string containing it is itself carried as a marker.
+/// Starts a marker of a string kept in JS (`jsonTextKept`). A caller string containing it is itself kept as a marker.
 pub const PROJECTION_START: char = '\u{FDD0}';
-/// Ends a marker in a request projection.
+/// Ends a marker of a string kept in JS.
 pub const PROJECTION_END: char = '\u{FDD1}';

@@ -92,9 +92,27 @@ mod tests {
     use super::accepts_as_is;
     use crate::core::validate::coerce_then_check;
     use crate::core::validate::tests_support::TestRegex;
-    use crate::providers::repair::tests::arb_json;
     use proptest::prelude::*;
     use serde_json::{Value, json};
+
+    /// Arbitrary JSON values.
+    fn arb_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<u64>().prop_map(|n| json!(n)),
+            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
+            any::<String>().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(6, 64, 8, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::vec((any::<String>(), inner), 0..6)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
 
     /// A schema for `value` drawn from the plain keywords, steered by `bits`: mostly one the value
     /// fits, sometimes with a wrong type, a missing or extra required name, a closed object or an

@@ -4,9 +4,8 @@
 // loop logic. What may run caller code (a getter, an iterator, a proxy trap) catches here (`errorMessage`) or is
 // declared `catch` in host.rs.
 
-/** A projection marker's first and last characters (providers.js writes them in a request, view.js for a long
- *  argument string): twins of `START` and `END` in src/providers/marker.rs, `core::text`'s `PROJECTION_START` and
- *  `PROJECTION_END`. */
+/** A projection marker's first and last characters (view.js writes them for a long string kept in JS): twins of
+ *  `core::text`'s `PROJECTION_START` and `PROJECTION_END`. */
 export const MARK = "\uFDD0";
 export const MARK_END = "\uFDD1";
 
