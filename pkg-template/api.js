@@ -159,11 +159,19 @@ export function streamBuiltin(model, context, options) {
     unloaded(error);
     return stream;
   }
-  if (providers !== undefined) {
-    providers.streamBuiltin(model, context, options, stream);
-  } else {
+  // The providers never throw (every failure is their `error` event); a throw here would be a bug of theirs, and
+  // still ends this request as P-6.1.2 says, never the caller's call.
+  const start = (loaded) => {
+    try {
+      loaded.streamBuiltin(model, context, options, stream);
+    } catch (error) {
+      fail(String(error?.message ?? error));
+    }
+  };
+  if (providers !== undefined) start(providers);
+  else {
     loadProviders().then((loaded) => {
-      if (!stream.done) loaded.streamBuiltin(model, context, options, stream);
+      if (!stream.done) start(loaded);
     }, unloaded);
   }
   return stream;

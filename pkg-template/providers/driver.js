@@ -442,8 +442,16 @@ class Driver {
         stop.promise,
       ]);
       stop.cancel();
-      if (next === undefined) throw stopReading(ABORTED);
-      if ("error" in next) throw stopReading(this.aborted() ? ABORTED : new End(failureMessage(next.error)));
+      // Once the reply is whole (`done` delivered), what is left of the body is only read to its end: an abort or a
+      // failed read then stops reading and adds nothing (P-6.1.5).
+      if (next === undefined) {
+        if (asm.finished()) return void cancel(reader);
+        throw stopReading(ABORTED);
+      }
+      if ("error" in next) {
+        if (asm.finished()) return;
+        throw stopReading(this.aborted() ? ABORTED : new End(failureMessage(next.error)));
+      }
       const { chunk } = next;
       let done;
       try {
@@ -469,7 +477,10 @@ class Driver {
         throw stopReading(e instanceof End ? e : new End(errorMessage(e)));
       }
       for (const { event, data: text } of events) {
+        if (asm.finished()) break;
         const data = parseData(text);
+        // A reply finished by an event that is not JSON (openai-completions' `[DONE]`) reads the body on to its end,
+        // so the request completes as the server sent it (a browser shows a cancelled one as failed).
         if (data === undefined) onUnparsed(mapper, event, text, asm);
         else {
           if (perEvent) {
@@ -482,13 +493,14 @@ class Driver {
           mapper.onEvent(event, data, asm);
         }
         if (perEvent || asm.finished()) this.applyAll(asm);
-        if (asm.finished()) {
+        if (asm.finished() && data !== undefined) {
           cancel(reader);
           return;
         }
       }
       this.applyAll(asm);
       if (done) {
+        if (asm.finished()) return;
         mapper.onEnd(asm);
         if (!asm.finished()) asm.fail("Stream ended before the response completed");
         this.applyAll(asm);

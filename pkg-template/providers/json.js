@@ -58,3 +58,20 @@ export const parseData = (text) => {
     return undefined;
   }
 };
+
+/** Text that may be JSON of an array or an object (after JSON's white space); most texts tried are not (an id, an
+ *  empty signature), and telling them apart first spares a thrown `SyntaxError` each. */
+const CONTAINER = /^[ \t\n\r]*[[{]/;
+
+/**
+ * `JSON.parse(text)` when `text` is the JSON of an array or an object, else undefined (never throws).
+ * @param {unknown} text @returns {unknown}
+ */
+export const parseContainer = (text) => {
+  if (typeof text !== "string" || !CONTAINER.test(text)) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+};

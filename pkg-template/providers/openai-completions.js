@@ -3,7 +3,7 @@
 // `[DONE]`) onto the assembler; blocks stay open until the end (P-6.1.4).
 
 import { BLOCK } from "./assemble.js";
-import { blocks, isObject, kind, num, str } from "./json.js";
+import { blocks, isObject, kind, num, parseContainer, str } from "./json.js";
 import {
   OPENAI_BASE_URL, apiKey, baseUrl, compatBool, compatStr, firstChars, invalidJsonMessage, isOpenrouter,
   mappedEffort, maxTokens, mergeSampling, missingOpenaiKey, modelReasons, openrouterBilledCost, optionNumber,
@@ -144,13 +144,6 @@ function convertAssistant(model, message) {
   return text || calls.length ? out : undefined;
 }
 
-const parse = (text) => {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-};
 
 /**
  * The `reasoning_details` an assistant message sends back (the reference's rule): those of the first thinking block
@@ -160,12 +153,12 @@ const parse = (text) => {
 function reasoningDetailsToSend(content) {
   for (const block of content) {
     if (kind(block) !== "thinking") continue;
-    const details = parse(str(block, "thinkingSignature"));
+    const details = parseContainer(str(block, "thinkingSignature"));
     if (Array.isArray(details) && details.length && details.every(isReasoningDetail)) return details;
   }
   const legacy = content
     .filter((b) => kind(b) === "toolCall")
-    .map((call) => parse(str(call, "thoughtSignature")))
+    .map((call) => parseContainer(str(call, "thoughtSignature")))
     .filter((d) => isReasoningDetail(d) && d.type === "reasoning.encrypted" && str(d, "id") && str(d, "data"));
   return legacy.length ? legacy : undefined;
 }

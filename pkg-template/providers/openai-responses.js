@@ -3,7 +3,7 @@
 // sampling merge are the shared rules of transcript.js and request.js.
 
 import { BLOCK } from "./assemble.js";
-import { asStr, isObject } from "./json.js";
+import { asStr, isObject, parseContainer } from "./json.js";
 import {
   OPENAI_BASE_URL, apiKey, baseUrl, compatBool, firstChars, mappedEffort, maxTokens, mergeSampling,
   missingOpenaiKey, modelReasons, thinkingLevel,
@@ -171,13 +171,8 @@ function assistantItems(model, message, n, items) {
 
 /** `text` as JSON when it is an object, else undefined. */
 function parseObject(text) {
-  if (text === undefined) return undefined;
-  try {
-    const value = JSON.parse(text);
-    return isObject(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
+  const value = parseContainer(text);
+  return isObject(value) ? value : undefined;
 }
 
 /** A text signature: JSON `{v:1, id, phase?}`, or (older messages) the item id itself → `[id, phase?]`. */

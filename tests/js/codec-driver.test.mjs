@@ -769,6 +769,36 @@ test("P-6.1.5 an abort after done changes nothing; an error while aborted reads 
 // The body (P-6.1.8, P-6.3)
 // ------------------------------------------------------------------------------------------------------------------
 
+test("P-6.1.5 after `[DONE]` the body is read to its end (a browser shows a cancelled request as failed); after a final JSON event it is cancelled; an abort while reading on adds nothing", T, async () => {
+  const sse = wire[API].text("whole");
+  assert.ok(sse.includes("data: [DONE]"), "openai-completions ends with [DONE]");
+  const read = [];
+  const done = chunked([utf8(sse), utf8(": trailing comment\n\n")], {});
+  const wrapped = { ...done.reader, read: async () => { const r = await done.reader.read(); read.push(r.done ? "end" : "chunk"); return r; } };
+  wrapped.cancel = () => { wrapped.cancelled = true; };
+  let x = await drain(streamBuiltin(model(), ctx(), { apiKey: KEY, fetch: async () => ({ ...done.response, body: { getReader: () => wrapped } }) }));
+  assert.equal(x.final.type, "done");
+  assert.deepEqual(read, ["chunk", "chunk", "end"], "read on to the end");
+  assert.equal(wrapped.cancelled, undefined, "never cancelled");
+  // Anthropic's reply ends with message_stop (JSON): the rest is not read.
+  const anthropic = chunked([utf8(wire["anthropic-messages"].text("whole")), utf8(": more\n\n")]);
+  x = await drain(streamBuiltin(model("anthropic-messages"), ctx(), { apiKey: KEY, fetch: async () => anthropic.response }));
+  assert.equal(x.final.type, "done");
+  assert.equal(anthropic.reader.cancelled, true, `cancelled after message_stop (${x.types.join(" ")})`);
+  // An abort while the body is read on after [DONE]: the request stays done, the reader is cancelled.
+  const controller = new AbortController();
+  let release;
+  const stall = chunked([utf8(sse)]);
+  const slow = { read: async () => (stall.reader.read().then((r) => (r.done ? new Promise((res) => (release = res)) : r))), cancel() { slow.cancelled = true; release?.({ done: true }); } };
+  const pending = drain(streamBuiltin(model(), ctx(), { apiKey: KEY, signal: controller.signal, fetch: async () => ({ ...stall.response, body: { getReader: () => slow } }) }));
+  x = await pending; // the request is done: [DONE] came in the first chunk; the body is still being read
+  assert.equal(slow.cancelled, undefined);
+  controller.abort();
+  await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual([x.final.type, x.result.stopReason, x.types.at(-1)], ["done", "stop", "done"]);
+  assert.equal(slow.cancelled, true, "the reader cancelled on the abort");
+});
+
 test("P-6.1.8 chunking: 1-byte chunks, CRLF, a BOM and a comment give the same events as one chunk", T, async () => {
   const sse = "\uFEFF: comment\r\n\r\n" + wire[API].reply({ text: "Hello, wörld 🌍!", calls: [{ id: "c1", name: "f", args: { a: "ü" } }] }).replace(/\n/g, "\r\n");
   const whole = await run([{ sse, chunks: "whole" }]);

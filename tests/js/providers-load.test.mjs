@@ -68,6 +68,34 @@ renameSync("./node/builtin-providers.js", "./providers.js");
   }
 });
 
+test("P-6.1.2 a providers' module that throws (a bug of its own) ends that request with its error event, never the caller's call", { skip }, () => {
+  const dir = mkdtempSync(join(tmpdir(), "agent-loop-providers-"));
+  try {
+    cpSync(join(ROOT, "pkg", "dist", "node"), join(dir, "node"), { recursive: true });
+    const script = `${RUN}
+const { writeFileSync } = require("node:fs");
+writeFileSync("./node/builtin-providers.js", "exports.streamBuiltin = () => { throw new Error('provider bug'); };");
+const lib = require("./node/index.cjs");
+(async () => {
+  // Called directly (a run would also catch a throwing stream function): a stream, never a throw.
+  const stream = lib.streamBuiltin(model, { messages: [{ role: "user", content: "hi", timestamp: 1 }] }, { apiKey: "k", fetch });
+  const types = [];
+  for await (const e of stream) types.push(e.type);
+  const message = await stream.result();
+  console.log(JSON.stringify({ types, stopReason: message.stopReason, text: message.errorMessage, loop: await run(lib) }));
+})();
+`;
+    const child = spawnSync(process.execPath, ["-e", script], { cwd: dir, encoding: "utf8", timeout: 30_000 });
+    assert.equal(child.status, 0, child.stderr);
+    const result = JSON.parse(child.stdout);
+    assert.deepEqual([result.types, result.stopReason, result.text], [["error"], "error", "provider bug"]);
+    assert.deepEqual(result.loop.types, FAILED_EVENTS);
+    assert.deepEqual([result.loop.stopReason, result.loop.text, result.loop.fetched], ["error", "provider bug", 0]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("K-9.2.4 Chromium: a providers' module the page cannot fetch ends the built-in request with the named error event", { skip: chromiumSkip, timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "agent-loop-providers-"));
   try {

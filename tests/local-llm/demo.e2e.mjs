@@ -91,7 +91,7 @@ try {
   // A prompt naming a tool.
   const named = await run("Use get_time to tell me the current time.");
   assert.deepEqual(named.map((c) => [c.name, c.status]), [["get_time", "done"]]);
-  assert.deepEqual(errors, [], "a clean console: no warning, no error, no failed request");
+  assert.deepEqual(errors, [], `a clean console: no warning, no error, no failed request; got:\n${errors.join("\n")}`);
   console.log(`local model demo e2e: 2 passed, 0 failed (README prompt: ${readme.map((c) => `${c.name} ${c.status}`).join(", ")})`);
 } catch (error) {
   failed = true;
