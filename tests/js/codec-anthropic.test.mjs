@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { anthropicMessages, normalizeToolCallId } from "../../pkg-template/providers/anthropic.js";
 import { Assembler } from "../../pkg-template/providers/assemble.js";
-import { names, run, sse, usage } from "./codec-harness.mjs";
+import { names, run, sse, thrownMessage, usage } from "./codec-harness.mjs";
 
 const fixture = (name) => readFileSync(new URL(`../fixtures/providers/anthropic/${name}`, import.meta.url), "utf8");
 
@@ -19,14 +19,7 @@ const model = () => ({
 const COST = [3, 15, 0.3, 3.75];
 
 const build = (m, messages, options, apiKey) => anthropicMessages.buildRequest({ model: m, messages, options, apiKey });
-const buildError = (...args) => {
-  try {
-    build(...args);
-  } catch (error) {
-    return error.message;
-  }
-  assert.fail("expected an error");
-};
+const buildError = (...args) => thrownMessage(() => build(...args));
 const stream = (text, m = model()) => run(anthropicMessages, m, {}, text);
 const hi = [{ role: "user", content: "hi", timestamp: 1 }];
 const image = (data, mime) => ({ type: "image", source: { type: "base64", media_type: mime, data } });

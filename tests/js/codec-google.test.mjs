@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { googleGenerativeAi } from "../../pkg-template/providers/google.js";
 import { Assembler, applyOps } from "../../pkg-template/providers/assemble.js";
 import { mapperFor } from "../../pkg-template/providers/index.js";
-import { initialMessage, keyedJson, rng, run as runWith, sse as sseOf, usage as usageOf } from "./codec-harness.mjs";
+import { initialMessage, keyedJson, rng, run as runWith, sse as sseOf, thrownMessage, usage as usageOf } from "./codec-harness.mjs";
 
 const NOW = 1_700_000_000_000;
 
@@ -275,14 +275,7 @@ const usageZero = () => ({
   cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
 });
 const build = (m, messages, options, apiKey) => googleGenerativeAi.buildRequest({ model: m, messages, options, apiKey });
-const buildError = (...args) => {
-  try {
-    build(...args);
-  } catch (error) {
-    return error.message;
-  }
-  assert.fail("expected an error");
-};
+const buildError = (...args) => thrownMessage(() => build(...args));
 
 test("p_6_9_request_full_body", () => {
   const messages = [

@@ -188,3 +188,13 @@ const JSON_STRINGS = [
 export function jsonValue(random, depth = 5) {
   return keyedJson(random, JSON_KEYS, JSON_STRINGS, depth);
 }
+
+/** The message of the Error `fn()` throws; fails the test when it returns. */
+export function thrownMessage(fn) {
+  try {
+    fn();
+  } catch (error) {
+    return error.message;
+  }
+  assert.fail("expected an error");
+}

@@ -5,6 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { PartialJson, apply, parsePartial, MAX_DEPTH, MAX_PATH_KEY_BYTES } from "../../pkg-template/partial-json.js";
 import { parseToolArguments } from "../../pkg-template/providers/repair.js";
+import { prng as rng } from "./provider-server.mjs";
 
 /** Feeds `fragments` one by one: the live value after each (deep copies, if `copies`) and all patches. */
 function feed(fragments, copies = true) {
@@ -361,17 +362,6 @@ test("p_6_4_2 linear time: a backslash-dense string in one fragment and a huge k
   assert.equal(parsePartial(escapes(3)).s, "\n\n\n");
 });
 
-// Seeded random inputs.
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const STRING_CHARS = ['a', '"', "\\", "\n", "\u0000", "\u001f", "-", "é", "😀", "/", " ", "\uD800", "\uDC00", "\u2028"];
 const KEY_CHARS = ["a", "z", '"', "\\", "é", "😀", "\n"];

@@ -13,6 +13,7 @@ import {
   parseToolArguments,
   repairJson,
 } from "../../pkg-template/providers/repair.js";
+import { prng as rng } from "./provider-server.mjs";
 
 const message = (f) => {
   try {
@@ -264,17 +265,6 @@ test("repair and the depth scan are linear in the text", () => {
   }
 });
 
-// Seeded random inputs.
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const randomString = (r) =>
   String.fromCharCode(...Array.from({ length: Math.floor(r() * 10) }, () => Math.floor(r() * (r() < 0.5 ? 0x80 : 0x10000))));
