@@ -262,3 +262,4 @@ export function getDefaultStreamFn() {
 }
 export { Agent } from "./agent.js";
 export { streamProxy } from "./proxy.js";
+export { isContextOverflow, isRecoverableLength } from "./overflow.js";

@@ -768,6 +768,36 @@ export declare function streamBuiltin(
   options?: SimpleStreamOptions,
 ): AssistantMessageEventStream;
 
+/**
+ * Whether an assistant message shows that the request did not fit the model's context window (pi-ai's
+ * `isContextOverflow`, with the same answers). Three cases count as overflow:
+ *
+ * 1. `stopReason: "error"` whose `errorMessage` is a provider's "context length exceeded" error, e.g. Anthropic's
+ *    `prompt is too long: N tokens > M maximum` (or its `request_too_large`), OpenAI's
+ *    `... exceeds the context window ...` / `maximum context length is N tokens` / `context_length_exceeded`,
+ *    Gemini's `The input token count (N) exceeds the maximum number of tokens allowed (M).`, and the wordings of xAI,
+ *    Groq, Mistral, OpenRouter, Together, llama.cpp, LM Studio, Kimi, DashScope, z.ai and others; also an error
+ *    text starting with the status `413`. The built-in providers' `HTTP 400: <detail>` texts count when the detail
+ *    is such a wording. An error that mentions `rate limit` or `too many requests` never counts.
+ * 2. `stopReason: "stop"` with `usage.input + usage.cacheRead > contextWindow` (a provider that accepted an
+ *    oversized prompt silently); only when `contextWindow` is given.
+ * 3. `stopReason: "length"` with `usage.output === 0` after a prompt (`input + cacheRead`) of at least 99 % of
+ *    `contextWindow` (a provider that truncated the input to fit); only when `contextWindow` is given.
+ *
+ * Anything else is `false`: other stop reasons (`aborted`, `toolUse`), unrecognised errors, a missing `usage`.
+ * Never throws (pi-ai's throws on a message that is not an object, or on a `stop`/`length` message without `usage`
+ * when `contextWindow` is given; this returns `false` there).
+ */
+export declare function isContextOverflow(message: AssistantMessage, contextWindow?: number): boolean;
+
+/**
+ * Whether a `stopReason: "length"` message ended with fewer output tokens (`usage.output`) than `desiredMaxOutput`,
+ * the output limit asked for before any clamping to the context (pi-ai's `isRecoverableLength`): the model was cut
+ * short by context pressure or the provider, so one compact-and-retry may help. `false` for any other stop reason or
+ * a `desiredMaxOutput` that is not above 0. Never throws.
+ */
+export declare function isRecoverableLength(message: AssistantMessage, desiredMaxOutput: number): boolean;
+
 /** An assistant event as a proxy server sends it to {@link streamProxy}: without `partial`, which is rebuilt. */
 export type ProxyAssistantMessageEvent =
   | { type: "start" }
