@@ -238,7 +238,7 @@ pub fn js_string(s: &str) -> JsValue {
 /// read again as its UTF-16 units (a lone surrogate becomes its `wtf` stand-in).
 pub fn rust_string(v: &JsValue) -> Option<String> {
     let s = v.as_string()?;
-    if !s.contains('\u{FFFD}') {
+    if crate::core::text::find(&s, "\u{FFFD}").is_none() {
         return Some(s);
     }
     Some(wtf::from_utf16(&code_units(v)))

@@ -462,7 +462,7 @@ pub fn check_tool_call<H: ViewPaths>(h: &H, tool: &H::V, call: &H::V, args: &H::
     let view = text.as_deref().and_then(|text| text.strip_prefix(MARK));
     let mut value = parse_json(h, view.or(text.as_deref()))?;
     // Only a view holding a long-string marker (`MARK` then `l`) has any: most views hold none.
-    if view.is_some_and(|v| v.contains(&format!("{MARK}l"))) {
+    if view.is_some_and(|v| crate::core::text::find(v, &format!("{MARK}l")).is_some()) {
         fetch_read_long_strings(h, schema, &mut value);
     }
     let outcome = match view {
@@ -501,7 +501,11 @@ pub fn check_tool_call<H: ViewPaths>(h: &H, tool: &H::V, call: &H::V, args: &H::
                 // JSON has no undefined: the copy saw null, the message names what was given.
                 for error in &mut errors {
                     if error.path == "root" && error.message.ends_with(", got null") {
-                        error.message = format!("{}undefined", error.message.trim_end_matches("null"));
+                        let mut kept = error.message.as_str();
+                        while let Some(shorter) = kept.strip_suffix("null") {
+                            kept = shorter;
+                        }
+                        error.message = format!("{kept}undefined");
                     }
                 }
             }

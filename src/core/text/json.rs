@@ -290,12 +290,17 @@ pub(crate) fn pointer_index(path: &str, index: usize) -> String {
     format!("{path}/{index}")
 }
 
+/// A JSON Pointer segment's text: `~1` is `/`, `~0` is `~` (RFC 6901).
+pub(crate) fn unescape(segment: &str) -> String {
+    super::replace(&super::replace(segment, "~1", "/"), "~0", "~")
+}
+
 /// A JSON Pointer as the dotted path a model sees: `/edits/0/oldText` → `edits.0.oldText`, `""` → `root`.
 pub(crate) fn dotted_path(pointer: &str) -> String {
     let Some(rest) = pointer.strip_prefix('/') else {
         return if pointer.is_empty() { "root".to_string() } else { pointer.to_string() };
     };
-    rest.split('/').map(|segment| segment.replace("~1", "/").replace("~0", "~")).collect::<Vec<_>>().join(".")
+    rest.split('/').map(unescape).collect::<Vec<_>>().join(".")
 }
 
 /// The nesting depth of a value (a scalar is 1), counted without recursion; stops counting past `limit`.

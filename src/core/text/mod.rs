@@ -26,3 +26,54 @@ pub const VIEW_MARK: char = '\u{10F7FE}';
 pub const PROJECTION_START: char = '\u{FDD0}';
 /// Ends a marker of a string kept in JS.
 pub const PROJECTION_END: char = '\u{FDD1}';
+
+/// Where `needle` first occurs in `hay`, as a byte offset (`Some(0)` for an empty needle), as `str::find` finds it.
+/// `str`'s own substring search (`contains`, `find`, `split_once`, `replace` of a `&str`, or of a `char` outside
+/// ASCII) would do, but its searcher slices with a check whose panic formats the text it failed on: that panic alone
+/// keeps core's `slice_error_fail`, `<char as Debug>` and the Unicode printable tables in the wasm. A byte search
+/// finds the same offsets (in UTF-8, a whole character's bytes match only at a character boundary).
+pub fn find(hay: &str, needle: &str) -> Option<usize> {
+    if needle.is_empty() {
+        return Some(0);
+    }
+    hay.as_bytes().windows(needle.len()).position(|w| w == needle.as_bytes())
+}
+
+/// `s.split_once(separator)` for a non-empty separator, without `str`'s searcher (see [`find`]).
+pub fn split_once<'a>(s: &'a str, separator: &str) -> Option<(&'a str, &'a str)> {
+    let at = find(s, separator).filter(|_| !separator.is_empty())?;
+    Some((s.get(..at)?, s.get(at.saturating_add(separator.len())..)?))
+}
+
+/// `s.replace(from, to)` for a non-empty `from`, without `str`'s searcher (see [`find`]).
+pub fn replace(s: &str, from: &str, to: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some((head, tail)) = split_once(rest, from) {
+        out.push_str(head);
+        out.push_str(to);
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `find`, `split_once` and `replace` answer as `str`'s own, on ASCII and multi-byte text.
+    #[test]
+    fn search_matches_str() {
+        let hays = ["", "a", "::", "a::b::c", "é::ü", "\u{FFFD}x\u{FFFD}", "~1~0~01", "éé", "nullnull"];
+        let needles = ["::", "\u{FFFD}", "~1", "~0", "é", "null", "x", "zz"];
+        for hay in hays {
+            for needle in needles {
+                assert_eq!(find(hay, needle), hay.find(needle), "{hay:?} {needle:?}");
+                assert_eq!(split_once(hay, needle), hay.split_once(needle), "{hay:?} {needle:?}");
+                assert_eq!(replace(hay, needle, "/"), hay.replace(needle, "/"), "{hay:?} {needle:?}");
+            }
+            assert_eq!(find(hay, ""), Some(0));
+        }
+    }
+}

@@ -1,5 +1,7 @@
 //! IP address text (RFC 2673 dotted quads, RFC 4291 IPv6), for the `ipv4`/`ipv6` formats and URI hosts.
 
+use crate::core::text;
+
 pub(crate) fn digits_value(s: &str) -> Option<u32> {
     if s.is_empty() || !s.bytes().all(|c| c.is_ascii_digit()) {
         return None;
@@ -42,9 +44,9 @@ pub(crate) fn is_ipv6(s: &str) -> bool {
         }
         Some(n)
     };
-    match s.split_once("::") {
+    match text::split_once(s, "::") {
         Some((head, tail)) => {
-            if tail.contains("::") {
+            if text::find(tail, "::").is_some() {
                 return false;
             }
             match (count(head, false), count(tail, true)) {

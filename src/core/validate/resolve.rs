@@ -204,7 +204,7 @@ impl<'s> Resolver<'s> {
         let mut node = root;
         let mut b = base;
         for raw in fragment.split('/').skip(1) {
-            let key = raw.replace("~1", "/").replace("~0", "~");
+            let key = crate::core::text::json::unescape(raw);
             let next = match node {
                 Value::Object(map) => map.get(&key),
                 Value::Array(items) => canonical_index(&key).and_then(|i| items.get(i)),

@@ -46,7 +46,7 @@ pub(crate) fn special(v: &Value) -> Option<Special<'_>> {
         'u' if tail.is_empty() => Some(Special::Undefined),
         'b' if is_integer_text(tail) => Some(Special::BigInt(tail)),
         'y' => {
-            let (index, bytes) = tail.split_at(tail.find(',').unwrap_or(tail.len()));
+            let (index, bytes) = tail.split_at_checked(tail.find(',').unwrap_or(tail.len())).unwrap_or((tail, ""));
             let is_byte = |b: &str| !b.is_empty() && b.len() <= 3 && b.bytes().all(|c| c.is_ascii_digit());
             let valid = !index.is_empty()
                 && index.bytes().all(|c| c.is_ascii_digit())

@@ -172,7 +172,10 @@ pub(crate) fn is_url(s: &str) -> bool {
     let host_ok = if hostport.starts_with('[') {
         is_ipv6(host)
     } else {
-        !host.is_empty() && !host.chars().any(|c| " #%/:<>?@[\\]^|".contains(c) || c <= ' ')
+        !host.is_empty()
+            && !host.chars().any(|c| {
+                matches!(c, '#' | '%' | '/' | ':' | '<' | '>' | '?' | '@' | '[' | '\\' | ']' | '^' | '|') || c <= ' '
+            })
     };
     let port_ok = port.is_none_or(|p| {
         p.is_empty() || (p.bytes().all(|c| c.is_ascii_digit()) && p.parse::<u32>().is_ok_and(|v| v <= 65535))
