@@ -194,11 +194,26 @@ fn usd(x: f64) -> String {
     let x = if x.is_finite() && x > 0.0 { x } else { 0.0 };
     if x == 0.0 || x >= 0.01 {
         let cents = (x * 100.0).round() as u64;
-        format!("{}.{:02}", cents / 100, cents % 100)
+        let mut out = (cents / 100).to_string();
+        out.push('.');
+        push_padded(&mut out, cents % 100, 2);
+        out
     } else {
         let micros = (x * 1e6).round() as u64;
-        format!("0.{micros:06}").trim_end_matches('0').to_string()
+        let mut out = String::from("0.");
+        push_padded(&mut out, micros, 6);
+        out.trim_end_matches('0').to_string()
     }
+}
+
+/// `n` in decimal, zeros in front up to `width` digits: `format!("{n:0width$}")` without `<u64 as Display>` and
+/// `Formatter::pad_integral`'s padding (`to_string` of an integer skips the formatter).
+fn push_padded(out: &mut String, n: u64, width: usize) {
+    let digits = n.to_string();
+    for _ in digits.len()..width {
+        out.push('0');
+    }
+    out.push_str(&digits);
 }
 
 impl Reached {
@@ -422,6 +437,18 @@ mod tests {
         assert_eq!(usd(12.345), "12.35");
         assert_eq!(usd(0.5), "0.50");
         assert_eq!(usd(f64::NAN), "0.00");
+        // The same text as the formatter's zero padding it replaces.
+        for x in
+            [0.0_f64, 1e-7, 4.9e-7, 5e-7, 0.000_001, 0.000_12, 0.009_999_9, 0.01, 0.05, 0.1, 1.0, 3.07, 99.999, 1e9]
+        {
+            let old = if x >= 0.01 || x == 0.0 {
+                let cents = (x * 100.0).round() as u64;
+                format!("{}.{:02}", cents / 100, cents % 100)
+            } else {
+                format!("0.{:06}", (x * 1e6).round() as u64).trim_end_matches('0').to_string()
+            };
+            assert_eq!(usd(x), old, "{x}");
+        }
         // Below every limit: nothing.
         assert_eq!(b(Limits { turns: Some(6.0), cost: Some(1.0), ..Limits::default() }).before_request(&f), None);
     }

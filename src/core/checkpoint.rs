@@ -483,9 +483,11 @@ pub fn fold<H: FastPaths>(h: &H, data: &H::V, checkpoints: &[H::V], mut seq: f64
         match h.as_number(&get(h, checkpoint, field::VERSION)?) {
             Some(v) if v == VERSION as f64 => {}
             Some(v) if is_int(v) && v > VERSION as f64 => {
+                // `to_string`, not `{VERSION}`: an integer's `Display` is formatter code the wasm otherwise does without.
+                let supported = VERSION.to_string();
                 return Err(bad(
                     i,
-                    &format!("checkpoint version {} is newer than this library supports ({VERSION})", num(v)),
+                    &format!("checkpoint version {} is newer than this library supports ({supported})", num(v)),
                 ));
             }
             _ => return Err(bad(i, "unknown checkpoint version")),

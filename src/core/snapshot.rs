@@ -92,8 +92,10 @@ pub fn migrate<H: FastPaths>(h: &H, snapshot: &H::V) -> Result<(), String> {
     };
     let max = VERSION as f64;
     if version.fract() == 0.0 && version > max {
+        // `to_string`, not `{VERSION}`: an integer's `Display` is formatter code the wasm otherwise does without.
+        let supported = VERSION.to_string();
         return Err(restore_error(&format!(
-            "snapshot version {} is newer than this library supports ({VERSION})",
+            "snapshot version {} is newer than this library supports ({supported})",
             js_number_to_string(version)
         )));
     }
