@@ -51,9 +51,12 @@ function differential(t, seed, specials) {
       referenceOverflowed++;
       continue;
     }
-    // A `$ref` walk that does not go deeper into the value: the reference follows it to hundreds of repeated error
-    // lines, ours stops at its fixed depth limit (README, Differences; as in src/core/validate/tests.rs).
-    if (got.includes("Maximum call stack size exceeded") && want.split("\n").length > 200) {
+    // Where ours stops at its fixed depth limit (a `$ref` walk that does not go deeper into the value; README,
+    // Differences; as in src/core/validate/tests.rs), the reference walks as deep as its stack lets it: its answer is
+    // hundreds of repeated error lines, or whatever error wins where its own overflow is caught, which moves with the
+    // stack's depth and V8's frame sizes (CI, seed 1643559111: a self-`$ref` beside a BigInt answered the BigInt's
+    // TypeError at some depths and overflowed at others, from one run to the next). Not compared.
+    if (got.includes("Maximum call stack size exceeded")) {
       oursLimited++;
       continue;
     }
