@@ -26,6 +26,10 @@ const message = (f) => {
 const err = (text) => message(() => parseJson(text));
 const argsErr = (text) => message(() => parseToolArguments(text));
 
+/** Node 18's V8 words JSON.parse errors otherwise again ("Unexpected end of JSON input", "Unexpected token x in
+ *  JSON at position 17"): the engine's message is the message, as pi-ai's on the same engine, so the wording tests
+ *  run on the V8 of Node 20 and later (scripts/test runs them there). */
+const WORDING = { skip: !message(() => JSON.parse("{")).startsWith("Expected property name") && "Node 18's V8 words JSON.parse's errors otherwise (the engine's message is the message, as pi-ai's); the wording tests run on Node 20+" };
 const LINE_COLUMN = / \(line \d+ column \d+\)$/.test(message(() => JSON.parse("{")));
 const COLON_TEMPLATE = message(() => JSON.parse('{"a":1,"b" 2}')).startsWith("Expected ':'");
 /** A current-V8 message as this engine words it (`old`: the older V8's text where it differs beyond the suffix). */
@@ -62,7 +66,7 @@ test("p_6_4_3_non_objects", () => {
   assert.equal(argsErr('["a\nb"]'), `${NOT_AN_OBJECT}\n\nReceived arguments:\n["a\nb"]`);
 });
 
-test("p_6_4_3_messages_as_pi_ai_on_v8", () => {
+test("p_6_4_3_messages_as_pi_ai_on_v8", WORDING, () => {
   const cases = [
     ['{"a":', "Unexpected end of JSON input"],
     ["{", "Expected property name or '}' in JSON at position 1 (line 1 column 2)"],
@@ -92,7 +96,7 @@ test("p_6_4_3_messages_as_pi_ai_on_v8", () => {
   }
 });
 
-test("p_6_4_3_unexpected_token_context_windows", () => {
+test("p_6_4_3_unexpected_token_context_windows", WORDING, () => {
   assert.equal(
     err('{"abcdefghijkl": x, "mnopqrstuv": 1}'),
     `Unexpected token 'x', ..."fghijkl": x, "mnopqr"... is not valid JSON`,
@@ -117,12 +121,12 @@ test("p_6_4_3_unexpected_token_context_windows", () => {
   assert.equal(err("Infinity"), `"Infinity" is not valid JSON`);
 });
 
-test("p_6_4_3_positions_are_utf16_units", () => {
+test("p_6_4_3_positions_are_utf16_units", WORDING, () => {
   assert.equal(err('{"😀":1,}'), v8("Expected double-quoted property name in JSON at position 8 (line 1 column 9)"));
   assert.equal(err('{"é":1 x}'), v8("Expected ',' or '}' after property value in JSON at position 7 (line 1 column 8)"));
 });
 
-test("p_6_4_3_string_errors", () => {
+test("p_6_4_3_string_errors", WORDING, () => {
   assert.equal(err('"a\u0001"'), v8("Bad control character in string literal in JSON at position 2 (line 1 column 3)"));
   assert.equal(err('"\\q"'), v8("Bad escaped character in JSON at position 2 (line 1 column 3)"));
   assert.equal(err('"\\u12x4"'), v8("Bad Unicode escape in JSON at position 5 (line 1 column 6)"));
@@ -132,7 +136,7 @@ test("p_6_4_3_string_errors", () => {
   assert.equal(err('"\\€"'), `Unexpected token '€', ""\\€"" is not valid JSON`);
 });
 
-test("p_6_4_3_repair_pass", () => {
+test("p_6_4_3_repair_pass", WORDING, () => {
   // Raw control characters inside strings, invalid escapes: repaired.
   const m = parseToolArguments('{"code": "line1\nline2\ttab\u0001", "path": "C:\\dir\\x"}');
   assert.deepEqual(m, { code: "line1\nline2\ttab\u0001", path: "C:\\dir\\x" });
