@@ -132,16 +132,8 @@ export function usage(input, output, read, write, extra, cost) {
   return object;
 }
 
-/** A seeded PRNG (mulberry32): `() => number in [0, 1)`, for the never-throw tests. @param {number} seed */
-export function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG (mulberry32, provider-server.mjs's): `() => number in [0, 1)`, for the never-throw tests. */
+export { prng as rng } from "./provider-server.mjs";
 
 const pick = (random, list) => list[Math.floor(random() * list.length)];
 

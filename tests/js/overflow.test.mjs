@@ -14,6 +14,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import * as pi from "@earendil-works/pi-ai";
 import * as source from "../../pkg-template/overflow.js";
+import { prng as random } from "./provider-server.mjs";
 
 // As tests/js/impl.mjs decides it; not imported from there, since that loads pkg/ and this file must run without it.
 const IS_REFERENCE = process.env.AGENT_LOOP_IMPL === "reference";
@@ -357,16 +358,6 @@ test("P-6.11.1 isRecoverableLength: a length stop below the output limit asked f
 
 const SEED = Number.isFinite(Number(process.env.OVERFLOW_SEED)) && process.env.OVERFLOW_SEED ? Number(process.env.OVERFLOW_SEED) : 45;
 
-/** mulberry32: a small seeded generator in [0, 1). */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const FRAGMENTS = [
   ...Object.values(WORDINGS),
