@@ -14,6 +14,7 @@ pub mod errors;
 pub mod fast;
 pub mod fxhash;
 pub mod host;
+pub mod local;
 pub mod places;
 pub mod run;
 pub mod snapshot;

@@ -5,10 +5,10 @@
 use super::budget::{Budget, Figures, Limits, Reached};
 use super::host::{HostFuture, Kind};
 use crate::core::fast::FastPaths;
+use crate::core::local::Lock;
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
 use futures::future::{Either, OptionFuture, select};
-use futures::lock::Mutex;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::task::Poll;
@@ -67,18 +67,18 @@ pub struct Emitter<H: FastPaths> {
     sink: Sink<H>,
     /// L-3.10.3 for the awaited sinks (none for an observing one: every in-flight run's state is part of the wasm
     /// memory's peak, issue 34, and most runs in flight are `agentLoop`'s).
-    turn: Option<Box<Mutex<()>>>,
+    turn: Option<Box<Lock>>,
     failure: RefCell<Option<H::V>>,
 }
 
 impl<H: FastPaths> Emitter<H> {
     pub fn new(sink: H::V, mode: SinkMode) -> Self {
-        let turn = (mode != SinkMode::Observe).then(|| Box::new(Mutex::new(())));
+        let turn = (mode != SinkMode::Observe).then(|| Box::new(Lock::default()));
         Emitter { sink: Sink::Js(sink, mode), turn, failure: RefCell::new(None) }
     }
 
     pub fn native(sink: NativeSink<H::V>) -> Self {
-        Emitter { sink: Sink::Native(sink), turn: Some(Box::new(Mutex::new(()))), failure: RefCell::new(None) }
+        Emitter { sink: Sink::Native(sink), turn: Some(Box::new(Lock::default())), failure: RefCell::new(None) }
     }
 
     pub fn failed(&self) -> bool {
@@ -122,14 +122,14 @@ impl<H: FastPaths> Emitter<H> {
         let outcome = match &self.sink {
             Sink::Js(sink, SinkMode::Observe) => h.call_sync(sink, &undefined, &[event]).map(|_| ()),
             Sink::Js(sink, SinkMode::Barrier) => {
-                let _turn = OptionFuture::from(self.turn.as_deref().map(Mutex::lock)).await;
+                let _turn = OptionFuture::from(self.turn.as_deref().map(Lock::lock)).await;
                 if self.failed() {
                     return Err(Stop::EmitFailed);
                 }
                 h.call(sink, &undefined, &[event]).await.map(|_| ())
             }
             Sink::Native(sink) => {
-                let _turn = OptionFuture::from(self.turn.as_deref().map(Mutex::lock)).await;
+                let _turn = OptionFuture::from(self.turn.as_deref().map(Lock::lock)).await;
                 if self.failed() {
                     return Err(Stop::EmitFailed);
                 }

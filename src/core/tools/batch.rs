@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::core::approvals::{Verdict, decision_for, denied_text, request_event, verdict};
+use crate::core::local::Semaphore;
 
 impl<'h, H: FastPaths> Run<'h, H> {
     fn tool_env<'s>(&'s self, assistant: &'s H::V) -> Result<ToolEnv<'s, H>, Stop> {
@@ -194,7 +195,7 @@ impl<'h, H: FastPaths> Run<'h, H> {
         }
         // T-4.5.2: prepared calls start in source order, all within this tick unless D5 caps
         // them (then as slots free, still in source order); each ends on its own.
-        let slots = Slots::new(max_parallel_tools(h, &env.hooks));
+        let slots = Semaphore::new(max_parallel_tools(h, &env.hooks));
         let mut running: Vec<LocalBoxFuture<'_, Ended<H::V>>> = Vec::with_capacity(calls.len());
         for (call, entry) in calls.iter().zip(preflight) {
             let (tool, args) = match entry {
@@ -452,56 +453,5 @@ fn max_parallel_tools<H: FastPaths>(h: &H, config: &H::V) -> usize {
     match h.get(config, "maxParallelTools").ok().and_then(|v| h.as_number(&v)) {
         Some(n) if n.is_finite() && n >= 1.0 => n as usize,
         _ => usize::MAX,
-    }
-}
-
-/// A first-come-first-served counting semaphore for D5: a released slot goes to the oldest waiter.
-struct Slots {
-    free: Cell<usize>,
-    waiters: RefCell<VecDeque<oneshot::Sender<()>>>,
-}
-
-struct Permit(Rc<Slots>);
-
-impl Slots {
-    fn new(limit: usize) -> Rc<Self> {
-        Rc::new(Slots { free: Cell::new(limit), waiters: RefCell::new(VecDeque::new()) })
-    }
-
-    fn try_acquire(self: &Rc<Self>) -> Option<Permit> {
-        if self.free.get() == 0 || !self.waiters.borrow().is_empty() {
-            return None;
-        }
-        self.free.set(self.free.get() - 1);
-        Some(Permit(self.clone()))
-    }
-
-    async fn acquire(self: Rc<Self>) -> Permit {
-        if let Some(permit) = self.try_acquire() {
-            return permit;
-        }
-        let (tx, rx) = oneshot::channel();
-        self.waiters.borrow_mut().push_back(tx);
-        // The sender is only dropped unsent when the batch itself is dropped.
-        let _ = rx.await;
-        Permit(self)
-    }
-}
-
-impl Drop for Permit {
-    fn drop(&mut self) {
-        loop {
-            let next = self.0.waiters.borrow_mut().pop_front();
-            match next {
-                // The slot passes straight to the oldest waiter still waiting.
-                Some(waiter) => {
-                    if waiter.send(()).is_ok() {
-                        return;
-                    }
-                }
-                None => break,
-            }
-        }
-        self.0.free.set(self.0.free.get().saturating_add(1));
     }
 }

@@ -5,15 +5,14 @@
 use super::approvals::{Pause, approval_request};
 use super::fxhash::FxMap;
 use super::host::{HostFuture, Kind};
+use super::local;
 use super::run::{Emitter, Run, Stop, abandon_deadline, guarded};
 use super::validate::js_number_to_string;
 use super::validate_call::validate_tool_call;
 use crate::core::fast::FastPaths;
-use futures::channel::{mpsc, oneshot};
 use futures::future::{LocalBoxFuture, join_all};
 use futures::{FutureExt, StreamExt};
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::rc::Rc;
 
 mod batch;
@@ -87,7 +86,7 @@ impl<V> Default for Updates<V> {
 
 thread_local! {
     /// The open routes of all executions (of every batch and run on this thread), by number: each an
-    /// `mpsc::UnboundedSender<H::V>` of the host that opened it, boxed as `Any` because a thread-local
+    /// `local::Sender<H::V>` of the host that opened it, boxed as `Any` because a thread-local
     /// cannot be generic. Never borrowed across a call into JS.
     static ROUTES: RefCell<FxMap<u64, Box<dyn std::any::Any>>> = RefCell::new(FxMap::default());
     /// The next route number; exact in an f64 up to 2^53.
@@ -105,7 +104,7 @@ struct Route(u64);
 
 impl Route {
     /// Opens a route for `sender`.
-    fn open<V: 'static>(sender: mpsc::UnboundedSender<V>) -> Route {
+    fn open<V: 'static>(sender: local::Sender<V>) -> Route {
         let route = NEXT_ROUTE.with(|n| {
             let route = n.get();
             n.set(route.wrapping_add(1) & ((1 << 53) - 1));
@@ -136,10 +135,10 @@ fn route_update<V: Clone + 'static>(args: &[V], number: Option<f64>, undefined: 
     let Some(route) = number.filter(|n| n.fract() == 0.0 && *n >= 0.0).map(|n| n as u64) else {
         return;
     };
-    let sender = ROUTES
-        .with(|routes| routes.borrow().get(&route).and_then(|s| s.downcast_ref::<mpsc::UnboundedSender<V>>()).cloned());
+    let sender =
+        ROUTES.with(|routes| routes.borrow().get(&route).and_then(|s| s.downcast_ref::<local::Sender<V>>()).cloned());
     if let Some(sender) = sender {
-        let _ = sender.unbounded_send(args.get(1).cloned().unwrap_or(undefined));
+        let _ = sender.send(args.get(1).cloned().unwrap_or(undefined));
     }
 }
 
@@ -434,7 +433,7 @@ impl<'a, H: FastPaths> ToolEnv<'a, H> {
     /// one tick) and returns the execution to await.
     pub fn start(&self, call: &Call<H::V>, tool: &H::V, args: &H::V) -> Execution<H> {
         let h = self.h;
-        let (tx, rx) = mpsc::unbounded::<H::V>();
+        let (tx, rx) = local::unbounded::<H::V>();
         let route = Route::open(tx);
         #[allow(clippy::cast_precision_loss)] // route numbers stay below 2^53
         let on_update = h.bind_first(self.update_dispatch(), &h.number(route.0 as f64));
@@ -506,7 +505,7 @@ impl<'a, H: FastPaths> ToolEnv<'a, H> {
         let duration = round_ms(h.now() - started_at);
         drop(route);
         let abandoned = matches!(settled, Settled::Abandoned);
-        while let Ok(partial) = updates.try_recv() {
+        while let Some(partial) = updates.try_next() {
             if matches!(settled, Settled::Done(_)) {
                 on_update(partial).await;
             }
@@ -619,7 +618,7 @@ fn read_result<H: FastPaths>(h: &H, result: &H::V) -> Result<H::V, H::V> {
 
 pub struct Execution<H: FastPaths> {
     running: HostFuture<Result<H::V, H::V>>,
-    updates: mpsc::UnboundedReceiver<H::V>,
+    updates: local::Receiver<H::V>,
     /// This execution's `onUpdate` route, open until it settles.
     route: Route,
     started_at: f64,
