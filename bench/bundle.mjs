@@ -2,9 +2,11 @@
 // the app's own stream function, (b) the loop and a built-in provider, (c) everything, beside pi-agent-core alone, with
 // one pi-ai provider, and with the four; all bundled by esbuild for the browser (bundle, minify, tree-shaking, ESM,
 // es2020; ours with code splitting, so what the providers' dynamic import loads is counted only where it is loaded).
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, extname, join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { OUR_WEB_ENTRY, OUR_WEB_WASM, ROOT } from "./impl.mjs";
 
@@ -93,12 +95,12 @@ lastText(agentLoop([user("hi")], { messages: [] }, { model, convertToLlm }, unde
 );
 `;
 
-/** Bundles the app into `out` with the two wasm files beside it; returns its JS files by role: `first` (loaded before
- *  the first run), `later` (chunks behind a dynamic import). */
-async function buildApp(out) {
+/** Bundles the app (`app`, the source of its entry; default the one above) into `out` with the wasm file beside it;
+ *  returns its JS files by role: `first` (loaded before the first run), `later` (chunks behind a dynamic import). */
+export async function buildApp(out, app = APP) {
   const esbuild = await import("esbuild");
   const result = await esbuild.build({
-    stdin: { contents: APP, resolveDir: ROOT, sourcefile: "app.js", loader: "js" },
+    stdin: { contents: app, resolveDir: ROOT, sourcefile: "app.js", loader: "js" },
     alias: { "agent-loop-wasm": OUR_WEB_ENTRY },
     bundle: true,
     minify: true,
@@ -129,6 +131,36 @@ async function buildApp(out) {
     first: js.filter((f) => first.has(f)).map((f) => basename(f)),
     later: js.filter((f) => !first.has(f)).map((f) => basename(f)),
   };
+}
+
+/** The system Chromium that playwright-core drives (no browser download), and its flags for a quiet headless run. */
+export const CHROMIUM = "/usr/bin/chromium";
+export const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"];
+
+/** Serves the files of `dir` (by base name) and `page` at `/` on 127.0.0.1, port 0, gzip -9 (as the sizes above
+ *  count; compressed once, at start, so no request pays for it), no caching. */
+export async function serveGzip(dir, page) {
+  const types = { ".js": "text/javascript", ".wasm": "application/wasm", ".html": "text/html" };
+  const bodies = new Map([["/", { type: types[".html"], body: gzipSync(Buffer.from(page), { level: 9 }) }]]);
+  for (const f of readdirSync(dir, { withFileTypes: true })) {
+    if (!f.isFile()) continue;
+    bodies.set(`/${f.name}`, { type: types[extname(f.name)] ?? "application/octet-stream", body: gzipSync(readFileSync(join(dir, f.name)), { level: 9 }) });
+  }
+  const server = createServer((req, res) => {
+    const path = new URL(req.url, "http://x").pathname;
+    const file = bodies.get(path === "/" ? path : `/${basename(path)}`);
+    if (file === undefined) return res.writeHead(404).end();
+    res.writeHead(200, { "content-type": file.type, "content-encoding": "gzip", "content-length": file.body.length, "cache-control": "no-store" }).end(file.body);
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return server;
+}
+
+/** Closes `server` and the connections it still holds. */
+export function closeServer(server) {
+  server.close();
+  server.closeAllConnections();
 }
 
 const sizeOf = (dir, files) => files.reduce((n, f) => n + gz(readFileSync(join(dir, f))), 0);

@@ -1,9 +1,10 @@
 // agent-loop-wasm vs @earendil-works/pi-agent-core 1.6.0 (+ pi-ai 1.6.0), side by side (SPEC K-9.4.5).
 //
-//   node --expose-gc bench/run.mjs [--quick] [--only a,b,c,d,e,f,g] [--write] [--json FILE]
+//   node --expose-gc bench/run.mjs [--quick] [--only a,b,c,d,e,f,g,h] [--write] [--json FILE]
 //
 // (a)–(c) run in this process with alternating repetitions; (d) and (e) in fresh child processes;
-// (f) against a loopback SSE server in a child process; (g) bundles with esbuild. Prints one table;
+// (f) against a loopback SSE server in a child process; (g) bundles with esbuild; (h) loads pages
+// in headless Chromium (bench/page-load.mjs). Prints one table;
 // --write also replaces the figures block of bench/RESULTS.md. Never used by tests; no assertions.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -14,13 +15,14 @@ import { ROOT, loadOurs, loadReference, ourNodeEntry, ourWasmFile } from "./impl
 import { workloadsFor } from "./workloads.mjs";
 import { benchProviders } from "./providers.mjs";
 import { benchBundle } from "./bundle.mjs";
+import { benchPageLoad } from "./page-load.mjs";
 
 const args = process.argv.slice(2);
 const QUICK = args.includes("--quick");
 const GC_EACH = args.includes("--gc-each");
 const WRITE = args.includes("--write");
-const onlyArg = args.includes("--only") ? args[args.indexOf("--only") + 1] : "abcdefg";
-const ONLY = new Set(onlyArg.replace(/[^a-g]/g, "").split(""));
+const onlyArg = args.includes("--only") ? args[args.indexOf("--only") + 1] : "abcdefgh";
+const ONLY = new Set(onlyArg.replace(/[^a-h]/g, "").split(""));
 const jsonOut = args.includes("--json") ? args[args.indexOf("--json") + 1] : join(ROOT, "bench/results.json");
 const scale = QUICK ? 0.35 : 1;
 const budget = (ms) => Math.round(ms * scale);
@@ -268,6 +270,38 @@ async function bundleSize() {
   row("(g/c) download: everything", d.c, r.reference, "≤ 322.5 KiB", `the four wire formats are one JS chunk (= (b)); pi + its four providers; esbuild ${r.esbuildVersion}`);
 }
 
+/** (h) Navigation to a first run's end in headless Chromium, ours beside pi, loopback and throttled mobile. */
+async function pageLoad() {
+  const reps = QUICK ? 3 : 7;
+  log(`(h) page load to a first run's end: headless Chromium, ${reps} loads per side and network, alternating`);
+  let r;
+  try {
+    r = await benchPageLoad({ reps });
+  } catch (e) {
+    // A page whose run went wrong: loud in the table and on stderr, and the other parts' figures are still kept.
+    log(`(h) FAILED: ${e.stack ?? e}`);
+    details.h = { error: String(e.message ?? e) };
+    rows.push(["(h) page load to a first run's end", "–", "–", "–", "–", "FAIL", String(e.message ?? e).split("\n")[0]]);
+    return;
+  }
+  details.h = r;
+  if (r.skipped) {
+    rows.push(["(h) page load to a first run's end", "–", "–", "–", "–", "SKIP", r.skipped]);
+    return;
+  }
+  for (const c of r.conditions) {
+    rows.push([
+      `(h) page load to a first run's end, ${c.label}`,
+      fmtMs(c.ours.median),
+      fmtMs(c.reference.median),
+      `${(c.ours.median / c.reference.median).toFixed(2)}×`,
+      "–",
+      "–",
+      `${fmtBytes(c.ours.bytes)} / ${fmtBytes(c.reference.bytes)} received (gzip); n=${r.reps}, median; best ${fmtMs(Math.min(...c.ours.times))} / ${fmtMs(Math.min(...c.reference.times))}; Chromium ${r.chromium}, cache off`,
+    ]);
+  }
+}
+
 // ---- main
 
 const started = new Date();
@@ -283,6 +317,7 @@ if (ONLY.has("d")) await coldStart();
 if (ONLY.has("e")) await memory();
 if (ONLY.has("f")) await providers();
 if (ONLY.has("g")) await bundleSize();
+if (ONLY.has("h")) await pageLoad();
 
 const load = monitor.stop();
 const underLoad = load.otherCoresBusy >= 0.25;

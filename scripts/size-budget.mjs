@@ -10,41 +10,16 @@
 // built-in request, which fetches the providers' chunk.
 //
 // Usage (after a release build): node scripts/size-budget.mjs [--write]   (--write: set the budget to today's sizes)
-import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { basename, dirname, extname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { gzipSync } from "node:zlib";
-import { ourDownloads } from "../bench/bundle.mjs";
+import { CHROMIUM, CHROMIUM_ARGS, closeServer, ourDownloads, serveGzip } from "../bench/bundle.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const requireRoot = createRequire(join(root, "package.json"));
 const BUDGET = join(root, "bench", "size-budget.json");
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"];
-
-/** Serves `dir` gzip-compressed (level 9, as the sizes above count), no caching. */
-async function serveGzip(dir, page) {
-  const types = { ".js": "text/javascript", ".wasm": "application/wasm", ".html": "text/html" };
-  const server = createServer((req, res) => {
-    const path = new URL(req.url, "http://x").pathname;
-    let bytes;
-    try {
-      bytes = path === "/" ? Buffer.from(page) : readFileSync(join(dir, basename(path)));
-    } catch {
-      return res.writeHead(404).end();
-    }
-    const type = path === "/" ? types[".html"] : (types[extname(path)] ?? "application/octet-stream");
-    const body = gzipSync(bytes, { level: 9 });
-    res.writeHead(200, { "content-type": type, "content-encoding": "gzip", "content-length": body.length, "cache-control": "no-store" }).end(body);
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  return server;
-}
 
 /** What headless Chromium fetches for the app: before its first run's end, and for a built-in request after it. */
 async function inChromium(dir) {
@@ -78,8 +53,7 @@ async function inChromium(dir) {
     return { before, after: await take(), problems };
   } finally {
     await browser.close();
-    server.close();
-    server.closeAllConnections();
+    closeServer(server);
   }
 }
 
