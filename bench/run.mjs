@@ -266,8 +266,8 @@ async function bundleSize() {
   const row = (label, ours, ref, target, note) =>
     rows.push([label, fmtBytes(ours), fmtBytes(ref.gzip), `${(ours / ref.gzip).toFixed(2)}×`, target, "–", note]);
   row("(g/a) download: the loop, own stream function", d.a, r.referenceLoop, "≤ 150 KiB", `JS ${fmtBytes(d.firstJs)} + wasm ${fmtBytes(d.loopWasm)}; pi = pi-agent-core + pi-ai's stream classes`);
-  row("(g/b) download: + one built-in provider", d.b, r.referenceOne, "≤ 200 KiB", `+ JS ${fmtBytes(d.laterJs)} (the four wire formats, no wasm) on the first built-in request; pi + openai-completions`);
-  row("(g/c) download: everything", d.c, r.reference, "≤ 322.5 KiB", `the four wire formats are one JS chunk (= (b)); pi + its four providers; esbuild ${r.esbuildVersion}`);
+  row("(g/b) download: + one built-in provider", d.b, r.referenceOne, "≤ 200 KiB", `+ JS ${fmtBytes(d.providersJs)} (the four wire formats, no wasm) on the first built-in request; pi + openai-completions`);
+  row("(g/c) download: everything", d.c, r.reference, "≤ 322.5 KiB", `(b) + the compaction module (JS ${fmtBytes(d.compactionJs)}, loaded on a first compaction); pi + its four providers; esbuild ${r.esbuildVersion}`);
 }
 
 /** (h) Navigation to a first run's end in headless Chromium, ours beside pi, loopback and throttled mobile. */

@@ -2,6 +2,7 @@
 // agent's values live in a plain state object kept in a WeakMap, handed to every core call.
 import core, { unlessTrapped } from "./trap.js";
 import { getDefaultStreamFn } from "./api.js";
+import { registerCompaction } from "./lazy.js";
 import { failureMessage } from "./ending.js";
 import { events, transcriptReplaced } from "./journal.js";
 import { codedError } from "./errors.js";
@@ -150,6 +151,7 @@ export { failRun as __failRun, reduceFailure as __reduceFailure };
 
 /** The promise of `prompt()`/`continue()`: the core's, or settled by `failRun` if the instance fails. */
 function guardRun(st, before, start) {
+  registerCompaction();
   const promise = start();
   const active = st.active;
   // Issue 30: whatever the run or decision changed in a pause, the approval deadline follows it.

@@ -3,8 +3,9 @@
 import core, { track, unlessTrapped } from "./trap.js";
 import { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream } from "./streams.js";
 import { codedError } from "./errors.js";
-import { usageSum } from "./usage.js";
+import { USAGE_ROLES, usageSum } from "./usage.js";
 import { loadProviders, providersNow } from "./providers.js";
+import { registerCompaction } from "./lazy.js";
 import { RunLedger, failureMessage } from "./ending.js";
 
 export { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream };
@@ -92,7 +93,7 @@ function barrierRun(emit, config, signal, start, observer) {
   return settled;
 }
 
-// Issue 32: a run's usage totals. The sum of the `usage` of the assistant messages in `messages` (a run's
+// Issue 32: a run's usage totals. The sum of the `usage` of the assistant messages (and compaction entries) in `messages` (a run's
 // `newMessages`: `await stream.result()`, what `runAgentLoop` resolves with, `agent_end.messages`): tokens by kind,
 // `totalTokens`, and `cost` by kind with its `total`. A figure that is not a finite number counts 0. The same sum
 // as `agent.state.runUsage` (core::budget::read_usage / add_figures, and the reducer's twin in snippets/agent.js).
@@ -100,7 +101,7 @@ export function totalUsage(messages) {
   if (!Array.isArray(messages)) throw codedError("INVALID_ARGUMENT", "totalUsage: messages must be an array");
   const sum = usageSum();
   for (const message of messages) {
-    if (message !== null && (typeof message === "object" || typeof message === "function") && message.role === "assistant") sum.add(message.usage);
+    if (message !== null && (typeof message === "object" || typeof message === "function") && USAGE_ROLES.includes(message.role)) sum.add(message.usage);
   }
   return sum.value;
 }
@@ -178,6 +179,7 @@ export function streamBuiltin(model, context, options) {
 }
 
 export function agentLoop(prompts, context, config, signal, streamFn) {
+  registerCompaction();
   const traced = runHook("prompt", config, signal, streamFn);
   if (traced !== undefined) ({ config, streamFn } = traced);
   const stream = createAgentStream();
@@ -192,6 +194,7 @@ export function agentLoop(prompts, context, config, signal, streamFn) {
 }
 
 export function agentLoopContinue(context, config, signal, streamFn) {
+  registerCompaction();
   const traced = runHook("continue", config, signal, streamFn);
   if (traced !== undefined) ({ config, streamFn } = traced);
   const stream = createAgentStream();
@@ -206,6 +209,7 @@ export function agentLoopContinue(context, config, signal, streamFn) {
 }
 
 export function runAgentLoop(prompts, context, config, emit, signal, streamFn) {
+  registerCompaction();
   const traced = runHook("prompt", config, signal, streamFn);
   if (traced !== undefined) ({ config, streamFn } = traced);
   return barrierRun(
@@ -218,6 +222,7 @@ export function runAgentLoop(prompts, context, config, emit, signal, streamFn) {
 }
 
 export function runAgentLoopContinue(context, config, emit, signal, streamFn) {
+  registerCompaction();
   const traced = runHook("continue", config, signal, streamFn);
   if (traced !== undefined) ({ config, streamFn } = traced);
   return barrierRun(

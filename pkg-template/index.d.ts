@@ -50,6 +50,37 @@ import type {
  */
 export interface CustomAgentMessages {}
 
+/**
+ * New (issue 45): the entry a compaction appends to the transcript (pi-coding-agent's `CompactionSummaryMessage`
+ * with more fields). Only with {@link AgentLoopConfig.compaction}; the transcript keeps every message before it, and
+ * requests send its summary in place of the older turns (see {@link CompactionOptions}). Not part of
+ * {@link AgentMessage} by default, so that code written for pi-agent-core still compiles; with compaction on, add it
+ * as pi-coding-agent does:
+ *
+ * ```ts
+ * declare module "agent-loop-wasm" {
+ *   interface CustomAgentMessages {
+ *     compactionSummary: CompactionSummaryMessage;
+ *   }
+ * }
+ * ```
+ */
+export interface CompactionSummaryMessage {
+  role: "compactionSummary";
+  /** The summary sent in place of the compacted turns. */
+  summary: string;
+  /** The estimated input tokens of the request before and after the compaction. */
+  tokensBefore: number;
+  tokensAfter: number;
+  /** How many messages directly before this entry (not counting other entries) are still sent whole. */
+  keptMessages: number;
+  /** `"threshold"`: the estimate passed the trigger. */
+  reason: "threshold" | "overflow";
+  timestamp: number;
+  /** The summary request's usage (counted in the run's totals and limits); absent when none was made. */
+  usage?: Usage;
+}
+
 /** Every message the loop carries: provider messages plus the app's custom ones. */
 export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessages];
 
@@ -363,6 +394,41 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
    * batch. Reaching one ends the run cleanly with `agent_end.limitReached`; see {@link AgentLimits}.
    */
   limits?: AgentLimits;
+  /**
+   * New (issue 45): compact the context inside the run, before a request whose estimated input passes the trigger:
+   * older turns are summarized (by the same model by default), the recent ones kept whole, a tool call never
+   * separated from its result. `true` = every default. Off when absent. See {@link CompactionOptions}.
+   */
+  compaction?: boolean | CompactionOptions;
+}
+
+/**
+ * New (issue 45): compaction inside the loop (SPEC L-3.13). Before each request the loop estimates what it sends
+ * (the last reply's reported usage, plus 4 characters a token for what came after); past the trigger it appends a
+ * {@link CompactionSummaryMessage} and from then on sends `[system head, summary, kept messages, later messages]`
+ * to `transformContext`/`convertToLlm` instead of the whole transcript.
+ */
+export interface CompactionOptions {
+  /** When to compact: a share of the window (`0 < fraction <= 1`) or a token count. Default `{ fraction: 0.8 }`. */
+  trigger?: { fraction: number } | { tokens: number };
+  /** Recent tokens kept whole. Default: a quarter of the window, at most 20,000. */
+  keepRecentTokens?: number;
+  /** The window; default each request's `model.contextWindow` (no window: no compaction). */
+  contextWindow?: number;
+  /**
+   * Who writes the summary: `"model"` (default: one request of the run's model through its stream function, with a
+   * built-in prompt), `"drop"` (no request: the older turns are left out), or your function; a string or
+   * `{ summary, usage }` back. A failure leaves the request uncompacted (`compaction_end.errorMessage`).
+   */
+  summarize?:
+    | "model"
+    | "drop"
+    | ((
+        messages: AgentMessage[],
+        options: { model: Model<any>; signal: AbortSignal; previousSummary?: string; reason: "threshold" | "overflow" },
+      ) => Promise<string | { summary: string; usage?: Usage }> | string | { summary: string; usage?: Usage });
+  /** Replaces the built-in summary instructions of `"model"`. */
+  instructions?: string;
 }
 
 /**
@@ -460,8 +526,35 @@ export interface RunToolCallOptions extends ToolCallHooks {
  */
 export type ToolApprovalRequestEvent = { type: "tool_approval_request" } & ToolApprovalRequest;
 
-/** New: every event an Agent's listener receives: the run's {@link AgentEvent}s and the approval requests. */
-export type AgentRunEvent = AgentEvent | ToolApprovalRequestEvent;
+/**
+ * New (issue 45): a compaction inside the run (only with {@link AgentLoopConfig.compaction}), between the injected
+ * messages and the request it makes room for: `compaction_start`, then on success the entry's `message_start` and
+ * `message_end`, then `compaction_end`. Kept out of {@link AgentEvent} for the same reason as
+ * {@link ToolApprovalRequestEvent}; the loop's streams and an Agent's listeners deliver it.
+ */
+export type CompactionEvent =
+  | {
+      type: "compaction_start";
+      reason: "threshold" | "overflow";
+      /** The estimated input tokens of the request. */
+      tokensBefore: number;
+      /** How many messages are summarized. */
+      messages: number;
+    }
+  | {
+      type: "compaction_end";
+      reason: "threshold" | "overflow";
+      tokensBefore: number;
+      /** The entry; absent when the compaction failed. */
+      message?: CompactionSummaryMessage;
+      /** The estimate of the request with the entry in place. */
+      tokensAfter?: number;
+      /** Why it failed: the request then goes out uncompacted (or, on an abort, the run ends). */
+      errorMessage?: string;
+    };
+
+/** New: every event an Agent's listener receives: the run's {@link AgentEvent}s, approval requests, compactions. */
+export type AgentRunEvent = AgentEvent | ToolApprovalRequestEvent | CompactionEvent;
 
 /** New: a listener of `agent.subscribe`, awaited in order, with the run's abort signal. */
 export type AgentListener = (event: AgentRunEvent, signal: AbortSignal) => Promise<void> | void;
@@ -499,7 +592,7 @@ export interface AgentSyncEvent {
 export interface AgentEventItem {
   /** Increases over the agent's life, across runs and across a restore in another process. */
   seq: number;
-  event: AgentEvent | ToolApprovalRequestEvent | AgentSyncEvent;
+  event: AgentEvent | ToolApprovalRequestEvent | CompactionEvent | AgentSyncEvent;
   /** The item comes from the journal (a replay), not live. */
   replay?: true;
   /** The reader fell behind (more than `highWaterMark` items unread): this item starts its catching up. */
@@ -991,6 +1084,8 @@ export interface AgentOptions {
    * and `continue()` reject (`…; raise agent.totalLimits.maxCostUsd to run again`).
    */
   totalLimits?: AgentTotalLimits;
+  /** New (issue 45): compaction inside each run, see {@link CompactionOptions}; a public field, read when a run starts. */
+  compaction?: boolean | CompactionOptions;
 }
 
 /**
@@ -1126,6 +1221,8 @@ export declare class Agent {
   limits?: AgentLimits;
   /** New (issue 32): limits over the agent's life (set only when given). */
   totalLimits?: AgentTotalLimits;
+  /** New (issue 45): compaction inside each run (set only when given). */
+  compaction?: boolean | CompactionOptions;
 
   /**
    * Adds a listener; returns a function that removes it. No event is replayed on subscribe. Listeners are awaited one

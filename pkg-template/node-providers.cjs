@@ -18,4 +18,9 @@ function loadProviders() {
   }
 }
 
-module.exports = { loadProviders, providersNow };
+/** Issue 45: the compaction module (./compaction.js), required on a run's first compaction check. */
+function loadCompaction() {
+  return require("./compaction.js");
+}
+
+module.exports = { loadCompaction, loadProviders, providersNow };

@@ -143,6 +143,8 @@ class RunTrace {
     this.toolCalls = 0;
     this.last = undefined;
     this.usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0 };
+    /** Issue 45: the compaction under way: { span, ctx }. */
+    this.compaction = undefined;
   }
 
   see(event) {
@@ -168,6 +170,12 @@ class RunTrace {
           this.last = event.message;
           this.endChat(event.message);
         }
+        break;
+      case "compaction_start":
+        this.startCompaction(event);
+        break;
+      case "compaction_end":
+        this.endCompaction(event);
         break;
       case "tool_execution_start":
         this.startTool(event);
@@ -205,6 +213,36 @@ class RunTrace {
     const name = s.functionId === undefined ? "invoke_agent" : `invoke_agent ${s.functionId}`;
     this.span = s.tracer.startSpan(name, options, this.parent);
     this.ctx = trace.setSpan(this.parent, this.span);
+  }
+
+  /** Issue 45: a compaction's span under the run's; its summary request's `chat` span goes under it. */
+  startCompaction(event) {
+    if (this.span === undefined) return;
+    if (this.chat !== undefined) this.endChat(undefined);
+    const attributes = { "agent_loop.compaction.reason": String(event.reason) };
+    if (typeof event.tokensBefore === "number") attributes["agent_loop.compaction.tokens_before"] = event.tokensBefore;
+    if (typeof event.messages === "number") attributes["agent_loop.compaction.messages"] = event.messages;
+    const span = this.s.tracer.startSpan("compaction", { kind: SpanKind.INTERNAL, attributes }, this.ctx);
+    this.compaction = { span, ctx: trace.setSpan(this.ctx, span) };
+  }
+
+  /** The summary request's `chat` span ends with the entry's usage (its reply is no message of the transcript). */
+  endCompaction(event) {
+    const compaction = this.compaction;
+    if (compaction === undefined) return;
+    this.compaction = undefined;
+    const failed = typeof event.errorMessage === "string";
+    if (this.chat !== undefined) {
+      const usage = read(event.message, "usage");
+      this.endChat({ stopReason: failed ? "error" : "stop", errorMessage: event.errorMessage, ...(usage === undefined ? {} : { usage }) });
+    }
+    const span = compaction.span;
+    if (typeof event.tokensAfter === "number") span.setAttribute("agent_loop.compaction.tokens_after", event.tokensAfter);
+    if (failed) {
+      span.setAttribute("error.type", event.errorMessage === "Request was aborted" ? "aborted" : "error");
+      span.setStatus({ code: SpanStatusCode.ERROR, message: this.s.recordOutputs ? event.errorMessage : "compaction failed" });
+    }
+    span.end();
   }
 
   /** The stream function of this run: the same function, called the same way, after opening a `chat` span. */
@@ -267,7 +305,8 @@ class RunTrace {
       if (text !== undefined) attributes["gen_ai.input.messages"] = text;
     }
     this.requests += 1;
-    const span = s.tracer.startSpan(typeof id === "string" ? `chat ${id}` : "chat", { kind: SpanKind.CLIENT, attributes }, this.ctx);
+    const parent = this.compaction?.ctx ?? this.ctx;
+    const span = s.tracer.startSpan(typeof id === "string" ? `chat ${id}` : "chat", { kind: SpanKind.CLIENT, attributes }, parent);
     this.chat = { span, started: performance.now(), first: undefined };
   }
 
@@ -411,6 +450,10 @@ class RunTrace {
       failSpan(this.chat.span, "emit_failed");
       this.chat = undefined;
     }
+    if (this.compaction !== undefined) {
+      failSpan(this.compaction.span, "emit_failed");
+      this.compaction = undefined;
+    }
     this.span.setAttribute("agent_loop.run.outcome", "error");
     failSpan(this.span, "emit_failed");
     this.span = undefined;
@@ -425,6 +468,7 @@ class RunTrace {
     for (const [, entry] of this.tools) entry.span.end();
     this.tools.clear();
     if (this.chat !== undefined) this.endChat(undefined);
+    if (this.compaction !== undefined) this.endCompaction({ errorMessage: "no end" });
     const aborted = this.aborted();
     const lastError = this.last === undefined ? undefined : messageErrorType(this.last);
     const errorType = aborted ? "aborted" : lastError;

@@ -4,6 +4,9 @@
 
 export const USAGE_FIELDS = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"];
 export const COST_FIELDS = ["input", "output", "cacheRead", "cacheWrite", "total"];
+/** The roles whose `usage` a run's totals sum: model replies, and compaction entries for their summary requests
+ *  (issue 45, L-3.13.10; `core::compaction::ROLE`). */
+export const USAGE_ROLES = ["assistant", "compactionSummary"];
 
 /** Zero usage: no tokens, no cost. */
 export function zeroUsage() {

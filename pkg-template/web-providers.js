@@ -22,3 +22,17 @@ export function loadProviders() {
   }
   return loading;
 }
+
+let compaction;
+
+/** Issue 45: the compaction module (./compaction.js), imported on a run's first compaction check and never before;
+ *  the loop awaits the promise once, then holds the module. */
+export function loadCompaction() {
+  if (compaction === undefined) {
+    compaction = import("./compaction.js");
+    compaction.catch(() => {
+      compaction = undefined;
+    });
+  }
+  return compaction;
+}

@@ -44,7 +44,7 @@ const out = join(root, "pkg");
 const template = join(root, "pkg-template");
 const env = { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` };
 /** The API files shared by every target; copied as written (ESM) or transpiled (CJS), never forked. */
-const SHARED = ["api.js", "agent.js", "ending.js", "errors.js", "journal.js", "overflow.js", "partial-json.js", "proxy.js", "streams.js", "trap.js", "usage.js"];
+const SHARED = ["api.js", "agent.js", "compaction.js", "ending.js", "errors.js", "journal.js", "lazy.js", "overflow.js", "partial-json.js", "proxy.js", "streams.js", "trap.js", "usage.js"];
 /**
  * Functions api.js calls while it is evaluated (for its constant exports). dist/web/core.js answers them from
  * values read here from this build's wasm, since ES module evaluation runs api.js before any entry initialises.

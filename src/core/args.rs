@@ -214,6 +214,22 @@ impl<'a, H: FastPaths> Checker<'a, H> {
         Ok(())
     }
 
+    /// Issue 45: `owner.compaction` (L-3.13.1).
+    pub fn compaction(&self, owner: &H::V, prefix: &str) -> Result<(), ArgError<H::V>> {
+        let v = self.h.get(owner, "compaction")?;
+        match self.h.compaction_problem(&v)? {
+            None => Ok(()),
+            Some((field, what)) => {
+                let path = if field.is_empty() {
+                    format!("{prefix}.compaction")
+                } else {
+                    format!("{prefix}.compaction.{field}")
+                };
+                Err(self.bad(&path, &what))
+            }
+        }
+    }
+
     pub fn config(&self, v: &H::V, path: &str) -> Result<(), ArgError<H::V>> {
         let h = self.h;
         self.object(v, path)?;
@@ -223,6 +239,7 @@ impl<'a, H: FastPaths> Checker<'a, H> {
             self.optional_function(&h.get(v, hook)?, &format!("{path}.{hook}"))?;
         }
         self.limits(v, path)?;
-        self.budgets(v, path, false)
+        self.budgets(v, path, false)?;
+        self.compaction(v, path)
     }
 }

@@ -9,6 +9,7 @@ pub mod args;
 pub mod budget;
 pub mod builtin;
 pub mod checkpoint;
+pub mod compaction;
 pub mod declare;
 pub mod errors;
 pub mod fast;

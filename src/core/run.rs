@@ -171,6 +171,9 @@ pub struct Run<'h, H: FastPaths> {
     last_yield: Cell<f64>,
     /// Issue 32: the run's limits and what it counted, only when it has limits (a run without costs 8 bytes).
     tracker: RefCell<Option<Box<Tracker>>>,
+    /// Issue 45: `config.compaction` when it is on (`true` or an object; checked before: E-8.1), read when the run
+    /// starts.
+    pub compaction: Option<H::V>,
 }
 
 /// What a run with limits keeps (issue 32): its limits, its figures, its start, and a stop decided before a batch
@@ -196,6 +199,11 @@ impl<'h, H: FastPaths> Run<'h, H> {
         };
         let limits = Limits::read(h, &config, "limits");
         let tracker = (!limits.is_empty()).then(|| Tracker::new(h, Budget { run: limits, ..Budget::default() }));
+        let compaction = h.get(&config, "compaction").ok().filter(|v| match h.kind(v) {
+            Kind::Bool => h.truthy(v),
+            Kind::Undefined | Kind::Null => false,
+            _ => true,
+        });
         Run {
             h,
             signal,
@@ -210,6 +218,7 @@ impl<'h, H: FastPaths> Run<'h, H> {
             steps: Cell::new(0),
             last_yield: Cell::new(h.now()),
             tracker: RefCell::new(tracker),
+            compaction,
         }
     }
 

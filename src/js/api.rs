@@ -334,6 +334,13 @@ pub fn set_default_stream_fn(stream_fn: JsValue) -> Result<(), JsValue> {
     Ok(())
 }
 
+/// Issue 45: how the package loads its compaction module (pkg-template/compaction.js, not in the loop's download):
+/// a function answering the module or a promise of it, registered by the entry before its first run.
+#[wasm_bindgen(js_name = setCompactionLoader)]
+pub fn set_compaction_loader(loader: JsValue) {
+    super::host::set_compaction_loader(loader);
+}
+
 /// The default set by `setDefaultStreamFn`, or undefined (the wrapper then answers `streamBuiltin`).
 #[wasm_bindgen(js_name = getDefaultStreamFn)]
 pub fn get_default_stream_fn() -> JsValue {

@@ -642,9 +642,99 @@ impl Host for JsHost {
     }
 }
 
+thread_local! {
+    /// Issue 45: the entry's loader of the compaction module, and the module once loaded.
+    static COMPACTION_LOADER: RefCell<JsValue> = const { RefCell::new(JsValue::UNDEFINED) };
+    static COMPACTION: RefCell<JsValue> = const { RefCell::new(JsValue::UNDEFINED) };
+}
+
+pub fn set_compaction_loader(loader: JsValue) {
+    COMPACTION_LOADER.with(|l| l.replace(loader));
+}
+
+/// The compaction module and its function `name` (the module is loaded: `compaction_ready` resolved first).
+fn compaction_fn(name: &str) -> Result<(JsValue, JsValue), JsValue> {
+    let module = COMPACTION.with(|m| m.borrow().clone());
+    let f = JsHost.get(&module, name)?;
+    Ok((module, f))
+}
+
+/// Calls the compaction module's `name` with `args`, synchronously.
+fn compaction_call(name: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
+    let (module, f) = compaction_fn(name)?;
+    JsHost.call_sync(&f, &module, args)
+}
+
 /// The JS twins of the fast paths (`core::fast`): each one crossing instead of one per field, checked against the
 /// Rust references by `tests/js/parity.test.mjs`.
 impl FastPaths for JsHost {
+    fn compaction_problem(&self, v: &JsValue) -> Result<Option<(String, String)>, JsValue> {
+        let problem = compaction_problem(v)?;
+        if problem.is_undefined() {
+            return Ok(None);
+        }
+        let part = |i: u32| Reflect::get_u32(&problem, i).ok().and_then(|p| p.as_string()).unwrap_or_default();
+        Ok(Some((part(0), part(1))))
+    }
+    fn compaction_ready(&self) -> HostFuture<Result<JsValue, JsValue>> {
+        if COMPACTION.with(|m| !m.borrow().is_undefined()) {
+            return futures::future::ready(Ok(JsValue::UNDEFINED)).boxed_local();
+        }
+        let loader = COMPACTION_LOADER.with(|l| l.borrow().clone());
+        if !loader.is_function() {
+            let e = self.error("compaction: this entry of the package did not register its compaction module", false);
+            return futures::future::ready(Err(e)).boxed_local();
+        }
+        self.call(&loader, &JsValue::UNDEFINED, &[])
+            .map(|loaded| {
+                let module = loaded?;
+                COMPACTION.with(|m| m.replace(module));
+                Ok(JsValue::UNDEFINED)
+            })
+            .boxed_local()
+    }
+    fn compaction_plan(
+        &self,
+        messages: &JsValue,
+        options: &JsValue,
+        model: &JsValue,
+    ) -> Result<Option<JsValue>, JsValue> {
+        let planned = compaction_call("plan", &[messages.clone(), options.clone(), model.clone()])?;
+        Ok((!planned.is_null() && !planned.is_undefined()).then_some(planned))
+    }
+    fn compaction_project(&self, messages: &JsValue) -> Result<JsValue, JsValue> {
+        compaction_call("project", std::slice::from_ref(messages))
+    }
+    fn compaction_entry(
+        &self,
+        messages: &JsValue,
+        plan: &JsValue,
+        summary: &str,
+        usage: &JsValue,
+        now: f64,
+    ) -> Result<JsValue, JsValue> {
+        let args = [messages.clone(), plan.clone(), JsValue::from_str(summary), usage.clone(), JsValue::from_f64(now)];
+        compaction_call("entry", &args)
+    }
+    #[allow(clippy::too_many_arguments)]
+    fn compaction_summarize(
+        &self,
+        plan: &JsValue,
+        options: &JsValue,
+        model: &JsValue,
+        stream_fn: &JsValue,
+        config: &JsValue,
+        identity: &JsValue,
+        signal: &JsValue,
+    ) -> HostFuture<Result<JsValue, JsValue>> {
+        match compaction_fn("summarize") {
+            Ok((module, summarize)) => {
+                let args = [plan, options, model, stream_fn, config, identity, signal].map(Clone::clone);
+                self.call(&summarize, &module, &args)
+            }
+            Err(e) => futures::future::ready(Err(e)).boxed_local(),
+        }
+    }
     fn pump(
         &self,
         source: &JsValue,

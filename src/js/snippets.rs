@@ -163,6 +163,8 @@ extern "C" {
         hooks: &JsValue,
         timers: &JsValue,
     ) -> Result<bool, JsValue>;
+    #[wasm_bindgen(catch, js_name = compactionProblem)]
+    pub(super) fn compaction_problem(compaction: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = loopArgsValid)]
     #[allow(clippy::too_many_arguments)]
     pub(super) fn loop_args_valid(

@@ -215,6 +215,12 @@ test("S-2.6 AgentEvent's `type`s are exactly the event types src/core emits", ()
   subset(js, dtsTypeTags("AgentEvent"), "events built by pkg-template/agent.js but missing from AgentEvent");
 });
 
+test("L-3.13.7 CompactionEvent's `type`s are exactly the compaction events src/core emits", () => {
+  const core = [...new Set([...allText(CORE).matchAll(/"(compaction_[a-z_]+)"/g)].map((m) => m[1]))];
+  assert.ok(core.length > 0, "no compaction event found in src/core: is the scan broken?");
+  same(dtsTypeTags("CompactionEvent"), core, "index.d.ts CompactionEvent vs string literals in src/core");
+});
+
 test("S-2.7 AssistantMessageEvent's `type`s are exactly the ones core::host::EventCode recognises", () => {
   const of = rustFnBody(CORE, "pub fn of(kind: &str) -> EventCode");
   const rust = [...of.matchAll(/"([a-z_]+)"/g)].map((m) => m[1]);

@@ -338,3 +338,44 @@ test("issue 32: the main entry loads neither agent-loop-wasm/otel nor @opentelem
   assert.deepEqual(out.before, []);
   assert.ok(out.after >= 2, "the check sees the entry and the API once they are loaded");
 });
+
+test("issue 45: a compaction is a span under the run with its summary request's chat span under it; the run's usage counts the summary", T, async () => {
+  const t = tracing();
+  const { streamFn } = scripted([
+    { calls: [["c1", "big", {}]], usage: usage(700, 10) },
+    { text: "SUMMARY of the work so far", usage: usage(300, 20) },
+    { text: "done", usage: usage(400, 5) },
+  ]);
+  const tools = [tool("big", async () => ok("x".repeat(800)))];
+  const config = otel.withTelemetry({ model, convertToLlm, compaction: { keepRecentTokens: 100 } }, { tracer: t.tracer });
+  const stream = lib.agentLoop([user("go")], { messages: [], tools }, config, undefined, streamFn);
+  const result = await drain(stream);
+  assert.deepEqual(result.map((m) => m.role), ["system", "user", "assistant", "toolResult", "compactionSummary", "assistant"]);
+  assert.equal(
+    render(t.spans(), t.order, { brief: true }),
+    [
+      'invoke_agent UNSET agent_loop.run.kind="prompt" agent_loop.run.outcome="completed"',
+      "  chat m-1 UNSET",
+      '  execute_tool big UNSET gen_ai.tool.call.id="c1"',
+      "  compaction UNSET",
+      "    chat m-1 UNSET",
+      "  chat m-1 UNSET",
+    ].join("\n"),
+  );
+  const spans = t.spans();
+  const compaction = spans.find((s) => s.name === "compaction");
+  const entry = result[4];
+  assert.deepEqual(compaction.attributes, {
+    "agent_loop.compaction.reason": "threshold",
+    "agent_loop.compaction.tokens_before": entry.tokensBefore,
+    "agent_loop.compaction.messages": 1,
+    "agent_loop.compaction.tokens_after": entry.tokensAfter,
+  });
+  const summaryChat = spans.find((s) => s.parentSpanContext?.spanId === compaction.spanContext().spanId);
+  assert.equal(summaryChat.attributes["gen_ai.usage.input_tokens"], 300);
+  assert.deepEqual(summaryChat.attributes["gen_ai.response.finish_reasons"], ["stop"]);
+  const run = spans.find((s) => s.name === "invoke_agent");
+  assert.equal(run.attributes["gen_ai.usage.input_tokens"], 1400);
+  assert.equal(run.attributes["gen_ai.usage.output_tokens"], 35);
+  assert.equal(run.attributes["agent_loop.run.model_requests"], 3);
+});

@@ -365,7 +365,8 @@ pub(crate) fn check_state_fully<H: FastPaths>(
         c.optional_function(&get(h, agent, hook)?, &format!("agent.{hook}"))?;
     }
     c.limits(agent, "agent")?;
-    c.budgets(agent, "agent", true)
+    c.budgets(agent, "agent", true)?;
+    c.compaction(agent, "agent")
 }
 
 /// Issue 32: the limits of an Agent's run: its `limits`, and its `totalLimits` against what it spent before.
@@ -440,6 +441,11 @@ fn loop_config<H: FastPaths>(
     h.set(&config, "getSteeringMessages", &h.queue_poller(st, Queue::Steering, skip_initial_steering))?;
     h.set(&config, "getFollowUpMessages", &h.queue_poller(st, Queue::FollowUp, false))?;
     h.copy_fields(agent, &config, &["headers", "fetch"])?;
+    // Issue 45: only when the agent has one, so that a run without it has the reference's config.
+    let compaction = get(h, agent, "compaction")?;
+    if h.kind(&compaction) != Kind::Undefined {
+        h.set(&config, "compaction", &compaction)?;
+    }
     Ok(config)
 }
 

@@ -41,7 +41,7 @@ const FIELDS: [&str; 27] = [
 
 /// Options that become public fields only when given (issue 32), so that an agent without them has the reference's
 /// fields; read from the agent when a run starts.
-pub const OPTIONAL_FIELDS: [&str; 2] = ["limits", "totalLimits"];
+pub const OPTIONAL_FIELDS: [&str; 3] = ["limits", "totalLimits", "compaction"];
 
 /// Fields copied from the agent into every run's loop config, besides the model,
 /// reasoning, the queue getters and the prepareNextTurn wrapper.
@@ -123,6 +123,7 @@ pub fn init<H: FastPaths>(
     }
     c.limits(&options, "options")?;
     c.budgets(&options, "options", true)?;
+    c.compaction(&options, "options")?;
     let on_checkpoint = get(h, &options, "onCheckpoint")?;
     c.optional_function(&on_checkpoint, "options.onCheckpoint")?;
     let mut modes = Vec::new();

@@ -3,6 +3,7 @@
 //! (L-3.5, L-3.6) are `stream`; the assistant messages the loop makes itself are `messages`. Tool batches are in
 //! `tools`; event delivery and callbacks in `run`.
 
+mod compact;
 mod declare;
 mod messages;
 mod start;
@@ -467,6 +468,10 @@ async fn before_request<H: FastPaths>(run: &Run<'_, H>) -> Result<(), Stop> {
     let h = run.h;
     inject_pending(run).await?;
     run.check_abort()?;
+    if run.compaction.is_some() {
+        // Boxed (ARCHITECTURE, "A run's future"): only runs with compaction hold its future.
+        Box::pin(compact::compact_if_needed(run)).await?;
+    }
     // `config.prepareRequest?.({context, model, thinkingLevel}, signal)`: the hook is read first, and the
     // model and level only when it exists.
     let update = match run.hook("prepareRequest")? {

@@ -63,6 +63,9 @@ async fn request<'h, H: FastPaths>(run: &Run<'h, H>) -> Result<Requested<'h, H>,
     run.check_abort()?;
     let fail = |e: H::V| run.fail(&e);
     let mut messages = run.context_messages()?;
+    if run.compaction.is_some() {
+        messages = h.compaction_project(&messages).map_err(fail)?;
+    }
     if let Some(transformed) = run.call_hook("transformContext", &[messages.clone(), run.signal.clone()]).await? {
         if h.kind(&transformed) != Kind::Array {
             return Err(Stop::Failed("transformContext must return an array of messages".into()));

@@ -30,8 +30,9 @@ pub fn reduce<H: Host>(h: &H, st: &H::V, event: &H::V) -> Result<bool, H::V> {
             let message = get(h, event, "message")?;
             h.array_push(&get(h, st, key::MESSAGES)?, &message)?;
             let role = role(h, &message)?;
-            // a model reply's usage adds to the agent's totals and the run's (none while it adds nothing).
-            if role.as_deref() == Some("assistant")
+            // a model reply's usage adds to the agent's totals and the run's (none while it adds nothing);
+            // so does a compaction's summary request (L-3.13.10).
+            if matches!(role.as_deref(), Some("assistant" | crate::core::compaction::ROLE))
                 && let Some(figures) = read_usage(h, &get(h, &message, "usage")?)?
             {
                 for field in [key::TOTAL_USAGE, key::RUN_USAGE] {

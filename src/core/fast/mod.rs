@@ -50,6 +50,7 @@ pub mod view;
 
 use super::agent_state::Queue;
 pub use super::declare::tools::ToolChanges;
+use super::host::HostFuture;
 pub use check_call::Checked;
 pub use pump::{EventCode, Pumped};
 pub use view::ViewPaths;
@@ -175,5 +176,70 @@ pub trait FastPaths: ViewPaths {
     /// `JSON.parse(text)`, each whole-marker string replaced by the value `table` keeps for it (`json_text_kept`).
     fn json_parse_kept(&self, text: &str, table: &Self::V) -> Result<Self::V, Self::V> {
         view::json_parse_kept(self, text, table)
+    }
+
+    // ---- compaction (issue 45, L-3.13). The JS twins are pkg-template/compaction.js, a module of its own that the
+    // package loads on a run's first compaction check (not in the loop's download); the references are
+    // `core::compaction`, which `cargo test` and the parity test run.
+
+    /// L-3.13.1 for a `compaction` option: `None` when it can be read, else the field (`""` for the option itself)
+    /// and what it must be. Errors are values thrown by caller getters. (The twin is in snippets/args.js: the check
+    /// runs when a run starts, before the module below is loaded.)
+    fn compaction_problem(&self, v: &Self::V) -> Result<Option<(String, String)>, Self::V> {
+        match super::compaction::read_options(self, v) {
+            Ok(_) => Ok(None),
+            Err(super::compaction::Unreadable::Field(field, what)) => Ok(Some((field.into(), what.into()))),
+            Err(super::compaction::Unreadable::Thrown(e)) => Err(e),
+        }
+    }
+
+    /// Resolves (with nothing to read) once the twins can answer (natively at once; in the package, once their
+    /// module is loaded).
+    fn compaction_ready(&self) -> HostFuture<Result<Self::V, Self::V>> {
+        Box::pin(std::future::ready(Ok(self.undefined())))
+    }
+
+    /// L-3.13.5: the compaction a request over `messages` (the transcript array) needs, or `None`.
+    fn compaction_plan(
+        &self,
+        messages: &Self::V,
+        options: &Self::V,
+        model: &Self::V,
+    ) -> Result<Option<Self::V>, Self::V> {
+        super::compaction::plan(self, messages, options, model)
+    }
+
+    /// L-3.13.4: what a request hands `transformContext`/`convertToLlm`.
+    fn compaction_project(&self, messages: &Self::V) -> Result<Self::V, Self::V> {
+        super::compaction::request_messages(self, messages)
+    }
+
+    /// L-3.13.2: the entry of `plan` with its summary.
+    fn compaction_entry(
+        &self,
+        messages: &Self::V,
+        plan: &Self::V,
+        summary: &str,
+        usage: &Self::V,
+        now: f64,
+    ) -> Result<Self::V, Self::V> {
+        super::compaction::entry(self, messages, plan, summary, usage, now)
+    }
+
+    /// L-3.13.6: `{ summary, usage }`, or an error whose message is `compaction_end.errorMessage`. A model summary's
+    /// request options are `config`'s with the key (`getApiKey`, else `config.apiKey`), `identity`, reasoning off and
+    /// `signal`.
+    #[allow(clippy::too_many_arguments)]
+    fn compaction_summarize(
+        &self,
+        plan: &Self::V,
+        options: &Self::V,
+        model: &Self::V,
+        stream_fn: &Self::V,
+        config: &Self::V,
+        identity: &Self::V,
+        signal: &Self::V,
+    ) -> HostFuture<Result<Self::V, Self::V>> {
+        super::compaction::summarize(self, plan, options, model, stream_fn, config, identity, signal)
     }
 }

@@ -2,6 +2,7 @@
 
 mod agent;
 mod approvals;
+mod compaction;
 mod durable;
 mod failures;
 mod future_size;

@@ -103,8 +103,9 @@ export function reduceAgentEvent(st, event) {
       const message = event.message;
       push(st.messages, message);
       const role = roleOf(message);
-      // A-5.9.1: a model reply's usage adds to the agent's totals and the run's (none while it adds nothing).
-      if (role === "assistant") {
+      // A-5.9.1: a model reply's usage adds to the agent's totals and the run's (none while it adds nothing);
+      // so does a compaction's summary request (L-3.13.10, `compaction::ROLE`).
+      if (role === "assistant" || role === "compactionSummary") {
         const figures = readUsage(Reflect.get(message, "usage"));
         if (figures !== undefined) {
           st.totalUsage = addFigures(st.totalUsage, figures);

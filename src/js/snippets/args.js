@@ -77,8 +77,45 @@ function budgetsValid(owner, agent) {
 export function agentStateValid(agent, st, hooks, timers) {
   return toolsValid(st.tools) && messagesValid(st.messages) && isObjectArg(st.model) && isFunction(agent.convertToLlm) &&
     isFunction(agent.streamFunction) && hooksValid(agent, hooks) && limitsValid(agent, timers, true) &&
-    budgetsValid(agent, true);
+    budgetsValid(agent, true) && compactionValid(agent);
 }
+
+// Issue 45: `FastPaths::compaction_problem` (reference: core::compaction::read_options), read for read.
+const TRIGGER = "{ fraction } (0 < fraction <= 1) or { tokens } (a positive integer)";
+const isCount = (n) => typeof n === "number" && Number.isSafeInteger(n) && n >= 0;
+
+/** A `compaction` option's problem (L-3.13.1): `undefined` when it can be read, else `[field, what it must be]`
+ *  (`""`: the option itself). A throwing getter throws through. */
+export function compactionProblem(c) {
+  if (isNullish(c) || typeof c === "boolean") return undefined;
+  if (typeof c !== "object" || Array.isArray(c)) return ["", "true, false or an object"];
+  const trigger = c.trigger;
+  if (!isNullish(trigger)) {
+    if (typeof trigger !== "object" || Array.isArray(trigger)) return ["trigger", TRIGGER];
+    const fraction = trigger.fraction;
+    const tokens = trigger.tokens;
+    if (!isNullish(fraction) && isNullish(tokens)) {
+      if (!(typeof fraction === "number" && fraction > 0 && fraction <= 1)) return ["trigger", TRIGGER];
+    } else if (isNullish(fraction) && !isNullish(tokens)) {
+      if (!(isCount(tokens) && tokens > 0)) return ["trigger", TRIGGER];
+    } else {
+      return ["trigger", TRIGGER];
+    }
+  }
+  const keep = c.keepRecentTokens;
+  if (!isNullish(keep) && !isCount(keep)) return ["keepRecentTokens", "a non-negative integer"];
+  const window = c.contextWindow;
+  if (!isNullish(window) && !(isCount(window) && window > 0)) return ["contextWindow", "a positive integer"];
+  const summarize = c.summarize;
+  if (!isNullish(summarize) && typeof summarize !== "function" && summarize !== "model" && summarize !== "drop") {
+    return ["summarize", '"model", "drop" or a function'];
+  }
+  const instructions = c.instructions;
+  if (!isNullish(instructions) && typeof instructions !== "string") return ["instructions", "a string"];
+  return undefined;
+}
+
+const compactionValid = (owner) => compactionProblem(owner.compaction) === undefined;
 
 /** `check_loop_args` of src/js/mod.rs. */
 export function loopArgsValid(prompts, hasPrompts, context, config, emit, hasEmit, signal, streamFn, hooks, timers) {
@@ -86,6 +123,7 @@ export function loopArgsValid(prompts, hasPrompts, context, config, emit, hasEmi
   if (!isObjectArg(context) || !messagesValid(context.messages) || !toolsValid(context.tools)) return false;
   if (!isObjectArg(config) || !isObjectArg(config.model) || !isFunction(config.convertToLlm)) return false;
   if (!hooksValid(config, hooks) || !limitsValid(config, timers, false) || !budgetsValid(config, false)) return false;
+  if (!compactionValid(config)) return false;
   if (hasEmit && !isFunction(emit)) return false;
   if (!isNullish(signal)) {
     if (typeof signal !== "object" || Array.isArray(signal)) return false;
