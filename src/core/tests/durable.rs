@@ -347,3 +347,98 @@ fn a_snapshot_between_a_drain_and_its_delivery_still_holds_the_message() {
     assert!(!snapshot.get("messages").items().iter().any(|m| first_text(m) == "steer!"));
     assert_eq!(snapshot.get("running").as_bool(), Some(true));
 }
+
+// ---- issue 45: a compaction is a durable point
+
+/// A compacting agent's model: a summary request gets "SUMMARY"; otherwise it asks for the step after the last one
+/// whose result it sees, up to 8, then answers. Each reply reports the request's size (4 characters a token + 100) as
+/// its usage, so the same transcript compacts at the same place in every run.
+fn compacting_script(ctx: &TV) -> TV {
+    let messages = ctx.get("messages").items();
+    let chars: usize = messages.iter().map(|m| first_text(m).len()).sum();
+    let usage = |m: TV| {
+        let tokens = (chars / 4 + 100) as f64;
+        m.set(
+            "usage",
+            TV::from_json(
+                &json!({ "input": tokens, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": tokens }),
+            ),
+        );
+        m
+    };
+    if messages.first().is_some_and(|m| first_text(m).starts_with("You are a context summarization assistant")) {
+        return usage(reply("SUMMARY"));
+    }
+    let last = messages
+        .iter()
+        .rev()
+        .find(|m| m.get("role").as_str() == Some("toolResult"))
+        .and_then(|m| {
+            first_text(m).strip_prefix("step ").and_then(|n| n.split(' ').next().and_then(|n| n.parse::<u32>().ok()))
+        })
+        .unwrap_or(0);
+    if last < 8 {
+        let n = last + 1;
+        usage(reply_calls(vec![faux_tool_call(&format!("s{n}"), "step", json!({ "n": n }))]))
+    } else {
+        usage(reply("done"))
+    }
+}
+
+fn compacting_world(store: &Store, runs: &Executions) -> AgentWorld {
+    let model = model_with(&[("contextWindow", TV::num(1000.0))]);
+    let compaction = TV::from_json(&json!({ "keepRecentTokens": 150 }));
+    let w =
+        AgentWorld::new(&[("onCheckpoint", store.callback(false)), ("compaction", compaction)], &[("model", model)]);
+    for _ in 0..30 {
+        w.faux.push_fn(|ctx, _options| compacting_script(ctx));
+    }
+    let log = runs.clone();
+    let step = tool(
+        "step",
+        TV::func(move |_h, _this, args| {
+            log.0.borrow_mut().push(args[0].as_str().unwrap().to_string());
+            let n = args[1].get("n").as_num().unwrap_or(0.0);
+            Ok(ok_result(&format!("step {n} {}", "x".repeat(800))))
+        }),
+    );
+    w.st.set("tools", TV::arr(vec![step]));
+    w
+}
+
+/// The entry is a message like any other: a crash at every checkpoint of a run that compacts twice, then a resume,
+/// reaches the uninterrupted transcript (entries included), and no step runs twice.
+#[test]
+fn a_crash_at_every_checkpoint_around_a_compaction_resumes_to_the_same_transcript() {
+    let (store, runs) = (Store::default(), Executions::default());
+    let w = compacting_world(&store, &runs);
+    w.prompt_text("run the steps");
+    let transcript = normalized(&w.messages());
+    let roles: Vec<String> = w.messages().iter().map(|m| m.str_at("role")).collect();
+    let entries = roles.iter().filter(|r| *r == "compactionSummary").count();
+    assert!(entries >= 2, "the run compacts at least twice: {roles:?}");
+    let checkpoints = store.all();
+    for k in 1..=checkpoints.len() {
+        let (again, runs) = (Store::default(), Executions::default());
+        let w = compacting_world(&again, &runs);
+        let data = agent::parse_restore(&w.h, &TV::arr(checkpoints[..k].iter().map(TV::deep_clone).collect()))
+            .unwrap_or_else(|e| panic!("restore: {}", w.h.error_message(&e)));
+        let tools = w.st.get("tools");
+        agent::apply_snapshot(&w.h, &w.agent, &w.st, &data, &tools)
+            .unwrap_or_else(|e| panic!("{}", arg_error_text(&w.h, e)));
+        let done: Vec<String> = w
+            .messages()
+            .iter()
+            .filter(|m| m.get("role").as_str() == Some("toolResult"))
+            .map(|m| m.str_at("toolCallId"))
+            .collect();
+        if !w.texts().iter().any(|t| t == "run the steps") {
+            continue; // the crash came before the prompt was stored
+        }
+        resume(&w);
+        assert_eq!(normalized(&w.messages()), transcript, "crash after checkpoint {k}");
+        for id in runs.0.borrow().iter() {
+            assert!(!done.contains(id), "crash after checkpoint {k}: {id} ran again");
+        }
+    }
+}
