@@ -227,8 +227,12 @@ export function projection(transcript) {
     if (role(all[firstKept]) !== ROLE) taken += 1;
   }
   const messages = [];
-  const head = currentSystemMessage(all.slice(0, firstKept));
+  // The replayed head; when it has none to give (no system message with a timestamp or tools), the system messages
+  // themselves, so that a system prompt is never dropped.
+  const before = all.slice(0, firstKept);
+  const head = currentSystemMessage(before);
   if (head !== null) messages.push(head);
+  else for (const message of before) if (role(message) === "system") messages.push(message);
   const text = { type: "text", text: PREFIX + summary + SUFFIX };
   messages.push({ role: "user", content: [text], timestamp: entry.timestamp });
   const liveFrom = messages.length;

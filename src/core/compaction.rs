@@ -326,8 +326,17 @@ pub fn project<H: Host>(h: &H, transcript: &[H::V]) -> Result<Projection<H::V>, 
     }
     let before = transcript.get(..first_kept).unwrap_or_default();
     let mut messages = Vec::new();
-    if let Some(head) = current_system_message(h, before)? {
-        messages.push(head);
+    // The replayed head; when it has none to give (no system message with a timestamp or tools), the system
+    // messages themselves, so that a system prompt is never dropped.
+    match current_system_message(h, before)? {
+        Some(head) => messages.push(head),
+        None => {
+            for message in before {
+                if role(h, message)?.as_deref() == Some("system") {
+                    messages.push(message.clone());
+                }
+            }
+        }
     }
     let text = h.object(&[("type", h.constant("text")), ("text", h.string(&format!("{PREFIX}{summary}{SUFFIX}")))]);
     let timestamp = h.get(&entry, "timestamp")?;

@@ -465,3 +465,14 @@ test("L-3.13.6 summarize: a stream with only result()", async () => {
   const both = { ...streamOf([{ type: "start" }]), result: async () => reply({}) };
   assert.equal((await summarize(planOf([user("go")]), true, smallModel, scripted(() => both).streamFn, {}, undefined, undefined)).summary, "S");
 });
+
+test("L-3.13.4 a system prompt without a timestamp is not dropped by the projection", () => {
+  const system = { role: "system", content: "You are terse." };
+  const entry = { role: "compactionSummary", summary: "s", tokensBefore: 0, tokensAfter: 0, keptMessages: 1, reason: "threshold", timestamp: 1 };
+  const a = { role: "user", content: "a", timestamp: 1 };
+  const b = { role: "user", content: "b", timestamp: 1 };
+  const out = project([system, a, b, entry]);
+  assert.deepEqual(out.map((m) => m.role), ["system", "user", "user"]);
+  assert.equal(out[0], system);
+  assert.equal(out[2], b);
+});

@@ -580,3 +580,23 @@ mod in_the_loop {
         assert_eq!(reached["value"], json!(840));
     }
 }
+
+#[test]
+fn a_system_prompt_without_a_timestamp_is_not_dropped_by_the_projection() {
+    let h = TestHost::new();
+    let system = tv(json!({ "role": "system", "content": "You are terse." }));
+    let entry = compaction::Entry {
+        summary: "s",
+        tokens_before: 0.0,
+        tokens_after: 0.0,
+        kept_messages: 1,
+        reason: "threshold",
+        usage: None,
+        timestamp: 1.0,
+    }
+    .to_value(&h);
+    let transcript = vec![system.clone(), user("a"), user("b"), entry];
+    let p = compaction::project(&h, &transcript).unwrap();
+    assert_eq!(roles(&h, &p.messages), ["system", "user", "user"]);
+    assert!(p.messages[0].same(&system));
+}
