@@ -95,6 +95,18 @@ lastText(agentLoop([user("hi")], { messages: [] }, { model, convertToLlm }, unde
 );
 `;
 
+/** How a browser app is bundled here (esbuild): minified ES modules for es2020, code splitting, the entry as app.js. */
+export const BROWSER_APP = {
+  bundle: true,
+  minify: true,
+  splitting: true,
+  format: "esm",
+  platform: "browser",
+  target: "es2020",
+  supported: { "top-level-await": true },
+  entryNames: "app",
+};
+
 /** Bundles the app (`app`, the source of its entry; default the one above) into `out` with the wasm file beside it;
  *  returns its JS files by role: `first` (loaded before the first run), `later` (chunks behind a dynamic import). */
 export async function buildApp(out, app = APP) {
@@ -102,15 +114,8 @@ export async function buildApp(out, app = APP) {
   const result = await esbuild.build({
     stdin: { contents: app, resolveDir: ROOT, sourcefile: "app.js", loader: "js" },
     alias: { "agent-loop-wasm": OUR_WEB_ENTRY },
-    bundle: true,
-    minify: true,
-    splitting: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2020",
-    supported: { "top-level-await": true },
+    ...BROWSER_APP,
     outdir: out,
-    entryNames: "app",
     metafile: true,
     // wasm-bindgen's web glue names a snippet module more than once as a key of its imports object (same value).
     logLevel: "error",

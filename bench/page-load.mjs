@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { CHROMIUM, CHROMIUM_ARGS, buildApp, closeServer, serveGzip } from "./bundle.mjs";
+import { BROWSER_APP, CHROMIUM, CHROMIUM_ARGS, buildApp, closeServer, serveGzip } from "./bundle.mjs";
 import { fmtBytes, fmtMs, median, numberArg, table } from "./harness.mjs";
 import { OUR_WEB_ENTRY, OUR_WEB_WASM, ROOT } from "./impl.mjs";
 
@@ -104,16 +104,9 @@ async function buildReferenceApp(out) {
   const esbuild = await import("esbuild");
   await esbuild.build({
     stdin: { contents: IMPORTS.reference + APP_BODY, resolveDir: ROOT, sourcefile: "app.js", loader: "js" },
-    bundle: true,
-    minify: true,
-    splitting: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2020",
-    supported: { "top-level-await": true },
+    ...BROWSER_APP,
     external: ["node:*"],
     outdir: out,
-    entryNames: "app",
     logLevel: "error",
   });
 }
