@@ -190,3 +190,30 @@ test("bad compaction options are TypeErrors naming the field", T, () => {
     message: 'Agent.prompt: agent.compaction.summarize must be "model", "drop" or a function',
   });
 });
+
+test("D2: an abort while the summary is written ends the run with an aborted reply; no entry, compaction_end says why", T, async () => {
+  const { streamFn, log } = scriptedModel(10);
+  const controller = new AbortController();
+  const seen = [];
+  const summarize = (messages, { signal }) =>
+    new Promise((resolve) => {
+      // The summary waits; the abort comes from outside while it does.
+      signal.addEventListener("abort", () => resolve("too late"));
+      setTimeout(() => controller.abort(), 5);
+    });
+  const stream = agentLoop(
+    [{ role: "user", content: "Run step 10 times, then say finished.", timestamp: Date.now() }],
+    { messages: [], tools: [step] },
+    { model: model({ contextWindow: WINDOW }), convertToLlm, compaction: { summarize, trigger: { tokens: 500 } } },
+    controller.signal,
+    streamFn,
+  );
+  for await (const e of stream) if (e.type.startsWith("compaction_") || e.type === "agent_end") seen.push(e);
+  const result = await stream.result();
+  assert.deepEqual(seen.map((e) => e.type), ["compaction_start", "compaction_end", "agent_end"]);
+  assert.equal(seen[1].errorMessage, "Request was aborted");
+  assert.equal(seen[1].message, undefined);
+  assert.equal(result.filter((m) => m.role === "compactionSummary").length, 0);
+  assert.equal(result.at(-1).stopReason, "aborted");
+  assert.ok(log.every((e) => e.kind === "step"), "no request after the abort");
+});
