@@ -582,10 +582,11 @@ pub fn entry<H: Host>(
     h: &H,
     messages: &H::V,
     plan: &H::V,
-    summary: &str,
+    summary: &H::V,
     usage: &H::V,
     now: f64,
 ) -> Result<H::V, H::V> {
+    let summary = h.as_string(summary).unwrap_or_default();
     let number = |key: &str| -> Result<f64, H::V> { Ok(h.as_number(&plan_field(h, plan, key)?).unwrap_or(0.0)) };
     let reason = match h.as_string(&plan_field(h, plan, "reason")?).as_deref() {
         Some("overflow") => "overflow",
@@ -593,7 +594,7 @@ pub fn entry<H: Host>(
     };
     let kept = number("keptMessages")?;
     let entry = Entry {
-        summary,
+        summary: &summary,
         tokens_before: number("tokensBefore")?,
         tokens_after: 0.0,
         kept_messages: if is_count(kept) { kept as usize } else { 0 },

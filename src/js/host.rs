@@ -709,11 +709,11 @@ impl FastPaths for JsHost {
         &self,
         messages: &JsValue,
         plan: &JsValue,
-        summary: &str,
+        summary: &JsValue,
         usage: &JsValue,
         now: f64,
     ) -> Result<JsValue, JsValue> {
-        let args = [messages.clone(), plan.clone(), JsValue::from_str(summary), usage.clone(), JsValue::from_f64(now)];
+        let args = [messages.clone(), plan.clone(), summary.clone(), usage.clone(), JsValue::from_f64(now)];
         compaction_call("entry", &args)
     }
     #[allow(clippy::too_many_arguments)]

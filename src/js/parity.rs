@@ -59,9 +59,8 @@ pub fn fast_path(name: &str, reference: bool, args: Array) -> Result<JsValue, Js
         }
         "compactionProject" => crate::core::compaction::request_messages(&h, &arg(&args, 0)),
         "compactionEntry" => {
-            let summary = arg(&args, 2).as_string().unwrap_or_default();
             let now = arg(&args, 4).as_f64().unwrap_or(0.0);
-            crate::core::compaction::entry(&h, &arg(&args, 0), &arg(&args, 1), &summary, &arg(&args, 3), now)
+            crate::core::compaction::entry(&h, &arg(&args, 0), &arg(&args, 1), &arg(&args, 2), &arg(&args, 3), now)
         }
         "reduceAgentEvent" => {
             let (st, event) = (arg(&args, 0), arg(&args, 1));

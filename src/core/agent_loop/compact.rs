@@ -47,7 +47,6 @@ pub(super) async fn compact_if_needed<H: FastPaths>(run: &Run<'_, H>) -> Result<
     let (entry, end) = match settled(run.guarded(summary).await) {
         Ok(written) => {
             let (text, usage) = (h.get(&written, "summary").map_err(fail)?, h.get(&written, "usage").map_err(fail)?);
-            let text = h.as_string(&text).unwrap_or_default();
             let entry = h.compaction_entry(&messages, &plan, &text, &usage, h.date_now()).map_err(fail)?;
             let tokens_after = h.get(&entry, "tokensAfter").map_err(fail)?;
             let end = event(run, "compaction_end", &reason, &tokens_before, ("message", entry.clone()));

@@ -214,12 +214,12 @@ pub trait FastPaths: ViewPaths {
         super::compaction::request_messages(self, messages)
     }
 
-    /// L-3.13.2: the entry of `plan` with its summary.
+    /// L-3.13.2: the entry of `plan` with its summary (the caller's string, never copied through Rust by the twin).
     fn compaction_entry(
         &self,
         messages: &Self::V,
         plan: &Self::V,
-        summary: &str,
+        summary: &Self::V,
         usage: &Self::V,
         now: f64,
     ) -> Result<Self::V, Self::V> {
