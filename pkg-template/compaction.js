@@ -2,8 +2,11 @@
 // the exact twin of `core::compaction` (the estimate, the projection, the cut, the summary request's text, the entry),
 // of `core::transcript` (`content_text`, `current_system_message`: the replayed head) and of the summary writers of
 // `core::agent_loop::compact` (`model_summary`, `final_message`, `caller_summary`). Same results, same strings, same
-// field order. Plain JS, no import. Where Rust reads a field through `Reflect.get` of a value that may not be an
+// field order. Its one import, the loop's `errorMessage` (the host's `error_message`), is bundled in by
+// scripts/build.mjs (`bundleCompaction`). Where Rust reads a field through `Reflect.get` of a value that may not be an
 // object (and so throws), this module does too: the error texts are the same.
+
+import { errorMessage } from "../src/js/snippets/values.js";
 
 /** The role of a compaction entry (pi-coding-agent's `CompactionSummaryMessage`). */
 export const ROLE = "compactionSummary";
@@ -32,21 +35,6 @@ const len = (v) => (isString(v) ? v.length : 0);
 const isCount = (n) => typeof n === "number" && Number.isSafeInteger(n) && n >= 0;
 /** Rust's `str::trim().is_empty()`: Unicode White_Space only (U+0085 is, U+FEFF is not, unlike JS `trim`). */
 const blank = (s) => /^[\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/.test(s);
-
-/** The message of a thrown value (E-8.3.1, the host's `error_message`): an error's `message`, else `String(value)`. */
-function errorMessage(e) {
-  try {
-    if (e instanceof Error) return String(e.message);
-    if (e !== null && typeof e === "object" && isString(e.message) && isString(e.name)) return e.message;
-    return String(e);
-  } catch {
-    try {
-      return Object.prototype.toString.call(e);
-    } catch {
-      return "Unknown error";
-    }
-  }
-}
 
 /** A message's `role` when it is a string; none for anything not object-like. */
 function role(message) {
@@ -205,7 +193,9 @@ export function estimate(projected, trustedFrom) {
 /** The Rust `Projection` of a transcript: `{ messages: [head?, summary, ...kept, ...after] (a copy of the transcript
  *  when it holds no entry), liveFrom, trustedFrom, previousSummary }`. */
 export function projection(transcript) {
-  const all = Array.from(transcript);
+  // The transcript array itself, read in place: a request with compaction on projects it once or twice, and a long
+  // transcript is not copied for that.
+  const all = transcript;
   let at = -1;
   for (let i = all.length - 1; i >= 0; i--) {
     if (role(all[i]) === ROLE) {

@@ -44,7 +44,7 @@ const out = join(root, "pkg");
 const template = join(root, "pkg-template");
 const env = { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` };
 /** The API files shared by every target; copied as written (ESM) or transpiled (CJS), never forked. */
-const SHARED = ["api.js", "agent.js", "compaction.js", "ending.js", "errors.js", "journal.js", "lazy.js", "overflow.js", "partial-json.js", "proxy.js", "streams.js", "trap.js", "usage.js"];
+const SHARED = ["api.js", "agent.js", "ending.js", "errors.js", "journal.js", "lazy.js", "overflow.js", "partial-json.js", "proxy.js", "streams.js", "trap.js", "usage.js"];
 /**
  * Functions api.js calls while it is evaluated (for its constant exports). dist/web/core.js answers them from
  * values read here from this build's wasm, since ES module evaluation runs api.js before any entry initialises.
@@ -162,6 +162,20 @@ async function bundleProviders(file, format) {
   if (outside.length) throw new Error(`build: pkg-template/providers/ imports what it may not: ${outside.join(", ")}`);
 }
 
+/** The compaction module (issue 45), as the providers: pkg-template/compaction.js with the loop's snippet helpers it
+ *  uses bundled in (`errorMessage`), one file per format, loaded by the entry's providers.js on first use. */
+async function bundleCompaction(file, format) {
+  const esbuild = createRequire(join(root, "package.json"))("esbuild");
+  const result = await esbuild.build({
+    entryPoints: [join(template, "compaction.js")],
+    outfile: file, bundle: true, format, platform: "neutral", target: "es2020", write: true, metafile: true,
+    legalComments: "none", logLevel: "silent",
+    banner: { js: "// agent-loop-wasm's compaction (issue 45), bundled from pkg-template/compaction.js by scripts/build.mjs." },
+  });
+  const outside = Object.keys(result.metafile.inputs).filter((f) => !/^(pkg-template\/compaction\.js|src\/js\/snippets\/)/.test(f));
+  if (outside.length) throw new Error(`build: pkg-template/compaction.js imports what it may not: ${outside.join(", ")}`);
+}
+
 function walk(dir) {
   return readdirSync(dir).flatMap((name) => {
     const p = join(dir, name);
@@ -202,6 +216,7 @@ for (const m of MODULES) {
 for (const f of SHARED) cpSync(join(template, f), join(web, f));
 cpSync(join(template, "web-providers.js"), join(web, "providers.js"));
 await bundleProviders(join(web, "builtin-providers.js"), "esm");
+await bundleCompaction(join(web, "compaction.js"), "esm");
 cpSync(join(template, "web-index.js"), join(web, "index.js"));
 cpSync(join(template, "web-workerd.js"), join(web, "workerd.js"));
 cpSync(join(template, "web-slim.js"), join(web, "slim.js"));
@@ -230,6 +245,7 @@ writeFileSync(join(node, "index.cjs"), toCommonJs(readFileSync(join(template, "i
 cpSync(join(template, "node-core.cjs"), join(node, "core.js"));
 cpSync(join(template, "node-providers.cjs"), join(node, "providers.js"));
 await bundleProviders(join(node, "builtin-providers.js"), "cjs");
+await bundleCompaction(join(node, "compaction.js"), "cjs");
 cpSync(join(template, "node-slim.cjs"), join(node, "slim.cjs"));
 
 // The ESM face of the CJS entry lists its exports explicitly (no reliance on Node's CJS export detection), so
